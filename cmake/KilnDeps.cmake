@@ -1,0 +1,40 @@
+# Finds kiln's dependencies. A missing one stops configure with the Debian
+# package that provides it, so the fix is one apt-get away.
+find_package(PkgConfig)
+if(NOT PKG_CONFIG_FOUND)
+  message(FATAL_ERROR "pkg-config not found: apt-get install pkg-config")
+endif()
+
+function(kiln_require_pkg target module debian)
+  pkg_check_modules(${target} IMPORTED_TARGET GLOBAL ${module})
+  if(NOT ${target}_FOUND)
+    message(FATAL_ERROR "${module} not found: apt-get install ${debian}  (or run scripts/setup)")
+  endif()
+endfunction()
+
+kiln_require_pkg(SECCOMP libseccomp libseccomp-dev)
+kiln_require_pkg(CAP libcap libcap-dev)
+kiln_require_pkg(JANSSON jansson libjansson-dev)
+kiln_require_pkg(CURL libcurl libcurl4-openssl-dev)
+kiln_require_pkg(ARCHIVE libarchive libarchive-dev)
+if(KILN_BUILD_TESTS)
+  kiln_require_pkg(CMOCKA cmocka libcmocka-dev)
+endif()
+
+# CUDA is optional for the build: without it kiln still builds the sandbox,
+# the evaluator and the CPU backend, and says what it leaves out.
+if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+  set(CUDAToolkit_ROOT /usr/local/cuda)
+endif()
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND)
+  set(KILN_HAVE_CUDA ON)
+  set(KILN_CUDA_VERSION "${CUDAToolkit_VERSION}")
+  message(STATUS "kiln: CUDA ${CUDAToolkit_VERSION} at ${CUDAToolkit_BIN_DIR}")
+else()
+  set(KILN_HAVE_CUDA OFF)
+  set(KILN_CUDA_VERSION "none")
+  message(WARNING "kiln: no CUDA toolkit found (looked in /usr/local/cuda and PATH): "
+                  "building without the GPU harness; the cpu backend, sandbox and evaluator "
+                  "still build. Install the CUDA toolkit or pass -DCUDAToolkit_ROOT=DIR.")
+endif()

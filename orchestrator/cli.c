@@ -1,0 +1,75 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct kiln_cmd *cli_find(const char *name)
+{
+    for (const struct kiln_cmd *c = kiln_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "kiln %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see kiln %s --help)\n", cmd);
+    return KILN_EXIT_USAGE;
+}
+
+void cli_report(const char *what, const struct kiln_err *err)
+{
+    fprintf(stderr, "kiln: %s: %s\n", what,
+            err->msg[0] ? err->msg : kiln_strerror(err->rc));
+}
+
+int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts, int *done)
+{
+    /* Leading ':' makes getopt report a missing argument as ':' and stay
+     * quiet, so the one-line message below is the only one printed. */
+    char spec[128];
+    snprintf(spec, sizeof(spec), ":h%s", shortopts ? shortopts : "");
+    static const struct option help_only[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    opterr = 0;
+    int c = getopt_long(argc, argv, spec, longopts ? longopts : help_only, NULL);
+    switch (c) {
+    case 'h':
+        fputs(cmd->help, stdout);
+        *done = 1;
+        return -1;
+    case ':':
+        *done = 2;
+        cli_usage_error(cmd->name, "option '%s' needs an argument", argv[optind - 1]);
+        return -1;
+    case '?':
+        *done = 2;
+        if (optopt)
+            cli_usage_error(cmd->name, "unknown option '-%c'", optopt);
+        else
+            cli_usage_error(cmd->name, "unknown option '%s'", argv[optind - 1]);
+        return -1;
+    default:
+        return c;
+    }
+}
+
+int cli_parse_long(const char *s, long min, long max, long *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}

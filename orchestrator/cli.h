@@ -1,0 +1,51 @@
+/*
+ * cli.h - the subcommand table and the option helpers every command uses.
+ *
+ * main() looks the first argument up in kiln_commands[] and calls its run
+ * function with argv[0] set to the command's name. A run function returns
+ * the process exit status: 0 success, 1 the job's own failure (a candidate
+ * failed, a check found a problem), 2 usage or environment error.
+ */
+#ifndef KILN_CLI_H
+#define KILN_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "error.h"
+
+enum { KILN_EXIT_OK = 0, KILN_EXIT_FAIL = 1, KILN_EXIT_USAGE = 2 };
+
+struct kiln_cmd {
+    const char *name;
+    const char *summary; /* one line for `kiln --help` */
+    const char *help;    /* full text for `kiln CMD --help`, with an example */
+    int (*run)(int argc, char **argv);
+};
+
+/* The table, terminated by an entry whose name is NULL (commands.c). */
+extern const struct kiln_cmd kiln_commands[];
+
+const struct kiln_cmd *cli_find(const char *name);
+
+/* Prints "kiln CMD: MESSAGE (see kiln CMD --help)" on stderr; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) KILN_PRINTF(2, 3);
+
+/* Prints "kiln: WHAT: DETAIL" from an error buffer on stderr. */
+void cli_report(const char *what, const struct kiln_err *err);
+
+/*
+ * Runs getopt_long over a command's arguments with kiln's conventions:
+ * `--help`/`-h` prints the command's help and sets *done (exit 0); an
+ * unknown option or a missing argument prints one line and returns 2.
+ * Returns -1 when options are exhausted, or the option's value.
+ */
+int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts, int *done);
+
+#define CLI_HELP_OPTION {"help", no_argument, NULL, 'h'}
+
+/* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
+int cli_parse_long(const char *s, long min, long max, long *out);
+
+#endif

@@ -1,0 +1,343 @@
+#include "doctor.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gpuinfo.h"
+#include "proc.h"
+#include "pyfind.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+static struct doctor_item *add(struct doctor_report *r, const char *name, enum doctor_state st)
+{
+    if (r->n == DOCTOR_MAX_ITEMS)
+        return NULL;
+    struct doctor_item *it = &r->items[r->n++];
+    memset(it, 0, sizeof(*it));
+    snprintf(it->name, sizeof(it->name), "%s", name);
+    it->state = st;
+    return it;
+}
+
+#define SETF(field, ...) snprintf((field), sizeof(field), __VA_ARGS__)
+
+/* Runs fn in a forked child; returns its exit status (0 ok, else errno). */
+static int in_child(int (*fn)(void))
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return errno;
+    if (pid == 0)
+        _exit(fn());
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return errno;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+static void check_kernel(struct doctor_report *r)
+{
+    struct utsname u;
+    uname(&u);
+    int major = 0, minor = 0;
+    sscanf(u.release, "%d.%d", &major, &minor);
+    /* 5.4: pidfd_open, clone flags kiln filters, seccomp KILL_PROCESS. */
+    int ok = major > 5 || (major == 5 && minor >= 4);
+    struct doctor_item *it = add(r, "kernel", ok ? DOCTOR_OK : DOCTOR_DEGRADED);
+    if (!it)
+        return;
+    SETF(it->detail, "Linux %s (%s)", u.release, u.machine);
+    if (!ok) {
+        SETF(it->fix, "use Linux 5.4 or newer");
+        SETF(it->disables, "untested kernel: sandbox features may fail");
+    }
+}
+
+static int try_userns(void)
+{
+    int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                CLONE_NEWUTS | CLONE_NEWCGROUP;
+    return unshare(flags) == 0 ? 0 : errno;
+}
+
+static void check_userns(struct doctor_report *r)
+{
+    int e = in_child(try_userns);
+    struct doctor_item *it = add(r, "user namespaces", e == 0 ? DOCTOR_OK : DOCTOR_MISSING);
+    if (!it)
+        return;
+    if (e == 0) {
+        SETF(it->detail, "user, mount, pid, net, ipc, uts and cgroup namespaces can be created");
+        return;
+    }
+    SETF(it->detail, "unshare(user+mount+pid+net+ipc+uts+cgroup) failed: %s", strerror(e));
+    SETF(it->fix, "sysctl -w kernel.unprivileged_userns_clone=1 user.max_user_namespaces=15000 "
+                  "(or run outside a container that forbids namespaces)");
+    SETF(it->disables, "every sandbox: kiln cannot run untrusted code");
+}
+
+static int try_seccomp(void)
+{
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return errno;
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx)
+        return ENOMEM;
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(getppid), 0);
+    if (rc == 0)
+        rc = seccomp_load(ctx);
+    seccomp_release(ctx);
+    if (rc != 0)
+        return -rc;
+    /* The filter must be in force, not only accepted. */
+    errno = 0;
+    return syscall(SYS_getppid) == -1 && errno == EPERM ? 0 : EINVAL;
+}
+
+static void check_seccomp(struct doctor_report *r)
+{
+    int e = in_child(try_seccomp);
+    unsigned api = seccomp_api_get();
+    const struct scmp_version *v = seccomp_version();
+    /* API level 3 brings SECCOMP_RET_KILL_PROCESS; kiln needs it. */
+    enum doctor_state st = e != 0 ? DOCTOR_MISSING : api < 3 ? DOCTOR_DEGRADED : DOCTOR_OK;
+    struct doctor_item *it = add(r, "seccomp", st);
+    if (!it)
+        return;
+    if (e != 0) {
+        SETF(it->detail, "installing a seccomp filter failed: %s", strerror(e));
+        SETF(it->fix, "use a kernel with CONFIG_SECCOMP_FILTER=y");
+        SETF(it->disables, "every sandbox: kiln cannot run untrusted code");
+        return;
+    }
+    SETF(it->detail, "filter mode works (libseccomp %u.%u.%u, API level %u)", v->major, v->minor,
+         v->micro, api);
+    if (api < 3) {
+        SETF(it->fix, "upgrade the kernel and libseccomp (need API level 3)");
+        SETF(it->disables, "whole-process kill on a refused syscall");
+    }
+}
+
+static int read_line(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    if (!fgets(buf, (int)cap, f))
+        buf[0] = '\0';
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+static void check_cgroups(struct doctor_report *r)
+{
+    struct statfs sf;
+    char ctl[256] = "";
+    if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC) {
+        read_line("/sys/fs/cgroup/cgroup.controllers", ctl, sizeof(ctl));
+        int mem = strstr(ctl, "memory") != NULL, pids = strstr(ctl, "pids") != NULL;
+        int writable = access("/sys/fs/cgroup/cgroup.subtree_control", W_OK) == 0;
+        enum doctor_state st = mem && pids && writable ? DOCTOR_OK : DOCTOR_DEGRADED;
+        struct doctor_item *it = add(r, "cgroups", st);
+        if (!it)
+            return;
+        SETF(it->detail, "cgroup v2 at /sys/fs/cgroup, controllers: %s; %s", ctl,
+             writable ? "kiln can create child cgroups" : "not writable by kiln");
+        if (st != DOCTOR_OK) {
+            SETF(it->fix, "run kiln as root or in a delegated cgroup (systemd-run --user -p "
+                          "Delegate=yes) with memory and pids enabled");
+            SETF(it->disables, "memory.max and pids.max caps: weaker rlimit fallbacks apply");
+        }
+        return;
+    }
+    int v1mem = access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0;
+    int v1pids = access("/sys/fs/cgroup/pids", F_OK) == 0;
+    read_line("/sys/fs/cgroup/unified/cgroup.controllers", ctl, sizeof(ctl));
+    struct doctor_item *it = add(r, "cgroups", DOCTOR_DEGRADED);
+    if (!it)
+        return;
+    SETF(it->detail, "no pure cgroup v2: hybrid layout (v2 controllers: %s; v1 memory: %s, "
+                     "v1 pids: %s)",
+         ctl[0] ? ctl : "none", v1mem ? "yes" : "no", v1pids ? "yes" : "no");
+    SETF(it->fix, "boot with systemd.unified_cgroup_hierarchy=1 for cgroup v2");
+    SETF(it->disables, "cgroup v2 limits: kiln uses v1 memory/pids where it can write them, "
+                       "else rlimits");
+}
+
+typedef int (*cu_fn_int)(unsigned);
+typedef int (*cu_fn_pint)(int *);
+
+static void check_gpus(struct doctor_report *r)
+{
+    struct gpuinfo gpus[GPUINFO_MAX];
+    size_t n = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    char drv[64] = "";
+    if (gpuinfo_list("/proc", gpus, &n, &e) != KILN_OK || n == 0) {
+        struct doctor_item *it = add(r, "gpu", DOCTOR_MISSING);
+        if (!it)
+            return;
+        SETF(it->detail, "no NVIDIA GPU found%s%s", e.msg[0] ? ": " : "", e.msg);
+        SETF(it->fix, "install the NVIDIA driver on a machine with a GPU");
+        SETF(it->disables, "the cuda backend (kiln eval/optimize --backend cuda); "
+                           "the cpu backend and everything else work");
+        return;
+    }
+    if (gpuinfo_driver_version("/proc", drv, sizeof(drv), &e) != KILN_OK)
+        snprintf(drv, sizeof(drv), "unknown");
+    int cuda_ver = 0;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib) {
+        cu_fn_int cu_init = (cu_fn_int)dlsym(lib, "cuInit");
+        cu_fn_pint cu_ver = (cu_fn_pint)dlsym(lib, "cuDriverGetVersion");
+        if (cu_init && cu_ver && cu_init(0) == 0)
+            cu_ver(&cuda_ver);
+        dlclose(lib);
+    }
+    int ctl = access("/dev/nvidiactl", F_OK) == 0, uvm = access("/dev/nvidia-uvm", F_OK) == 0;
+    for (size_t i = 0; i < n; i++) {
+        char node[32];
+        snprintf(node, sizeof(node), "/dev/nvidia%d", gpus[i].minor);
+        int has = access(node, F_OK) == 0;
+        char name[32];
+        snprintf(name, sizeof(name), "gpu %zu", i);
+        enum doctor_state st = has && ctl && uvm && lib ? DOCTOR_OK : DOCTOR_MISSING;
+        struct doctor_item *it = add(r, name, st);
+        if (!it)
+            return;
+        SETF(it->detail, "%s, bus %s, nodes %s%s /dev/nvidiactl%s /dev/nvidia-uvm%s, driver %s, "
+                         "CUDA driver API %d.%d%s",
+             gpus[i].model, gpus[i].bus_id, node, has ? "" : " (absent)", ctl ? "" : " (absent)",
+             uvm ? "" : " (absent)", drv, cuda_ver / 1000, (cuda_ver % 1000) / 10,
+             lib ? "" : " (libcuda.so.1 not loadable)");
+        if (st != DOCTOR_OK) {
+            SETF(it->fix, "load nvidia and nvidia-uvm modules (nvidia-modprobe -u -c=0) and "
+                          "install libcuda.so.1");
+            SETF(it->disables, "this GPU");
+        }
+    }
+}
+
+static void check_nvcc(struct doctor_report *r)
+{
+    char out[4096];
+    int st = -1;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    char *argv1[] = {"nvcc", "--version", NULL};
+    char *argv2[] = {"/usr/local/cuda/bin/nvcc", "--version", NULL};
+    const char *used = "nvcc";
+    if (proc_capture(argv1, out, sizeof(out), 10000, &st, &e) != KILN_OK || st != 0) {
+        kiln_err_clear(&e);
+        used = argv2[0];
+        if (proc_capture(argv2, out, sizeof(out), 10000, &st, &e) != KILN_OK)
+            st = -1;
+    }
+    const char *rel = st == 0 ? strstr(out, "release ") : NULL;
+    struct doctor_item *it = add(r, "nvcc", rel ? DOCTOR_OK : DOCTOR_MISSING);
+    if (!it)
+        return;
+    if (!rel) {
+        SETF(it->detail, "nvcc not found in PATH or /usr/local/cuda/bin");
+        SETF(it->fix, "install the CUDA toolkit in /usr/local/cuda");
+        SETF(it->disables, "compiling CUDA candidates");
+        return;
+    }
+    SETF(it->detail, "%s: %.*s", used, (int)strcspn(rel, "\n"), rel);
+}
+
+typedef int (*nvrtc_ver_fn)(int *, int *);
+
+static void check_nvrtc(struct doctor_report *r)
+{
+    static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+                                  "/usr/local/cuda/lib64/libnvrtc.so", NULL};
+    void *lib = NULL;
+    const char *found = NULL;
+    for (const char **n = names; *n && !lib; n++)
+        if ((lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL)))
+            found = *n;
+    int major = 0, minor = 0;
+    if (lib) {
+        nvrtc_ver_fn fn = (nvrtc_ver_fn)dlsym(lib, "nvrtcVersion");
+        if (fn)
+            fn(&major, &minor);
+        dlclose(lib);
+    }
+    struct doctor_item *it = add(r, "nvrtc", major ? DOCTOR_OK : DOCTOR_DEGRADED);
+    if (!it)
+        return;
+    if (!major) {
+        SETF(it->detail, "libnvrtc not loadable");
+        SETF(it->fix, "install the CUDA toolkit's NVRTC (cuda-nvrtc package)");
+        SETF(it->disables, "nothing yet: kiln compiles with nvcc");
+        return;
+    }
+    SETF(it->detail, "NVRTC %d.%d (%s)", major, minor, found);
+}
+
+static void check_python(struct doctor_report *r)
+{
+    struct pyfind py;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    enum kiln_rc rc = pyfind_numpy(&py, &e);
+    struct doctor_item *it = add(r, "python3+numpy", rc == KILN_OK ? DOCTOR_OK : DOCTOR_MISSING);
+    if (!it)
+        return;
+    if (rc != KILN_OK) {
+        SETF(it->detail, "%s", e.msg);
+        SETF(it->fix, "apt-get install python3 python3-numpy (or set KILN_PYTHON to a python3 "
+                      "that imports numpy)");
+        SETF(it->disables, "workload input and reference scripts");
+        return;
+    }
+    SETF(it->detail, "%s: Python %s, numpy %s", py.path, py.python_version, py.numpy_version);
+}
+
+static void (*const checks[])(struct doctor_report *) = {
+    check_kernel, check_userns, check_seccomp, check_cgroups, check_gpus,
+    check_nvcc,   check_nvrtc,  check_python,
+};
+
+enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err)
+{
+    r->n = 0;
+    for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+        checks[i](r);
+    if (r->n == DOCTOR_MAX_ITEMS)
+        return kiln_fail(err, KILN_E_INTERNAL, "doctor report overflowed %d items",
+                         DOCTOR_MAX_ITEMS);
+    return KILN_OK;
+}
+
+const char *doctor_state_name(enum doctor_state s)
+{
+    switch (s) {
+    case DOCTOR_OK:
+        return "OK";
+    case DOCTOR_DEGRADED:
+        return "DEGRADED";
+    case DOCTOR_MISSING:
+        return "MISSING";
+    }
+    return "?";
+}

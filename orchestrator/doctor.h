@@ -1,0 +1,35 @@
+/*
+ * doctor.h - checks of what this host lets kiln do. doctor_collect() runs
+ * every check in doctor.c's table and returns the findings as values the
+ * CLI prints (or a future service returns as JSON).
+ */
+#ifndef KILN_DOCTOR_H
+#define KILN_DOCTOR_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+enum doctor_state { DOCTOR_OK, DOCTOR_DEGRADED, DOCTOR_MISSING };
+
+#define DOCTOR_MAX_ITEMS 48
+
+struct doctor_item {
+    char name[32];            /* "user namespaces" */
+    enum doctor_state state;
+    char detail[512];         /* what was found */
+    char fix[256];            /* how to fix it; "" when OK */
+    char disables[128];       /* what kiln cannot do while this is not OK */
+};
+
+struct doctor_report {
+    struct doctor_item items[DOCTOR_MAX_ITEMS];
+    size_t n;
+};
+
+/* Runs every check. Fails only when a check could not run at all. */
+enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err) KILN_NODISCARD;
+
+const char *doctor_state_name(enum doctor_state s);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * main.c - kiln's entry point: finds the subcommand and hands it the rest of
+ * the command line. Everything else lives in libraries the commands call.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "kiln_version.h"
+
+static void print_help(void)
+{
+    puts("kiln - optimize and evaluate untrusted CUDA kernels in sandboxes\n"
+         "\n"
+         "usage: kiln [--version] [--help] COMMAND [ARGS...]\n"
+         "\n"
+         "commands:");
+    for (const struct kiln_cmd *c = kiln_commands; c->name; c++)
+        printf("  %-12s %s\n", c->name, c->summary);
+    puts("\n"
+         "Run `kiln COMMAND --help` for a command's options and an example.\n"
+         "\n"
+         "example:\n"
+         "  kiln doctor          # what this machine can run, and how to fix what it cannot");
+}
+
+static void print_version(void)
+{
+    printf("kiln %s (git %s, built with CUDA %s)\n", KILN_VERSION, KILN_GIT_REV,
+           KILN_CUDA_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "kiln: missing command (see kiln --help)\n");
+        return KILN_EXIT_USAGE;
+    }
+    const char *arg = argv[1];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 || strcmp(arg, "help") == 0) {
+        print_help();
+        return KILN_EXIT_OK;
+    }
+    if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
+        print_version();
+        return KILN_EXIT_OK;
+    }
+    if (arg[0] == '-') {
+        fprintf(stderr, "kiln: unknown option '%s' (see kiln --help)\n", arg);
+        return KILN_EXIT_USAGE;
+    }
+    const struct kiln_cmd *cmd = cli_find(arg);
+    if (!cmd) {
+        fprintf(stderr, "kiln: unknown command '%s' (see kiln --help)\n", arg);
+        return KILN_EXIT_USAGE;
+    }
+    return cmd->run(argc - 1, argv + 1);
+}

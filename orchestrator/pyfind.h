@@ -1,0 +1,25 @@
+/*
+ * pyfind.h - find a python3 that imports numpy, for workload scripts.
+ * Tried in order: $KILN_PYTHON, every python3 on PATH, /usr/bin/python3.
+ * The sandbox's `script` image binds what this finds (the interpreter's
+ * prefix and base prefix), so a virtual environment works as well.
+ */
+#ifndef KILN_PYFIND_H
+#define KILN_PYFIND_H
+
+#include <limits.h>
+
+#include "error.h"
+
+struct pyfind {
+    char path[PATH_MAX];        /* the interpreter as found (may be a venv's) */
+    char executable[PATH_MAX];  /* sys.executable */
+    char prefix[PATH_MAX];      /* sys.prefix */
+    char base_prefix[PATH_MAX]; /* sys.base_prefix */
+    char python_version[32];
+    char numpy_version[32];
+};
+
+enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err) KILN_NODISCARD;
+
+#endif

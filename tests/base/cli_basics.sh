@@ -1,0 +1,28 @@
+#!/bin/sh
+# The CLI's contract: help and version succeed; unknown commands, unknown
+# options and missing arguments print one line and exit 2.
+set -u
+k=${KILN_BIN:?KILN_BIN not set}
+fail=0
+expect() { # expect STATUS LINES-MAX CMD...
+    want=$1 maxlines=$2; shift 2
+    out=$("$@" 2>&1); got=$?
+    lines=$(printf '%s\n' "$out" | wc -l)
+    if [ "$got" -ne "$want" ]; then echo "FAIL: '$*' exited $got, want $want: $out"; fail=1; fi
+    if [ "$maxlines" -gt 0 ] && [ "$lines" -gt "$maxlines" ]; then
+        echo "FAIL: '$*' printed $lines lines, want at most $maxlines"; fail=1; fi
+}
+expect 0 0 "$k" --help
+expect 0 0 "$k" --version
+"$k" --version | grep -Eq '^kiln [0-9]+\.[0-9]+\.[0-9]+ \(git [^)]+, built with CUDA [^)]+\)$' \
+    || { echo "FAIL: --version format"; fail=1; }
+expect 2 1 "$k"
+expect 2 1 "$k" frobnicate
+expect 2 1 "$k" --frobnicate
+for cmd in $("$k" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{print $1} /^$/{if(on)exit}'); do
+    expect 0 0 "$k" "$cmd" --help
+    "$k" "$cmd" --help | grep -q '^example' || { echo "FAIL: $cmd --help has no example"; fail=1; }
+    expect 2 1 "$k" "$cmd" --no-such-option
+done
+[ $fail -eq 0 ] && echo "cli_basics: all checks passed"
+exit $fail
