@@ -26,8 +26,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 void cli_report(const char *what, const struct kiln_err *err)
 {
-    fprintf(stderr, "kiln: %s: %s\n", what,
-            err->msg[0] ? err->msg : kiln_strerror(err->rc));
+    fprintf(stderr, "kiln: %s: %s\n", what, err->msg[0] ? err->msg : kiln_strerror(err->rc));
 }
 
 int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *shortopts,

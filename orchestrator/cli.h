@@ -43,7 +43,10 @@ void cli_report(const char *what, const struct kiln_err *err);
 int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts, int *done);
 
-#define CLI_HELP_OPTION {"help", no_argument, NULL, 'h'}
+#define CLI_HELP_OPTION                                                                            \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
+    }
 
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *s, long min, long max, long *out);

@@ -12,10 +12,10 @@ static int print_json(const struct doctor_report *r, int status)
     json_t *items = json_array();
     for (size_t i = 0; i < r->n; i++) {
         const struct doctor_item *it = &r->items[i];
-        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", it->name,
-                                               "state", doctor_state_name(it->state), "detail",
-                                               it->detail, "fix", it->fix, "disables",
-                                               it->disables));
+        json_array_append_new(items,
+                              json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", it->name, "state",
+                                        doctor_state_name(it->state), "detail", it->detail, "fix",
+                                        it->fix, "disables", it->disables));
     }
     json_t *doc = json_pack("{s:o, s:i}", "checks", items, "status", status);
     json_dumpf(doc, stdout, JSON_INDENT(2));
@@ -26,8 +26,8 @@ static int print_json(const struct doctor_report *r, int status)
 
 int cmd_doctor(int argc, char **argv)
 {
-    static const struct option opts[] = {CLI_HELP_OPTION, {"json", no_argument, NULL, 'j'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        CLI_HELP_OPTION, {"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("doctor");
     int done = 0, json = 0, c;
     optind = 1;

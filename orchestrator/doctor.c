@@ -173,8 +173,9 @@ static void check_cgroups(struct doctor_report *r)
     struct doctor_item *it = add(r, "cgroups", DOCTOR_DEGRADED);
     if (!it)
         return;
-    SETF(it->detail, "no pure cgroup v2: hybrid layout (v2 controllers: %s; v1 memory: %s, "
-                     "v1 pids: %s)",
+    SETF(it->detail,
+         "no pure cgroup v2: hybrid layout (v2 controllers: %s; v1 memory: %s, "
+         "v1 pids: %s)",
          ctl[0] ? ctl : "none", v1mem ? "yes" : "no", v1pids ? "yes" : "no");
     SETF(it->fix, "boot with systemd.unified_cgroup_hierarchy=1 for cgroup v2");
     SETF(it->disables, "cgroup v2 limits: kiln uses v1 memory/pids where it can write them, "
@@ -223,8 +224,9 @@ static void check_gpus(struct doctor_report *r)
         struct doctor_item *it = add(r, name, st);
         if (!it)
             return;
-        SETF(it->detail, "%s, bus %s, nodes %s%s /dev/nvidiactl%s /dev/nvidia-uvm%s, driver %s, "
-                         "CUDA driver API %d.%d%s",
+        SETF(it->detail,
+             "%s, bus %s, nodes %s%s /dev/nvidiactl%s /dev/nvidia-uvm%s, driver %s, "
+             "CUDA driver API %d.%d%s",
              gpus[i].model, gpus[i].bus_id, node, has ? "" : " (absent)", ctl ? "" : " (absent)",
              uvm ? "" : " (absent)", drv, cuda_ver / 1000, (cuda_ver % 1000) / 10,
              lib ? "" : " (libcuda.so.1 not loadable)");
@@ -314,8 +316,8 @@ static void check_python(struct doctor_report *r)
 }
 
 static void (*const checks[])(struct doctor_report *) = {
-    check_kernel, check_userns, check_seccomp, check_cgroups, check_gpus,
-    check_nvcc,   check_nvrtc,  check_python,
+    check_kernel, check_userns, check_seccomp, check_cgroups,
+    check_gpus,   check_nvcc,   check_nvrtc,   check_python,
 };
 
 enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err)

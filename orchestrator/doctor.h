@@ -15,11 +15,11 @@ enum doctor_state { DOCTOR_OK, DOCTOR_DEGRADED, DOCTOR_MISSING };
 #define DOCTOR_MAX_ITEMS 48
 
 struct doctor_item {
-    char name[32];            /* "user namespaces" */
+    char name[32]; /* "user namespaces" */
     enum doctor_state state;
-    char detail[512];         /* what was found */
-    char fix[256];            /* how to fix it; "" when OK */
-    char disables[128];       /* what kiln cannot do while this is not OK */
+    char detail[512];   /* what was found */
+    char fix[256];      /* how to fix it; "" when OK */
+    char disables[128]; /* what kiln cannot do while this is not OK */
 };
 
 struct doctor_report {

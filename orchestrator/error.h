@@ -40,7 +40,7 @@ struct kiln_err {
 };
 
 #define KILN_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
-#define KILN_NODISCARD __attribute__((warn_unused_result))
+#define KILN_NODISCARD         __attribute__((warn_unused_result))
 
 /* Short fixed description of a code, e.g. "malformed input". Never NULL. */
 const char *kiln_strerror(enum kiln_rc rc);

@@ -14,10 +14,10 @@
 #define GPUINFO_MAX 16
 
 struct gpuinfo {
-    char bus_id[32];     /* e.g. "0000:00:05.0" */
-    char model[128];     /* "NVIDIA H200" */
-    int minor;           /* /dev/nvidia<minor> */
-    char uuid[64];       /* "GPU-..." or "" when the driver does not say */
+    char bus_id[32]; /* e.g. "0000:00:05.0" */
+    char model[128]; /* "NVIDIA H200" */
+    int minor;       /* /dev/nvidia<minor> */
+    char uuid[64];   /* "GPU-..." or "" when the driver does not say */
 };
 
 /*

@@ -26,8 +26,7 @@ static void print_help(void)
 
 static void print_version(void)
 {
-    printf("kiln %s (git %s, built with CUDA %s)\n", KILN_VERSION, KILN_GIT_REV,
-           KILN_CUDA_VERSION);
+    printf("kiln %s (git %s, built with CUDA %s)\n", KILN_VERSION, KILN_GIT_REV, KILN_CUDA_VERSION);
 }
 
 int main(int argc, char **argv)

@@ -55,8 +55,8 @@ enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err)
     if (env && *env) {
         if (try_python(env, out) == 0)
             return KILN_OK;
-        return kiln_fail(err, KILN_E_NOTFOUND,
-                         "KILN_PYTHON=%s does not run or cannot import numpy", env);
+        return kiln_fail(err, KILN_E_NOTFOUND, "KILN_PYTHON=%s does not run or cannot import numpy",
+                         env);
     }
     const char *path = getenv("PATH");
     char dirs[4096];
@@ -70,6 +70,7 @@ enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err)
     }
     if (try_python("/usr/bin/python3", out) == 0)
         return KILN_OK;
-    return kiln_fail(err, KILN_E_NOTFOUND, "no python3 that imports numpy (tried KILN_PYTHON, "
-                                           "PATH, /usr/bin/python3)");
+    return kiln_fail(err, KILN_E_NOTFOUND,
+                     "no python3 that imports numpy (tried KILN_PYTHON, "
+                     "PATH, /usr/bin/python3)");
 }
