@@ -7,7 +7,7 @@ struct tuner {
     size_t n_dims;
     struct tuner_dim dims[TUNER_MAX_DIMS];
     uint64_t rng;
-    double space; /* number of configurations (as double: may exceed 2^64) */
+    double space;    /* number of configurations (as double: may exceed 2^64) */
     size_t *visited; /* n_visited rows of n_dims indices */
     size_t n_visited, cap_visited;
     size_t best[TUNER_MAX_DIMS];
@@ -17,8 +17,8 @@ struct tuner {
     size_t pending[TUNER_MAX_DIMS]; /* last proposed */
     int have_pending, pending_is_restart;
     /* Coordinate-descent cursor around the incumbent. */
-    size_t dim;          /* dimension being explored */
-    int step;            /* next neighbour: 0 = idx-1, 1 = idx+1, 2 = done with dim */
+    size_t dim; /* dimension being explored */
+    int step;   /* next neighbour: 0 = idx-1, 1 = idx+1, 2 = done with dim */
     int improved_in_sweep;
     size_t sweep_dims_left;
 };

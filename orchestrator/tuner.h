@@ -25,9 +25,9 @@ struct tuner_dim {
 };
 
 enum tuner_outcome {
-    TUNER_FAILED,  /* the configuration did not pass */
+    TUNER_FAILED,     /* the configuration did not pass */
     TUNER_NOT_BETTER, /* passed, but not faster than the incumbent beyond noise */
-    TUNER_BETTER,  /* passed and faster than the incumbent beyond noise */
+    TUNER_BETTER,     /* passed and faster than the incumbent beyond noise */
 };
 
 struct tuner;

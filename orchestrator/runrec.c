@@ -1,0 +1,131 @@
+#include "runrec.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsutil.h"
+
+/* Highest NNN among existing run-NNN entries, so allocation starts past it. */
+static int highest_run(const char *results_dir)
+{
+    DIR *d = opendir(results_dir);
+    if (!d)
+        return 0;
+    int hi = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int n;
+        char tail;
+        if (sscanf(de->d_name, "run-%d%c", &n, &tail) == 1 && n > hi)
+            hi = n;
+    }
+    closedir(d);
+    return hi;
+}
+
+enum kiln_rc runrec_create(const char *results_dir, struct runrec *rr, struct kiln_err *err)
+{
+    enum kiln_rc rc = fs_mkdirs(results_dir, err);
+    if (rc != KILN_OK)
+        return rc;
+    /* mkdir fails with EEXIST when another run took the number: try the next. */
+    for (int n = highest_run(results_dir) + 1, tries = 0; tries < 10000; n++, tries++) {
+        if (snprintf(rr->dir, sizeof(rr->dir), "%s/run-%03d", results_dir, n) >=
+            (int)sizeof(rr->dir))
+            return kiln_fail(err, KILN_E_USAGE, "results path too long: %s", results_dir);
+        if (mkdir(rr->dir, 0755) == 0) {
+            rr->number = n;
+            return KILN_OK;
+        }
+        if (errno != EEXIST)
+            return kiln_fail_errno(err, KILN_E_IO, "creating %s", rr->dir);
+    }
+    return kiln_fail(err, KILN_E_LIMIT, "could not allocate a run directory in %s", results_dir);
+}
+
+enum kiln_rc runrec_open(const char *run_dir, struct runrec *rr, struct kiln_err *err)
+{
+    struct stat st;
+    if (stat(run_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return kiln_fail(err, KILN_E_NOTFOUND, "%s is not a run directory", run_dir);
+    snprintf(rr->dir, sizeof(rr->dir), "%s", run_dir);
+    size_t len = strlen(rr->dir);
+    while (len > 1 && rr->dir[len - 1] == '/')
+        rr->dir[--len] = '\0';
+    const char *base = strrchr(rr->dir, '/');
+    base = base ? base + 1 : rr->dir;
+    if (sscanf(base, "run-%d", &rr->number) != 1)
+        rr->number = 0;
+    return KILN_OK;
+}
+
+enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, size_t cap,
+                         struct kiln_err *err)
+{
+    if (rel[0] == '/' || strstr(rel, ".."))
+        return kiln_fail(err, KILN_E_INTERNAL, "run record path %s escapes the run", rel);
+    return fs_join(out, cap, rr->dir, rel, err);
+}
+
+enum kiln_rc runrec_write(const struct runrec *rr, const char *rel, const void *data, size_t len,
+                          struct kiln_err *err)
+{
+    char path[PATH_MAX];
+    enum kiln_rc rc = runrec_path(rr, rel, path, sizeof(path), err);
+    if (rc != KILN_OK)
+        return rc;
+    char *slash = strrchr(path, '/');
+    if (slash && slash > path + strlen(rr->dir)) {
+        *slash = '\0';
+        rc = fs_mkdirs(path, err);
+        *slash = '/';
+        if (rc != KILN_OK)
+            return rc;
+    }
+    return fs_write_atomic(path, data, len, err);
+}
+
+enum kiln_rc runrec_write_json(const struct runrec *rr, const char *rel, const json_t *doc,
+                               struct kiln_err *err)
+{
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (!text)
+        return kiln_fail(err, KILN_E_NOMEM, "serializing %s", rel);
+    size_t len = strlen(text);
+    /* Files end with a newline, as text files should. */
+    char *nl = realloc(text, len + 2);
+    if (!nl) {
+        free(text);
+        return kiln_fail(err, KILN_E_NOMEM, "serializing %s", rel);
+    }
+    nl[len] = '\n';
+    nl[len + 1] = '\0';
+    enum kiln_rc rc = runrec_write(rr, rel, nl, len + 1, err);
+    free(nl);
+    return rc;
+}
+
+enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t max,
+                              json_t **out, struct kiln_err *err)
+{
+    *out = NULL;
+    char path[PATH_MAX];
+    enum kiln_rc rc = runrec_path(rr, rel, path, sizeof(path), err);
+    if (rc != KILN_OK)
+        return rc;
+    char *text;
+    size_t len;
+    rc = fs_read_file(path, max, &text, &len, err);
+    if (rc != KILN_OK)
+        return rc;
+    json_error_t je;
+    *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!*out)
+        return kiln_fail(err, KILN_E_PARSE, "%s: line %d: %s", path, je.line, je.text);
+    return KILN_OK;
+}

@@ -1,0 +1,49 @@
+/*
+ * runrec.h - a run record: the directory results/run-NNN/ that makes a run
+ * auditable and resumable. NNN is allocated with mkdir(2), which is atomic,
+ * so concurrent runs never share a directory. Every file is written
+ * atomically (fsutil), so `kill -9` leaves each file old or new, never torn.
+ *
+ * Lifecycle: runrec_create (new run) or runrec_open (resume) -> writes ->
+ * runrec_close.
+ */
+#ifndef KILN_RUNREC_H
+#define KILN_RUNREC_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stddef.h>
+
+#include "error.h"
+
+struct runrec {
+    char dir[PATH_MAX]; /* results/run-NNN */
+    int number;         /* NNN */
+};
+
+/* Creates `results_dir` if needed and a fresh run-NNN inside it. */
+enum kiln_rc runrec_create(const char *results_dir, struct runrec *rr,
+                           struct kiln_err *err) KILN_NODISCARD;
+
+/* Opens an existing run directory (for resume and report). */
+enum kiln_rc runrec_open(const char *run_dir, struct runrec *rr,
+                         struct kiln_err *err) KILN_NODISCARD;
+
+/* Writes `rel` (may contain one level of subdirectories, created as needed)
+ * atomically. */
+enum kiln_rc runrec_write(const struct runrec *rr, const char *rel, const void *data, size_t len,
+                          struct kiln_err *err) KILN_NODISCARD;
+
+/* As runrec_write for a JSON document (indented, keys in insertion order). */
+enum kiln_rc runrec_write_json(const struct runrec *rr, const char *rel, const json_t *doc,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+/* Reads `rel` as JSON (capped at `max` bytes); KILN_E_NOTFOUND if absent. */
+enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t max,
+                              json_t **out, struct kiln_err *err) KILN_NODISCARD;
+
+/* Full path of `rel` inside the run. */
+enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, size_t cap,
+                         struct kiln_err *err) KILN_NODISCARD;
+
+#endif
