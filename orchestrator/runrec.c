@@ -109,8 +109,8 @@ enum kiln_rc runrec_write_json(const struct runrec *rr, const char *rel, const j
     return rc;
 }
 
-enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t max,
-                              json_t **out, struct kiln_err *err)
+enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t max, json_t **out,
+                              struct kiln_err *err)
 {
     *out = NULL;
     char path[PATH_MAX];

@@ -39,8 +39,8 @@ enum kiln_rc runrec_write_json(const struct runrec *rr, const char *rel, const j
                                struct kiln_err *err) KILN_NODISCARD;
 
 /* Reads `rel` as JSON (capped at `max` bytes); KILN_E_NOTFOUND if absent. */
-enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t max,
-                              json_t **out, struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t max, json_t **out,
+                              struct kiln_err *err) KILN_NODISCARD;
 
 /* Full path of `rel` inside the run. */
 enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, size_t cap,
