@@ -49,8 +49,8 @@ void kiln_err_clear(struct kiln_err *err)
     err->msg[0] = '\0';
 }
 
-static enum kiln_rc fail_v(struct kiln_err *err, enum kiln_rc rc, int errnum, const char *fmt,
-                           va_list ap)
+__attribute__((format(printf, 4, 0))) static enum kiln_rc
+fail_v(struct kiln_err *err, enum kiln_rc rc, int errnum, const char *fmt, va_list ap)
 {
     if (!err || err->msg[0] != '\0')
         return rc;

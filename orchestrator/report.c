@@ -39,7 +39,8 @@ enum kiln_rc report_heatmap_svg(const json_t *summary, char **out, struct kiln_e
     const json_t *cands = json_object_get(summary, "candidates");
     const json_t *ref = json_object_get(summary, "reference_ms");
     if (!json_is_array(cases) || !json_is_array(cands))
-        return kiln_fail(err, KILN_E_PARSE, "summary.json: perf_cases and candidates must be arrays");
+        return kiln_fail(err, KILN_E_PARSE,
+                         "summary.json: perf_cases and candidates must be arrays");
     size_t nc = json_array_size(cases), nr = json_array_size(cands);
     const int cw = 110, ch = 22, left = 150, top = 60;
     struct strbuf sb;
@@ -99,8 +100,9 @@ static void latency_plot(struct strbuf *sb, const json_t *history)
         }
     }
     const int w = 640, h = 220, pad = 40;
-    strbuf_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                      "font-family=\"monospace\" font-size=\"11\">\n",
+    strbuf_printf(sb,
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                  "font-family=\"monospace\" font-size=\"11\">\n",
                   w, h);
     if (hi <= 0 || n == 0) {
         strbuf_puts(sb, "<text x=\"10\" y=\"20\">no passing candidate to plot</text></svg>\n");
@@ -108,8 +110,9 @@ static void latency_plot(struct strbuf *sb, const json_t *history)
     }
     if (hi == lo)
         hi = lo * 1.1;
-    strbuf_printf(sb, "<text x=\"4\" y=\"14\">geomean latency (ms) per iteration: "
-                      "%.4g .. %.4g; dots = candidates, line = best so far</text>\n",
+    strbuf_printf(sb,
+                  "<text x=\"4\" y=\"14\">geomean latency (ms) per iteration: "
+                  "%.4g .. %.4g; dots = candidates, line = best so far</text>\n",
                   lo, hi);
     double best = INFINITY;
     struct strbuf line;

@@ -11,17 +11,19 @@
 static json_t *summary(void)
 {
     json_error_t je;
-    json_t *s = json_loads(
-        "{\"run\":\"run-001\",\"workload\":\"saxpy\",\"backend\":\"cpu\","
-        "\"reference_generated_by_model\":true,"
-        "\"perf_cases\":[\"big\",\"huge\"],\"reference_ms\":{\"big\":2.0,\"huge\":4.0},"
-        "\"best\":{\"candidate\":\"002\",\"geomean_ms\":1.0},"
-        "\"candidates\":["
-        "{\"id\":\"001\",\"status\":\"pass\",\"geomean_ms\":2.83,\"case_ms\":{\"big\":2.0,\"huge\":4.0}},"
-        "{\"id\":\"002\",\"status\":\"pass\",\"geomean_ms\":1.0,\"case_ms\":{\"big\":0.5,\"huge\":2.0}},"
-        "{\"id\":\"003\",\"status\":\"wrong_answer\",\"stage\":\"verify\","
-        "\"reason\":\"<script>alert(1)</script>\"}]}",
-        0, &je);
+    json_t *s =
+        json_loads("{\"run\":\"run-001\",\"workload\":\"saxpy\",\"backend\":\"cpu\","
+                   "\"reference_generated_by_model\":true,"
+                   "\"perf_cases\":[\"big\",\"huge\"],\"reference_ms\":{\"big\":2.0,\"huge\":4.0},"
+                   "\"best\":{\"candidate\":\"002\",\"geomean_ms\":1.0},"
+                   "\"candidates\":["
+                   "{\"id\":\"001\",\"status\":\"pass\",\"geomean_ms\":2.83,\"case_ms\":{\"big\":2."
+                   "0,\"huge\":4.0}},"
+                   "{\"id\":\"002\",\"status\":\"pass\",\"geomean_ms\":1.0,\"case_ms\":{\"big\":0."
+                   "5,\"huge\":2.0}},"
+                   "{\"id\":\"003\",\"status\":\"wrong_answer\",\"stage\":\"verify\","
+                   "\"reason\":\"<script>alert(1)</script>\"}]}",
+                   0, &je);
     assert_non_null(s);
     return s;
 }
@@ -48,7 +50,8 @@ static void html_is_self_contained_and_escaped(void **state)
     (void)state;
     json_t *s = summary();
     json_error_t je;
-    json_t *h = json_loads("[{\"geomean_ms\":2.83},{\"geomean_ms\":1.0},{\"status\":\"x\"}]", 0, &je);
+    json_t *h =
+        json_loads("[{\"geomean_ms\":2.83},{\"geomean_ms\":1.0},{\"status\":\"x\"}]", 0, &je);
     char *html = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
