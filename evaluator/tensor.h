@@ -31,11 +31,11 @@ enum tensor_dtype {
 
 struct tensor {
     enum tensor_dtype dtype;
-    int ndim;                        /* 0 .. TENSOR_MAX_DIMS (0: a scalar) */
+    int ndim; /* 0 .. TENSOR_MAX_DIMS (0: a scalar) */
     int64_t shape[TENSOR_MAX_DIMS];
-    size_t count;                    /* product of shape, 1 for ndim 0 */
-    size_t nbytes;                   /* count * tensor_dtype_size(dtype) */
-    void *data;                      /* owned: free with tensor_free */
+    size_t count;  /* product of shape, 1 for ndim 0 */
+    size_t nbytes; /* count * tensor_dtype_size(dtype) */
+    void *data;    /* owned: free with tensor_free */
 };
 
 /* Bytes per element, 0 for DT_INVALID. */
@@ -49,9 +49,8 @@ enum tensor_dtype tensor_dtype_from_name(const char *name);
 
 /* Allocates a zero-filled tensor; checks count and byte overflow and
  * `max_bytes`. On failure `t` is left empty (data NULL). */
-enum kiln_rc tensor_alloc(struct tensor *t, enum tensor_dtype dt, int ndim,
-                          const int64_t *shape, size_t max_bytes,
-                          struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc tensor_alloc(struct tensor *t, enum tensor_dtype dt, int ndim, const int64_t *shape,
+                          size_t max_bytes, struct kiln_err *err) KILN_NODISCARD;
 
 /* Frees t->data and resets `t`. Safe on an empty tensor. */
 void tensor_free(struct tensor *t);
