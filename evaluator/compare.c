@@ -227,8 +227,7 @@ static double ssq_norm(const struct ssq *s)
     return s->scale * sqrt(s->sum);
 }
 
-static enum kiln_rc check_readable(const struct tensor *t, const char *what,
-                                   struct kiln_err *err)
+static enum kiln_rc check_readable(const struct tensor *t, const char *what, struct kiln_err *err)
 {
     size_t sz = dtype_size(t->dtype);
     if (sz == 0)
@@ -341,8 +340,8 @@ enum kiln_rc compare_tensors(const struct tensor *out, const struct tensor *ref,
     return KILN_OK;
 }
 
-unsigned compare_weak_reference(const struct tensor *ref, const struct compare_tol *tol,
-                                char *why, size_t why_len)
+unsigned compare_weak_reference(const struct tensor *ref, const struct compare_tol *tol, char *why,
+                                size_t why_len)
 {
     struct compare_tol def = compare_default_tol(ref->dtype);
     if (!tol)

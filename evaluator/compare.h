@@ -68,7 +68,7 @@ enum compare_weak {
 /* Returns the weak-case reasons for reference output `ref` under `tol`
  * (NULL: default), 0 when the case is fit for scoring; when `why` is not
  * NULL it receives a one-line explanation. */
-unsigned compare_weak_reference(const struct tensor *ref, const struct compare_tol *tol,
-                                char *why, size_t why_len);
+unsigned compare_weak_reference(const struct tensor *ref, const struct compare_tol *tol, char *why,
+                                size_t why_len);
 
 #endif

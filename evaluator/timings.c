@@ -59,19 +59,19 @@ static enum kiln_rc get_int(json_t *obj, const char *key, long long lo, long lon
 {
     json_t *v = json_object_get(obj, key);
     if (!json_is_integer(v))
-        return kiln_fail(err, KILN_E_PARSE, "timings.json: case %zu: \"%s\" must be an integer",
-                         ci, key);
+        return kiln_fail(err, KILN_E_PARSE, "timings.json: case %zu: \"%s\" must be an integer", ci,
+                         key);
     long long x = json_integer_value(v);
     if (x < lo || x > hi)
         return kiln_fail(err, KILN_E_REJECTED,
-                         "timings.json: case %zu: \"%s\" is %lld, outside %lld .. %lld", ci, key,
-                         x, lo, hi);
+                         "timings.json: case %zu: \"%s\" is %lld, outside %lld .. %lld", ci, key, x,
+                         lo, hi);
     *out = x;
     return KILN_OK;
 }
 
-static enum kiln_rc parse_samples(json_t *arr, size_t ci, size_t *total,
-                                  struct timings_case *tc, struct kiln_err *err)
+static enum kiln_rc parse_samples(json_t *arr, size_t ci, size_t *total, struct timings_case *tc,
+                                  struct kiln_err *err)
 {
     if (!json_is_array(arr))
         return kiln_fail(err, KILN_E_PARSE,
@@ -167,8 +167,7 @@ static enum kiln_rc parse_root(json_t *root, struct timings *out, struct kiln_er
     {
         if (strcmp(key, "version") && strcmp(key, "cases"))
             return kiln_fail(err, KILN_E_PARSE,
-                             "timings.json: unknown top-level key \"%.64s\" (see VERDICT.md)",
-                             key);
+                             "timings.json: unknown top-level key \"%.64s\" (see VERDICT.md)", key);
     }
     json_t *ver = json_object_get(root, "version");
     if (!json_is_integer(ver) || json_integer_value(ver) != TIMINGS_VERSION)
@@ -181,8 +180,8 @@ static enum kiln_rc parse_root(json_t *root, struct timings *out, struct kiln_er
     if (n == 0)
         return kiln_fail(err, KILN_E_REJECTED, "timings.json: \"cases\" is empty");
     if (n > TIMINGS_MAX_CASES)
-        return kiln_fail(err, KILN_E_LIMIT, "timings.json: %zu cases, more than the %d allowed",
-                         n, TIMINGS_MAX_CASES);
+        return kiln_fail(err, KILN_E_LIMIT, "timings.json: %zu cases, more than the %d allowed", n,
+                         TIMINGS_MAX_CASES);
     out->cases = calloc(n, sizeof(*out->cases));
     if (!out->cases)
         return kiln_fail(err, KILN_E_NOMEM, "timings.json: out of memory for %zu cases", n);
@@ -204,8 +203,7 @@ static enum kiln_rc parse_root(json_t *root, struct timings *out, struct kiln_er
     return KILN_OK;
 }
 
-enum kiln_rc timings_parse(const void *buf, size_t len, struct timings *out,
-                           struct kiln_err *err)
+enum kiln_rc timings_parse(const void *buf, size_t len, struct timings *out, struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
     if (len > TIMINGS_MAX_BYTES)

@@ -188,8 +188,7 @@ void verdict_summarize(struct verdict *v)
     for (size_t i = 0; i < v->ncases; i++)
         nscored += v->cases[i].scored && v->cases[i].timed;
     if (nscored == 0) {
-        snprintf(s, cap, "pass: all %zu cases correct; no performance case was timed",
-                 v->ncases);
+        snprintf(s, cap, "pass: all %zu cases correct; no performance case was timed", v->ncases);
         return;
     }
     n = snprintf(s, cap, "pass: all %zu cases correct; geomean %.6g ms over %zu performance cases",
@@ -409,8 +408,8 @@ static enum kiln_rc exact_keys(json_t *o, const char *const *keys, const char *w
             return kiln_fail(err, KILN_E_PARSE, "verdict: %s lacks \"%s\"", what, keys[n]);
     }
     if (json_object_size(o) != n)
-        return kiln_fail(err, KILN_E_PARSE, "verdict: %s has keys besides the %zu known ones",
-                         what, n);
+        return kiln_fail(err, KILN_E_PARSE, "verdict: %s has keys besides the %zu known ones", what,
+                         n);
     return KILN_OK;
 }
 
@@ -456,16 +455,16 @@ static enum kiln_rc get_nonneg(json_t *o, const char *k, bool null_ok, double *o
     return rc;
 }
 
-static enum kiln_rc get_count(json_t *o, const char *k, long long lo, long long hi,
-                              long long *out, struct kiln_err *err)
+static enum kiln_rc get_count(json_t *o, const char *k, long long lo, long long hi, long long *out,
+                              struct kiln_err *err)
 {
     json_t *v = json_object_get(o, k);
     if (!json_is_integer(v))
         return kiln_fail(err, KILN_E_PARSE, "verdict: \"%s\" must be an integer", k);
     *out = json_integer_value(v);
     if (*out < lo || *out > hi)
-        return kiln_fail(err, KILN_E_REJECTED, "verdict: \"%s\" is %lld, outside %lld .. %lld",
-                         k, *out, lo, hi);
+        return kiln_fail(err, KILN_E_REJECTED, "verdict: \"%s\" is %lld, outside %lld .. %lld", k,
+                         *out, lo, hi);
     return KILN_OK;
 }
 
@@ -478,29 +477,28 @@ static enum kiln_rc get_bool(json_t *o, const char *k, bool *out, struct kiln_er
     return KILN_OK;
 }
 
-static enum kiln_rc get_str(json_t *o, const char *k, char *dst, size_t cap,
-                            struct kiln_err *err)
+static enum kiln_rc get_str(json_t *o, const char *k, char *dst, size_t cap, struct kiln_err *err)
 {
     json_t *v = json_object_get(o, k);
     if (!json_is_string(v))
         return kiln_fail(err, KILN_E_PARSE, "verdict: \"%s\" must be a string", k);
     if (json_string_length(v) >= cap)
-        return kiln_fail(err, KILN_E_LIMIT, "verdict: \"%s\" is longer than %zu bytes", k,
-                         cap - 1);
+        return kiln_fail(err, KILN_E_LIMIT, "verdict: \"%s\" is longer than %zu bytes", k, cap - 1);
     memcpy(dst, json_string_value(v), json_string_length(v) + 1);
     return KILN_OK;
 }
 
-#define TRY(x)                                                                                 \
-    do {                                                                                       \
-        enum kiln_rc rc_ = (x);                                                                \
-        if (rc_)                                                                               \
-            return rc_;                                                                        \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        enum kiln_rc rc_ = (x);                                                                    \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
     } while (0)
 
 static const char *const output_keys[] = {
-    "name",       "pass",        "reason",      "count",      "mismatches",       "unwritten",
-    "first_unwritten", "max_abs_err", "max_rel_err", "rel_l2_err", "first_mismatches", NULL};
+    "name",        "pass",       "reason",           "count",
+    "mismatches",  "unwritten",  "first_unwritten",  "max_abs_err",
+    "max_rel_err", "rel_l2_err", "first_mismatches", NULL};
 
 static enum kiln_rc output_from_json(json_t *j, struct verdict_output *o, struct kiln_err *err)
 {
@@ -560,8 +558,8 @@ static enum kiln_rc timing_from_json(json_t *j, struct stats_summary *t, struct 
 }
 
 static const char *const case_keys[] = {
-    "case",    "set",    "scored",     "inputs_modified", "correct",  "detail", "outputs",
-    "timing",  "ref_median", "vendor_median", "floor_ms", "sol",      NULL};
+    "case",   "set",        "scored",        "inputs_modified", "correct", "detail", "outputs",
+    "timing", "ref_median", "vendor_median", "floor_ms",        "sol",     NULL};
 
 static enum kiln_rc case_from_json(json_t *j, struct verdict_case *c, struct kiln_err *err)
 {
@@ -593,9 +591,8 @@ static enum kiln_rc case_from_json(json_t *j, struct verdict_case *c, struct kil
 }
 
 static const char *const verdict_keys[] = {
-    "version",     "candidate",      "status", "detail",         "summary",    "score_ms",
-    "sigma",       "speedup_ref",    "speedup_vendor", "sol",    "needs_reverify", "reverified",
-    "cases",       NULL};
+    "version",     "candidate",      "status", "detail",         "summary",    "score_ms", "sigma",
+    "speedup_ref", "speedup_vendor", "sol",    "needs_reverify", "reverified", "cases",    NULL};
 
 static enum kiln_rc root_from_json(json_t *j, struct verdict *v, struct kiln_err *err)
 {

@@ -29,7 +29,7 @@
 #define VERDICT_MAX_CASES   1024
 #define VERDICT_MAX_OUTPUTS 8
 #define VERDICT_MAX_JSON    (16u << 20)
-#define VERDICT_MAX_DEPTH   6
+#define VERDICT_MAX_DEPTH   7 /* root, cases, case, outputs, output, mismatches, mismatch */
 
 /* Numbered: the names cross into run records (see verdict_status_name). */
 enum verdict_status {
@@ -71,13 +71,13 @@ struct verdict {
     enum verdict_status status;
     char detail[VERDICT_DETAIL_MAX];   /* why it is not a pass; empty on pass */
     char summary[VERDICT_SUMMARY_MAX]; /* for humans and LLMs */
-    double score_ms;       /* geometric mean of scored medians, 0: none */
-    double sigma;          /* standard error of ln(score_ms) */
-    double speedup_ref;    /* reference geomean / score, 0: unknown */
-    double speedup_vendor; /* vendor geomean / score, 0: no baseline */
-    double sol;            /* geometric mean of per-case sol, 0: no floors */
-    bool needs_reverify;   /* > reverify_speedup faster than the reference */
-    bool reverified;       /* the caller re-verified it on fresh inputs */
+    double score_ms;                   /* geometric mean of scored medians, 0: none */
+    double sigma;                      /* standard error of ln(score_ms) */
+    double speedup_ref;                /* reference geomean / score, 0: unknown */
+    double speedup_vendor;             /* vendor geomean / score, 0: no baseline */
+    double sol;                        /* geometric mean of per-case sol, 0: no floors */
+    bool needs_reverify;               /* > reverify_speedup faster than the reference */
+    bool reverified;                   /* the caller re-verified it on fresh inputs */
     size_t ncases;
     struct verdict_case *cases; /* owned */
 };
@@ -98,8 +98,7 @@ enum kiln_rc verdict_add_case(struct verdict *v, const char *name, int set, bool
 
 /* Records a failure that is not a case's (compile error, timeout, ...). The
  * first non-pass status wins, as with kiln_fail. */
-void verdict_fail(struct verdict *v, enum verdict_status s, const char *fmt, ...)
-    KILN_PRINTF(3, 4);
+void verdict_fail(struct verdict *v, enum verdict_status s, const char *fmt, ...) KILN_PRINTF(3, 4);
 
 /* Decides each case's `correct`, the status (a status from verdict_fail
  * stays; then wrong_answer, then impossible_timing), score, speedups, sol,
