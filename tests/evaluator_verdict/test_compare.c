@@ -256,8 +256,7 @@ static void strong_reference_is_not_weak(void **state)
     assert_string_equal(why, "");
     float n[2] = {1.0f, NAN};
     tr = f32(n, 2);
-    assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)),
-                     COMPARE_WEAK_NON_FINITE);
+    assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)), COMPARE_WEAK_NON_FINITE);
 }
 
 int main(void)

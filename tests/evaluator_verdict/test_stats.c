@@ -115,8 +115,8 @@ static void physics_floor(void **state)
 {
     (void)state;
     const struct stats_ceilings *c = &STATS_CEILINGS_H200;
-    near(stats_floor_ms(c, 4.2e9, 0), 1.0);   /* 4.2 GB at 4.2 TB/s */
-    near(stats_floor_ms(c, 0, 51e9), 1.0);    /* 51 GFLOP at 51 TFLOP/s */
+    near(stats_floor_ms(c, 4.2e9, 0), 1.0);     /* 4.2 GB at 4.2 TB/s */
+    near(stats_floor_ms(c, 0, 51e9), 1.0);      /* 51 GFLOP at 51 TFLOP/s */
     near(stats_floor_ms(c, 4.2e9, 102e9), 2.0); /* the larger bound wins */
     assert_true(stats_floor_ms(c, 0, 0) == 0.0);
     /* slack 0.15: 0.86 ms against a 1 ms floor is plausible, 0.84 is not */
@@ -128,8 +128,8 @@ static void physics_floor(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(odd_sample_set),   cmocka_unit_test(even_sample_set),
-        cmocka_unit_test(single_sample),    cmocka_unit_test(bad_samples_rejected),
+        cmocka_unit_test(odd_sample_set),     cmocka_unit_test(even_sample_set),
+        cmocka_unit_test(single_sample),      cmocka_unit_test(bad_samples_rejected),
         cmocka_unit_test(geomean_of_medians), cmocka_unit_test(noise_decides_ties),
         cmocka_unit_test(physics_floor),
     };

@@ -218,9 +218,9 @@ static void oversize_document(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(valid_document), cmocka_unit_test(hostile_numbers),
+        cmocka_unit_test(valid_document),       cmocka_unit_test(hostile_numbers),
         cmocka_unit_test(wrong_types_and_keys), cmocka_unit_test(deep_nesting),
-        cmocka_unit_test(huge_arrays),    cmocka_unit_test(oversize_document),
+        cmocka_unit_test(huge_arrays),          cmocka_unit_test(oversize_document),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
