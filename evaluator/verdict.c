@@ -217,6 +217,21 @@ static json_t *num(double x)
     return json_real(x);
 }
 
+/* Details can carry text from untrusted sources (compiler output quoting
+ * the candidate): anything but printable ASCII becomes '?', so the JSON is
+ * always valid UTF-8 and free of control characters. */
+static json_t *text(const char *s)
+{
+    char buf[VERDICT_SUMMARY_MAX];
+    size_t i = 0;
+    for (; s[i] && i < sizeof(buf) - 1; i++) {
+        unsigned char c = (unsigned char)s[i];
+        buf[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    buf[i] = '\0';
+    return json_string(buf);
+}
+
 /* 0 means "not applicable" for baselines: written as null. */
 static json_t *num_or_null(double x)
 {
@@ -246,9 +261,9 @@ static json_t *output_to_json(const struct verdict_output *o, bool *ok)
         *ok = false;
         return NULL;
     }
-    put(j, "name", json_string(o->name), ok);
+    put(j, "name", text(o->name), ok);
     put(j, "pass", json_boolean(r->pass), ok);
-    put(j, "reason", json_string(r->reason), ok);
+    put(j, "reason", text(r->reason), ok);
     put(j, "count", json_integer((json_int_t)r->count), ok);
     put(j, "mismatches", json_integer((json_int_t)r->mismatches), ok);
     put(j, "unwritten", json_integer((json_int_t)r->unwritten), ok);
@@ -297,12 +312,12 @@ static json_t *case_to_json(const struct verdict_case *c, bool *ok)
         *ok = false;
         return NULL;
     }
-    put(j, "case", json_string(c->name), ok);
+    put(j, "case", text(c->name), ok);
     put(j, "set", json_integer(c->set), ok);
     put(j, "scored", json_boolean(c->scored), ok);
     put(j, "inputs_modified", json_boolean(c->inputs_modified), ok);
     put(j, "correct", json_boolean(c->correct), ok);
-    put(j, "detail", json_string(c->detail), ok);
+    put(j, "detail", text(c->detail), ok);
     for (size_t i = 0; i < c->noutputs && i < VERDICT_MAX_OUTPUTS; i++)
         append(outs, output_to_json(&c->outputs[i], ok), ok);
     put(j, "outputs", outs, ok);
@@ -329,10 +344,10 @@ enum kiln_rc verdict_to_json(const struct verdict *v, json_t **out, struct kiln_
         return kiln_fail(err, KILN_E_NOMEM, "verdict: out of memory building JSON");
     }
     put(j, "version", json_integer(VERDICT_VERSION), &ok);
-    put(j, "candidate", json_string(v->candidate), &ok);
+    put(j, "candidate", text(v->candidate), &ok);
     put(j, "status", json_string(st), &ok);
-    put(j, "detail", json_string(v->detail), &ok);
-    put(j, "summary", json_string(v->summary), &ok);
+    put(j, "detail", text(v->detail), &ok);
+    put(j, "summary", text(v->summary), &ok);
     put(j, "score_ms", num_or_null(v->score_ms), &ok);
     put(j, "sigma", num(v->sigma), &ok);
     put(j, "speedup_ref", num_or_null(v->speedup_ref), &ok);

@@ -138,6 +138,18 @@ static void failure_outside_cases_wins(void **state)
     assert_int_equal(v.status, VERDICT_COMPILE_ERROR);
     assert_string_equal(v.summary, "compile_error: kernel.cu:3: error: expected ';'");
     verdict_free(&v);
+
+    /* Compiler output may quote hostile bytes: the JSON stays valid. */
+    verdict_init(&v, "c\xc3");
+    verdict_fail(&v, VERDICT_COMPILE_ERROR, "k.cu:1: \xff\xfe\x1b[2J bad");
+    verdict_finish(&v, NULL);
+    char *t;
+    struct kiln_err e = {0};
+    assert_int_equal(verdict_to_text(&v, &t, &e), KILN_OK);
+    assert_non_null(strstr(t, "\"detail\":\"k.cu:1: ???[2J bad\""));
+    assert_non_null(strstr(t, "\"candidate\":\"c?\""));
+    free(t);
+    verdict_free(&v);
 }
 
 static void status_names(void **state)
