@@ -1,0 +1,128 @@
+/*
+ * verdict.h - the judgement of one candidate: status, per-case comparison
+ * and timing, the score, speedups, speed-of-light fraction, and a summary
+ * for an LLM. JSON schema: VERDICT.md section 6.
+ *
+ * Lifecycle: verdict_init() -> verdict_add_case() for each case (fill the
+ * returned case: outputs compared with compare_tensors, timing from
+ * stats_compute, reference/vendor medians, floor from stats_floor_ms) ->
+ * optionally verdict_fail() for a failure found outside the cases (compile
+ * error, timeout, rejected timings.json) -> verdict_finish() decides the
+ * status and writes the summary -> verdict_to_json() -> verdict_free().
+ * The verdict owns its case array; everything else is inline.
+ */
+#ifndef KILN_VERDICT_H
+#define KILN_VERDICT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compare.h"
+#include "error.h"
+#include "stats.h"
+
+#define VERDICT_VERSION     1
+#define VERDICT_NAME_MAX    64
+#define VERDICT_DETAIL_MAX  512
+#define VERDICT_SUMMARY_MAX 1024
+#define VERDICT_MAX_CASES   1024
+#define VERDICT_MAX_OUTPUTS 8
+#define VERDICT_MAX_JSON    (16u << 20)
+#define VERDICT_MAX_DEPTH   7 /* root, cases, case, outputs, output, mismatches, mismatch */
+
+/* Numbered: the names cross into run records (see verdict_status_name). */
+enum verdict_status {
+    VERDICT_PASS = 0,
+    VERDICT_WRONG_ANSWER = 1,
+    VERDICT_COMPILE_ERROR = 2,
+    VERDICT_RUNTIME_ERROR = 3,
+    VERDICT_TIMEOUT = 4,
+    VERDICT_RESOURCE_LIMIT = 5,
+    VERDICT_SANDBOX_VIOLATION = 6,
+    VERDICT_REJECTED_OUTPUT = 7,
+    VERDICT_IMPOSSIBLE_TIMING = 8,
+};
+
+struct verdict_output {
+    char name[VERDICT_NAME_MAX];
+    struct compare_report cmp;
+};
+
+struct verdict_case {
+    char name[VERDICT_NAME_MAX];
+    int set;
+    bool scored;          /* a performance case (else correctness only) */
+    bool inputs_modified; /* timings.json said fingerprint_ok: false */
+    bool correct;         /* set by verdict_finish */
+    char detail[VERDICT_DETAIL_MAX];
+    size_t noutputs;
+    struct verdict_output outputs[VERDICT_MAX_OUTPUTS];
+    bool timed;                  /* `timing` holds a summary */
+    struct stats_summary timing; /* ms */
+    double ref_median_ms;        /* the reference kernel's median, 0: unknown */
+    double vendor_median_ms;     /* the vendor baseline's median, 0: none */
+    double floor_ms;             /* physics floor, 0: none */
+    double sol;                  /* floor_ms / median, 0 without a floor (verdict_finish) */
+};
+
+struct verdict {
+    char candidate[VERDICT_NAME_MAX];
+    enum verdict_status status;
+    char detail[VERDICT_DETAIL_MAX];   /* why it is not a pass; empty on pass */
+    char summary[VERDICT_SUMMARY_MAX]; /* for humans and LLMs */
+    double score_ms;                   /* geometric mean of scored medians, 0: none */
+    double sigma;                      /* standard error of ln(score_ms) */
+    double speedup_ref;                /* reference geomean / score, 0: unknown */
+    double speedup_vendor;             /* vendor geomean / score, 0: no baseline */
+    double sol;                        /* geometric mean of per-case sol, 0: no floors */
+    bool needs_reverify;               /* > reverify_speedup faster than the reference */
+    bool reverified;                   /* the caller re-verified it on fresh inputs */
+    size_t ncases;
+    struct verdict_case *cases; /* owned */
+};
+
+/* "pass", "wrong_answer", ...; NULL for a value outside the enum. */
+const char *verdict_status_name(enum verdict_status s);
+
+/* Inverse of verdict_status_name; false when `name` is unknown. */
+bool verdict_status_from_name(const char *name, enum verdict_status *out);
+
+/* Empties `v` for `candidate` (truncated to VERDICT_NAME_MAX-1 bytes). */
+void verdict_init(struct verdict *v, const char *candidate);
+
+/* Appends a zeroed case named `name`; *out points into v (valid until the
+ * next verdict_add_case). */
+enum kiln_rc verdict_add_case(struct verdict *v, const char *name, int set, bool scored,
+                              struct verdict_case **out, struct kiln_err *err) KILN_NODISCARD;
+
+/* Records a failure that is not a case's (compile error, timeout, ...). The
+ * first non-pass status wins, as with kiln_fail. */
+void verdict_fail(struct verdict *v, enum verdict_status s, const char *fmt, ...) KILN_PRINTF(3, 4);
+
+/* Decides each case's `correct`, the status (a status from verdict_fail
+ * stays; then wrong_answer, then impossible_timing), score, speedups, sol,
+ * needs_reverify and the summary. `ceil` NULL: STATS_CEILINGS_H200. */
+void verdict_finish(struct verdict *v, const struct stats_ceilings *ceil);
+
+/* Rewrites v->summary from the fields (verdict_finish calls it). */
+void verdict_summarize(struct verdict *v);
+
+/* Frees the cases and empties `v`. */
+void verdict_free(struct verdict *v);
+
+/* A new JSON object for `v` (caller json_decref's it). */
+enum kiln_rc verdict_to_json(const struct verdict *v, json_t **out,
+                             struct kiln_err *err) KILN_NODISCARD;
+
+/* The same as compact text, malloc'd, NUL-terminated. */
+enum kiln_rc verdict_to_text(const struct verdict *v, char **out,
+                             struct kiln_err *err) KILN_NODISCARD;
+
+/* Reads a verdict back from `len` bytes of JSON text, strictly (every key
+ * required, no unknown keys, types and ranges checked, VERDICT_MAX_* caps).
+ * On failure `out` is left empty. */
+enum kiln_rc verdict_from_json(const void *buf, size_t len, struct verdict *out,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+#endif

@@ -1,0 +1,278 @@
+/* Comparison, poison detection and the weak-case guard (VERDICT.md 2, 3). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+
+/* A tensor over caller memory; tensor.c is another module, so the tests
+ * build the struct by hand. */
+static struct tensor mk(enum tensor_dtype dt, void *data, size_t count, size_t elsize)
+{
+    struct tensor t = {0};
+    t.dtype = dt;
+    t.ndim = 1;
+    t.shape[0] = (int64_t)count;
+    t.count = count;
+    t.nbytes = count * elsize;
+    t.data = data;
+    return t;
+}
+
+static struct tensor f32(float *d, size_t n)
+{
+    return mk(DT_FLOAT32, d, n, 4);
+}
+
+static void equal_outputs_pass(void **state)
+{
+    (void)state;
+    float r[4] = {1, -2, 3.5f, 0}, o[4] = {1, -2, 3.5f, 0};
+    struct tensor to = f32(o, 4), tr = f32(r, 4);
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_true(rep.pass);
+    assert_int_equal(rep.mismatches, 0);
+    assert_int_equal(rep.unwritten, 0);
+    assert_int_equal(rep.first_unwritten, -1);
+    assert_true(rep.max_abs_err == 0.0);
+    assert_true(rep.rel_l2_err == 0.0);
+    assert_string_equal(rep.reason, "");
+}
+
+static void tolerance_edges_and_errors(void **state)
+{
+    (void)state;
+    /* atol 0.1, rtol 0.1: allowed |d| at ref 1 is 0.2, at ref 10 it is 1.1. */
+    struct compare_tol tol = {.rtol = 0.1, .atol = 0.1};
+    float r[3] = {1, 10, 4}, o[3] = {1.1875f, 11.25f, 4};
+    struct tensor to = f32(o, 3), tr = f32(r, 3);
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&to, &tr, &tol, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_int_equal(rep.mismatches, 1);
+    assert_int_equal(rep.nreported, 1);
+    assert_int_equal(rep.first[0].index, 1);
+    assert_true(rep.first[0].out == 11.25 && rep.first[0].ref == 10.0);
+    assert_true(rep.max_abs_err == 1.25);
+    assert_true(fabs(rep.max_rel_err - 0.1875) < 1e-12);
+    /* ||(0.1875, 1.25, 0)|| / ||(1, 10, 4)|| */
+    double want = sqrt(0.1875 * 0.1875 + 1.25 * 1.25) / sqrt(1 + 100 + 16);
+    assert_true(fabs(rep.rel_l2_err - want) < 1e-12);
+    assert_non_null(strstr(rep.reason, "1 of 3 elements differ; first at index 1"));
+}
+
+static void nan_and_inf_in_output_fail(void **state)
+{
+    (void)state;
+    /* Tolerances so loose any finite value passes: non-finite must still fail. */
+    struct compare_tol tol = {.rtol = 1e30, .atol = 1e30};
+    float r[4] = {1, 2, 3, 4}, o[4] = {1, NAN, INFINITY, -INFINITY};
+    struct tensor to = f32(o, 4), tr = f32(r, 4);
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&to, &tr, &tol, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_int_equal(rep.mismatches, 3);
+    assert_int_equal(rep.first[0].index, 1);
+    assert_true(isnan(rep.first[0].out));
+    assert_true(isinf(rep.max_abs_err));
+    assert_true(isinf(rep.rel_l2_err));
+    assert_int_equal(rep.unwritten, 0);
+}
+
+static void matching_nonfinite_reference_passes(void **state)
+{
+    (void)state;
+    float r[3] = {NAN, INFINITY, -INFINITY}, o[3] = {NAN, INFINITY, -INFINITY};
+    struct tensor to = f32(o, 3), tr = f32(r, 3);
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_true(rep.pass);
+    o[1] = -INFINITY;
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_int_equal(rep.first[0].index, 1);
+}
+
+static void poison_left_in_output_fails(void **state)
+{
+    (void)state;
+    float r[6] = {1, 2, 3, 4, 5, 6}, o[6] = {1, 2, 3, 4, 5, 6};
+    memset(&o[3], KILN_POISON_BYTE, 3 * sizeof(float)); /* unwritten tail */
+    struct tensor to = f32(o, 6), tr = f32(r, 6);
+    struct compare_tol tol = {.rtol = 1e30, .atol = 1e30};
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&to, &tr, &tol, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_int_equal(rep.unwritten, 3);
+    assert_int_equal(rep.first_unwritten, 3);
+    assert_int_equal(rep.mismatches, 0);
+    assert_non_null(strstr(rep.reason, "output not written: 3 of 6 elements"));
+    assert_non_null(strstr(rep.reason, "first at index 3"));
+
+    /* A single poisoned element in the middle is caught too. */
+    float o2[6] = {1, 2, 3, 4, 5, 6};
+    memset(&o2[1], 0xFF, sizeof(float));
+    to.data = o2;
+    assert_int_equal(compare_tensors(&to, &tr, &tol, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_int_equal(rep.unwritten, 1);
+    assert_int_equal(rep.first_unwritten, 1);
+
+    /* A canonical NaN is not poison: it is a wrong value. */
+    float o3[6] = {1, 2, 3, 4, 5, 6};
+    uint32_t canon = 0x7FC00000;
+    memcpy(&o3[0], &canon, 4);
+    to.data = o3;
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_int_equal(rep.unwritten, 0);
+    assert_int_equal(rep.mismatches, 1);
+}
+
+static void poison_for_half_and_int_types(void **state)
+{
+    (void)state;
+    /* bfloat16: 1.0 is 0x3F80 */
+    uint16_t rb[2] = {0x3F80, 0x3F80}, ob[2] = {0x3F80, 0xFFFF};
+    struct tensor to = mk(DT_BFLOAT16, ob, 2, 2), tr = mk(DT_BFLOAT16, rb, 2, 2);
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_int_equal(rep.unwritten, 1);
+    assert_int_equal(rep.first_unwritten, 1);
+
+    /* int32: -1 is poison only where the reference is not -1. */
+    int32_t ri[3] = {-1, 5, 7}, oi[3] = {-1, -1, 7};
+    to = mk(DT_INT32, oi, 3, 4);
+    tr = mk(DT_INT32, ri, 3, 4);
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_int_equal(rep.unwritten, 1);
+    assert_int_equal(rep.first_unwritten, 1);
+    oi[1] = 5;
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_true(rep.pass);
+    oi[1] = 6; /* integers are exact by default */
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_int_equal(rep.mismatches, 1);
+
+    /* int64 beyond 2^53 compares by bits, not through double. */
+    int64_t r64[1] = {(INT64_C(1) << 60) + 1}, o64[1] = {(INT64_C(1) << 60)};
+    to = mk(DT_INT64, o64, 1, 8);
+    tr = mk(DT_INT64, r64, 1, 8);
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+
+    /* float16 1.0 = 0x3C00, 1.001 within 1e-2 */
+    uint16_t rh[2] = {0x3C00, 0x4000}, oh[2] = {0x3C01, 0x4000};
+    to = mk(DT_FLOAT16, oh, 2, 2);
+    tr = mk(DT_FLOAT16, rh, 2, 2);
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_true(rep.pass);
+    assert_true(fabs(rep.max_abs_err - 1.0 / 1024) < 1e-15);
+}
+
+static void shape_and_dtype_mismatch(void **state)
+{
+    (void)state;
+    float r[4] = {0}, o[4] = {0};
+    struct tensor to = f32(o, 3), tr = f32(r, 4);
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_non_null(strstr(rep.reason, "shape mismatch"));
+    to = mk(DT_INT32, o, 4, 4);
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_string_equal(rep.reason, "dtype mismatch: output int32, reference float32");
+    /* A tensor whose byte count disagrees with its count is a caller bug. */
+    to = f32(o, 4);
+    to.nbytes = 3;
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_E_INTERNAL);
+}
+
+static void weak_all_zero(void **state)
+{
+    (void)state;
+    float r[5] = {0};
+    struct tensor tr = f32(r, 5);
+    char why[256];
+    unsigned f = compare_weak_reference(&tr, NULL, why, sizeof(why));
+    assert_true(f & COMPARE_WEAK_ALL_ZERO);
+    assert_true(f & COMPARE_WEAK_ZERO_PASSES);
+    assert_non_null(strstr(why, "all zeros"));
+}
+
+static void weak_tiny_reference(void **state)
+{
+    (void)state;
+    /* float32 default atol 1e-5: a reference of ~1e-6 is passed by zeros. */
+    float r[4] = {1e-6f, -3e-6f, 2e-6f, 9e-6f};
+    struct tensor tr = f32(r, 4);
+    char why[256];
+    unsigned f = compare_weak_reference(&tr, NULL, why, sizeof(why));
+    assert_false(f & COMPARE_WEAK_ALL_ZERO);
+    assert_true(f & COMPARE_WEAK_ZERO_PASSES);
+    assert_non_null(strstr(why, "so small"));
+    /* ... and a zero output indeed passes the comparison. */
+    float z[4] = {0};
+    struct tensor tz = f32(z, 4);
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&tz, &tr, NULL, &rep, &e), KILN_OK);
+    assert_true(rep.pass);
+}
+
+static void weak_near_constant(void **state)
+{
+    (void)state;
+    float r[4] = {100.0f, 100.004f, 99.998f, 100.001f}; /* spread 6e-3, tol ~1e-2 */
+    struct tensor tr = f32(r, 4);
+    char why[256];
+    unsigned f = compare_weak_reference(&tr, NULL, why, sizeof(why));
+    assert_int_equal(f, COMPARE_WEAK_NEAR_CONSTANT);
+    assert_non_null(strstr(why, "near-constant"));
+}
+
+static void strong_reference_is_not_weak(void **state)
+{
+    (void)state;
+    float r[4] = {1.0f, -2.0f, 0.5f, 3.0f};
+    struct tensor tr = f32(r, 4);
+    char why[256] = "x";
+    assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)), 0);
+    assert_string_equal(why, "");
+    float n[2] = {1.0f, NAN};
+    tr = f32(n, 2);
+    assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)), COMPARE_WEAK_NON_FINITE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(equal_outputs_pass),
+        cmocka_unit_test(tolerance_edges_and_errors),
+        cmocka_unit_test(nan_and_inf_in_output_fail),
+        cmocka_unit_test(matching_nonfinite_reference_passes),
+        cmocka_unit_test(poison_left_in_output_fails),
+        cmocka_unit_test(poison_for_half_and_int_types),
+        cmocka_unit_test(shape_and_dtype_mismatch),
+        cmocka_unit_test(weak_all_zero),
+        cmocka_unit_test(weak_tiny_reference),
+        cmocka_unit_test(weak_near_constant),
+        cmocka_unit_test(strong_reference_is_not_weak),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,382 @@
+/* Verdicts (deciding, JSON round trip, strict reading) and ranking. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rank.h"
+#include "verdict.h"
+
+#define near(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * (fabs(b) + 1.0))
+
+/* Adds a case whose single output passed, timed with the given median and
+ * relative standard error. */
+static struct verdict_case *add(struct verdict *v, const char *name, bool scored, double median,
+                                double rse, double ref_median)
+{
+    struct verdict_case *c;
+    struct kiln_err e = {0};
+    assert_int_equal(verdict_add_case(v, name, 0, scored, &c, &e), KILN_OK);
+    c->noutputs = 1;
+    snprintf(c->outputs[0].name, sizeof(c->outputs[0].name), "out");
+    c->outputs[0].cmp.pass = true;
+    c->outputs[0].cmp.first_unwritten = -1;
+    c->outputs[0].cmp.count = 16;
+    c->timed = true;
+    c->timing = (struct stats_summary){.n = 100,
+                                       .median = median,
+                                       .mean = median,
+                                       .min = median,
+                                       .max = median,
+                                       .p10 = median,
+                                       .p90 = median,
+                                       .stddev = rse * median * 10.0,
+                                       .rse = rse};
+    c->ref_median_ms = ref_median;
+    return c;
+}
+
+static void geomean_over_performance_cases_only(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "c1");
+    add(&v, "tiny", false, 100.0, 0.01, 100.0); /* correctness only: must not count */
+    add(&v, "a", true, 1.0, 0.01, 3.0);
+    add(&v, "b", true, 4.0, 0.01, 12.0);
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_PASS);
+    near(v.score_ms, 2.0);
+    near(v.speedup_ref, 3.0);
+    assert_true(v.speedup_vendor == 0.0);
+    assert_false(v.needs_reverify);
+    assert_true(v.cases[0].correct && v.cases[1].correct);
+    assert_non_null(strstr(v.summary, "geomean 2 ms over 2 performance cases"));
+    assert_non_null(strstr(v.summary, "3.00x the reference"));
+    verdict_free(&v);
+}
+
+static void wrong_output_makes_wrong_answer(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "c2");
+    add(&v, "a", true, 1.0, 0.01, 3.0);
+    struct verdict_case *c = add(&v, "b", true, 1.0, 0.01, 3.0);
+    c->outputs[0].cmp.pass = false;
+    snprintf(c->outputs[0].cmp.reason, sizeof(c->outputs[0].cmp.reason),
+             "output not written: 3 of 16 elements still hold the poison pattern");
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_WRONG_ANSWER);
+    assert_false(v.cases[1].correct);
+    assert_true(v.cases[0].correct);
+    assert_string_equal(v.detail, "case b (set 0): output out: output not written: 3 of 16 "
+                                  "elements still hold the poison pattern");
+    assert_non_null(strstr(v.summary, "wrong_answer: case b"));
+    verdict_free(&v);
+
+    verdict_init(&v, "c3");
+    c = add(&v, "a", true, 1.0, 0.01, 3.0);
+    c->inputs_modified = true;
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_WRONG_ANSWER);
+    assert_non_null(strstr(v.detail, "inputs modified"));
+    verdict_free(&v);
+}
+
+static void faster_than_the_floor_is_impossible(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "cheat");
+    struct verdict_case *c = add(&v, "a", true, 0.5, 0.01, 5.0);
+    c->floor_ms = stats_floor_ms(&STATS_CEILINGS_H200, 4.2e9, 0); /* 1 ms */
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_IMPOSSIBLE_TIMING);
+    near(v.cases[0].sol, 2.0);
+    assert_non_null(strstr(v.detail, "below the physics floor"));
+    verdict_free(&v);
+
+    /* At 80% of speed of light it is fine, and sol is reported. */
+    verdict_init(&v, "good");
+    c = add(&v, "a", true, 1.25, 0.01, 5.0);
+    c->floor_ms = 1.0;
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_PASS);
+    near(v.sol, 0.8);
+    assert_non_null(strstr(v.summary, "80% of speed of light"));
+    verdict_free(&v);
+}
+
+static void tenfold_speedup_needs_reverify(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "fast");
+    add(&v, "a", true, 1.0, 0.01, 2.0);
+    add(&v, "b", true, 1.0, 0.01, 15.0); /* one case 15x */
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_PASS);
+    assert_true(v.needs_reverify);
+    assert_non_null(strstr(v.summary, "re-verification"));
+    verdict_free(&v);
+}
+
+static void failure_outside_cases_wins(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "c");
+    verdict_fail(&v, VERDICT_COMPILE_ERROR, "kernel.cu:3: error: expected ';'");
+    verdict_fail(&v, VERDICT_TIMEOUT, "later");
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_COMPILE_ERROR);
+    assert_string_equal(v.summary, "compile_error: kernel.cu:3: error: expected ';'");
+    verdict_free(&v);
+
+    /* Compiler output may quote hostile bytes: the JSON stays valid. */
+    verdict_init(&v, "c\xc3");
+    verdict_fail(&v, VERDICT_COMPILE_ERROR, "k.cu:1: \xff\xfe\x1b[2J bad");
+    verdict_finish(&v, NULL);
+    char *t;
+    struct kiln_err e = {0};
+    assert_int_equal(verdict_to_text(&v, &t, &e), KILN_OK);
+    assert_non_null(strstr(t, "\"detail\":\"k.cu:1: ???[2J bad\""));
+    assert_non_null(strstr(t, "\"candidate\":\"c?\""));
+    free(t);
+    verdict_free(&v);
+}
+
+static void status_names(void **state)
+{
+    (void)state;
+    enum verdict_status s;
+    for (int i = 0; i <= VERDICT_IMPOSSIBLE_TIMING; i++) {
+        const char *n = verdict_status_name((enum verdict_status)i);
+        assert_non_null(n);
+        assert_true(verdict_status_from_name(n, &s));
+        assert_int_equal(s, i);
+    }
+    assert_null(verdict_status_name((enum verdict_status)99));
+    assert_false(verdict_status_from_name("passed", &s));
+    assert_string_equal(verdict_status_name(VERDICT_REJECTED_OUTPUT), "rejected_output");
+}
+
+static void json_round_trip(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "c42");
+    add(&v, "small", false, 0.01, 0.02, 0.03);
+    struct verdict_case *c = add(&v, "big", true, 0.7412, 0.0003, 2.3);
+    c->set = 3;
+    c->floor_ms = 0.65;
+    c->vendor_median_ms = 0.8;
+    c->outputs[0].cmp.pass = false;
+    c->outputs[0].cmp.mismatches = 2;
+    c->outputs[0].cmp.nreported = 2;
+    c->outputs[0].cmp.first[0] = (struct compare_mismatch){5, NAN, 1.5};
+    c->outputs[0].cmp.first[1] = (struct compare_mismatch){9, -INFINITY, 0.1};
+    c->outputs[0].cmp.max_abs_err = INFINITY;
+    c->outputs[0].cmp.rel_l2_err = INFINITY;
+    c->outputs[0].cmp.max_rel_err = 0.25;
+    snprintf(c->outputs[0].cmp.reason, sizeof(c->outputs[0].cmp.reason), "2 differ \"q\"");
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_WRONG_ANSWER);
+
+    char *text;
+    struct kiln_err e = {0};
+    assert_int_equal(verdict_to_text(&v, &text, &e), KILN_OK);
+    struct verdict w;
+    assert_int_equal(verdict_from_json(text, strlen(text), &w, &e), KILN_OK);
+    assert_string_equal(w.candidate, "c42");
+    assert_int_equal(w.status, v.status);
+    assert_string_equal(w.detail, v.detail);
+    assert_string_equal(w.summary, v.summary);
+    assert_int_equal(w.ncases, 2);
+    assert_true(w.score_ms == v.score_ms && w.sigma == v.sigma);
+    assert_true(w.speedup_ref == v.speedup_ref && w.speedup_vendor == v.speedup_vendor);
+    assert_true(w.sol == v.sol);
+    const struct verdict_case *a = &v.cases[1], *b = &w.cases[1];
+    assert_string_equal(b->name, "big");
+    assert_int_equal(b->set, 3);
+    assert_true(b->scored && !w.cases[0].scored);
+    assert_int_equal(b->correct, a->correct);
+    assert_string_equal(b->detail, a->detail);
+    assert_true(b->timed);
+    assert_memory_equal(&b->timing, &a->timing, sizeof(a->timing));
+    assert_true(b->ref_median_ms == 2.3 && b->vendor_median_ms == 0.8 && b->floor_ms == 0.65);
+    assert_true(b->sol == a->sol);
+    const struct compare_report *ra = &a->outputs[0].cmp, *rb = &b->outputs[0].cmp;
+    assert_string_equal(b->outputs[0].name, "out");
+    assert_string_equal(rb->reason, "2 differ \"q\"");
+    assert_int_equal(rb->mismatches, 2);
+    assert_int_equal(rb->nreported, 2);
+    assert_int_equal(rb->first[0].index, 5);
+    assert_true(isnan(rb->first[0].out));
+    assert_true(rb->first[1].out == -INFINITY);
+    assert_true(isinf(rb->max_abs_err) && isinf(rb->rel_l2_err));
+    assert_true(rb->max_rel_err == ra->max_rel_err);
+    assert_int_equal(rb->first_unwritten, -1);
+
+    /* The written text is a fixed point. */
+    char *text2;
+    assert_int_equal(verdict_to_text(&w, &text2, &e), KILN_OK);
+    assert_string_equal(text, text2);
+    free(text);
+    free(text2);
+    verdict_free(&w);
+    verdict_free(&v);
+}
+
+static void expect_bad_verdict(const char *doc, enum kiln_rc want)
+{
+    struct verdict w;
+    struct kiln_err e = {0};
+    enum kiln_rc rc = verdict_from_json(doc, strlen(doc), &w, &e);
+    if (rc != want)
+        fail_msg("verdict %.100s: got %d (%s), wanted %d", doc, rc, e.msg, want);
+    assert_null(w.cases);
+    assert_int_equal(w.ncases, 0);
+}
+
+static void strict_reading(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "c");
+    add(&v, "a", true, 1.0, 0.01, 2.0);
+    verdict_finish(&v, NULL);
+    char *text;
+    struct kiln_err e = {0};
+    assert_int_equal(verdict_to_text(&v, &text, &e), KILN_OK);
+    verdict_free(&v);
+
+    /* Mutations of a valid document, each of which must be refused. */
+    struct {
+        const char *from, *to;
+        enum kiln_rc rc;
+    } muts[] = {
+        {"\"status\":\"pass\"", "\"status\":\"passed\"", KILN_E_PARSE},
+        {"\"status\":\"pass\"", "\"status\":1", KILN_E_PARSE},
+        {"\"version\":1", "\"version\":2", KILN_E_REJECTED},
+        {"\"version\":1", "\"version\":1,\"x\":1", KILN_E_PARSE},
+        {"\"reverified\":false", "\"reverified\":0", KILN_E_PARSE},
+        {"\"n\":100", "\"n\":0", KILN_E_REJECTED},
+        {"\"n\":100", "\"n\":[[[[100]]]]", KILN_E_LIMIT},
+        {"\"median\":1.0", "\"median\":-1", KILN_E_REJECTED},
+        {"\"median\":1.0", "\"median\":\"nan\"", KILN_E_REJECTED},
+        {"\"median\":1.0", "\"median\":\"fast\"", KILN_E_PARSE},
+        {"\"mismatches\":0", "\"mismatches\":17", KILN_E_REJECTED},
+        {"\"candidate\":\"c\"", "\"candidate\":\"c\",\"candidate\":\"d\"", KILN_E_PARSE},
+    };
+    for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
+        char *at = strstr(text, muts[i].from);
+        if (!at)
+            fail_msg("fixture lacks %s: %s", muts[i].from, text);
+        char buf[8192];
+        snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - text), text, muts[i].to,
+                 at + strlen(muts[i].from));
+        expect_bad_verdict(buf, muts[i].rc);
+    }
+    free(text);
+    expect_bad_verdict("{}", KILN_E_PARSE);
+    expect_bad_verdict("", KILN_E_PARSE);
+    expect_bad_verdict("[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]", KILN_E_LIMIT);
+}
+
+/* A passing verdict with a given score and noise, for ranking. */
+static struct verdict scored(const char *name, double ms, double sigma)
+{
+    struct verdict v;
+    verdict_init(&v, name);
+    v.score_ms = ms;
+    v.sigma = sigma;
+    return v;
+}
+
+static void ranking_ties_keep_the_earlier(void **state)
+{
+    (void)state;
+    /* b is 1% faster than a but both have 2% noise: a keeps first place. */
+    struct verdict v[2] = {scored("a", 1.00, 0.02), scored("b", 0.99, 0.02)};
+    struct rank_entry *r;
+    struct kiln_err e = {0};
+    assert_int_equal(rank_verdicts(v, 2, NULL, &r, &e), KILN_OK);
+    assert_int_equal(r[0].index, 0);
+    assert_int_equal(r[0].place, 1);
+    assert_int_equal(r[1].index, 1);
+    assert_int_equal(r[1].place, 2);
+    assert_non_null(strstr(r[1].reason, "within noise of a"));
+    free(r);
+}
+
+static void ranking_clear_winner(void **state)
+{
+    (void)state;
+    /* b is 30% faster with 1% noise: it wins though submitted later. */
+    struct verdict v[2] = {scored("a", 1.00, 0.01), scored("b", 0.70, 0.01)};
+    struct rank_entry *r;
+    struct kiln_err e = {0};
+    assert_int_equal(rank_verdicts(v, 2, NULL, &r, &e), KILN_OK);
+    assert_int_equal(r[0].index, 1);
+    assert_int_equal(r[1].index, 0);
+    assert_non_null(strstr(r[0].reason, "fastest"));
+    assert_non_null(strstr(r[1].reason, "slower than b beyond noise"));
+    free(r);
+}
+
+static void ranking_puts_failures_and_flags_last(void **state)
+{
+    (void)state;
+    struct verdict v[5] = {scored("bad", 0.1, 0.01), scored("ok", 1.0, 0.01),
+                           scored("flag", 0.05, 0.01), scored("better", 0.5, 0.01),
+                           scored("floor", 0.01, 0.01)};
+    verdict_fail(&v[0], VERDICT_WRONG_ANSWER, "case a: output not written");
+    v[2].needs_reverify = true;
+    v[2].speedup_ref = 20.0;
+    verdict_fail(&v[4], VERDICT_IMPOSSIBLE_TIMING, "below the floor");
+    struct rank_entry *r;
+    struct kiln_err e = {0};
+    assert_int_equal(rank_verdicts(v, 5, NULL, &r, &e), KILN_OK);
+    size_t want[5] = {3, 1, 2, 0, 4};
+    int places[5] = {1, 2, 0, 0, 0};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(r[i].index, want[i]);
+        assert_int_equal(r[i].place, places[i]);
+    }
+    assert_non_null(strstr(r[2].reason, "needs re-verification"));
+    assert_string_equal(r[3].reason, "wrong_answer: case a: output not written");
+    assert_string_equal(r[4].reason, "impossible_timing: below the floor");
+    free(r);
+
+    /* Once re-verified it ranks first. */
+    v[2].reverified = true;
+    assert_int_equal(rank_verdicts(v, 5, NULL, &r, &e), KILN_OK);
+    assert_int_equal(r[0].index, 2);
+    assert_int_equal(r[0].place, 1);
+    free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(geomean_over_performance_cases_only),
+        cmocka_unit_test(wrong_output_makes_wrong_answer),
+        cmocka_unit_test(faster_than_the_floor_is_impossible),
+        cmocka_unit_test(tenfold_speedup_needs_reverify),
+        cmocka_unit_test(failure_outside_cases_wins),
+        cmocka_unit_test(status_names),
+        cmocka_unit_test(json_round_trip),
+        cmocka_unit_test(strict_reading),
+        cmocka_unit_test(ranking_ties_keep_the_earlier),
+        cmocka_unit_test(ranking_clear_winner),
+        cmocka_unit_test(ranking_puts_failures_and_flags_last),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
