@@ -338,6 +338,9 @@ static enum kiln_rc check_inputs(const struct llm_config *cfg, const char *api_k
     if (cfg->max_retries < 0 || cfg->max_retries > LLM_MAX_RETRIES_CAP)
         return kiln_fail(err, KILN_E_USAGE, "max_retries %d is outside 0..%d", cfg->max_retries,
                          LLM_MAX_RETRIES_CAP);
+    if (cfg->max_reply_bytes > LLM_ENVELOPE_MAX)
+        return kiln_fail(err, KILN_E_USAGE, "max_reply_bytes %zu is over the %u byte ceiling",
+                         cfg->max_reply_bytes, LLM_ENVELOPE_MAX);
     if (cfg->timeout_ms < 0 || cfg->backoff_initial_ms < 0 || cfg->backoff_max_ms < 0)
         return kiln_fail(err, KILN_E_USAGE, "timeouts and backoff times must not be negative");
     if (api_key) {

@@ -35,13 +35,13 @@
 #define LLM_DEFAULT_BACKOFF_MAX_MS 60000L
 #define LLM_MAX_RETRIES_CAP        10
 
-/* Zero means "default" for every numeric field. */
+/* Zero selects the default for the timeout, size and backoff fields. */
 struct llm_config {
     const char *base_url;      /* NULL: LLM_DEFAULT_BASE_URL; http(s) only */
     const char *model;         /* required */
     long timeout_ms;           /* per attempt, whole transfer; 0: default */
-    size_t max_reply_bytes;    /* reply body cap; 0: LLM_DEFAULT_REPLY_MAX */
-    int max_retries;           /* retries after the first attempt, 0..10 */
+    size_t max_reply_bytes;    /* reply body cap; 0: default; at most 64 MiB */
+    int max_retries;           /* retries after the first attempt (0: none), 0..10 */
     long backoff_initial_ms;   /* first retry delay before jitter; 0: default */
     long backoff_max_ms;       /* cap on any one delay, Retry-After included */
     long max_tokens;           /* sent as max_tokens when > 0 */
@@ -76,7 +76,8 @@ struct llm_exchange {
  * redirect, a refusal), KILN_E_TIMEOUT (no answer in time after all
  * retries), KILN_E_IO (network or 5xx after all retries), KILN_E_LIMIT
  * (reply over max_reply_bytes, truncated completion), KILN_E_PARSE (the
- * envelope is not chat-completions JSON).
+ * envelope is not chat-completions JSON). The whole call takes at most
+ * (max_retries + 2) * timeout_ms plus the backoff sleeps.
  */
 enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const char *system_prompt,
                       const char *user_prompt, struct llm_exchange *out,

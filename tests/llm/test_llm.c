@@ -524,6 +524,11 @@ static void test_bad_config(void **state)
     assert_int_equal(llm_chat(&c, KEY, "s", "u", &ex, &err), KILN_E_USAGE);
     kiln_err_clear(&err);
     c.max_retries = 0;
+    c.max_reply_bytes = (size_t)-1;
+    assert_int_equal(llm_chat(&c, KEY, "s", "u", &ex, &err), KILN_E_USAGE);
+    assert_non_null(strstr(err.msg, "max_reply_bytes"));
+    kiln_err_clear(&err);
+    c.max_reply_bytes = 0;
     assert_int_equal(llm_chat(&c, "sk-bad\r\nX-Injected: 1", "s", "u", &ex, &err), KILN_E_USAGE);
     assert_non_null(strstr(err.msg, "control character"));
     kiln_err_clear(&err);
