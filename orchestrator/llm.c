@@ -243,7 +243,8 @@ out:
 
 /* The server's own explanation from an error body: {"error":{"message":..}}
  * (OpenAI, vLLM, llama.cpp) or {"error":".."} (Ollama), else the raw text. */
-static const char *server_message(const char *body, size_t len, char *buf, size_t cap)
+static const char *server_message(const char *body, size_t len, const char *key, char *buf,
+                                  size_t cap)
 {
     json_error_t jerr;
     json_t *root = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
@@ -256,6 +257,8 @@ static const char *server_message(const char *body, size_t len, char *buf, size_
     else
         snprintf(buf, cap, "(empty body)");
     json_decref(root);
+    /* The body was masked, but a JSON-escaped key decodes back to the key. */
+    mask_key(buf, strlen(buf), key);
     return buf;
 }
 
@@ -484,6 +487,7 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
                                     &out->content_len, &usage, err);
             out->prompt_tokens = usage.prompt_tokens;
             out->completion_tokens = usage.completion_tokens;
+            mask_key(out->content, out->content_len, api_key); /* as in server_message */
             if (usage.prompt_tokens >= 0 && usage.completion_tokens >= 0 &&
                 (cfg->price_in_per_mtok > 0 || cfg->price_out_per_mtok > 0))
                 out->cost_usd = ((double)usage.prompt_tokens * cfg->price_in_per_mtok +
@@ -512,7 +516,7 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
             if (retries >= cfg->max_retries) {
                 rc = kiln_fail(err, KILN_E_IO, "%s answered %ld after %d attempts: %s%s", url,
                                status, out->attempts,
-                               server_message(sink.buf, sink.len, msg, sizeof(msg)),
+                               server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)),
                                status == 429 ? " (rate limited: wait or raise your quota)" : "");
                 goto out;
             }
@@ -521,11 +525,11 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
             rc = kiln_fail(err, KILN_E_REJECTED,
                            "the API rejected the key (%ld): %s; set OPENAI_API_KEY (or "
                            "KILN_API_KEY) to a valid key",
-                           status, server_message(sink.buf, sink.len, msg, sizeof(msg)));
+                           status, server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)));
             goto out;
         } else {
             rc = kiln_fail(err, KILN_E_REJECTED, "%s answered %ld: %s%s", url, status,
-                           server_message(sink.buf, sink.len, msg, sizeof(msg)),
+                           server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)),
                            status == 404 ? " (check --base-url and --model)" : "");
             goto out;
         }

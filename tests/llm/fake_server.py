@@ -187,6 +187,14 @@ class Handler(BaseHTTPRequestHandler):
             d = envelope(good)
             d["echo"] = "you sent " + str(auth) + " and again " + str(auth)
             return self.reply(200, d)
+        if scen in ("echoesc", "leak401"):
+            # The key JSON-escaped: not in the raw body, but in what it decodes to.
+            esc = KEY.replace("-", "\\u002d")
+            if scen == "leak401":
+                return self.reply(401, '{"error":{"message":"bad key ' + esc + '"}}')
+            content = '{\\"source\\":\\"k\\",\\"rationale\\":\\"' + esc + \
+                '\\",\\"language\\":\\"c\\"}'
+            return self.reply(200, '{"choices":[{"message":{"content":"' + content + '"}}]}')
         if scen == "redirect":
             return self.reply(302, "", headers=[("Location", "http://example.invalid/v1")])
         return self.reply(422, {"error": {"message": "fake server: unknown scenario " + scen}})

@@ -424,6 +424,24 @@ static void test_echoed_key_is_masked(void **state)
     llm_exchange_free(&ex);
 }
 
+static void test_escaped_key_echo_is_masked(void **state)
+{
+    (void)state;
+    struct llm_config c = cfg_for("echoesc");
+    struct llm_exchange ex;
+    struct kiln_err err = {0};
+    assert_int_equal(llm_chat(&c, KEY, "s", "u", &ex, &err), KILN_OK);
+    assert_non_null(strstr(ex.content, "\"rationale\":\"*****"));
+    assert_key_unrecorded(&ex, &err);
+    llm_exchange_free(&ex);
+
+    c = cfg_for("leak401");
+    assert_int_equal(llm_chat(&c, KEY, "s", "u", &ex, &err), KILN_E_REJECTED);
+    assert_non_null(strstr(err.msg, "(401): \"bad key *****"));
+    assert_key_unrecorded(&ex, &err);
+    llm_exchange_free(&ex);
+}
+
 static void test_redirect_not_followed(void **state)
 {
     (void)state;
@@ -575,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_truncated_completion),
         cmocka_unit_test(test_refusal),
         cmocka_unit_test(test_echoed_key_is_masked),
+        cmocka_unit_test(test_escaped_key_echo_is_masked),
         cmocka_unit_test(test_redirect_not_followed),
         cmocka_unit_test(test_wrong_path_404),
         cmocka_unit_test(test_connection_refused),
