@@ -1,0 +1,551 @@
+#include "llm.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "kiln_version.h"
+#include "llm_reply.h"
+
+/* Keys shorter than this are not masked in replies: masking "abc" would
+ * mangle the body, and no real API key is that short. */
+#define KEY_MASK_MIN 8
+
+/* The reply body, grown on demand up to the cap. */
+struct sink {
+    char *buf;
+    size_t len;
+    size_t alloc;
+    size_t max;
+    bool overflow;
+};
+
+static size_t sink_write(char *p, size_t size, size_t nmemb, void *userdata)
+{
+    struct sink *s = userdata;
+    size_t n = size * nmemb;
+    if (n > s->max - s->len) {
+        /* Returning short aborts the transfer with CURLE_WRITE_ERROR. */
+        s->overflow = true;
+        return 0;
+    }
+    if (s->len + n + 1 > s->alloc) {
+        size_t want = s->alloc ? s->alloc : 16384;
+        while (want < s->len + n + 1)
+            want *= 2;
+        if (want > s->max + 1)
+            want = s->max + 1;
+        char *nb = realloc(s->buf, want);
+        if (!nb)
+            return 0;
+        s->buf = nb;
+        s->alloc = want;
+    }
+    memcpy(s->buf + s->len, p, n);
+    s->len += n;
+    s->buf[s->len] = '\0';
+    return n;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    /* Resume after signals, but never loop more than a few times. */
+    for (int i = 0; i < 100 && nanosleep(&ts, &ts) != 0 && errno == EINTR; i++)
+        ;
+}
+
+/* Uniform in [0, n); getrandom avoids any shared PRNG state. */
+static long jitter(long n)
+{
+    uint64_t r = 0;
+    if (n <= 0)
+        return 0;
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        r = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull;
+    }
+    return (long)(r % (uint64_t)n);
+}
+
+/* Exponential backoff with jitter in [d/2, d], raised to Retry-After. */
+static long backoff_delay(long initial, long cap, int retry, long retry_after_s)
+{
+    long d = initial;
+    for (int i = 0; i < retry && d < cap; i++)
+        d *= 2;
+    if (d > cap)
+        d = cap;
+    d = d / 2 + jitter(d / 2 + 1);
+    if (retry_after_s > 0) {
+        long ra = retry_after_s > cap / 1000 + 1 ? cap : retry_after_s * 1000;
+        if (ra > d)
+            d = ra;
+    }
+    return d > cap ? cap : d;
+}
+
+static void mask_key(char *buf, size_t len, const char *key)
+{
+    size_t kl = key ? strlen(key) : 0;
+    if (kl < KEY_MASK_MIN || !buf)
+        return;
+    char *p = buf;
+    while ((p = memmem(p, len - (size_t)(p - buf), key, kl)) != NULL) {
+        memset(p, '*', kl);
+        p += kl;
+    }
+}
+
+/* The strict schema of the candidate object (llm_reply.h). */
+static json_t *candidate_schema(void)
+{
+    return json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:[s,s], s:s}}, s:[s,s,s], s:b}",
+                     "type", "object", "properties", "source", "type", "string", "description",
+                     "the complete candidate source file with its // kiln: directives", "rationale",
+                     "type", "string", "description",
+                     "why this candidate should be faster, in a few sentences", "language", "type",
+                     "string", "enum", "cuda", "c", "description",
+                     "cuda for a .cu candidate, c for a CPU candidate", "required", "source",
+                     "rationale", "language", "additionalProperties", 0);
+}
+
+static enum kiln_rc build_request(const struct llm_config *cfg, const char *system_prompt,
+                                  const char *user_prompt, bool schema, char **out,
+                                  struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    json_t *msgs = json_array();
+    json_t *req = json_object();
+    json_t *fmt = NULL;
+    if (!msgs || !req) {
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory building the request");
+        goto out;
+    }
+    if (system_prompt) {
+        json_t *s = json_stringn(system_prompt, strlen(system_prompt));
+        if (!s) {
+            rc = kiln_fail(err, KILN_E_USAGE, "the system prompt is not valid UTF-8");
+            goto out;
+        }
+        json_array_append_new(msgs, json_pack("{s:s, s:o}", "role", "system", "content", s));
+    }
+    json_t *u = json_stringn(user_prompt, strlen(user_prompt));
+    if (!u) {
+        rc = kiln_fail(err, KILN_E_USAGE, "the user prompt is not valid UTF-8");
+        goto out;
+    }
+    json_array_append_new(msgs, json_pack("{s:s, s:o}", "role", "user", "content", u));
+    if (schema)
+        fmt = json_pack("{s:s, s:{s:s, s:b, s:o}}", "type", "json_schema", "json_schema", "name",
+                        "kiln_candidate", "strict", 1, "schema", candidate_schema());
+    else
+        fmt = json_pack("{s:s}", "type", "json_object");
+    json_t *model = json_string(cfg->model);
+    if (!model) {
+        rc = kiln_fail(err, KILN_E_USAGE, "the model name is not valid UTF-8");
+        goto out;
+    }
+    if (!fmt || json_object_set_new(req, "model", model) != 0 ||
+        json_object_set(req, "messages", msgs) != 0 ||
+        json_object_set(req, "response_format", fmt) != 0 ||
+        (cfg->max_tokens > 0 &&
+         json_object_set_new(req, "max_tokens", json_integer(cfg->max_tokens)) != 0)) {
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory building the request");
+        goto out;
+    }
+    *out = json_dumps(req, JSON_COMPACT);
+    if (!*out)
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory serializing the request");
+out:
+    json_decref(fmt);
+    json_decref(msgs);
+    json_decref(req);
+    return rc;
+}
+
+static bool is_loopback(const char *host)
+{
+    return strcasecmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0;
+}
+
+/* {base_url}/chat/completions, checked: http(s) only, and a key only over
+ * https or to this machine. */
+static enum kiln_rc build_url(const char *base, bool with_key, char **out, struct kiln_err *err)
+{
+    size_t n = strlen(base);
+    while (n > 0 && base[n - 1] == '/')
+        n--;
+    static const char suffix[] = "/chat/completions";
+    char *url = malloc(n + sizeof(suffix));
+    if (!url)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory building the URL");
+    memcpy(url, base, n);
+    memcpy(url + n, suffix, sizeof(suffix));
+
+    enum kiln_rc rc = KILN_OK;
+    char *scheme = NULL, *host = NULL;
+    CURLU *u = curl_url();
+    if (!u) {
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory parsing the URL");
+        goto out;
+    }
+    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
+        rc = kiln_fail(err, KILN_E_USAGE,
+                       "--base-url %s is not a URL: use e.g. https://api.openai.com/v1 or "
+                       "http://127.0.0.1:8080/v1",
+                       base);
+        goto out;
+    }
+    if (strcmp(scheme, "https") != 0 && strcmp(scheme, "http") != 0) {
+        rc = kiln_fail(err, KILN_E_USAGE, "--base-url %s: only http and https are supported", base);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host[0]) {
+        rc = kiln_fail(err, KILN_E_USAGE, "--base-url %s has no host name", base);
+        goto out;
+    }
+    if (with_key && strcmp(scheme, "http") == 0 && !is_loopback(host)) {
+        rc = kiln_fail(err, KILN_E_USAGE,
+                       "refusing to send the API key over plain http to %s: use https, or no "
+                       "key for a local server",
+                       host);
+        goto out;
+    }
+out:
+    curl_free(scheme);
+    curl_free(host);
+    curl_url_cleanup(u);
+    if (rc != KILN_OK)
+        free(url);
+    else
+        *out = url;
+    return rc;
+}
+
+/* The server's own explanation from an error body: {"error":{"message":..}}
+ * (OpenAI, vLLM, llama.cpp) or {"error":".."} (Ollama), else the raw text. */
+static const char *server_message(const char *body, size_t len, const char *key, char *buf,
+                                  size_t cap)
+{
+    json_error_t jerr;
+    json_t *root = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    json_t *e = json_object_get(root, "error");
+    json_t *m = json_is_string(e) ? e : json_object_get(e, "message");
+    if (json_is_string(m))
+        llm_snippet(json_string_value(m), json_string_length(m), buf, cap);
+    else if (body && len > 0)
+        llm_snippet(body, len, buf, cap);
+    else
+        snprintf(buf, cap, "(empty body)");
+    json_decref(root);
+    /* The body was masked, but a JSON-escaped key decodes back to the key. */
+    mask_key(buf, strlen(buf), key);
+    return buf;
+}
+
+static bool curl_retryable(CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void llm_exchange_free(struct llm_exchange *ex)
+{
+    if (!ex)
+        return;
+    free(ex->request_body);
+    free(ex->reply_body);
+    free(ex->content);
+    memset(ex, 0, sizeof(*ex));
+}
+
+static void free_headers(struct curl_slist *h)
+{
+    /* The Authorization line holds the key: wipe before freeing. */
+    for (struct curl_slist *p = h; p; p = p->next)
+        explicit_bzero(p->data, strlen(p->data));
+    curl_slist_free_all(h);
+}
+
+static enum kiln_rc make_headers(const char *api_key, struct curl_slist **out, struct kiln_err *err)
+{
+    static const char *const fixed[] = {"Content-Type: application/json",
+                                        "Accept: application/json", "Expect:"};
+    struct curl_slist *h = NULL;
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        struct curl_slist *t = curl_slist_append(h, fixed[i]);
+        if (!t)
+            goto nomem;
+        h = t;
+    }
+    if (api_key) {
+        static const char prefix[] = "Authorization: Bearer ";
+        size_t kl = strlen(api_key);
+        char *line = malloc(sizeof(prefix) + kl);
+        if (!line)
+            goto nomem;
+        memcpy(line, prefix, sizeof(prefix) - 1);
+        memcpy(line + sizeof(prefix) - 1, api_key, kl + 1);
+        struct curl_slist *t = curl_slist_append(h, line);
+        explicit_bzero(line, sizeof(prefix) + kl);
+        free(line);
+        if (!t)
+            goto nomem;
+        h = t;
+    }
+    *out = h;
+    return KILN_OK;
+nomem:
+    free_headers(h);
+    return kiln_fail(err, KILN_E_NOMEM, "out of memory building the request headers");
+}
+
+static enum kiln_rc check_inputs(const struct llm_config *cfg, const char *api_key,
+                                 const char *user_prompt, struct kiln_err *err)
+{
+    if (!cfg || !cfg->model || !cfg->model[0])
+        return kiln_fail(err, KILN_E_USAGE, "no model given: pass --model (e.g. gpt-4.1)");
+    if (!user_prompt)
+        return kiln_fail(err, KILN_E_INTERNAL, "llm_chat: no user prompt");
+    if (cfg->max_retries < 0 || cfg->max_retries > LLM_MAX_RETRIES_CAP)
+        return kiln_fail(err, KILN_E_USAGE, "max_retries %d is outside 0..%d", cfg->max_retries,
+                         LLM_MAX_RETRIES_CAP);
+    if (cfg->max_reply_bytes > LLM_ENVELOPE_MAX)
+        return kiln_fail(err, KILN_E_USAGE, "max_reply_bytes %zu is over the %u byte ceiling",
+                         cfg->max_reply_bytes, LLM_ENVELOPE_MAX);
+    if (cfg->timeout_ms < 0 || cfg->backoff_initial_ms < 0 || cfg->backoff_max_ms < 0)
+        return kiln_fail(err, KILN_E_USAGE, "timeouts and backoff times must not be negative");
+    if (api_key) {
+        if (!api_key[0])
+            return kiln_fail(err, KILN_E_USAGE, "the API key is empty: set OPENAI_API_KEY");
+        for (const char *p = api_key; *p; p++) {
+            if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+                return kiln_fail(err, KILN_E_USAGE,
+                                 "the API key contains a space or control character: check "
+                                 "OPENAI_API_KEY");
+        }
+    }
+    return KILN_OK;
+}
+
+enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const char *system_prompt,
+                      const char *user_prompt, struct llm_exchange *out, struct kiln_err *err)
+{
+    double t0 = now_s();
+    memset(out, 0, sizeof(*out));
+    out->prompt_tokens = -1;
+    out->completion_tokens = -1;
+    out->cost_usd = -1;
+    enum kiln_rc rc = check_inputs(cfg, api_key, user_prompt, err);
+    if (rc != KILN_OK)
+        return rc;
+
+    const char *base = cfg->base_url ? cfg->base_url : LLM_DEFAULT_BASE_URL;
+    long timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : LLM_DEFAULT_TIMEOUT_MS;
+    long backoff0 = cfg->backoff_initial_ms ? cfg->backoff_initial_ms : LLM_DEFAULT_BACKOFF_MS;
+    long backoff_max = cfg->backoff_max_ms ? cfg->backoff_max_ms : LLM_DEFAULT_BACKOFF_MAX_MS;
+    struct sink sink = {.max = cfg->max_reply_bytes ? cfg->max_reply_bytes : LLM_DEFAULT_REPLY_MAX};
+    char errbuf[CURL_ERROR_SIZE];
+    char msg[256];
+    char *url = NULL;
+    struct curl_slist *headers = NULL;
+    CURL *h = NULL;
+    bool schema = true;
+    bool fell_back = false;
+    int retries = 0;
+
+    rc = build_url(base, api_key != NULL, &url, err);
+    if (rc != KILN_OK)
+        goto out;
+    rc = build_request(cfg, system_prompt, user_prompt, schema, &out->request_body, err);
+    if (rc != KILN_OK)
+        goto out;
+    out->response_format = "json_schema";
+    if (api_key && strstr(out->request_body, api_key)) {
+        rc = kiln_fail(err, KILN_E_USAGE,
+                       "refusing to send a prompt that contains the API key: remove it");
+        goto out;
+    }
+    rc = make_headers(api_key, &headers, err);
+    if (rc != KILN_OK)
+        goto out;
+    h = curl_easy_init();
+    if (!h) {
+        rc = kiln_fail(err, KILN_E_NOMEM, "curl_easy_init failed (was curl_global_init called?)");
+        goto out;
+    }
+    errbuf[0] = '\0';
+    /* Untrusted peer: http(s) only, no redirects, TLS verified, no signals
+     * (threads), every wait bounded. */
+    if (curl_easy_setopt(h, CURLOPT_URL, url) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https") != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 30000 ? timeout_ms : 30000L) !=
+            CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)sink.max) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_USERAGENT, "kiln/" KILN_VERSION) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK) {
+        rc = kiln_fail(err, KILN_E_UNSUPPORTED,
+                       "this libcurl lacks an option kiln needs (7.85 or newer is required)");
+        goto out;
+    }
+
+    /* Bounded: at most max_retries + 1 attempts plus one format fallback. */
+    for (int guard = 0; guard < LLM_MAX_RETRIES_CAP + 2; guard++) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, out->request_body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(out->request_body));
+        sink.len = 0;
+        sink.overflow = false;
+        errbuf[0] = '\0';
+        out->attempts++;
+        CURLcode cc = curl_easy_perform(h);
+        long status = 0;
+        curl_off_t retry_after = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
+        out->http_status = status;
+        mask_key(sink.buf, sink.len, api_key);
+        free(out->reply_body);
+        out->reply_body = malloc(sink.len + 1);
+        if (!out->reply_body) {
+            rc = kiln_fail(err, KILN_E_NOMEM, "out of memory recording the reply");
+            goto out;
+        }
+        if (sink.len)
+            memcpy(out->reply_body, sink.buf, sink.len);
+        out->reply_body[sink.len] = '\0';
+        out->reply_len = sink.len;
+
+        if (sink.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
+            rc = kiln_fail(err, KILN_E_LIMIT,
+                           "the server's reply exceeded %zu bytes (max_reply_bytes): transfer "
+                           "aborted; raise the cap if the model really needs that much",
+                           sink.max);
+            goto out;
+        }
+        bool retry = false;
+        if (cc != CURLE_OK) {
+            if (!curl_retryable(cc)) {
+                rc = kiln_fail(err, KILN_E_IO, "request to %s failed: %s", url,
+                               errbuf[0] ? errbuf : curl_easy_strerror(cc));
+                goto out;
+            }
+            if (retries >= cfg->max_retries) {
+                if (cc == CURLE_OPERATION_TIMEDOUT)
+                    rc = kiln_fail(err, KILN_E_TIMEOUT,
+                                   "no reply from %s within %ld ms (%d attempts): raise the "
+                                   "timeout or check the server",
+                                   url, timeout_ms, out->attempts);
+                else
+                    rc = kiln_fail(err, KILN_E_IO, "request to %s failed after %d attempts: %s",
+                                   url, out->attempts, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+                goto out;
+            }
+            retry = true;
+        } else if (status >= 200 && status < 300) {
+            struct llm_usage usage;
+            rc = llm_envelope_parse(sink.buf ? sink.buf : "", sink.len, &out->content,
+                                    &out->content_len, &usage, err);
+            out->prompt_tokens = usage.prompt_tokens;
+            out->completion_tokens = usage.completion_tokens;
+            mask_key(out->content, out->content_len, api_key); /* as in server_message */
+            if (usage.prompt_tokens >= 0 && usage.completion_tokens >= 0 &&
+                (cfg->price_in_per_mtok > 0 || cfg->price_out_per_mtok > 0))
+                out->cost_usd = ((double)usage.prompt_tokens * cfg->price_in_per_mtok +
+                                 (double)usage.completion_tokens * cfg->price_out_per_mtok) /
+                                1e6;
+            goto out;
+        } else if (status >= 300 && status < 400) {
+            rc = kiln_fail(err, KILN_E_REJECTED,
+                           "%s answered with a redirect (%ld), which kiln does not follow: set "
+                           "--base-url to the final URL",
+                           url, status);
+            goto out;
+        } else if (status == 400 && schema && !fell_back) {
+            /* Many local servers reject json_schema: ask for a JSON object. */
+            schema = false;
+            fell_back = true;
+            char *body = NULL;
+            rc = build_request(cfg, system_prompt, user_prompt, false, &body, err);
+            if (rc != KILN_OK)
+                goto out;
+            free(out->request_body);
+            out->request_body = body;
+            out->response_format = "json_object";
+            continue;
+        } else if (status == 429 || status >= 500) {
+            if (retries >= cfg->max_retries) {
+                rc = kiln_fail(err, KILN_E_IO, "%s answered %ld after %d attempts: %s%s", url,
+                               status, out->attempts,
+                               server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)),
+                               status == 429 ? " (rate limited: wait or raise your quota)" : "");
+                goto out;
+            }
+            retry = true;
+        } else if (status == 401 || status == 403) {
+            rc = kiln_fail(err, KILN_E_REJECTED,
+                           "the API rejected the key (%ld): %s; set OPENAI_API_KEY (or "
+                           "KILN_API_KEY) to a valid key",
+                           status, server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)));
+            goto out;
+        } else {
+            rc = kiln_fail(err, KILN_E_REJECTED, "%s answered %ld: %s%s", url, status,
+                           server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)),
+                           status == 404 ? " (check --base-url and --model)" : "");
+            goto out;
+        }
+        if (retry) {
+            long d = backoff_delay(backoff0, backoff_max, retries, (long)retry_after);
+            retries++;
+            out->backoff_ms += d;
+            sleep_ms(d);
+        }
+    }
+    rc = kiln_fail(err, KILN_E_INTERNAL, "llm_chat: retry loop did not terminate");
+out:
+    out->latency_s = now_s() - t0;
+    curl_easy_cleanup(h);
+    free_headers(headers);
+    free(url);
+    free(sink.buf);
+    return rc;
+}

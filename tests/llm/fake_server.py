@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""A fake OpenAI-compatible chat-completions server for kiln's llm tests.
+
+usage: fake_server.py PORT_FILE
+
+Binds 127.0.0.1 on an ephemeral port, writes the port number to PORT_FILE
+(atomically, via rename), and serves POST /v1/chat/completions until its
+parent process dies or 120 seconds pass, whichever comes first.
+
+The scenario is the request's "model" up to the first '#': tests append
+'#tag' so that per-model request counters (for "fail, then succeed") never
+collide. Every request is first checked for the shape kiln must send; a bad
+request gets 422 with the reason, which makes the C test fail loudly.
+"""
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+KEY = "sk-kiln-test-0123456789abcdef"
+GOOD = {
+    "source": "// kiln: launch k grid(1) block(1) args(n)\n"
+    'extern "C" __global__ void k(long long n) {}\n',
+    "rationale": "a baseline",
+    "language": "cuda",
+}
+HUGE = 10 * 1024 * 1024
+LIFETIME_S = 120
+
+counts = {}
+lock = threading.Lock()
+
+
+def envelope(content, finish="stop", usage=(120, 45), refusal=None):
+    msg = {"role": "assistant", "content": content}
+    if refusal is not None:
+        msg["refusal"] = refusal
+    d = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake",
+        "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+    }
+    if usage:
+        d["usage"] = {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": usage[0] + usage[1],
+        }
+    return d
+
+
+def check_request(req, raw):
+    """Returns why the request is not what kiln should send, or None."""
+    if KEY.encode() in raw:
+        return "the API key appears in the request body"
+    if not isinstance(req, dict) or not isinstance(req.get("model"), str):
+        return "no model"
+    msgs = req.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        return "no messages"
+    for m in msgs:
+        if m.get("role") not in ("system", "user") or not isinstance(m.get("content"), str):
+            return "bad message " + json.dumps(m)[:80]
+    if msgs[-1]["role"] != "user":
+        return "last message is not the user's"
+    fmt = req.get("response_format")
+    if not isinstance(fmt, dict):
+        return "no response_format"
+    if fmt.get("type") == "json_schema":
+        js = fmt.get("json_schema", {})
+        schema = js.get("schema", {})
+        if js.get("strict") is not True:
+            return "json_schema is not strict"
+        if sorted(schema.get("required", [])) != ["language", "rationale", "source"]:
+            return "schema does not require source, rationale, language"
+        if schema.get("additionalProperties") is not False:
+            return "schema allows additional properties"
+        if schema["properties"]["language"].get("enum") != ["cuda", "c"]:
+            return "schema language enum is wrong"
+    elif fmt.get("type") != "json_object":
+        return "unknown response_format " + str(fmt.get("type"))
+    return None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body, headers=(), length=True):
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        if isinstance(body, str):
+            body = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        for k, v in headers:
+            self.send_header(k, v)
+        if length:
+            self.send_header("Content-Length", str(len(body)))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        if n > 8 * 1024 * 1024:
+            return self.reply(413, {"error": {"message": "request too large"}})
+        raw = self.rfile.read(n)
+        if self.path != "/v1/chat/completions":
+            return self.reply(404, {"error": {"message": "no route for " + self.path}})
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            return self.reply(400, {"error": {"message": "request is not JSON"}})
+        problem = check_request(req, raw)
+        if problem:
+            return self.reply(422, {"error": {"message": "fake server: " + problem}})
+        model = req["model"]
+        scen = model.split("#")[0]
+        with lock:
+            counts[model] = counts.get(model, 0) + 1
+            nth = counts[model]
+        auth = self.headers.get("Authorization")
+        fmt = req["response_format"]["type"]
+        good = json.dumps(GOOD)
+
+        if scen == "good":
+            if auth != "Bearer " + KEY:
+                return self.reply(401, {"error": {"message": "Incorrect API key provided",
+                                                  "type": "invalid_request_error"}})
+            return self.reply(200, envelope(good))
+        if scen == "nokey":
+            if auth is not None:
+                return self.reply(422, {"error": {"message": "fake server: unexpected key"}})
+            return self.reply(200, envelope(good))
+        if scen == "nousage":
+            return self.reply(200, envelope(good, usage=None))
+        if scen == "fenced":
+            return self.reply(200, envelope("```json\n" + json.dumps(GOOD, indent=2) + "\n```\n"))
+        if scen == "malformed":
+            return self.reply(200, envelope('{"source": "x", "rationale": '))
+        if scen == "missing":
+            return self.reply(200, envelope(json.dumps({"source": "x", "rationale": "r"})))
+        if scen == "garbage":
+            return self.reply(200, "<html>gateway says hi</html>")
+        if scen == "huge":
+            return self.reply(200, '{"pad":"' + "x" * HUGE + '"}')
+        if scen == "hugestream":
+            return self.reply(200, '{"pad":"' + "x" * HUGE + '"}', length=False)
+        if scen == "ratelimit":
+            if nth == 1:
+                return self.reply(429, {"error": {"message": "Rate limit reached"}},
+                                  headers=[("Retry-After", "1")])
+            return self.reply(200, envelope(good))
+        if scen == "flaky":  # 503, 502, then success
+            if nth <= 2:
+                return self.reply(503 if nth == 1 else 502, {"error": {"message": "busy"}})
+            return self.reply(200, envelope(good))
+        if scen == "error500":
+            return self.reply(500, {"error": {"message": "upstream exploded"}})
+        if scen == "hang":
+            time.sleep(LIFETIME_S)
+            return None
+        if scen == "noschema":
+            if fmt == "json_schema":
+                return self.reply(400, {"error": {"message": "json_schema is not supported"}})
+            return self.reply(200, envelope(good))
+        if scen == "badreq":
+            return self.reply(400, {"error": "model does not exist"})  # Ollama's shape
+        if scen == "length":
+            return self.reply(200, envelope('{"source": "// kiln: laun', finish="length",
+                                            usage=(120, 4096)))
+        if scen == "refusal":
+            return self.reply(200, envelope(None, refusal="I can't help with that."))
+        if scen == "echo":
+            d = envelope(good)
+            d["echo"] = "you sent " + str(auth) + " and again " + str(auth)
+            return self.reply(200, d)
+        if scen in ("echoesc", "leak401"):
+            # The key JSON-escaped: not in the raw body, but in what it decodes to.
+            esc = KEY.replace("-", "\\u002d")
+            if scen == "leak401":
+                return self.reply(401, '{"error":{"message":"bad key ' + esc + '"}}')
+            content = '{\\"source\\":\\"k\\",\\"rationale\\":\\"' + esc + \
+                '\\",\\"language\\":\\"c\\"}'
+            return self.reply(200, '{"choices":[{"message":{"content":"' + content + '"}}]}')
+        if scen == "redirect":
+            return self.reply(302, "", headers=[("Location", "http://example.invalid/v1")])
+        return self.reply(422, {"error": {"message": "fake server: unknown scenario " + scen}})
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: fake_server.py PORT_FILE", file=sys.stderr)
+        return 2
+    parent = os.getppid()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    tmp = sys.argv[1] + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(tmp, sys.argv[1])
+
+    def watchdog():
+        deadline = time.monotonic() + LIFETIME_S
+        while time.monotonic() < deadline and os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(0)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    server.serve_forever(poll_interval=0.2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
