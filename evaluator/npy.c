@@ -213,7 +213,9 @@ static enum kiln_rc parse_header_dict(const char *p, const char *end, enum tenso
     }
     if (!have_descr || !have_order || !have_shape)
         return kiln_fail(err, KILN_E_PARSE, ".npy header: missing %s",
-                         !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'");
+                         !have_descr   ? "'descr'"
+                         : !have_order ? "'fortran_order'"
+                                       : "'shape'");
     /* Only padding may follow: spaces, then the newline that ends the header. */
     while (c.p < c.end && *c.p == ' ')
         c.p++;
@@ -250,8 +252,8 @@ enum kiln_rc npy_read(const void *buf, size_t len, size_t max_bytes, struct tens
                          hlen, NPY_MAX_HEADER);
     if (hlen > len - prefix)
         return kiln_fail(err, KILN_E_PARSE,
-                         ".npy: header claims %zu bytes but only %zu follow (truncated file)",
-                         hlen, len - prefix);
+                         ".npy: header claims %zu bytes but only %zu follow (truncated file)", hlen,
+                         len - prefix);
     const char *h = (const char *)b + prefix;
     /* Versions 1 and 2 are latin-1, 3 is UTF-8; kiln accepts printable
      * ASCII in all three, as every valid header is. */
@@ -285,8 +287,8 @@ enum kiln_rc npy_read(const void *buf, size_t len, size_t max_bytes, struct tens
                          tensor_dtype_name(dtype), need, have);
     }
     if (need > max_bytes)
-        return kiln_fail(err, KILN_E_LIMIT, ".npy: %zu data bytes, over the %zu-byte limit",
-                         need, max_bytes);
+        return kiln_fail(err, KILN_E_LIMIT, ".npy: %zu data bytes, over the %zu-byte limit", need,
+                         max_bytes);
     const unsigned char *data = b + prefix + hlen;
     if (dtype == DT_BOOL) {
         /* Anything but 0/1 would compare differently byte-wise and as values. */

@@ -13,7 +13,7 @@ static const struct {
     const char *name;
     size_t size;
 } dtype_table[] = {
-    [DT_INVALID] = {NULL, 0},     [DT_FLOAT16] = {"float16", 2}, [DT_BFLOAT16] = {"bfloat16", 2},
+    [DT_INVALID] = {NULL, 0},      [DT_FLOAT16] = {"float16", 2}, [DT_BFLOAT16] = {"bfloat16", 2},
     [DT_FLOAT32] = {"float32", 4}, [DT_FLOAT64] = {"float64", 8}, [DT_INT8] = {"int8", 1},
     [DT_INT16] = {"int16", 2},     [DT_INT32] = {"int32", 4},     [DT_INT64] = {"int64", 8},
     [DT_UINT8] = {"uint8", 1},     [DT_UINT32] = {"uint32", 4},   [DT_UINT64] = {"uint64", 8},
