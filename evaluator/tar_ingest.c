@@ -488,9 +488,21 @@ static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
     size_t headers = 0, files = 0, total = 0;
     char last[TAR_NAME_MAX + 2] = "(start)";
     char why[128];
+    /* Where the next header must start if every entry is one 512-byte
+     * header plus its padded data. libarchive applies GNU 'L'/'K'/'V' and
+     * pax headers silently and only some of them change archive_format,
+     * so a header group longer than 512 bytes is how they show. */
+    int64_t expect_pos = 0;
     for (;;) {
         struct archive_entry *e;
         int ar = archive_read_next_header(a, &e);
+        if ((ar == ARCHIVE_OK || ar == ARCHIVE_EOF) &&
+            archive_read_header_position(a) != expect_pos) {
+            rc = reject(err, last,
+                        "extension header before this entry (pax, GNU long name or volume "
+                        "header; kiln accepts plain ustar only)");
+            goto out;
+        }
         if (ar == ARCHIVE_EOF)
             break;
         if (ar != ARCHIVE_OK) {
@@ -534,6 +546,8 @@ static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
                 rc = reject(err, name, p);
                 goto out;
             }
+            /* libarchive zeroes a ustar directory's size (its "data" is
+             * read as the next header); a GNU dumpdir ('D') keeps it. */
             if (!archive_entry_size_is_set(e) || archive_entry_size(e) != 0) {
                 rc = reject(err, name, "directory entry carrying data");
                 goto out;
@@ -542,6 +556,7 @@ static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
                 rc = reject(err, name, "unexpected directory");
                 goto out;
             }
+            expect_pos = archive_read_header_position(a) + 512;
             continue;
         }
         if (type != AE_IFREG) {
@@ -580,6 +595,7 @@ static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
         rc = take_file(a, g, name, &total, err);
         if (rc != KILN_OK)
             goto out;
+        expect_pos = archive_read_header_position(a) + 512 + ((archive_entry_size(e) + 511) & ~511);
     }
 out:
     archive_read_free(a);
