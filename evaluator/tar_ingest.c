@@ -1,0 +1,708 @@
+/*
+ * tar_ingest.c - strict reading of sandbox tar streams with libarchive.
+ * libarchive parses the headers; this file decides what is acceptable and
+ * counts every byte itself. See tar_ingest.h and INGEST.md.
+ */
+#include "tar_ingest.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define READ_CHUNK 65536
+/* Per header on the raw stream: the 512-byte header plus up to 511 bytes
+ * of padding after the data. */
+#define PER_ENTRY_OVERHEAD 1024
+/* End-of-archive blocks, record padding and one read-ahead chunk. */
+#define STREAM_SLACK (2 * 10240 + READ_CHUNK)
+
+/* The raw stream as libarchive sees it, with our own byte count. */
+struct reader {
+    int fd;
+    size_t raw, raw_cap;
+    int over_cap, io_errno;
+    unsigned char buf[READ_CHUNK];
+};
+
+/* Where accepted files go: memory (dirfd < 0) or a directory. */
+struct ingest {
+    const struct tar_rules *rules;
+    int dirfd;
+    struct tar_entry *entries; /* memory mode */
+    size_t n_entries, cap_entries;
+    char **names; /* directory mode: files created, for the result and cleanup */
+    size_t n_names, cap_names;
+    char **dirs; /* directory mode: directories created, for cleanup */
+    size_t n_dirs, cap_dirs;
+    unsigned char *chunk;
+    struct reader *reader;
+};
+
+static la_ssize_t read_cb(struct archive *a, void *ud, const void **buf)
+{
+    struct reader *r = ud;
+    size_t want = sizeof(r->buf);
+    /* Ask for at most one byte past the cap: that byte proves the excess. */
+    if (r->raw_cap - r->raw + 1 < want)
+        want = r->raw_cap - r->raw + 1;
+    ssize_t n;
+    do {
+        n = read(r->fd, r->buf, want);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        r->io_errno = errno;
+        archive_set_error(a, errno, "read error");
+        return -1;
+    }
+    r->raw += (size_t)n;
+    if (r->raw > r->raw_cap) {
+        r->over_cap = 1;
+        archive_set_error(a, EFBIG, "stream exceeds its byte cap");
+        return -1;
+    }
+    *buf = r->buf;
+    return n;
+}
+
+static size_t sat_add(size_t a, size_t b)
+{
+    size_t r;
+    return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+static size_t sat_mul(size_t a, size_t b)
+{
+    size_t r;
+    return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+/* Hostile names may hold anything: quote them printable and bounded. */
+static void quote_name(const char *name, char *out, size_t size)
+{
+    size_t o = 0;
+    if (!name) {
+        snprintf(out, size, "(no name)");
+        return;
+    }
+    for (size_t i = 0; name[i] && o + 8 < size; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (i >= 120) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\')
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", ch);
+        else
+            out[o++] = (char)ch;
+    }
+    out[o] = '\0';
+}
+
+static enum kiln_rc reject(struct kiln_err *err, const char *name, const char *why)
+{
+    char q[400];
+    quote_name(name, q, sizeof(q));
+    return kiln_fail(err, KILN_E_REJECTED, "tar entry \"%s\": %s", q, why);
+}
+
+static int name_char_ok(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '-';
+}
+
+/* NULL when `name` is canonical, else why not (into `why`). A directory
+ * name ends in exactly one '/'; a file name never does. */
+static const char *name_problem(const char *name, int is_dir, char *why, size_t why_size)
+{
+    size_t len = strlen(name);
+    if (len == 0)
+        return "empty name";
+    if (len > TAR_NAME_MAX)
+        return "name longer than 255 bytes";
+    if (name[0] == '/')
+        return "absolute path";
+    if (is_dir) {
+        if (name[len - 1] != '/')
+            return "directory name without its trailing '/'";
+        len--;
+    } else if (name[len - 1] == '/') {
+        return "file name with a trailing '/'";
+    }
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && name[i] != '/') {
+            if (!name_char_ok((unsigned char)name[i])) {
+                snprintf(why, why_size, "byte 0x%02x is not allowed in names (use [A-Za-z0-9._-])",
+                         (unsigned char)name[i]);
+                return why;
+            }
+            continue;
+        }
+        size_t clen = i - start;
+        if (clen == 0)
+            return "empty path component ('//' or a leading or doubled '/')";
+        if (clen == 2 && name[start] == '.' && name[start + 1] == '.')
+            return "parent-directory component";
+        if (clen == 1 && name[start] == '.')
+            return "'.' component (names are not normalized)";
+        if (name[start] == '.')
+            return "component starting with '.'";
+        start = i + 1;
+    }
+    return NULL;
+}
+
+/* One pattern component against one name component; '*' takes one or
+ * more name characters. Patterns are trusted and short, so plain
+ * recursion is fine. */
+static int component_matches(const char *p, size_t plen, const char *s, size_t slen)
+{
+    if (plen == 0)
+        return slen == 0;
+    if (p[0] == '*') {
+        for (size_t take = 1; take <= slen; take++) {
+            if (!name_char_ok((unsigned char)s[take - 1]))
+                return 0;
+            if (component_matches(p + 1, plen - 1, s + take, slen - take))
+                return 1;
+        }
+        return 0;
+    }
+    return slen > 0 && p[0] == s[0] && component_matches(p + 1, plen - 1, s + 1, slen - 1);
+}
+
+/* Matches the first components of `name` (nlen bytes, no trailing '/')
+ * against `pattern`. *full is set when both ran out together. */
+static int prefix_matches(const char *pattern, const char *name, size_t nlen, int *full)
+{
+    const char *p = pattern, *s = name, *send = name + nlen;
+    *full = 0;
+    for (;;) {
+        const char *pe = strchr(p, '/');
+        size_t pl = pe ? (size_t)(pe - p) : strlen(p);
+        const char *se = memchr(s, '/', (size_t)(send - s));
+        size_t sl = se ? (size_t)(se - s) : (size_t)(send - s);
+        if (!component_matches(p, pl, s, sl))
+            return 0;
+        if (!se) {
+            *full = pe == NULL;
+            return 1;
+        }
+        if (!pe)
+            return 0; /* the name has more components than the pattern */
+        p = pe + 1;
+        s = se + 1;
+    }
+}
+
+int tar_name_matches(const char *pattern, const char *name)
+{
+    int full;
+    return prefix_matches(pattern, name, strlen(name), &full) && full;
+}
+
+static int name_allowed(const struct tar_rules *rules, const char *name)
+{
+    for (size_t i = 0; i < rules->n_patterns; i++) {
+        if (tar_name_matches(rules->patterns[i], name))
+            return 1;
+    }
+    return 0;
+}
+
+/* A directory "a/b/" is expected when "a/b" is a strict leading part of a
+ * pattern. */
+static int dir_allowed(const struct tar_rules *rules, const char *name)
+{
+    size_t len = strlen(name) - 1; /* drop the trailing '/' */
+    for (size_t i = 0; i < rules->n_patterns; i++) {
+        int full;
+        if (prefix_matches(rules->patterns[i], name, len, &full) && !full)
+            return 1;
+    }
+    return 0;
+}
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 16;
+    void *p = reallocarray(*arr, ncap, elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+/* ---- directory mode ---------------------------------------------------- */
+
+/* Opens (creating 0700 when missing) the parent directories of `name`
+ * beneath dirfd, one component at a time, never following a link. On
+ * success *out is an fd the caller closes and *leaf the last component. */
+static enum kiln_rc open_parent(struct ingest *g, const char *name, const char **leaf, int *out,
+                                struct kiln_err *err)
+{
+    int cur = g->dirfd;
+    const char *p = name;
+    const char *slash;
+    while ((slash = strchr(p, '/')) != NULL) {
+        char comp[TAR_NAME_MAX + 1];
+        size_t clen = (size_t)(slash - p);
+        memcpy(comp, p, clen);
+        comp[clen] = '\0';
+        if (mkdirat(cur, comp, 0700) == 0) {
+            if (grow((void **)&g->dirs, &g->cap_dirs, g->n_dirs, sizeof(char *)) != 0 ||
+                !(g->dirs[g->n_dirs] = strndup(name, (size_t)(slash - name)))) {
+                /* Cannot record it for cleanup: remove it now. */
+                unlinkat(cur, comp, AT_REMOVEDIR);
+                if (cur != g->dirfd)
+                    close(cur);
+                return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+            }
+            g->n_dirs++;
+        } else if (errno != EEXIST) {
+            enum kiln_rc rc = kiln_fail_errno(err, KILN_E_IO, "tar ingest: mkdir for \"%.*s\"",
+                                              (int)(slash - name), name);
+            if (cur != g->dirfd)
+                close(cur);
+            return rc;
+        }
+        int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int saved = errno;
+        if (cur != g->dirfd)
+            close(cur);
+        if (next < 0) {
+            if (saved == ENOTDIR || saved == ELOOP)
+                return reject(err, name, "a leading component is already a file");
+            errno = saved;
+            return kiln_fail_errno(err, KILN_E_IO, "tar ingest: open directory for \"%.*s\"",
+                                   (int)(slash - name), name);
+        }
+        cur = next;
+        p = slash + 1;
+    }
+    *leaf = p;
+    if (cur == g->dirfd) {
+        cur = fcntl(g->dirfd, F_DUPFD_CLOEXEC, 0);
+        if (cur < 0)
+            return kiln_fail_errno(err, KILN_E_IO, "tar ingest: dup");
+    }
+    *out = cur;
+    return KILN_OK;
+}
+
+static enum kiln_rc write_all(int fd, const unsigned char *p, size_t len, const char *name,
+                              struct kiln_err *err)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return kiln_fail_errno(err, KILN_E_IO, "tar ingest: writing \"%s\"", name);
+        p += n;
+        len -= (size_t)n;
+    }
+    return KILN_OK;
+}
+
+/* Explains why libarchive stopped, preferring our own account of it. */
+static enum kiln_rc stream_error(struct archive *a, const struct reader *r, const char *after,
+                                 struct kiln_err *err)
+{
+    char q[400];
+    quote_name(after, q, sizeof(q));
+    if (r->io_errno) {
+        errno = r->io_errno;
+        return kiln_fail_errno(err, KILN_E_IO, "tar ingest: reading the stream");
+    }
+    if (r->over_cap)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "tar stream: more than %zu bytes (cap for these rules), at entry \"%s\"",
+                         r->raw_cap, q);
+    const char *msg = archive_error_string(a);
+    return kiln_fail(err, KILN_E_REJECTED, "tar stream: %s (after entry \"%s\")",
+                     msg ? msg : "malformed", q);
+}
+
+/* ---- the one loop ------------------------------------------------------ */
+
+/* Reads one accepted file's data into memory or the directory. */
+static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *name, size_t *total,
+                              struct kiln_err *err)
+{
+    const struct tar_rules *rules = g->rules;
+    enum kiln_rc rc = KILN_OK;
+    unsigned char *data = NULL;
+    size_t len = 0, cap = 0;
+    int fd = -1;
+    char *copy = strdup(name);
+    if (!copy)
+        return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+
+    if (g->dirfd >= 0) {
+        const char *leaf;
+        int parent;
+        rc = open_parent(g, name, &leaf, &parent, err);
+        if (rc != KILN_OK) {
+            free(copy);
+            return rc;
+        }
+        fd = openat(parent, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int saved = errno;
+        close(parent);
+        if (fd < 0) {
+            free(copy);
+            if (saved == EEXIST)
+                return reject(err, name, "duplicate name (or already in the directory)");
+            errno = saved;
+            return kiln_fail_errno(err, KILN_E_IO, "tar ingest: creating \"%s\"", name);
+        }
+        if (grow((void **)&g->names, &g->cap_names, g->n_names, sizeof(char *)) != 0) {
+            close(fd);
+            unlinkat(g->dirfd, name, 0);
+            free(copy);
+            return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+        }
+        /* Recorded before any data is written, so cleanup finds it. */
+        g->names[g->n_names++] = copy;
+        copy = NULL;
+    }
+
+    for (;;) {
+        la_ssize_t n = archive_read_data(a, g->chunk, READ_CHUNK);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            rc = stream_error(a, g->reader, name, err);
+            goto out;
+        }
+        if ((size_t)n > rules->max_file_bytes - len) {
+            rc = reject(err, name, "file exceeds the per-file byte cap");
+            goto out;
+        }
+        if ((size_t)n > rules->max_total_bytes - *total) {
+            rc = reject(err, name, "stream exceeds the total byte cap");
+            goto out;
+        }
+        *total += (size_t)n;
+        if (fd >= 0) {
+            rc = write_all(fd, g->chunk, (size_t)n, name, err);
+            if (rc != KILN_OK)
+                goto out;
+            len += (size_t)n;
+            continue;
+        }
+        if (len + (size_t)n + 1 > cap) {
+            size_t ncap = cap ? cap : 4096;
+            while (ncap < len + (size_t)n + 1)
+                ncap *= 2;
+            unsigned char *nd = realloc(data, ncap);
+            if (!nd) {
+                rc = kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory for \"%s\"", name);
+                goto out;
+            }
+            data = nd;
+            cap = ncap;
+        }
+        memcpy(data + len, g->chunk, (size_t)n);
+        len += (size_t)n;
+    }
+
+    if (fd >= 0) {
+        if (close(fd) != 0) {
+            fd = -1;
+            rc = kiln_fail_errno(err, KILN_E_IO, "tar ingest: closing \"%s\"", name);
+        }
+        fd = -1;
+        goto out;
+    }
+    if (!data && !(data = malloc(1))) {
+        rc = kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+        goto out;
+    }
+    data[len] = '\0';
+    if (grow((void **)&g->entries, &g->cap_entries, g->n_entries, sizeof(*g->entries)) != 0) {
+        rc = kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+        goto out;
+    }
+    g->entries[g->n_entries++] = (struct tar_entry){.name = copy, .data = data, .len = len};
+    return KILN_OK;
+out:
+    if (fd >= 0)
+        close(fd);
+    free(data);
+    free(copy);
+    return rc;
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+    return strcmp(((const struct tar_entry *)x)->name, ((const struct tar_entry *)y)->name);
+}
+
+static int cmp_name(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
+{
+    const struct tar_rules *rules = g->rules;
+    if (!rules || (rules->n_patterns && !rules->patterns))
+        return kiln_fail(err, KILN_E_USAGE, "tar ingest: no rules given");
+    size_t max_headers = sat_add(sat_mul(rules->max_files, 2), 64);
+    struct reader *r = calloc(1, sizeof(*r));
+    g->chunk = malloc(READ_CHUNK);
+    struct archive *a = archive_read_new();
+    if (!r || !g->chunk || !a) {
+        free(r);
+        if (a)
+            archive_read_free(a);
+        return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+    }
+    r->fd = fd;
+    g->reader = r;
+    r->raw_cap = sat_add(sat_add(rules->max_total_bytes, sat_mul(max_headers, PER_ENTRY_OVERHEAD)),
+                         STREAM_SLACK);
+
+    enum kiln_rc rc = KILN_OK;
+    /* Tar only and no decompression filter: compressed input fails format
+     * detection, so a compression bomb never expands. */
+    if (archive_read_support_format_tar(a) != ARCHIVE_OK ||
+        archive_read_open(a, r, NULL, read_cb, NULL) != ARCHIVE_OK) {
+        rc = stream_error(a, r, "(start)", err);
+        goto out;
+    }
+    size_t headers = 0, files = 0, total = 0;
+    char last[TAR_NAME_MAX + 2] = "(start)";
+    char why[128];
+    /* Where the next header must start if every entry is one 512-byte
+     * header plus its padded data. libarchive applies GNU 'L'/'K'/'V' and
+     * pax headers silently and only some of them change archive_format,
+     * so a header group longer than 512 bytes is how they show. */
+    int64_t expect_pos = 0;
+    for (;;) {
+        struct archive_entry *e;
+        int ar = archive_read_next_header(a, &e);
+        if ((ar == ARCHIVE_OK || ar == ARCHIVE_EOF) &&
+            archive_read_header_position(a) != expect_pos) {
+            rc = reject(err, last,
+                        "extension header before this entry (pax, GNU long name or volume "
+                        "header; kiln accepts plain ustar only)");
+            goto out;
+        }
+        if (ar == ARCHIVE_EOF)
+            break;
+        if (ar != ARCHIVE_OK) {
+            rc = stream_error(a, r, last, err);
+            goto out;
+        }
+        const char *name = archive_entry_pathname(e);
+        if (++headers > max_headers) {
+            rc = reject(err, name, "too many entries");
+            goto out;
+        }
+        if (!name) {
+            rc = reject(err, NULL, "entry without a name");
+            goto out;
+        }
+        snprintf(last, sizeof(last), "%s", name);
+        /* The format is sticky once an extension header was seen, so this
+         * catches the entry a pax or GNU header applies to. */
+        if (archive_format(a) != ARCHIVE_FORMAT_TAR_USTAR) {
+            rc = reject(err, name,
+                        "pax or GNU extension header, or a pre-POSIX header (kiln accepts plain "
+                        "ustar only)");
+            goto out;
+        }
+        if (archive_entry_hardlink(e)) {
+            rc = reject(err, name, "hard link");
+            goto out;
+        }
+        if (archive_entry_symlink(e) || archive_entry_filetype(e) == AE_IFLNK) {
+            rc = reject(err, name, "symbolic link");
+            goto out;
+        }
+        if (archive_entry_sparse_count(e) > 0) {
+            rc = reject(err, name, "sparse file");
+            goto out;
+        }
+        unsigned type = archive_entry_filetype(e);
+        if (type == AE_IFDIR) {
+            const char *p = name_problem(name, 1, why, sizeof(why));
+            if (p) {
+                rc = reject(err, name, p);
+                goto out;
+            }
+            /* libarchive zeroes a ustar directory's size (its "data" is
+             * read as the next header); a GNU dumpdir ('D') keeps it. */
+            if (!archive_entry_size_is_set(e) || archive_entry_size(e) != 0) {
+                rc = reject(err, name, "directory entry carrying data");
+                goto out;
+            }
+            if (!dir_allowed(rules, name)) {
+                rc = reject(err, name, "unexpected directory");
+                goto out;
+            }
+            expect_pos = archive_read_header_position(a) + 512;
+            continue;
+        }
+        if (type != AE_IFREG) {
+            rc = reject(err, name,
+                        type == AE_IFIFO    ? "FIFO"
+                        : type == AE_IFCHR  ? "character device"
+                        : type == AE_IFBLK  ? "block device"
+                        : type == AE_IFSOCK ? "socket"
+                                            : "not a regular file");
+            goto out;
+        }
+        const char *p = name_problem(name, 0, why, sizeof(why));
+        if (p) {
+            rc = reject(err, name, p);
+            goto out;
+        }
+        if (!name_allowed(rules, name)) {
+            rc = reject(err, name, "not a name this step produces");
+            goto out;
+        }
+        if (++files > rules->max_files) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "more than %zu files", rules->max_files);
+            rc = reject(err, name, msg);
+            goto out;
+        }
+        /* The header size only rejects early; the bytes read decide. */
+        if (!archive_entry_size_is_set(e) || archive_entry_size(e) < 0) {
+            rc = reject(err, name, "no size in the header");
+            goto out;
+        }
+        if ((uint64_t)archive_entry_size(e) > rules->max_file_bytes) {
+            rc = reject(err, name, "file exceeds the per-file byte cap");
+            goto out;
+        }
+        rc = take_file(a, g, name, &total, err);
+        if (rc != KILN_OK)
+            goto out;
+        expect_pos = archive_read_header_position(a) + 512 + ((archive_entry_size(e) + 511) & ~511);
+    }
+out:
+    archive_read_free(a);
+    free(r);
+    g->reader = NULL;
+    free(g->chunk);
+    g->chunk = NULL;
+    return rc;
+}
+
+static void ingest_discard(struct ingest *g)
+{
+    for (size_t i = 0; i < g->n_entries; i++) {
+        free(g->entries[i].name);
+        free(g->entries[i].data);
+    }
+    free(g->entries);
+    for (size_t i = g->n_names; i-- > 0;) {
+        if (g->dirfd >= 0)
+            unlinkat(g->dirfd, g->names[i], 0);
+        free(g->names[i]);
+    }
+    free(g->names);
+    /* Created parent-first, so reverse order removes children first. */
+    for (size_t i = g->n_dirs; i-- > 0;) {
+        if (g->dirfd >= 0)
+            unlinkat(g->dirfd, g->dirs[i], AT_REMOVEDIR);
+        free(g->dirs[i]);
+    }
+    free(g->dirs);
+    memset(g, 0, sizeof(*g));
+}
+
+enum kiln_rc tar_ingest_fd(int fd, const struct tar_rules *rules, struct tar_contents *out,
+                           struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    struct ingest g = {.rules = rules, .dirfd = -1};
+    enum kiln_rc rc = ingest_run(fd, &g, err);
+    if (rc == KILN_OK && g.n_entries > 1) {
+        qsort(g.entries, g.n_entries, sizeof(*g.entries), cmp_entry);
+        for (size_t i = 1; i < g.n_entries; i++) {
+            if (strcmp(g.entries[i - 1].name, g.entries[i].name) == 0) {
+                rc = reject(err, g.entries[i].name, "duplicate name");
+                break;
+            }
+        }
+    }
+    if (rc != KILN_OK) {
+        ingest_discard(&g);
+        return rc;
+    }
+    out->entries = g.entries;
+    out->n = g.n_entries;
+    return KILN_OK;
+}
+
+enum kiln_rc tar_ingest_to_dir(int fd, const struct tar_rules *rules, int dirfd,
+                               struct tar_names *out, struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (dirfd < 0)
+        return kiln_fail(err, KILN_E_USAGE, "tar_ingest_to_dir: no directory");
+    struct ingest g = {.rules = rules, .dirfd = dirfd};
+    enum kiln_rc rc = ingest_run(fd, &g, err);
+    if (rc != KILN_OK) {
+        ingest_discard(&g);
+        return rc;
+    }
+    for (size_t i = 0; i < g.n_dirs; i++)
+        free(g.dirs[i]);
+    free(g.dirs);
+    if (g.n_names > 1)
+        qsort(g.names, g.n_names, sizeof(*g.names), cmp_name);
+    out->names = g.names;
+    out->n = g.n_names;
+    return KILN_OK;
+}
+
+const struct tar_entry *tar_contents_find(const struct tar_contents *c, const char *name)
+{
+    if (!c || c->n == 0)
+        return NULL;
+    struct tar_entry key = {.name = (char *)name};
+    return bsearch(&key, c->entries, c->n, sizeof(*c->entries), cmp_entry);
+}
+
+void tar_contents_free(struct tar_contents *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->entries[i].name);
+        free(c->entries[i].data);
+    }
+    free(c->entries);
+    c->entries = NULL;
+    c->n = 0;
+}
+
+void tar_names_free(struct tar_names *n)
+{
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->n; i++)
+        free(n->names[i]);
+    free(n->names);
+    n->names = NULL;
+    n->n = 0;
+}
