@@ -352,8 +352,8 @@ static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *n
         return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
 
     if (g->dirfd >= 0) {
-        const char *leaf;
-        int parent;
+        const char *leaf = NULL;
+        int parent = -1;
         rc = open_parent(g, name, &leaf, &parent, err);
         if (rc != KILN_OK) {
             free(copy);

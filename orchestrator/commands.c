@@ -19,5 +19,45 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln doctor\n",
      cmd_doctor},
+    {"workloads", "list the built-in workloads",
+     "usage: kiln workloads\n"
+     "\n"
+     "Lists the built-in workloads (in workloads/ of kiln's data directory), one\n"
+     "line each: name, backends, cases, and the first sentence of the description.\n"
+     "A workload that does not load is listed as BROKEN with the reason (exit 1).\n"
+     "\n"
+     "example:\n"
+     "  kiln workloads\n",
+     cmd_workloads},
+    {"workload", "validate a workload end to end (kiln workload check DIR)",
+     "usage: kiln workload check DIR|NAME [--backend cuda|cpu|all] [--seed N] [--cache DIR]\n"
+     "\n"
+     "Parses workload.json strictly, then runs inputs.py and reference.py in the\n"
+     "`script` sandbox for every visible and held-out case of each backend, checks\n"
+     "every tensor against the signature, and flags weak cases (reference outputs\n"
+     "that are constant, zero, or so small that zeros pass). Prints a table; exits 1\n"
+     "on any problem, naming the file and field or the failing script.\n"
+     "\n"
+     "options:\n"
+     "  --backend B   check only the cases of backend B (default: all)\n"
+     "  --seed N      base seed for the inputs (default 1)\n"
+     "  --cache DIR   keep generated inputs and references in DIR (default: a\n"
+     "                temporary directory, removed afterwards)\n"
+     "\n"
+     "example:\n"
+     "  kiln workload check saxpy --backend cpu\n",
+     cmd_workload},
+    {"report", "regenerate a run's heatmap.svg and report.html",
+     "usage: kiln report RUN_DIR\n"
+     "\n"
+     "Rebuilds heatmap.svg (candidates x performance cases, coloured by latency\n"
+     "relative to the reference kernel, failures marked) and report.html (one\n"
+     "self-contained page: summary, heatmap, latency per iteration, the best\n"
+     "kernel, why each failure failed) from the run's summary.json, history.json\n"
+     "and best.cu. Works on archived runs.\n"
+     "\n"
+     "example:\n"
+     "  kiln report results/run-001\n",
+     cmd_report},
     {NULL, NULL, NULL, NULL},
 };

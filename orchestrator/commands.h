@@ -2,6 +2,21 @@
 #ifndef KILN_COMMANDS_H
 #define KILN_COMMANDS_H
 
+#include <stddef.h>
+
+#include "error.h"
+
 int cmd_doctor(int argc, char **argv);
+int cmd_workloads(int argc, char **argv);
+int cmd_workload(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* A workload argument: a directory, or the name of a built-in workload. */
+enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap,
+                                  struct kiln_err *err) KILN_NODISCARD;
+
+struct runrec;
+/* Regenerates heatmap.svg and report.html of a run from its records. */
+enum kiln_rc report_write_run(const struct runrec *rr, struct kiln_err *err) KILN_NODISCARD;
 
 #endif
