@@ -845,8 +845,12 @@ static enum kiln_rc read_member(int dirfd, const char *dir, const char *name, si
             return kiln_fail(err, KILN_E_REJECTED,
                              "%s/%s is a symbolic link; a workload holds regular files only", q,
                              name);
-        return kiln_fail_errno(err, errno == ENOENT ? KILN_E_NOTFOUND : KILN_E_IO, "opening %s/%s",
-                               q, name);
+        if (errno == ENOENT)
+            return kiln_fail(err, KILN_E_NOTFOUND,
+                             "%s/%s is missing (workloads/README.md lists the files each "
+                             "backend needs)",
+                             q, name);
+        return kiln_fail_errno(err, KILN_E_IO, "opening %s/%s", q, name);
     }
     struct stat st;
     enum kiln_rc rc = KILN_OK;
