@@ -10,8 +10,8 @@
 
 #include "expr.h"
 
-static const struct expr_var vars[] = {{"n", 1000}, {"BLOCK", 256}, {"big", INT64_MAX},
-                                       {"neg", -7}, {"lo", INT64_MIN}};
+static const struct expr_var vars[] = {
+    {"n", 1000}, {"BLOCK", 256}, {"big", INT64_MAX}, {"neg", -7}, {"lo", INT64_MIN}};
 #define NV (sizeof(vars) / sizeof(vars[0]))
 
 static int64_t ok(const char *text)
@@ -213,8 +213,8 @@ static void identifiers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(values_and_precedence), cmocka_unit_test(arithmetic_faults),
-        cmocka_unit_test(syntax_errors),         cmocka_unit_test(limits),
+        cmocka_unit_test(values_and_precedence),  cmocka_unit_test(arithmetic_faults),
+        cmocka_unit_test(syntax_errors),          cmocka_unit_test(limits),
         cmocka_unit_test(compile_once_eval_many), cmocka_unit_test(identifiers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
