@@ -3,5 +3,6 @@
 #define KILN_COMMANDS_H
 
 int cmd_doctor(int argc, char **argv);
+int cmd_sandbox(int argc, char **argv);
 
 #endif

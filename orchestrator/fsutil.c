@@ -87,8 +87,7 @@ static enum kiln_rc write_all(int fd, const void *data, size_t len, const char *
     return KILN_OK;
 }
 
-enum kiln_rc fs_write_atomic(const char *path, const void *data, size_t len,
-                             struct kiln_err *err)
+enum kiln_rc fs_write_atomic(const char *path, const void *data, size_t len, struct kiln_err *err)
 {
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(tmp))
