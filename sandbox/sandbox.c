@@ -507,21 +507,29 @@ static void run_setup(struct plan *pl)
         STEP(pl, unshare(CLONE_NEWNS) == 0, "create the staging mount namespace");
         STEP(pl, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
              "make the staging mount namespace private");
+        /* Opened before the tmpfs hides them (inputs may live under /tmp). */
+        int in_fds[SANDBOX_MAX_INPUTS];
+        for (size_t i = 0; i < pl->spec->n_inputs; i++) {
+            in_fds[i] = open(pl->in_src[i], O_PATH | O_CLOEXEC);
+            STEP(pl, in_fds[i] >= 0, "open input %s", pl->in_src[i]);
+        }
         STEP(pl, mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
              "mount the staging tmpfs");
         STEP(pl, mkdir(STAGE_ROOT, 0755) == 0 && chown(STAGE_ROOT, NOBODY_ID, NOBODY_ID) == 0,
              "create " STAGE_ROOT);
         for (size_t i = 0; i < pl->spec->n_inputs; i++) {
-            char st[64];
+            char st[64], src[64];
             snprintf(st, sizeof(st), "/tmp/in%zu", i);
+            snprintf(src, sizeof(src), "/proc/self/fd/%d", in_fds[i]);
             struct stat sb;
-            STEP(pl, stat(pl->in_src[i], &sb) == 0, "stat input %s", pl->in_src[i]);
+            STEP(pl, fstat(in_fds[i], &sb) == 0, "stat input %s", pl->in_src[i]);
             if (S_ISDIR(sb.st_mode))
                 STEP(pl, mkdir(st, 0755) == 0, "stage input %s", pl->in_src[i]);
             else
                 STEP(pl, mknod(st, S_IFREG | 0644, 0) == 0, "stage input %s", pl->in_src[i]);
-            STEP(pl, mount(pl->in_src[i], st, NULL, MS_BIND | MS_REC, NULL) == 0,
-                 "bind input %s", pl->in_src[i]);
+            STEP(pl, mount(src, st, NULL, MS_BIND | MS_REC, NULL) == 0, "bind input %s",
+                 pl->in_src[i]);
+            close(in_fds[i]);
             snprintf(pl->in_src[i], sizeof(pl->in_src[i]), "%s", st);
         }
         pl->in_staged = 1;
