@@ -55,8 +55,24 @@ static int exit_status_of(const struct sandbox_result *r)
 
 int cmd_sandbox(int argc, char **argv)
 {
-    enum { O_IMAGE = 1000, O_GPU, O_IN, O_OUT, O_TIMEOUT, O_MEM, O_PIDS, O_CPU, O_FSIZE,
-           O_NOFILE, O_TMP, O_OUTSZ, O_OUTPUT, O_ENV, O_CWD, O_DATA };
+    enum {
+        O_IMAGE = 1000,
+        O_GPU,
+        O_IN,
+        O_OUT,
+        O_TIMEOUT,
+        O_MEM,
+        O_PIDS,
+        O_CPU,
+        O_FSIZE,
+        O_NOFILE,
+        O_TMP,
+        O_OUTSZ,
+        O_OUTPUT,
+        O_ENV,
+        O_CWD,
+        O_TAR
+    };
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"policy", required_argument, NULL, 'p'},
                                          {"image", required_argument, NULL, O_IMAGE},
@@ -72,6 +88,7 @@ int cmd_sandbox(int argc, char **argv)
                                          {"tmp-size", required_argument, NULL, O_TMP},
                                          {"out-size", required_argument, NULL, O_OUTSZ},
                                          {"output-cap", required_argument, NULL, O_OUTPUT},
+                                         {"tar-size", required_argument, NULL, O_TAR},
                                          {"env", required_argument, NULL, O_ENV},
                                          {"cwd", required_argument, NULL, O_CWD},
                                          {0, 0, 0, 0}};
@@ -107,8 +124,7 @@ int cmd_sandbox(int argc, char **argv)
             if (spec.n_inputs == MAX_INPUTS)
                 return cli_usage_error("sandbox", "at most %d --in", MAX_INPUTS);
             if (parse_in(optarg, &inputs[spec.n_inputs]))
-                return cli_usage_error("sandbox", "--in wants HOSTPATH[:NAME], got '%s'",
-                                       optarg);
+                return cli_usage_error("sandbox", "--in wants HOSTPATH[:NAME], got '%s'", optarg);
             spec.n_inputs++;
             break;
         case O_OUT:
@@ -116,8 +132,7 @@ int cmd_sandbox(int argc, char **argv)
             break;
         case O_TIMEOUT:
             if (parse_seconds(optarg, &spec.limits.timeout_ms))
-                return cli_usage_error("sandbox", "--timeout wants seconds > 0, got '%s'",
-                                       optarg);
+                return cli_usage_error("sandbox", "--timeout wants seconds > 0, got '%s'", optarg);
             break;
         case O_MEM:
             mb = &spec.limits.memory_bytes;
@@ -130,6 +145,9 @@ int cmd_sandbox(int argc, char **argv)
             break;
         case O_OUTSZ:
             mb = &spec.limits.out_bytes;
+            break;
+        case O_TAR:
+            mb = &spec.limits.tar_bytes;
             break;
         case O_PIDS:
             num = &spec.limits.pids;
@@ -201,15 +219,15 @@ int cmd_sandbox(int argc, char **argv)
     fwrite(res.err.data, 1, res.err.len, stderr);
     for (char *s = res.skipped; s && *s;) {
         char *nl = strchr(s, '\n');
-        fprintf(stderr, "kiln sandbox: left out of /out: %.*s\n", (int)(nl ? nl - s : (long)strlen(s)), s);
+        fprintf(stderr, "kiln sandbox: left out of /out: %.*s\n",
+                (int)(nl ? nl - s : (long)strlen(s)), s);
         s = nl ? nl + 1 : s + strlen(s);
     }
     char line[512];
     sandbox_verdict_line(&res, line, sizeof(line));
     fprintf(stderr, "kiln sandbox: %s [policy %s; memory: %s; stdout %llu B%s; tar %llu B%s]\n",
-            line, res.policy, res.memory_cap, res.out.total,
-            res.out.dropped ? ", capped" : "", res.tar_bytes,
-            res.tar_truncated ? ", truncated" : "");
+            line, res.policy, res.memory_cap, res.out.total, res.out.dropped ? ", capped" : "",
+            res.tar_bytes, res.tar_truncated ? ", truncated" : "");
     int status = exit_status_of(&res);
     sandbox_result_free(&res);
     return status;

@@ -108,8 +108,8 @@ static int try_v2(struct sandbox_cgroup *cg, const char *name, long long mem, lo
     }
     snprintf(cg->pids_dir, sizeof(cg->pids_dir), "%s", cg->mem_dir);
     cg->version = 2;
-    snprintf(cg->desc, sizeof(cg->desc), "cgroup v2 memory.max %lld MiB, pids.max %lld",
-             mem >> 20, pids);
+    snprintf(cg->desc, sizeof(cg->desc), "cgroup v2 memory.max %lld MiB, pids.max %lld", mem >> 20,
+             pids);
     return 1;
 }
 

@@ -57,8 +57,7 @@ static enum kiln_rc add_path(struct sandbox_image *im, const char *path, int opt
             note_skipped(im, path, "absent");
             return KILN_OK;
         }
-        return kiln_fail_errno(err, KILN_E_NOTFOUND, "image %s: required path %s", im->name,
-                               path);
+        return kiln_fail_errno(err, KILN_E_NOTFOUND, "image %s: required path %s", im->name, path);
     }
     if (covered(im, path))
         return KILN_OK;
@@ -101,8 +100,8 @@ static int find_cuda(char *out, size_t cap)
 
 static int find_nvidia_libs(char *out, size_t cap)
 {
-    const char *dirs[] = {"/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu",
-                          "/usr/lib64", "/usr/lib/aarch64-linux-gnu", "/usr/lib"};
+    const char *dirs[] = {"/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+                          "/usr/lib/aarch64-linux-gnu", "/usr/lib"};
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
         char lib[PATH_MAX];
         snprintf(lib, sizeof(lib), "%s/libcuda.so.1", dirs[i]);
@@ -145,8 +144,8 @@ static enum kiln_rc add_placeholder(struct sandbox_image *im, const char *ph, in
         for (size_t i = 0; i < 2; i++) {
             char real[PATH_MAX];
             if (!realpath(ps[i], real))
-                return kiln_fail_errno(err, KILN_E_NOTFOUND, "image %s: python prefix %s",
-                                       im->name, ps[i]);
+                return kiln_fail_errno(err, KILN_E_NOTFOUND, "image %s: python prefix %s", im->name,
+                                       ps[i]);
             if (add_path(im, real, 0, err) != KILN_OK)
                 return err->rc;
             /* A venv's prefix may be reached through a symlink: keep that
@@ -169,8 +168,8 @@ static enum kiln_rc add_placeholder(struct sandbox_image *im, const char *ph, in
                          im->name, ph);
     if (!found) {
         if (!optional)
-            return kiln_fail(err, KILN_E_NOTFOUND, "image %s: %s not found on this host",
-                             im->name, ph);
+            return kiln_fail(err, KILN_E_NOTFOUND, "image %s: %s not found on this host", im->name,
+                             ph);
         note_skipped(im, ph, "not found on this host");
         return KILN_OK;
     }
@@ -217,8 +216,7 @@ enum kiln_rc image_load(const char *data_dir, const char *name, struct sandbox_i
     memset(im, 0, sizeof(*im));
     if (!valid_name(name))
         return kiln_fail(err, KILN_E_USAGE,
-                         "image name '%s' is invalid: use lowercase letters, digits and '-'",
-                         name);
+                         "image name '%s' is invalid: use lowercase letters, digits and '-'", name);
     snprintf(im->name, sizeof(im->name), "%s", name);
     char path[4096];
     snprintf(path, sizeof(path), "%s/images/%s.json", data_dir, name);

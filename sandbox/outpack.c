@@ -88,8 +88,7 @@ static enum kiln_rc walk(struct pack *p, int dir_fd, const char *prefix, int dep
                 p->skip(p->ctx, path, "directory nested too deep");
                 continue;
             }
-            int sub = openat(dirfd(d), de->d_name,
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub < 0) {
                 p->skip(p->ctx, path, "cannot open directory");
                 continue;

@@ -102,15 +102,14 @@ static enum kiln_rc parse_limits(const char *path, json_t *lim, struct sandbox_l
             return kiln_fail(err, KILN_E_PARSE, "%s: unknown limit '%s'", path, key);
         if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
             json_integer_value(v) > (1LL << 40))
-            return kiln_fail(err, KILN_E_PARSE, "%s: limit '%s' must be a positive integer",
-                             path, key);
-        *(long long *)((char *)l + limit_keys[i].off) =
-            json_integer_value(v) * limit_keys[i].scale;
+            return kiln_fail(err, KILN_E_PARSE, "%s: limit '%s' must be a positive integer", path,
+                             key);
+        *(long long *)((char *)l + limit_keys[i].off) = json_integer_value(v) * limit_keys[i].scale;
     }
     for (size_t i = 0; i < sizeof(limit_keys) / sizeof(limit_keys[0]); i++)
         if (*(long long *)((char *)l + limit_keys[i].off) <= 0)
-            return kiln_fail(err, KILN_E_PARSE, "%s: limit '%s' has no default: add it",
-                             path, limit_keys[i].key);
+            return kiln_fail(err, KILN_E_PARSE, "%s: limit '%s' has no default: add it", path,
+                             limit_keys[i].key);
     return KILN_OK;
 }
 
@@ -121,15 +120,14 @@ static enum kiln_rc check_rule(const char *path, size_t idx, json_t *r, struct k
     const char *reason = json_string_value(json_object_get(r, "reason"));
     if (!json_is_object(r) || !name || !reason || !*reason)
         return kiln_fail(err, KILN_E_PARSE,
-                         "%s: syscalls[%zu] needs a \"name\" and a one-line \"reason\"", path,
-                         idx);
+                         "%s: syscalls[%zu] needs a \"name\" and a one-line \"reason\"", path, idx);
     if (seccomp_syscall_resolve_name(name) == __NR_SCMP_ERROR)
-        return kiln_fail(err, KILN_E_PARSE, "%s: syscalls[%zu]: unknown syscall '%s'", path,
-                         idx, name);
+        return kiln_fail(err, KILN_E_PARSE, "%s: syscalls[%zu]: unknown syscall '%s'", path, idx,
+                         name);
     json_t *args = json_object_get(r, "args");
     if (args && (!json_is_array(args) || json_array_size(args) > POLICY_MAX_ARGS))
-        return kiln_fail(err, KILN_E_PARSE, "%s: %s: \"args\" must be an array of at most 6",
-                         path, name);
+        return kiln_fail(err, KILN_E_PARSE, "%s: %s: \"args\" must be an array of at most 6", path,
+                         name);
     size_t i;
     json_t *a;
     json_array_foreach(args, i, a)
@@ -142,12 +140,11 @@ static enum kiln_rc check_rule(const char *path, size_t idx, json_t *r, struct k
             return kiln_fail(err, KILN_E_PARSE,
                              "%s: %s: args[%zu] needs \"arg\" 0-5, \"op\" and \"value\"", path,
                              name, i);
-        if (strcmp(op, "eq") && strcmp(op, "ne") && strcmp(op, "masked_eq") &&
-            strcmp(op, "lt") && strcmp(op, "le") && strcmp(op, "gt") && strcmp(op, "ge"))
+        if (strcmp(op, "eq") && strcmp(op, "ne") && strcmp(op, "masked_eq") && strcmp(op, "lt") &&
+            strcmp(op, "le") && strcmp(op, "gt") && strcmp(op, "ge"))
             return kiln_fail(err, KILN_E_PARSE, "%s: %s: unknown op '%s'", path, name, op);
         if (!strcmp(op, "masked_eq") && parse_u64(json_object_get(a, "mask"), &u) != KILN_OK)
-            return kiln_fail(err, KILN_E_PARSE, "%s: %s: masked_eq needs a \"mask\"", path,
-                             name);
+            return kiln_fail(err, KILN_E_PARSE, "%s: %s: masked_eq needs a \"mask\"", path, name);
     }
     const char *en = json_string_value(json_object_get(r, "errno"));
     if (json_object_get(r, "errno") && (!en || (strcmp(en, "ENOSYS") && strcmp(en, "EPERM"))))
@@ -156,8 +153,7 @@ static enum kiln_rc check_rule(const char *path, size_t idx, json_t *r, struct k
     return KILN_OK;
 }
 
-static enum kiln_rc add_rules(const char *path, json_t *doc, json_t *rules,
-                              struct kiln_err *err)
+static enum kiln_rc add_rules(const char *path, json_t *doc, json_t *rules, struct kiln_err *err)
 {
     json_t *sc = json_object_get(doc, "syscalls");
     if (!json_is_array(sc))
@@ -169,8 +165,7 @@ static enum kiln_rc add_rules(const char *path, json_t *doc, json_t *rules,
         if (check_rule(path, i, r, err) != KILN_OK)
             return err->rc;
         if (json_array_size(rules) >= POLICY_MAX_RULES)
-            return kiln_fail(err, KILN_E_LIMIT, "%s: more than %d rules", path,
-                             POLICY_MAX_RULES);
+            return kiln_fail(err, KILN_E_LIMIT, "%s: more than %d rules", path, POLICY_MAX_RULES);
         json_array_append(rules, r);
     }
     return KILN_OK;
@@ -255,8 +250,7 @@ static enum scmp_compare op_of(const char *op)
     return SCMP_CMP_MASKED_EQ;
 }
 
-static enum kiln_rc export_bpf(scmp_filter_ctx ctx, struct sandbox_policy *p,
-                               struct kiln_err *err)
+static enum kiln_rc export_bpf(scmp_filter_ctx ctx, struct sandbox_policy *p, struct kiln_err *err)
 {
     int fd = memfd_create("kiln-bpf", MFD_CLOEXEC);
     if (fd < 0)
@@ -325,8 +319,8 @@ enum kiln_rc policy_compile(struct sandbox_policy *p, struct kiln_err *err)
         int rc = seccomp_rule_add_array(ctx, action, nr, (unsigned)n, n ? cmp : NULL);
         if (rc < 0 && rc != -EEXIST) {
             seccomp_release(ctx);
-            return kiln_fail(err, KILN_E_SANDBOX, "policy %s: rule for %s rejected: %s",
-                             p->name, name, strerror(-rc));
+            return kiln_fail(err, KILN_E_SANDBOX, "policy %s: rule for %s rejected: %s", p->name,
+                             name, strerror(-rc));
         }
     }
     enum kiln_rc rc = export_bpf(ctx, p, err);

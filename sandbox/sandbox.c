@@ -51,8 +51,8 @@
 #define SANDBOX_MAX_DEVS   8
 #define SANDBOX_UID        1000 /* the id inside; mapped to the caller's, or nobody for root */
 #define NOBODY_ID          65534
-#define GRACE_MS           30000 /* backstop beyond the timeout: packing /out */
- #define STAGE_ROOT "/tmp/root" /* where the new root is built */
+#define GRACE_MS           30000        /* backstop beyond the timeout: packing /out */
+#define STAGE_ROOT         "/tmp/root"  /* where the new root is built */
 #define TAR_SLACK          (16LL << 20) /* headers on top of the data cap */
 
 enum msg_type { MSG_FAILED = 1, MSG_SKIPPED, MSG_REFUSED, MSG_DONE };
@@ -60,10 +60,10 @@ enum msg_type { MSG_FAILED = 1, MSG_SKIPPED, MSG_REFUSED, MSG_DONE };
 /* One record on the status pipe; smaller than PIPE_BUF, so writes are atomic. */
 struct msg {
     int type;
-    int err;               /* MSG_FAILED: errno */
-    long long a, b, c;     /* MSG_DONE: wait status, timed out, microseconds;
-                              MSG_REFUSED: nr, arch */
-    char text[256];        /* step, skipped path and reason */
+    int err;           /* MSG_FAILED: errno */
+    long long a, b, c; /* MSG_DONE: wait status, timed out, microseconds;
+                          MSG_REFUSED: nr, arch */
+    char text[256];    /* step, skipped path and reason */
 };
 
 struct plan {
@@ -155,8 +155,7 @@ static void bind_path(const struct plan *pl, const char *src, const char *rel,
             STEP(pl, mkdirs(parent) == 0, "create mount point for %s", what);
         }
         int f = open(rel, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-        STEP(pl, f >= 0 || errno == EEXIST || errno == EROFS, "create mount point for %s",
-             what);
+        STEP(pl, f >= 0 || errno == EEXIST || errno == EROFS, "create mount point for %s", what);
         if (f >= 0)
             close(f);
     }
@@ -172,8 +171,7 @@ static void mount_tmpfs(const struct plan *pl, const char *rel, long long size, 
     char opts[128];
     snprintf(opts, sizeof(opts), "size=%lld,nr_inodes=16384,mode=%s", size, mode);
     STEP(pl, mkdirs(rel) == 0, "create %s", what);
-    STEP(pl, mount("tmpfs", rel, "tmpfs", flags, opts) == 0, "mount %s (tmpfs %s)", what,
-         opts);
+    STEP(pl, mount("tmpfs", rel, "tmpfs", flags, opts) == 0, "mount %s (tmpfs %s)", what, opts);
 }
 
 static void loopback_up(const struct plan *pl)
@@ -197,8 +195,7 @@ static void build_root(const struct plan *pl)
     STEP(pl, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
          "make the mount namespace private");
     if (!pl->in_staged) {
-        STEP(pl,
-             mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
+        STEP(pl, mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
              "mount a scratch tmpfs on /tmp");
         STEP(pl, mkdir(STAGE_ROOT, 0755) == 0, "create " STAGE_ROOT);
     }
@@ -275,8 +272,8 @@ static void set_limit(const struct plan *pl, int res, long long soft, long long 
 static void drop_caps(const struct plan *pl)
 {
     for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
-        STEP(pl, cap_drop_bound(c) == 0 || errno == EINVAL, "drop capability %d from the bounding set",
-             (int)c);
+        STEP(pl, cap_drop_bound(c) == 0 || errno == EINVAL,
+             "drop capability %d from the bounding set", (int)c);
     STEP(pl, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0,
          "clear ambient capabilities");
     cap_t none = cap_init();
@@ -344,8 +341,8 @@ static void run_program(struct plan *pl, int fdnum_w, int ack_r, int stdin_fd)
      * syscall; we wait for init to hold it before exec. */
     struct sock_fprog prog = {.len = (unsigned short)pl->pol.bpf_len,
                               .filter = (struct sock_filter *)pl->pol.bpf};
-    int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                           SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    int lfd =
+        (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
     STEP(pl, lfd >= 0, "install the seccomp filter of policy %s", pl->pol.name);
     STEP(pl, write(4, &lfd, sizeof(lfd)) == sizeof(lfd), "hand the seccomp listener to init");
     char ack;
@@ -370,8 +367,7 @@ static void report_skip(void *ctx, const char *path, const char *why)
 
 /* Waits for the program; names a refused syscall; enforces the timeout.
  * Returns the program's wait status. */
-static int supervise(struct plan *pl, pid_t prog, int sfd, int fdnum_r, int ack_w,
-                     int *timed_out)
+static int supervise(struct plan *pl, pid_t prog, int sfd, int fdnum_r, int ack_w, int *timed_out)
 {
     int lfd = -1, num = -1, status = 0, done = 0;
     long long start = now_us();
@@ -392,7 +388,7 @@ static int supervise(struct plan *pl, pid_t prog, int sfd, int fdnum_r, int ack_
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
         sizes.seccomp_notif = sizeof(struct seccomp_notif);
     size_t nsz = sizes.seccomp_notif > sizeof(struct seccomp_notif) ? sizes.seccomp_notif
-                                                                     : sizeof(struct seccomp_notif);
+                                                                    : sizeof(struct seccomp_notif);
     char nbuf[1024];
     if (nsz > sizeof(nbuf))
         nsz = sizeof(nbuf);
@@ -458,8 +454,7 @@ static void run_init(struct plan *pl)
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     STEP(pl, sfd >= 0, "create init's signalfd");
     int fdnum[2], ack[2];
-    STEP(pl, pipe2(fdnum, O_CLOEXEC) == 0 && pipe2(ack, O_CLOEXEC) == 0,
-         "create init's pipes");
+    STEP(pl, pipe2(fdnum, O_CLOEXEC) == 0 && pipe2(ack, O_CLOEXEC) == 0, "create init's pipes");
     int stdin_fd = pl->spec->stdin_fd;
     pid_t prog = fork();
     STEP(pl, prog >= 0, "fork the program");
@@ -479,8 +474,8 @@ static void run_init(struct plan *pl)
     struct kiln_err e;
     kiln_err_clear(&e);
     int outfd = open("/out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (outfd < 0 || outpack_write(outfd, pl->tar_w, pl->lim.tar_bytes, report_skip, pl, &e) !=
-                         KILN_OK) {
+    if (outfd < 0 ||
+        outpack_write(outfd, pl->tar_w, pl->lim.tar_bytes, report_skip, pl, &e) != KILN_OK) {
         struct msg m = {.type = MSG_SKIPPED};
         snprintf(m.text, sizeof(m.text), "/out: packing failed: %s",
                  outfd < 0 ? strerror(errno) : e.msg);
@@ -644,7 +639,6 @@ static void apply_limits(struct sandbox_limits *out, const struct sandbox_limits
         o[i] = s[i] > 0 ? s[i] : d[i];
 }
 
-
 static enum kiln_rc add_dev(struct plan *pl, const char *name, struct kiln_err *err)
 {
     char path[64];
@@ -657,8 +651,7 @@ static enum kiln_rc add_dev(struct plan *pl, const char *name, struct kiln_err *
     return KILN_OK;
 }
 
-static enum kiln_rc prepare(struct plan *pl, const struct sandbox_spec *spec,
-                            struct kiln_err *err)
+static enum kiln_rc prepare(struct plan *pl, const struct sandbox_spec *spec, struct kiln_err *err)
 {
     const char *dd = spec->data_dir ? spec->data_dir : sandbox_data_dir();
     if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
@@ -681,8 +674,7 @@ static enum kiln_rc prepare(struct plan *pl, const struct sandbox_spec *spec,
     }
     for (size_t i = 0; i < spec->n_inputs; i++) {
         const char *n = spec->inputs[i].name;
-        if (!n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..") ||
-            strlen(n) > 255)
+        if (!n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..") || strlen(n) > 255)
             return kiln_fail(err, KILN_E_USAGE,
                              "sandbox: input name '%s' must be one path component",
                              n ? n : "(null)");
@@ -986,8 +978,8 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
 out:
     capture_free(&cout);
     capture_free(&cerr);
-    int *all[] = {&st_p[0], &st_p[1], &out_p[0], &out_p[1], &err_p[0], &err_p[1], &tar_p[0],
-                  &tar_p[1]};
+    int *all[] = {&st_p[0],  &st_p[1],  &out_p[0], &out_p[1],
+                  &err_p[0], &err_p[1], &tar_p[0], &tar_p[1]};
     for (size_t i = 0; i < 8; i++)
         close_fd(all[i]);
     plan_free(pl);
@@ -1042,8 +1034,8 @@ const char *sandbox_data_dir(void)
     return fs_data_dir();
 }
 
-enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *buf,
-                                    size_t cap, struct kiln_err *err)
+enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *buf, size_t cap,
+                                    struct kiln_err *err)
 {
     struct sandbox_image *im = malloc(sizeof(*im));
     if (!im)
