@@ -1,0 +1,234 @@
+/* cmd_sandbox.c - `kiln sandbox`: run any command in a kiln sandbox. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "sandbox.h"
+
+#define MAX_INPUTS 64
+#define MAX_ENV    64
+
+/* Seconds with an optional fraction ("2", "0.5") to milliseconds. */
+static int parse_seconds(const char *s, long long *ms)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (!*s || *end || !(v > 0) || v > 86400.0 * 30)
+        return -1;
+    *ms = (long long)(v * 1000.0 + 0.5);
+    return *ms > 0 ? 0 : -1;
+}
+
+static int parse_in(char *arg, struct sandbox_input *in)
+{
+    char *colon = strrchr(arg, ':');
+    in->host_path = arg;
+    if (colon) {
+        *colon = '\0';
+        in->name = colon + 1;
+    } else {
+        const char *slash = strrchr(arg, '/');
+        in->name = slash ? slash + 1 : arg;
+    }
+    return *in->host_path && *in->name ? 0 : -1;
+}
+
+static int exit_status_of(const struct sandbox_result *r)
+{
+    switch (r->verdict) {
+    case SANDBOX_EXITED:
+        return r->exit_code;
+    case SANDBOX_TIMEOUT:
+        return 124; /* as timeout(1) */
+    case SANDBOX_REFUSED:
+        return 128 + 31; /* as if killed by SIGSYS */
+    case SANDBOX_SIGNALED:
+    case SANDBOX_LIMIT:
+        return r->signal ? 128 + r->signal : (r->exit_code ? r->exit_code : 1);
+    }
+    return 1;
+}
+
+int cmd_sandbox(int argc, char **argv)
+{
+    enum {
+        O_IMAGE = 1000,
+        O_GPU,
+        O_IN,
+        O_OUT,
+        O_TIMEOUT,
+        O_MEM,
+        O_PIDS,
+        O_CPU,
+        O_FSIZE,
+        O_NOFILE,
+        O_TMP,
+        O_OUTSZ,
+        O_OUTPUT,
+        O_ENV,
+        O_CWD,
+        O_TAR
+    };
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"policy", required_argument, NULL, 'p'},
+                                         {"image", required_argument, NULL, O_IMAGE},
+                                         {"gpu", required_argument, NULL, O_GPU},
+                                         {"in", required_argument, NULL, O_IN},
+                                         {"out", required_argument, NULL, O_OUT},
+                                         {"timeout", required_argument, NULL, O_TIMEOUT},
+                                         {"memory", required_argument, NULL, O_MEM},
+                                         {"pids", required_argument, NULL, O_PIDS},
+                                         {"cpu", required_argument, NULL, O_CPU},
+                                         {"fsize", required_argument, NULL, O_FSIZE},
+                                         {"nofile", required_argument, NULL, O_NOFILE},
+                                         {"tmp-size", required_argument, NULL, O_TMP},
+                                         {"out-size", required_argument, NULL, O_OUTSZ},
+                                         {"output-cap", required_argument, NULL, O_OUTPUT},
+                                         {"tar-size", required_argument, NULL, O_TAR},
+                                         {"env", required_argument, NULL, O_ENV},
+                                         {"cwd", required_argument, NULL, O_CWD},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("sandbox");
+    struct sandbox_spec spec;
+    struct sandbox_input inputs[MAX_INPUTS];
+    char *env[MAX_ENV + 1];
+    size_t n_env = 0;
+    const char *out_path = NULL;
+    memset(&spec, 0, sizeof(spec));
+    spec.gpu = -1;
+    spec.stdin_fd = -1;
+    spec.tar_fd = -1;
+    spec.inputs = inputs;
+    int done = 0, c;
+    long v;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "p:", opts, &done)) != -1) {
+        long long *mb = NULL, *num = NULL;
+        switch (c) {
+        case 'p':
+            spec.policy = optarg;
+            break;
+        case O_IMAGE:
+            spec.image = optarg;
+            break;
+        case O_GPU:
+            if (cli_parse_long(optarg, 0, 63, &v))
+                return cli_usage_error("sandbox", "--gpu wants a GPU index, got '%s'", optarg);
+            spec.gpu = (int)v;
+            break;
+        case O_IN:
+            if (spec.n_inputs == MAX_INPUTS)
+                return cli_usage_error("sandbox", "at most %d --in", MAX_INPUTS);
+            if (parse_in(optarg, &inputs[spec.n_inputs]))
+                return cli_usage_error("sandbox", "--in wants HOSTPATH[:NAME], got '%s'", optarg);
+            spec.n_inputs++;
+            break;
+        case O_OUT:
+            out_path = optarg;
+            break;
+        case O_TIMEOUT:
+            if (parse_seconds(optarg, &spec.limits.timeout_ms))
+                return cli_usage_error("sandbox", "--timeout wants seconds > 0, got '%s'", optarg);
+            break;
+        case O_MEM:
+            mb = &spec.limits.memory_bytes;
+            break;
+        case O_FSIZE:
+            mb = &spec.limits.fsize_bytes;
+            break;
+        case O_TMP:
+            mb = &spec.limits.tmp_bytes;
+            break;
+        case O_OUTSZ:
+            mb = &spec.limits.out_bytes;
+            break;
+        case O_TAR:
+            mb = &spec.limits.tar_bytes;
+            break;
+        case O_PIDS:
+            num = &spec.limits.pids;
+            break;
+        case O_CPU:
+            num = &spec.limits.cpu_s;
+            break;
+        case O_NOFILE:
+            num = &spec.limits.nofile;
+            break;
+        case O_OUTPUT:
+            if (cli_parse_long(optarg, 1, 1L << 30, &v))
+                return cli_usage_error("sandbox", "--output-cap wants KiB, got '%s'", optarg);
+            spec.limits.output_bytes = (long long)v * 1024;
+            break;
+        case O_ENV:
+            if (n_env == MAX_ENV || !strchr(optarg, '='))
+                return cli_usage_error("sandbox", "--env wants NAME=VALUE (at most %d), got '%s'",
+                                       MAX_ENV, optarg);
+            env[n_env++] = optarg;
+            break;
+        case O_CWD:
+            spec.cwd = optarg;
+            break;
+        default:
+            return KILN_EXIT_USAGE;
+        }
+        if (mb || num) {
+            if (cli_parse_long(optarg, 1, 1L << 40, &v))
+                return cli_usage_error("sandbox", "%s wants a positive number, got '%s'",
+                                       argv[optind - 2], optarg);
+            *(mb ? mb : num) = mb ? (long long)v << 20 : (long long)v;
+        }
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (!spec.policy)
+        return cli_usage_error("sandbox", "--policy is required (compile, script, gpu-run)");
+    if (optind >= argc)
+        return cli_usage_error("sandbox", "no command given after --");
+    env[n_env] = NULL;
+    spec.env = env;
+    spec.argv = &argv[optind];
+
+    int tar_fd = -1;
+    if (out_path) {
+        tar_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (tar_fd < 0) {
+            perror(out_path);
+            return KILN_EXIT_USAGE;
+        }
+    }
+    spec.tar_fd = tar_fd;
+    struct sandbox_result res;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    enum kiln_rc rc = sandbox_run(&spec, &res, &err);
+    if (tar_fd >= 0 && close(tar_fd) < 0 && rc == KILN_OK) {
+        perror(out_path);
+        sandbox_result_free(&res);
+        return KILN_EXIT_USAGE;
+    }
+    if (rc != KILN_OK) {
+        fprintf(stderr, "kiln: %s\n", err.msg);
+        return KILN_EXIT_USAGE;
+    }
+    fwrite(res.out.data, 1, res.out.len, stdout);
+    fflush(stdout);
+    fwrite(res.err.data, 1, res.err.len, stderr);
+    for (char *s = res.skipped; s && *s;) {
+        char *nl = strchr(s, '\n');
+        fprintf(stderr, "kiln sandbox: left out of /out: %.*s\n",
+                (int)(nl ? nl - s : (long)strlen(s)), s);
+        s = nl ? nl + 1 : s + strlen(s);
+    }
+    char line[512];
+    sandbox_verdict_line(&res, line, sizeof(line));
+    fprintf(stderr, "kiln sandbox: %s [policy %s; memory: %s; stdout %llu B%s; tar %llu B%s]\n",
+            line, res.policy, res.memory_cap, res.out.total, res.out.dropped ? ", capped" : "",
+            res.tar_bytes, res.tar_truncated ? ", truncated" : "");
+    int status = exit_status_of(&res);
+    sandbox_result_free(&res);
+    return status;
+}

@@ -1,0 +1,336 @@
+/* policy.c - JSON seccomp policies compiled to BPF with libseccomp. */
+#include "policy.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <linux/filter.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+
+#define POLICY_MAX_INCLUDES 4
+#define POLICY_MAX_RULES    1024
+#define POLICY_MAX_ARGS     6
+
+static int valid_name(const char *s)
+{
+    if (!*s || strlen(s) > 31)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+            return 0;
+    return 1;
+}
+
+static enum kiln_rc load_json(const char *data_dir, const char *name, char *path, size_t cap,
+                              json_t **out, struct kiln_err *err)
+{
+    if (!valid_name(name))
+        return kiln_fail(err, KILN_E_USAGE,
+                         "policy name '%s' is invalid: use lowercase letters, digits and '-'",
+                         name);
+    snprintf(path, cap, "%s/policies/%s.json", data_dir, name);
+    char *text = NULL;
+    size_t len = 0;
+    if (fs_read_file(path, POLICY_MAX_BYTES, &text, &len, err) != KILN_OK) {
+        kiln_err_prefix(err, "policy %s (ls %s/policies for the known ones)", name, data_dir);
+        return err->rc;
+    }
+    json_error_t je;
+    *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!*out || !json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return kiln_fail(err, KILN_E_PARSE, "%s:%d: %s", path, je.line,
+                         je.text[0] ? je.text : "top level must be an object");
+    }
+    return KILN_OK;
+}
+
+static enum kiln_rc parse_u64(const json_t *v, unsigned long long *out)
+{
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (unsigned long long)json_integer_value(v);
+        return KILN_OK;
+    }
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        char *end = NULL;
+        errno = 0;
+        *out = strtoull(s, &end, 0);
+        if (*s && !errno && end && !*end)
+            return KILN_OK;
+    }
+    return KILN_E_PARSE;
+}
+
+static const struct {
+    const char *key;
+    size_t off;
+    long long scale;
+} limit_keys[] = {
+    {"timeout_ms", offsetof(struct sandbox_limits, timeout_ms), 1},
+    {"cpu_s", offsetof(struct sandbox_limits, cpu_s), 1},
+    {"memory_mb", offsetof(struct sandbox_limits, memory_bytes), 1 << 20},
+    {"pids", offsetof(struct sandbox_limits, pids), 1},
+    {"fsize_mb", offsetof(struct sandbox_limits, fsize_bytes), 1 << 20},
+    {"nofile", offsetof(struct sandbox_limits, nofile), 1},
+    {"tmp_mb", offsetof(struct sandbox_limits, tmp_bytes), 1 << 20},
+    {"out_mb", offsetof(struct sandbox_limits, out_bytes), 1 << 20},
+    {"tar_mb", offsetof(struct sandbox_limits, tar_bytes), 1 << 20},
+    {"output_kb", offsetof(struct sandbox_limits, output_bytes), 1 << 10},
+};
+
+static enum kiln_rc parse_limits(const char *path, json_t *lim, struct sandbox_limits *l,
+                                 struct kiln_err *err)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(lim, key, v)
+    {
+        size_t i;
+        for (i = 0; i < sizeof(limit_keys) / sizeof(limit_keys[0]); i++)
+            if (!strcmp(key, limit_keys[i].key))
+                break;
+        if (i == sizeof(limit_keys) / sizeof(limit_keys[0]))
+            return kiln_fail(err, KILN_E_PARSE, "%s: unknown limit '%s'", path, key);
+        if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
+            json_integer_value(v) > (1LL << 40))
+            return kiln_fail(err, KILN_E_PARSE, "%s: limit '%s' must be a positive integer", path,
+                             key);
+        *(long long *)((char *)l + limit_keys[i].off) = json_integer_value(v) * limit_keys[i].scale;
+    }
+    for (size_t i = 0; i < sizeof(limit_keys) / sizeof(limit_keys[0]); i++)
+        if (*(long long *)((char *)l + limit_keys[i].off) <= 0)
+            return kiln_fail(err, KILN_E_PARSE, "%s: limit '%s' has no default: add it", path,
+                             limit_keys[i].key);
+    return KILN_OK;
+}
+
+/* Checks one rule's shape so policy_compile() only meets valid rules. */
+static enum kiln_rc check_rule(const char *path, size_t idx, json_t *r, struct kiln_err *err)
+{
+    const char *name = json_string_value(json_object_get(r, "name"));
+    const char *reason = json_string_value(json_object_get(r, "reason"));
+    if (!json_is_object(r) || !name || !reason || !*reason)
+        return kiln_fail(err, KILN_E_PARSE,
+                         "%s: syscalls[%zu] needs a \"name\" and a one-line \"reason\"", path, idx);
+    if (seccomp_syscall_resolve_name(name) == __NR_SCMP_ERROR)
+        return kiln_fail(err, KILN_E_PARSE, "%s: syscalls[%zu]: unknown syscall '%s'", path, idx,
+                         name);
+    json_t *args = json_object_get(r, "args");
+    if (args && (!json_is_array(args) || json_array_size(args) > POLICY_MAX_ARGS))
+        return kiln_fail(err, KILN_E_PARSE, "%s: %s: \"args\" must be an array of at most 6", path,
+                         name);
+    size_t i;
+    json_t *a;
+    json_array_foreach(args, i, a)
+    {
+        json_t *ix = json_object_get(a, "arg");
+        const char *op = json_string_value(json_object_get(a, "op"));
+        unsigned long long u;
+        if (!json_is_integer(ix) || json_integer_value(ix) < 0 || json_integer_value(ix) > 5 ||
+            !op || parse_u64(json_object_get(a, "value"), &u) != KILN_OK)
+            return kiln_fail(err, KILN_E_PARSE,
+                             "%s: %s: args[%zu] needs \"arg\" 0-5, \"op\" and \"value\"", path,
+                             name, i);
+        if (strcmp(op, "eq") && strcmp(op, "ne") && strcmp(op, "masked_eq") && strcmp(op, "lt") &&
+            strcmp(op, "le") && strcmp(op, "gt") && strcmp(op, "ge"))
+            return kiln_fail(err, KILN_E_PARSE, "%s: %s: unknown op '%s'", path, name, op);
+        if (!strcmp(op, "masked_eq") && parse_u64(json_object_get(a, "mask"), &u) != KILN_OK)
+            return kiln_fail(err, KILN_E_PARSE, "%s: %s: masked_eq needs a \"mask\"", path, name);
+    }
+    const char *en = json_string_value(json_object_get(r, "errno"));
+    if (json_object_get(r, "errno") && (!en || (strcmp(en, "ENOSYS") && strcmp(en, "EPERM"))))
+        return kiln_fail(err, KILN_E_PARSE, "%s: %s: \"errno\" must be ENOSYS or EPERM", path,
+                         name);
+    return KILN_OK;
+}
+
+static enum kiln_rc add_rules(const char *path, json_t *doc, json_t *rules, struct kiln_err *err)
+{
+    json_t *sc = json_object_get(doc, "syscalls");
+    if (!json_is_array(sc))
+        return kiln_fail(err, KILN_E_PARSE, "%s: \"syscalls\" must be an array", path);
+    size_t i;
+    json_t *r;
+    json_array_foreach(sc, i, r)
+    {
+        if (check_rule(path, i, r, err) != KILN_OK)
+            return err->rc;
+        if (json_array_size(rules) >= POLICY_MAX_RULES)
+            return kiln_fail(err, KILN_E_LIMIT, "%s: more than %d rules", path, POLICY_MAX_RULES);
+        json_array_append(rules, r);
+    }
+    return KILN_OK;
+}
+
+enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_policy *p,
+                         struct kiln_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    char path[4096];
+    json_t *doc = NULL;
+    json_t *rules = json_array();
+    if (!rules)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    if (load_json(data_dir, name, path, sizeof(path), &doc, err) != KILN_OK)
+        goto fail;
+    if (json_is_true(json_object_get(doc, "fragment"))) {
+        kiln_fail(err, KILN_E_USAGE, "%s is a fragment for other policies, not a policy", path);
+        goto fail;
+    }
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    p->allow_gpu = json_is_true(json_object_get(doc, "gpu"));
+    json_t *lim = json_object_get(doc, "limits");
+    if (!json_is_object(lim)) {
+        kiln_fail(err, KILN_E_PARSE, "%s: \"limits\" must be an object", path);
+        goto fail;
+    }
+    if (parse_limits(path, lim, &p->limits, err) != KILN_OK)
+        goto fail;
+    json_t *inc = json_object_get(doc, "include");
+    if (inc && (!json_is_array(inc) || json_array_size(inc) > POLICY_MAX_INCLUDES)) {
+        kiln_fail(err, KILN_E_PARSE, "%s: \"include\" must be an array of fragment names", path);
+        goto fail;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(inc, i, v)
+    {
+        char ipath[4096];
+        json_t *frag = NULL;
+        const char *iname = json_string_value(v);
+        if (!iname) {
+            kiln_fail(err, KILN_E_PARSE, "%s: include[%zu] must be a string", path, i);
+            goto fail;
+        }
+        if (load_json(data_dir, iname, ipath, sizeof(ipath), &frag, err) != KILN_OK)
+            goto fail;
+        enum kiln_rc rc = KILN_OK;
+        if (!json_is_true(json_object_get(frag, "fragment")))
+            rc = kiln_fail(err, KILN_E_PARSE, "%s: included %s is not a fragment", path, ipath);
+        if (rc == KILN_OK)
+            rc = add_rules(ipath, frag, rules, err);
+        json_decref(frag);
+        if (rc != KILN_OK)
+            goto fail;
+    }
+    if (add_rules(path, doc, rules, err) != KILN_OK)
+        goto fail;
+    json_decref(doc);
+    p->rules = rules;
+    return KILN_OK;
+fail:
+    json_decref(doc);
+    json_decref(rules);
+    return err->rc;
+}
+
+static enum scmp_compare op_of(const char *op)
+{
+    if (!strcmp(op, "eq"))
+        return SCMP_CMP_EQ;
+    if (!strcmp(op, "ne"))
+        return SCMP_CMP_NE;
+    if (!strcmp(op, "lt"))
+        return SCMP_CMP_LT;
+    if (!strcmp(op, "le"))
+        return SCMP_CMP_LE;
+    if (!strcmp(op, "gt"))
+        return SCMP_CMP_GT;
+    if (!strcmp(op, "ge"))
+        return SCMP_CMP_GE;
+    return SCMP_CMP_MASKED_EQ;
+}
+
+static enum kiln_rc export_bpf(scmp_filter_ctx ctx, struct sandbox_policy *p, struct kiln_err *err)
+{
+    int fd = memfd_create("kiln-bpf", MFD_CLOEXEC);
+    if (fd < 0)
+        return kiln_fail_errno(err, KILN_E_IO, "memfd_create for the seccomp program");
+    int rc = seccomp_export_bpf(ctx, fd);
+    off_t size = lseek(fd, 0, SEEK_CUR);
+    if (rc < 0 || size <= 0 || size % sizeof(struct sock_filter) ||
+        size > BPF_MAXINSNS * (off_t)sizeof(struct sock_filter)) {
+        close(fd);
+        return kiln_fail(err, KILN_E_SANDBOX,
+                         "policy %s: libseccomp could not export the filter (%d, %lld bytes)",
+                         p->name, rc, (long long)size);
+    }
+    p->bpf = malloc((size_t)size);
+    if (!p->bpf) {
+        close(fd);
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    }
+    ssize_t got = pread(fd, p->bpf, (size_t)size, 0);
+    close(fd);
+    if (got != size)
+        return kiln_fail(err, KILN_E_IO, "reading back the seccomp program failed");
+    p->bpf_len = (size_t)size / sizeof(struct sock_filter);
+    return KILN_OK;
+}
+
+enum kiln_rc policy_compile(struct sandbox_policy *p, struct kiln_err *err)
+{
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_NOTIFY);
+    if (!ctx)
+        return kiln_fail(err, KILN_E_SANDBOX,
+                         "seccomp_init failed: libseccomp too old for user notification "
+                         "(needs 2.5 and Linux 5.0)");
+    /* A syscall made through another ABI (int 0x80, x32) kills outright. */
+    seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    size_t i;
+    json_t *r;
+    json_array_foreach((json_t *)p->rules, i, r)
+    {
+        const char *name = json_string_value(json_object_get(r, "name"));
+        int nr = seccomp_syscall_resolve_name(name);
+        const char *en = json_string_value(json_object_get(r, "errno"));
+        uint32_t action = SCMP_ACT_ALLOW;
+        if (en)
+            action = SCMP_ACT_ERRNO(!strcmp(en, "ENOSYS") ? ENOSYS : EPERM);
+        struct scmp_arg_cmp cmp[POLICY_MAX_ARGS];
+        size_t n = 0, j;
+        json_t *a;
+        json_array_foreach(json_object_get(r, "args"), j, a)
+        {
+            unsigned long long value = 0, mask = 0;
+            const char *op = json_string_value(json_object_get(a, "op"));
+            (void)parse_u64(json_object_get(a, "value"), &value);
+            cmp[n].arg = (unsigned)json_integer_value(json_object_get(a, "arg"));
+            cmp[n].op = op_of(op);
+            if (cmp[n].op == SCMP_CMP_MASKED_EQ) {
+                (void)parse_u64(json_object_get(a, "mask"), &mask);
+                cmp[n].datum_a = mask;
+                cmp[n].datum_b = value;
+            } else {
+                cmp[n].datum_a = value;
+                cmp[n].datum_b = 0;
+            }
+            n++;
+        }
+        int rc = seccomp_rule_add_array(ctx, action, nr, (unsigned)n, n ? cmp : NULL);
+        if (rc < 0 && rc != -EEXIST) {
+            seccomp_release(ctx);
+            return kiln_fail(err, KILN_E_SANDBOX, "policy %s: rule for %s rejected: %s", p->name,
+                             name, strerror(-rc));
+        }
+    }
+    enum kiln_rc rc = export_bpf(ctx, p, err);
+    seccomp_release(ctx);
+    return rc;
+}
+
+void policy_free(struct sandbox_policy *p)
+{
+    json_decref((json_t *)p->rules);
+    free(p->bpf);
+    memset(p, 0, sizeof(*p));
+}
