@@ -1,0 +1,231 @@
+/* cmd_workloads.c - `kiln workloads` and `kiln workload check`. */
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "compare.h"
+#include "fsutil.h"
+#include "inputs.h"
+#include "workload.h"
+
+enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct kiln_err *err)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(out, cap, "%s", arg);
+        return KILN_OK;
+    }
+    /* A bare name is a built-in workload. */
+    if (!strchr(arg, '/')) {
+        snprintf(out, cap, "%s/workloads/%s", fs_data_dir(), arg);
+        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+            return KILN_OK;
+    }
+    return kiln_fail(err, KILN_E_NOTFOUND,
+                     "no workload directory '%s' (and no built-in workload of that name: "
+                     "see kiln workloads)",
+                     arg);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cmd_workloads(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION, {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("workloads");
+    int done = 0;
+    optind = 1;
+    while (cli_getopt(self, argc, argv, "", opts, &done) != -1)
+        ;
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (optind < argc)
+        return cli_usage_error("workloads", "unexpected argument '%s'", argv[optind]);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/workloads", fs_data_dir());
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "kiln: cannot open %s (set KILN_DATA_DIR to kiln's source tree)\n", dir);
+        return KILN_EXIT_USAGE;
+    }
+    char *names[128];
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < 128)
+        if (de->d_name[0] != '.' && de->d_type == DT_DIR)
+            names[n++] = strdup(de->d_name);
+    closedir(d);
+    qsort(names, n, sizeof(*names), by_name);
+    int status = KILN_EXIT_OK;
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        struct workload *w = NULL;
+        struct kiln_err err;
+        kiln_err_clear(&err);
+        if (names[i] && workload_load(path, &w, &err) == KILN_OK) {
+            size_t perf = 0;
+            for (size_t c = 0; c < w->ncases; c++)
+                perf += w->cases[c].kind == WL_CASE_PERFORMANCE;
+            /* First sentence of the description keeps the list to one line each. */
+            int len = (int)strcspn(w->description, ".");
+            printf("%-14s %-9s %2zu cases (%zu perf)  %.*s\n", w->name,
+                   w->backends == KILN_BACKEND_ALL    ? "cuda,cpu"
+                   : w->backends == KILN_BACKEND_CUDA ? "cuda"
+                                                      : "cpu",
+                   w->ncases, perf, len > 70 ? 70 : len, w->description);
+        } else if (names[i]) {
+            printf("%-14s BROKEN: %s\n", names[i], err.msg);
+            status = KILN_EXIT_FAIL;
+        }
+        workload_free(w);
+        free(names[i]);
+    }
+    return status;
+}
+
+static void print_sizes(const struct workload *w, const struct wl_case *c, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < w->nsizes && off < cap; i++)
+        off += (size_t)snprintf(buf + off, cap - off, "%s%s=%lld", i ? " " : "", w->size_names[i],
+                                (long long)c->sizes[i]);
+}
+
+static bool accepts_weak(const struct workload *w, const char *name)
+{
+    for (size_t i = 0; i < w->naccept_weak; i++)
+        if (strcmp(w->accept_weak[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Runs the scripts for every case on one backend; prints a row per set. */
+static int check_backend(const struct workload *w, unsigned backend, bool held_out,
+                         const char *cache, uint64_t seed)
+{
+    struct inputs_request req = {.wl = w,
+                                 .backend = backend,
+                                 .held_out = held_out,
+                                 .cache_dir = cache,
+                                 .seed = seed,
+                                 .perf_sets = 1};
+    struct input_sets sets;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    if (inputs_prepare(&req, &sets, &err) != KILN_OK) {
+        printf("  FAIL  %s cases on %s: %s\n", held_out ? "held-out" : "visible",
+               kiln_backend_name(backend), err.msg);
+        return KILN_EXIT_FAIL;
+    }
+    int status = KILN_EXIT_OK;
+    for (size_t i = 0; i < sets.n; i++) {
+        const struct input_set *s = &sets.sets[i];
+        char sizes[160];
+        print_sizes(w, s->wcase, sizes, sizeof(sizes));
+        const char *kind = held_out                                ? "held-out"
+                           : s->wcase->kind == WL_CASE_PERFORMANCE ? "perf"
+                                                                   : "correct";
+        bool bad =
+            s->weak && s->wcase->kind == WL_CASE_PERFORMANCE && !accepts_weak(w, s->wcase->name);
+        printf("  %-5s %-4s %-12s %-8s %10.1f MB  %-32s %s%s\n",
+               bad       ? "FAIL"
+               : s->weak ? "WEAK"
+                         : "ok",
+               kiln_backend_name(backend), s->wcase->name, kind, (double)s->wcase->bytes / 1e6,
+               sizes, s->weak ? "weak: " : "", s->weak ? s->weak_why : "");
+        if (bad)
+            status = KILN_EXIT_FAIL;
+    }
+    input_sets_free(&sets);
+    return status;
+}
+
+static int workload_check(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"backend", required_argument, NULL, 'b'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"cache", required_argument, NULL, 'c'},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("workload");
+    int done = 0, c;
+    unsigned backends = KILN_BACKEND_ALL;
+    long seed = 1;
+    const char *cache = NULL;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
+        if (c == 'b' && strcmp(optarg, "all") != 0 && !(backends = kiln_backend_from_name(optarg)))
+            return cli_usage_error("workload", "unknown backend '%s' (cuda, cpu or all)", optarg);
+        if (c == 's' && cli_parse_long(optarg, 0, 1L << 52, &seed) != 0)
+            return cli_usage_error("workload", "--seed needs a number, got '%s'", optarg);
+        if (c == 'c')
+            cache = optarg;
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (optind + 1 != argc)
+        return cli_usage_error("workload", "check needs exactly one workload directory");
+    char dir[PATH_MAX], tmp[PATH_MAX] = "";
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    if (workload_resolve_dir(argv[optind], dir, sizeof(dir), &err) != KILN_OK) {
+        cli_report("workload check", &err);
+        return KILN_EXIT_USAGE;
+    }
+    struct workload *w = NULL;
+    if (workload_load(dir, &w, &err) != KILN_OK) {
+        printf("FAIL  %s\n", err.msg);
+        return KILN_EXIT_FAIL;
+    }
+    printf("ok    %s/workload.json parses: %s, %zu cases, %zu held out, hash %.16s\n", dir, w->name,
+           w->ncases, w->nheld_out, w->hash);
+    if (!cache) {
+        if (fs_make_tempdir("check", tmp, sizeof(tmp), &err) != KILN_OK) {
+            cli_report("workload check", &err);
+            workload_free(w);
+            return KILN_EXIT_USAGE;
+        }
+        cache = tmp;
+    }
+    int status = KILN_EXIT_OK;
+    const unsigned all[] = {KILN_BACKEND_CUDA, KILN_BACKEND_CPU};
+    for (size_t b = 0; b < 2; b++) {
+        if (!(w->backends & backends & all[b]))
+            continue;
+        for (int held = 0; held < 2; held++) {
+            int s = check_backend(w, all[b], held, cache, (uint64_t)seed);
+            if (s != KILN_EXIT_OK)
+                status = s;
+        }
+    }
+    if (tmp[0] && fs_remove_tree(tmp, &err) != KILN_OK)
+        cli_report("workload check", &err);
+    printf("%s: %s\n", w->name,
+           status == KILN_EXIT_OK ? "workload check passed" : "PROBLEMS FOUND");
+    workload_free(w);
+    return status;
+}
+
+int cmd_workload(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "check") == 0)
+        return workload_check(argc - 1, argv + 1);
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(cli_find("workload")->help, stdout);
+        return KILN_EXIT_OK;
+    }
+    if (argc >= 2 && argv[1][0] == '-')
+        return cli_usage_error("workload", "unknown option '%s'", argv[1]);
+    return cli_usage_error("workload", argc < 2 ? "missing subcommand (check)"
+                                                : "unknown subcommand (only: check)");
+}

@@ -1,0 +1,200 @@
+#include "compile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "sbexec.h"
+#include "strbuf.h"
+
+static int line_rank(const char *line, size_t len)
+{
+    if (memmem(line, len, "error", 5))
+        return 0;
+    if (memmem(line, len, "warning", 7))
+        return 1;
+    return 2;
+}
+
+char *compile_order_diagnostics(const char *text)
+{
+    struct strbuf sb;
+    strbuf_init(&sb);
+    size_t dropped = 0;
+    for (int rank = 0; rank < 3; rank++) {
+        for (const char *p = text; *p;) {
+            size_t len = strcspn(p, "\n");
+            if (line_rank(p, len) == rank && len > 0) {
+                if (sb.len + len + 1 < COMPILE_DIAG_MAX) {
+                    strbuf_append(&sb, p, len);
+                    strbuf_append(&sb, "\n", 1);
+                } else {
+                    dropped += len + 1;
+                }
+            }
+            p += len + (p[len] == '\n');
+        }
+    }
+    if (dropped)
+        strbuf_printf(&sb, "[kiln: %zu more bytes of diagnostics dropped]\n", dropped);
+    char *out = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    return strbuf_finish(&sb, &out, &e) == KILN_OK ? out : NULL;
+}
+
+void compile_parse_ptxas(const char *text, struct compile_result *res)
+{
+    struct compile_kernel_usage *k = NULL;
+    for (const char *p = text; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char line[512];
+        snprintf(line, sizeof(line), "%.*s", (int)(len < 511 ? len : 511), p);
+        const char *s;
+        if ((s = strstr(line, "Compiling entry function '")) ||
+            (s = strstr(line, "Function properties for "))) {
+            const char *name = strchr(s, '\'') ? strchr(s, '\'') + 1 : s + 24;
+            char n[64];
+            snprintf(n, sizeof(n), "%.*s", (int)strcspn(name, "'\n"), name);
+            k = NULL;
+            for (size_t i = 0; i < res->nkernels; i++)
+                if (strcmp(res->kernels[i].name, n) == 0)
+                    k = &res->kernels[i];
+            if (!k && res->nkernels < COMPILE_MAX_KERNELS) {
+                k = &res->kernels[res->nkernels++];
+                memset(k, 0, sizeof(*k));
+                snprintf(k->name, sizeof(k->name), "%s", n);
+            }
+        } else if (k && (s = strstr(line, "bytes stack frame"))) {
+            sscanf(line, " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+                   &k->stack_bytes, &k->spill_stores, &k->spill_loads);
+        } else if (k && (s = strstr(line, "Used "))) {
+            sscanf(s, "Used %d registers", &k->registers);
+            const char *sm = strstr(s, "bytes smem");
+            if (sm) {
+                const char *q = sm;
+                while (q > s && q[-1] == ' ')
+                    q--;
+                while (q > s && q[-1] >= '0' && q[-1] <= '9')
+                    q--;
+                k->smem_bytes = atoi(q);
+            }
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
+enum kiln_rc compile_candidate(const struct compile_request *req, struct compile_result *res,
+                               struct kiln_err *err)
+{
+    memset(res, 0, sizeof(*res));
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    char src_dir[PATH_MAX], out_dir[PATH_MAX], src[PATH_MAX], tramp[PATH_MAX];
+    enum kiln_rc rc;
+    if ((rc = fs_join(src_dir, sizeof(src_dir), req->work_dir, "src", err)) ||
+        (rc = fs_join(out_dir, sizeof(out_dir), req->work_dir, "out", err)) ||
+        (rc = fs_remove_tree(out_dir, err)) || (rc = fs_mkdirs(src_dir, err)) ||
+        (rc = fs_join(src, sizeof(src), src_dir, cuda ? "candidate.cu" : "candidate.c", err)) ||
+        (rc = fs_join(tramp, sizeof(tramp), src_dir, "trampoline.c", err)) ||
+        (rc = fs_write_atomic(src, req->source, req->len, err)))
+        return rc;
+    if (!cuda && (!req->trampoline ||
+                  (rc = fs_write_atomic(tramp, req->trampoline, strlen(req->trampoline), err))))
+        return rc ? rc : kiln_fail(err, KILN_E_INTERNAL, "cpu compile without a trampoline");
+    if (req->ndefines > COMPILE_MAX_DEFINES)
+        return kiln_fail(err, KILN_E_LIMIT, "%zu defines, at most %d", req->ndefines,
+                         COMPILE_MAX_DEFINES);
+
+    char arch[48];
+    snprintf(arch, sizeof(arch), "-arch=%s", req->arch ? req->arch : "sm_90");
+    const char *argv[24 + COMPILE_MAX_DEFINES];
+    size_t n = 0;
+    if (cuda) {
+        const char *head[] = {"nvcc",
+                              "-cubin",
+                              arch,
+                              "-O3",
+                              "-Xptxas",
+                              "-v",
+                              "-o",
+                              "/out/candidate.cubin",
+                              "/in/candidate.cu"};
+        for (size_t i = 0; i < sizeof(head) / sizeof(*head); i++)
+            argv[n++] = head[i];
+    } else {
+        const char *head[] = {"cc",
+                              "-std=c11",
+                              "-O2",
+                              "-fPIC",
+                              "-shared",
+                              "-Wall",
+                              "-o",
+                              "/out/candidate.so",
+                              "/in/candidate.c",
+                              "/in/trampoline.c",
+                              "-lm"};
+        for (size_t i = 0; i < sizeof(head) / sizeof(*head); i++)
+            argv[n++] = head[i];
+    }
+    for (size_t i = 0; i < req->ndefines; i++)
+        argv[n++] = req->defines[i];
+    argv[n] = NULL;
+
+    const char *artifact = cuda ? "candidate.cubin" : "candidate.so";
+    const char *patterns[] = {artifact};
+    struct tar_rules rules = {.patterns = patterns,
+                              .n_patterns = 1,
+                              .max_file_bytes = 64u << 20,
+                              .max_total_bytes = 64u << 20,
+                              .max_files = 1};
+    struct sandbox_input in[] = {{src, cuda ? "candidate.cu" : "candidate.c"},
+                                 {tramp, "trampoline.c"}};
+    struct sbexec_step step = {.what = "the compiler", .rules = &rules, .out_dir = out_dir};
+    step.spec.policy = "compile";
+    step.spec.image = "compile";
+    step.spec.inputs = in;
+    step.spec.n_inputs = cuda ? 1 : 2;
+    step.spec.gpu = -1;
+    step.spec.argv = (char *const *)argv;
+    step.spec.stdin_fd = -1;
+    step.spec.limits.timeout_ms = req->timeout_ms;
+    struct sbexec_result sr;
+    rc = sbexec_run(&step, &sr, err);
+    if (rc == KILN_OK) {
+        struct strbuf all;
+        strbuf_init(&all);
+        strbuf_puts(&all, sr.sb.err.data ? sr.sb.err.data : "");
+        strbuf_puts(&all, sr.sb.out.data ? sr.sb.out.data : "");
+        if (all.data)
+            compile_parse_ptxas(all.data, res);
+        res->diagnostics = compile_order_diagnostics(all.data ? all.data : "");
+        strbuf_free(&all);
+        res->seconds = sr.sb.wall_s;
+        res->ok = sr.exited_ok && sr.files.n == 1;
+        if (!res->diagnostics)
+            rc = kiln_fail(err, KILN_E_NOMEM, "compiler diagnostics");
+        else if (!sr.exited_ok && sr.sb.verdict != SANDBOX_EXITED) {
+            /* Killed (timeout, limit, refused syscall): say so first. */
+            char *d = malloc(strlen(res->diagnostics) + 300);
+            if (d) {
+                sprintf(d, "compiler stopped: %s\n%s", sr.line, res->diagnostics);
+                free(res->diagnostics);
+                res->diagnostics = d;
+            }
+        }
+        if (rc == KILN_OK && res->ok)
+            rc = fs_join(res->artifact, sizeof(res->artifact), out_dir, artifact, err);
+    }
+    sbexec_result_free(&sr);
+    if (rc != KILN_OK)
+        compile_result_free(res);
+    return rc;
+}
+
+void compile_result_free(struct compile_result *res)
+{
+    free(res->diagnostics);
+    res->diagnostics = NULL;
+}

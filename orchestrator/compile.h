@@ -1,0 +1,67 @@
+/*
+ * compile.h - stage "compile": one candidate source into a cubin (cuda:
+ * `nvcc -cubin`, no host code, no relocatable device code) or a shared
+ * object with kiln's trampoline (cpu: `cc -shared`), inside the `compile`
+ * sandbox with no GPU. Diagnostics come back capped, errors first; ptxas
+ * resource usage (registers, spills, shared memory) is parsed for feedback.
+ *
+ * A compile failure is not an error of this function: it returns KILN_OK
+ * with res->ok false and the diagnostics (a `compile_error` verdict).
+ */
+#ifndef KILN_COMPILE_H
+#define KILN_COMPILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend.h"
+#include "error.h"
+
+#define COMPILE_MAX_DEFINES 64
+#define COMPILE_DIAG_MAX    (16u << 10) /* diagnostics kept for records and prompts */
+#define COMPILE_MAX_KERNELS 16
+
+struct compile_request {
+    enum kiln_backend backend;
+    const char *source; /* the candidate file */
+    size_t len;
+    const char *trampoline;     /* cpu: kiln-generated C; NULL for cuda */
+    const char *const *defines; /* "-DNAME=value" */
+    size_t ndefines;
+    const char *arch;     /* cuda: "sm_90" */
+    const char *work_dir; /* created; holds src/ and out/ */
+    long long timeout_ms; /* 0: the policy's default */
+};
+
+struct compile_kernel_usage {
+    char name[64];
+    int registers;
+    int smem_bytes;
+    int stack_bytes;
+    int spill_stores, spill_loads; /* bytes */
+};
+
+struct compile_result {
+    bool ok;
+    char artifact[PATH_MAX]; /* the cubin or .so when ok */
+    char *diagnostics;       /* NUL-terminated, capped, error lines first; may be "" */
+    double seconds;
+    struct compile_kernel_usage kernels[COMPILE_MAX_KERNELS];
+    size_t nkernels;
+};
+
+enum kiln_rc compile_candidate(const struct compile_request *req, struct compile_result *res,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+void compile_result_free(struct compile_result *res);
+
+/* Parses `ptxas -v` output into res->kernels (exposed for tests). */
+void compile_parse_ptxas(const char *text, struct compile_result *res);
+
+/* Reorders compiler output: lines with "error" first, then "warning", then
+ * the rest, capped at COMPILE_DIAG_MAX with a note of what was dropped.
+ * Returns a malloc'd string or NULL on allocation failure. */
+char *compile_order_diagnostics(const char *text);
+
+#endif

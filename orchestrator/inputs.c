@@ -1,0 +1,298 @@
+#include "inputs.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "fsutil.h"
+#include "npy.h"
+#include "sbexec.h"
+
+#define NPY_HEADER_SLACK 65536u /* bytes an .npy may add to its data */
+
+uint64_t inputs_seed(uint64_t base, const char *case_name, int set)
+{
+    /* FNV-1a over the name, then splitmix64 with the base and set mixed in:
+     * stable across hosts and versions, which reproducible runs need. */
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = case_name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    uint64_t z = h ^ base ^ ((uint64_t)set * 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return z & ((1ULL << 53) - 1); /* exact in JSON doubles and numpy seeds */
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static enum kiln_rc write_case_json(const struct workload *wl, const struct wl_case *c,
+                                    uint64_t seed, const char *path, struct kiln_err *err)
+{
+    json_t *sizes = json_object();
+    for (size_t i = 0; i < wl->nsizes; i++)
+        json_object_set_new(sizes, wl->size_names[i], json_integer(c->sizes[i]));
+    json_t *doc =
+        json_pack("{s:s, s:I, s:o}", "case", c->name, "seed", (json_int_t)seed, "sizes", sizes);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!text)
+        return kiln_fail(err, KILN_E_NOMEM, "writing case.json");
+    enum kiln_rc rc = fs_write_atomic(path, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
+/* Writes the workload's scripts, exactly the bytes that were hashed. */
+static enum kiln_rc write_scripts(const struct workload *wl, const char *dir, struct kiln_err *err)
+{
+    enum kiln_rc rc = fs_mkdirs(dir, err);
+    const enum wl_file files[] = {WL_FILE_INPUTS, WL_FILE_REFERENCE};
+    for (size_t i = 0; rc == KILN_OK && i < 2; i++) {
+        char path[PATH_MAX];
+        rc = fs_join(path, sizeof(path), dir, workload_file_name(files[i]), err);
+        if (rc == KILN_OK && !exists(path))
+            rc = fs_write_atomic(path, wl->files[files[i]].data, wl->files[files[i]].len, err);
+    }
+    return rc;
+}
+
+/* Rules for a script's /out: exactly the tensors of the given roles. */
+struct expected {
+    const char *patterns[WL_MAX_ARGS];
+    char names[WL_MAX_ARGS][80];
+    int args[WL_MAX_ARGS];
+    size_t n;
+    struct tar_rules rules;
+};
+
+static void expect_tensors(const struct workload *wl, const struct wl_shape *shapes, bool outputs,
+                           struct expected *e)
+{
+    memset(e, 0, sizeof(*e));
+    size_t total = 0, biggest = 0;
+    for (size_t t = 0; t < wl->ntensors; t++) {
+        const struct wl_arg *a = &wl->args[shapes[t].arg];
+        bool is_out = a->role != WL_ROLE_IN, is_in = a->role != WL_ROLE_OUT;
+        if (outputs ? !is_out : !is_in)
+            continue;
+        snprintf(e->names[e->n], sizeof(e->names[e->n]), "%s.npy", a->name);
+        e->patterns[e->n] = e->names[e->n];
+        e->args[e->n] = (int)t;
+        size_t b = (size_t)shapes[t].nbytes + NPY_HEADER_SLACK;
+        total += b;
+        biggest = b > biggest ? b : biggest;
+        e->n++;
+    }
+    e->rules.patterns = e->patterns;
+    e->rules.n_patterns = e->n;
+    e->rules.max_file_bytes = biggest;
+    e->rules.max_total_bytes = total;
+    e->rules.max_files = e->n;
+}
+
+/* Every expected tensor is present and matches the signature. */
+static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_shape *shapes,
+                                  const struct expected *e, const char *dir, const char *script,
+                                  unsigned *weak, char *why, size_t why_len, struct kiln_err *err)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        const struct wl_shape *s = &shapes[e->args[i]];
+        char path[PATH_MAX];
+        enum kiln_rc rc = fs_join(path, sizeof(path), dir, e->names[i], err);
+        if (rc != KILN_OK)
+            return rc;
+        if (!exists(path))
+            return kiln_fail(err, KILN_E_REJECTED, "%s did not write %s", script, e->names[i]);
+        struct tensor t = {0};
+        rc = npy_read_file(path, (size_t)s->nbytes, &t, err);
+        if (rc == KILN_OK)
+            rc = tensor_check_shape(&t, e->names[i], s->dtype, s->ndim, s->shape, err);
+        if (rc == KILN_OK && weak) {
+            const struct wl_arg *a = &wl->args[s->arg];
+            struct compare_tol tol = compare_default_tol(s->dtype);
+            for (size_t k = 0; k < wl->ntolerances; k++) {
+                if (wl->tolerances[k].arg != s->arg)
+                    continue;
+                if (wl->tolerances[k].has_atol)
+                    tol.atol = wl->tolerances[k].atol;
+                if (wl->tolerances[k].has_rtol)
+                    tol.rtol = wl->tolerances[k].rtol;
+            }
+            char w[200] = "";
+            unsigned bits = compare_weak_reference(&t, &tol, w, sizeof(w));
+            if (bits && !*weak)
+                snprintf(why, why_len, "%s: %s", a->name, w);
+            *weak |= bits;
+        }
+        tensor_free(&t);
+        if (rc != KILN_OK) {
+            kiln_err_prefix(err, "%s", script);
+            return rc;
+        }
+    }
+    return KILN_OK;
+}
+
+static enum kiln_rc run_script(const struct inputs_request *req, const char *what,
+                               const struct sandbox_input *in, size_t n_in, char *const *argv,
+                               const struct expected *e, const char *out_dir, struct kiln_err *err)
+{
+    struct sbexec_step step = {.what = what, .rules = &e->rules, .out_dir = out_dir};
+    step.spec.policy = "script";
+    step.spec.image = "script";
+    step.spec.inputs = in;
+    step.spec.n_inputs = n_in;
+    step.spec.gpu = -1;
+    step.spec.argv = argv;
+    step.spec.stdin_fd = -1;
+    step.spec.limits.timeout_ms = req->script_timeout_ms;
+    /* /out must hold the tensors; the tar of them is barely larger. */
+    step.spec.limits.out_bytes = (long long)e->rules.max_total_bytes + (1 << 20);
+    step.spec.limits.tar_bytes = (long long)e->rules.max_total_bytes + (1 << 20);
+    step.spec.limits.fsize_bytes = (long long)e->rules.max_file_bytes + (1 << 20);
+    struct sbexec_result res;
+    enum kiln_rc rc = sbexec_run(&step, &res, err);
+    if (rc == KILN_OK && !res.exited_ok) {
+        char d[900];
+        sbexec_describe(&res, d, sizeof(d));
+        rc = kiln_fail(err, KILN_E_CHILD, "%s failed: %s", what, d);
+    }
+    sbexec_result_free(&res);
+    return rc;
+}
+
+static enum kiln_rc prepare_set(const struct inputs_request *req, const char *scripts,
+                                struct input_set *s, struct kiln_err *err)
+{
+    const struct workload *wl = req->wl;
+    struct wl_shape shapes[WL_MAX_ARGS];
+    enum kiln_rc rc = workload_case_shapes(wl, s->wcase, shapes, err);
+    if (rc != KILN_OK)
+        return rc;
+    struct expected ein, eout;
+    expect_tensors(wl, shapes, false, &ein);
+    expect_tensors(wl, shapes, true, &eout);
+
+    char ok[PATH_MAX], in_dir[PATH_MAX], ref_dir[PATH_MAX], case_json[PATH_MAX];
+    if ((rc = fs_join(ok, sizeof(ok), s->dir, "ok", err)) ||
+        (rc = fs_join(in_dir, sizeof(in_dir), s->dir, "in", err)) ||
+        (rc = fs_join(ref_dir, sizeof(ref_dir), s->dir, "ref", err)) ||
+        (rc = fs_join(case_json, sizeof(case_json), s->dir, "case.json", err)))
+        return rc;
+    if (exists(ok)) {
+        /* Cached: re-read the weak flags the first computation recorded. */
+        char *text;
+        size_t len;
+        rc = fs_read_file(ok, 4096, &text, &len, err);
+        if (rc != KILN_OK)
+            return rc;
+        int consumed = 0;
+        if (sscanf(text, "weak %u\n%n", &s->weak, &consumed) == 1)
+            snprintf(s->weak_why, sizeof(s->weak_why), "%s", text + consumed);
+        free(text);
+        return KILN_OK;
+    }
+    /* An incomplete set from an interrupted run is rebuilt from scratch. */
+    if ((rc = fs_remove_tree(s->dir, err)) || (rc = fs_mkdirs(s->dir, err)) ||
+        (rc = write_case_json(wl, s->wcase, s->seed, case_json, err)))
+        return rc;
+
+    char what[160], inputs_py[PATH_MAX], reference_py[PATH_MAX];
+    if ((rc = fs_join(inputs_py, sizeof(inputs_py), scripts, "inputs.py", err)) ||
+        (rc = fs_join(reference_py, sizeof(reference_py), scripts, "reference.py", err)))
+        return rc;
+    if (req->verbose)
+        fprintf(stderr, "kiln: generating inputs and reference for case %s set %d\n",
+                s->wcase->name, s->set);
+    snprintf(what, sizeof(what), "inputs.py (case %s, seed %llu)", s->wcase->name,
+             (unsigned long long)s->seed);
+    struct sandbox_input in1[] = {{inputs_py, "inputs.py"}, {case_json, "case.json"}};
+    char *argv1[] = {"python3", "/in/inputs.py", "/in/case.json", "/out", NULL};
+    rc = run_script(req, what, in1, 2, argv1, &ein, in_dir, err);
+    if (rc == KILN_OK)
+        rc = check_tensors(wl, shapes, &ein, in_dir, "inputs.py", NULL, NULL, 0, err);
+    if (rc != KILN_OK)
+        return rc;
+
+    struct sandbox_input in2[2 + WL_MAX_ARGS];
+    char paths[WL_MAX_ARGS][PATH_MAX];
+    size_t n2 = 0;
+    in2[n2++] = (struct sandbox_input){reference_py, "reference.py"};
+    in2[n2++] = (struct sandbox_input){case_json, "case.json"};
+    for (size_t i = 0; i < ein.n; i++) {
+        if ((rc = fs_join(paths[i], sizeof(paths[i]), in_dir, ein.names[i], err)))
+            return rc;
+        in2[n2++] = (struct sandbox_input){paths[i], ein.names[i]};
+    }
+    snprintf(what, sizeof(what), "reference.py (case %s, seed %llu)", s->wcase->name,
+             (unsigned long long)s->seed);
+    char *argv2[] = {"python3", "/in/reference.py", "/in/case.json", "/in", "/out", NULL};
+    rc = run_script(req, what, in2, n2, argv2, &eout, ref_dir, err);
+    if (rc == KILN_OK)
+        rc = check_tensors(wl, shapes, &eout, ref_dir, "reference.py", &s->weak, s->weak_why,
+                           sizeof(s->weak_why), err);
+    if (rc != KILN_OK)
+        return rc;
+    char mark[400];
+    int n = snprintf(mark, sizeof(mark), "weak %u\n%s", s->weak, s->weak_why);
+    return fs_write_atomic(ok, mark, (size_t)n < sizeof(mark) ? (size_t)n : sizeof(mark) - 1, err);
+}
+
+enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
+                            struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    const struct workload *wl = req->wl;
+    const struct wl_case *cases = req->held_out ? wl->held_out : wl->cases;
+    size_t ncases = req->held_out ? wl->nheld_out : wl->ncases;
+    size_t cap = 0;
+    for (size_t i = 0; i < ncases; i++)
+        if (cases[i].backends & req->backend)
+            cap += cases[i].kind == WL_CASE_PERFORMANCE ? (size_t)req->perf_sets : 1;
+    if (cap == 0)
+        return kiln_fail(err, KILN_E_USAGE, "workload %s has no %s cases for this backend",
+                         wl->name, req->held_out ? "held-out" : "visible");
+    out->sets = calloc(cap, sizeof(*out->sets));
+    if (!out->sets)
+        return kiln_fail(err, KILN_E_NOMEM, "input sets");
+
+    char base[PATH_MAX], scripts[PATH_MAX];
+    snprintf(base, sizeof(base), "%s/%.16s", req->cache_dir, wl->hash[0] ? wl->hash : "nohash");
+    enum kiln_rc rc = fs_join(scripts, sizeof(scripts), base, "scripts", err);
+    if (rc == KILN_OK)
+        rc = write_scripts(wl, scripts, err);
+    for (size_t i = 0; rc == KILN_OK && i < ncases; i++) {
+        if (!(cases[i].backends & req->backend))
+            continue;
+        int sets = cases[i].kind == WL_CASE_PERFORMANCE ? req->perf_sets : 1;
+        for (int k = 0; rc == KILN_OK && k < sets; k++) {
+            struct input_set *s = &out->sets[out->n++];
+            s->wcase = &cases[i];
+            s->set = k;
+            s->seed = inputs_seed(req->seed, cases[i].name, k);
+            snprintf(s->dir, sizeof(s->dir), "%s/%s-%llu", base, cases[i].name,
+                     (unsigned long long)s->seed);
+            rc = prepare_set(req, scripts, s, err);
+        }
+    }
+    if (rc != KILN_OK)
+        input_sets_free(out);
+    return rc;
+}
+
+void input_sets_free(struct input_sets *s)
+{
+    free(s->sets);
+    s->sets = NULL;
+    s->n = 0;
+}

@@ -1,0 +1,59 @@
+/*
+ * inputs.h - stage "inputs and reference": for every case of a workload that
+ * runs on a backend, and for each of its input sets, runs the workload's
+ * inputs.py and then reference.py in the `script` sandbox, ingests what they
+ * return strictly, checks every tensor against the signature, and flags
+ * weak cases (evaluator/compare.h). Results are cached on disk per
+ * (workload content hash, case, seed), so a run computes each once.
+ *
+ * Layout of one set's directory: in/<tensor>.npy for in/inout tensors,
+ * ref/<tensor>.npy for out/inout tensors, and `ok` (written last: a set
+ * without it is incomplete and is rebuilt).
+ *
+ * Lifecycle: inputs_prepare fills a caller-owned `struct input_sets`;
+ * input_sets_free releases it.
+ */
+#ifndef KILN_INPUTS_H
+#define KILN_INPUTS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "workload.h"
+
+struct input_set {
+    const struct wl_case *wcase; /* points into the workload */
+    int set;                     /* 0 .. sets-1 within the case */
+    uint64_t seed;
+    char dir[PATH_MAX];
+    unsigned weak;      /* compare_weak bits over the outputs; 0 when fit */
+    char weak_why[256]; /* first weak output's explanation */
+};
+
+struct input_sets {
+    struct input_set *sets;
+    size_t n;
+};
+
+struct inputs_request {
+    const struct workload *wl;
+    unsigned backend;            /* enum kiln_backend: cases that run on it */
+    bool held_out;               /* the held-out cases instead of the visible ones */
+    const char *cache_dir;       /* sets live in cache_dir/<hash>/<case>-<seed>/ */
+    uint64_t seed;               /* base seed; per-set seeds derive from it */
+    int perf_sets;               /* input sets per performance case (>= 1) */
+    long long script_timeout_ms; /* 0: the script policy's default */
+    bool verbose;                /* progress lines on stderr */
+};
+
+/* Per-set seed: a hash of the base seed, the case name and the set index. */
+uint64_t inputs_seed(uint64_t base, const char *case_name, int set);
+
+enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
+                            struct kiln_err *err) KILN_NODISCARD;
+
+void input_sets_free(struct input_sets *s);
+
+#endif

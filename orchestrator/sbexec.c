@@ -1,0 +1,65 @@
+#include "sbexec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+
+enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *res,
+                        struct kiln_err *err)
+{
+    memset(res, 0, sizeof(*res));
+    enum kiln_rc rc = fs_mkdirs(step->out_dir, err);
+    if (rc != KILN_OK)
+        return rc;
+    /* The stream goes to an unnamed file next to its destination, so a big
+     * /out never sits in memory and nothing is left behind on a crash. */
+    int tfd = open(step->out_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (tfd < 0)
+        return kiln_fail_errno(err, KILN_E_IO, "%s: temporary file in %s", step->what,
+                               step->out_dir);
+    struct sandbox_spec spec = step->spec;
+    spec.tar_fd = tfd;
+    rc = sandbox_run(&spec, &res->sb, err);
+    if (rc != KILN_OK) {
+        close(tfd);
+        kiln_err_prefix(err, "%s", step->what);
+        return rc;
+    }
+    sandbox_verdict_line(&res->sb, res->line, sizeof(res->line));
+    res->exited_ok = res->sb.verdict == SANDBOX_EXITED && res->sb.exit_code == 0;
+    if (lseek(tfd, 0, SEEK_SET) != 0) {
+        close(tfd);
+        return kiln_fail_errno(err, KILN_E_IO, "%s: rewinding the tar stream", step->what);
+    }
+    int dfd = open(step->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        close(tfd);
+        return kiln_fail_errno(err, KILN_E_IO, "opening %s", step->out_dir);
+    }
+    rc = tar_ingest_to_dir(tfd, step->rules, dfd, &res->files, err);
+    close(dfd);
+    close(tfd);
+    if (rc != KILN_OK)
+        kiln_err_prefix(err, "%s returned a tarball kiln rejects", step->what);
+    return rc;
+}
+
+void sbexec_result_free(struct sbexec_result *res)
+{
+    sandbox_result_free(&res->sb);
+    tar_names_free(&res->files);
+}
+
+void sbexec_describe(const struct sbexec_result *res, char *buf, size_t cap)
+{
+    const char *e = res->sb.err.data ? res->sb.err.data : "";
+    size_t len = strlen(e);
+    /* The end of stderr is where Python and compilers put the cause. */
+    const char *tail = len > 600 ? e + len - 600 : e;
+    snprintf(buf, cap, "%s%s%s", res->line, *tail ? "; stderr: " : "", tail);
+}
