@@ -42,6 +42,12 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
         return kiln_fail_errno(err, KILN_E_IO, "opening %s", step->out_dir);
     }
     rc = tar_ingest_to_dir(tfd, step->rules, dfd, &res->files, err);
+    /* Ingested files are created 0600; later sandboxes read them as an
+     * unprivileged uid, so make them world-readable. The directories above
+     * stay private (mkdtemp 0700), so no other host user can reach them. */
+    for (size_t i = 0; rc == KILN_OK && i < res->files.n; i++)
+        if (fchmodat(dfd, res->files.names[i], 0644, 0) != 0)
+            rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s/%s", step->out_dir, res->files.names[i]);
     close(dfd);
     close(tfd);
     if (rc != KILN_OK)
