@@ -37,7 +37,7 @@ endfunction()
 
 kiln_harness_binary(kiln-harness-cpu harness/main_cpu.c harness/hx_cpu.c)
 
-if(KILN_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_cuda.c)
+if(KILN_HAVE_CUDA)
   # The helper kernels (fingerprint): sm_90 SASS plus compute_90 PTX, so a
   # newer GPU JIT-compiles them. Embedded as an 8-byte aligned array.
   set(_hx_fatbin ${CMAKE_CURRENT_BINARY_DIR}/kiln_helpers.fatbin)
@@ -53,11 +53,10 @@ if(KILN_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_cuda.c)
     COMMENT "nvcc: harness helper kernels")
   add_custom_command(
     OUTPUT ${_hx_fatbin_h}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/generated
-    COMMAND ${CUDAToolkit_BIN_DIR}/bin2c -c -a 8 -n kiln_helpers_fatbin ${_hx_fatbin}
-            > ${_hx_fatbin_h}
-    DEPENDS ${_hx_fatbin}
-    COMMENT "bin2c: embedding the helper kernels")
+    COMMAND ${CMAKE_COMMAND} -DIN=${_hx_fatbin} -DOUT=${_hx_fatbin_h} -DNAME=kiln_helpers_fatbin
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/harness/embed.cmake
+    DEPENDS ${_hx_fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/harness/embed.cmake
+    COMMENT "embedding the helper kernels")
   kiln_harness_binary(kiln-harness-cuda harness/main_cuda.c harness/hx_cuda.c ${_hx_fatbin_h})
   target_include_directories(kiln-harness-cuda PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated
                              ${CUDAToolkit_INCLUDE_DIRS})

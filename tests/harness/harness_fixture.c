@@ -144,6 +144,12 @@ int fx_write_inputs(struct fx *f, const struct harness_plan *p)
 
 int fx_run(struct fx *f, const char *harness, const struct harness_plan *p)
 {
+    return fx_run_limited(f, harness, p, 0);
+}
+
+int fx_run_limited(struct fx *f, const char *harness, const struct harness_plan *p,
+                   unsigned seconds)
+{
     char plan_path[512];
     char *text = NULL;
     struct kiln_err err;
@@ -166,6 +172,7 @@ int fx_run(struct fx *f, const char *harness, const struct harness_plan *p)
         return -1;
     if (pid == 0) {
         char *argv[] = {(char *)harness, plan_path, "--in", f->in, "--out", f->out, NULL};
+        alarm(seconds); /* survives execv: SIGALRM ends a hung harness */
         execv(harness, argv);
         _exit(127);
     }

@@ -36,6 +36,10 @@ int fx_write_inputs(struct fx *f, const struct harness_plan *p);
 /* Writes in/plan.json and runs `harness` on it; returns the wait status. */
 int fx_run(struct fx *f, const char *harness, const struct harness_plan *p);
 
+/* As fx_run, killing the harness with SIGALRM after `seconds` (0: never). */
+int fx_run_limited(struct fx *f, const char *harness, const struct harness_plan *p,
+                   unsigned seconds);
+
 /* Parses out/NAME (NULL if missing or malformed). */
 json_t *fx_json(struct fx *f, const char *name);
 
