@@ -1,0 +1,65 @@
+# The harness: evaluator/HARNESS.md. Included from evaluator/CMakeLists.txt.
+#
+# kiln_harness_plan: the plan document and the CPU trampoline generator, for
+# the trusted parent. kiln-harness-cpu / kiln-harness-cuda: the programs that
+# run inside the sandbox. They compile their helpers in directly and link
+# jansson statically, so they need nothing beyond libc, libm, libdl (and
+# libcuda.so.1 from the driver for the CUDA one).
+
+add_library(kiln_harness_plan STATIC harness_plan.c cpu_trampoline.c)
+target_include_directories(kiln_harness_plan PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(kiln_harness_plan PUBLIC kiln_eval kiln_base PkgConfig::JANSSON m)
+
+find_library(KILN_JANSSON_STATIC NAMES libjansson.a)
+if(KILN_JANSSON_STATIC)
+  set(_hx_jansson ${KILN_JANSSON_STATIC})
+else()
+  message(WARNING "kiln: libjansson.a not found: the harness links libjansson.so, which the "
+                  "sandbox must then provide (apt-get install libjansson-dev)")
+  set(_hx_jansson PkgConfig::JANSSON)
+endif()
+
+set(KILN_HARNESS_SOURCES
+    ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_core.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/harness_plan.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/npy.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/tensor.c
+    ${CMAKE_SOURCE_DIR}/orchestrator/error.c)
+
+function(kiln_harness_binary name)
+  add_executable(${name} ${ARGN} ${KILN_HARNESS_SOURCES})
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                             ${CMAKE_CURRENT_SOURCE_DIR}/harness ${CMAKE_SOURCE_DIR}/orchestrator
+                             ${JANSSON_INCLUDE_DIRS})
+  target_link_libraries(${name} PRIVATE ${_hx_jansson} ${CMAKE_DL_LIBS} m)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+endfunction()
+
+kiln_harness_binary(kiln-harness-cpu harness/main_cpu.c harness/hx_cpu.c)
+
+if(KILN_HAVE_CUDA)
+  # The helper kernels (fingerprint): sm_90 SASS plus compute_90 PTX, so a
+  # newer GPU JIT-compiles them. Embedded as an 8-byte aligned array.
+  set(_hx_fatbin ${CMAKE_CURRENT_BINARY_DIR}/kiln_helpers.fatbin)
+  set(_hx_fatbin_h ${CMAKE_CURRENT_BINARY_DIR}/generated/kiln_helpers_fatbin.h)
+  add_custom_command(
+    OUTPUT ${_hx_fatbin}
+    COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -fatbin -O3
+            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+            -I${CMAKE_CURRENT_SOURCE_DIR}/harness
+            -o ${_hx_fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/harness/kiln_helpers.cu
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/harness/kiln_helpers.cu
+            ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_fp.h
+    COMMENT "nvcc: harness helper kernels")
+  add_custom_command(
+    OUTPUT ${_hx_fatbin_h}
+    COMMAND ${CMAKE_COMMAND} -DIN=${_hx_fatbin} -DOUT=${_hx_fatbin_h} -DNAME=kiln_helpers_fatbin
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/harness/embed.cmake
+    DEPENDS ${_hx_fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/harness/embed.cmake
+    COMMENT "embedding the helper kernels")
+  kiln_harness_binary(kiln-harness-cuda harness/main_cuda.c harness/hx_cuda.c ${_hx_fatbin_h})
+  target_include_directories(kiln-harness-cuda PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated
+                             ${CUDAToolkit_INCLUDE_DIRS})
+  # The driver API only: libcuda.so.1 comes from the driver, never cudart.
+  target_link_libraries(kiln-harness-cuda PRIVATE CUDA::cuda_driver)
+endif()

@@ -1,0 +1,101 @@
+/*
+ * hx.h - the harness core and the backend ops table it drives. One core
+ * (hx_core.c) implements the protocol of evaluator/HARNESS.md: load inputs,
+ * lay out guarded buffers, correctness runs, timed runs with reload,
+ * restore, poison, cache flush and fingerprint checks, and the output
+ * documents. A backend (hx_cuda.c: CUDA driver API; hx_cpu.c: dlopen'd
+ * shared object) supplies memory, copies, fingerprints and the timed
+ * execution of one plan.
+ *
+ * Lifecycle: hx_main() parses the command line, reads the plan, opens the
+ * backend through its ops table, runs every case, writes the documents and
+ * closes the backend. Everything is owned by hx_main's frame; the one
+ * process-wide thing is the CPU backend's crash handler (see hx_cpu.c).
+ */
+#ifndef KILN_HX_H
+#define KILN_HX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "harness_plan.h"
+
+#define KILN_POISON_BYTE 0xFF
+
+/* A backend address: a CUdeviceptr, or a host pointer for the CPU backend. */
+typedef uint64_t hx_addr;
+
+struct hx_region {
+    hx_addr addr;
+    uint64_t bytes;
+};
+
+/* Where the harness is, for the log and the CPU crash handler. Strings
+ * point into the plan; the core updates it before each run. */
+struct hx_where {
+    const char *case_name;
+    const char *set_name;
+    const char *phase; /* "correctness", "warmup", "timed" */
+    int run;           /* run index within the phase */
+    int launch;        /* launch being executed, -1 outside the plan */
+};
+
+/* The outcome of the candidate's part of a run, filled by ops->run. */
+struct hx_fault {
+    char kind[32];       /* "launch_failed", "cuda_error", "module" ; "" if none */
+    char cuda_error[64]; /* CUDA's name for the error, "" on the CPU */
+    bool broken;         /* the device can no longer be used (sticky error) */
+};
+
+struct hx_backend;
+
+struct hx_ops {
+    const char *name;        /* "cuda" or "cpu": must equal the plan's backend */
+    const char *module_file; /* "candidate.cubin" or "candidate.so" */
+    /* Opens the device and reads the candidate module (not yet loaded). */
+    enum kiln_rc (*open)(struct hx_backend **out, const struct harness_plan *plan,
+                         const char *module_path, struct hx_where *where, int log_fd,
+                         struct kiln_err *err);
+    void (*close)(struct hx_backend *b);
+    const char *(*device_name)(struct hx_backend *b);
+    enum kiln_rc (*alloc)(struct hx_backend *b, uint64_t bytes, hx_addr *out, struct kiln_err *err);
+    void (*release)(struct hx_backend *b, hx_addr a);
+    enum kiln_rc (*upload)(struct hx_backend *b, hx_addr dst, const void *src, uint64_t n,
+                           struct kiln_err *err);
+    enum kiln_rc (*download)(struct hx_backend *b, void *dst, hx_addr src, uint64_t n,
+                             struct kiln_err *err);
+    enum kiln_rc (*copy)(struct hx_backend *b, hx_addr dst, hx_addr src, uint64_t n,
+                         struct kiln_err *err);
+    enum kiln_rc (*fill)(struct hx_backend *b, hx_addr dst, uint8_t byte, uint64_t n,
+                         struct kiln_err *err);
+    /* out[i] = hx_fp_finish(sum over region i) for each of n regions. */
+    enum kiln_rc (*fingerprint)(struct hx_backend *b, const struct hx_region *r, int n,
+                                uint64_t seed, uint64_t *out, struct kiln_err *err);
+    /* (Re)loads the candidate module so it starts from a fresh image. A
+     * failure that is the candidate's (missing kernel, bad image) fills
+     * `fault` and returns KILN_E_REJECTED. */
+    enum kiln_rc (*reload)(struct hx_backend *b, struct hx_fault *fault, struct kiln_err *err);
+    /* Outside the timed region: flush caches (when `flush`), reset any
+     * persisting-cache carve-out, and wait until the device is idle. */
+    enum kiln_rc (*prepare)(struct hx_backend *b, bool flush, struct kiln_err *err);
+    /* Runs every launch of case `c` once, timing from before the first to
+     * after the last. params[l][i] points at launch l's i-th argument value
+     * (cuLaunchKernel's kernelParams convention). A failure the candidate
+     * caused fills `fault` and returns KILN_E_REJECTED (or KILN_E_CUDA when
+     * the context is gone). */
+    enum kiln_rc (*run)(struct hx_backend *b, const struct harness_case *c,
+                        void *const *const *params, double *ms, struct hx_fault *fault,
+                        struct kiln_err *err);
+};
+
+/* The backends; each file that defines one is linked into its own binary. */
+extern const struct hx_ops hx_cpu_ops;
+extern const struct hx_ops hx_cuda_ops;
+
+/* The whole harness program: argv as main's. Returns the exit status:
+ * 0 when the documents were written (whatever the candidate did), 1 when
+ * the harness itself could not run (the reason is on stderr and in log.txt). */
+int hx_main(const struct hx_ops *ops, int argc, char **argv);
+
+#endif

@@ -1,0 +1,832 @@
+/*
+ * hx_core.c - the harness protocol, shared by the CUDA and CPU backends.
+ * evaluator/HARNESS.md is the specification; comments here say why.
+ */
+#include "hx.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "npy.h"
+#include "tensor.h"
+
+#define HX_ALIGN       256
+#define HX_MAX_REGIONS (HARNESS_PLAN_MAX_ARGS * (HARNESS_PLAN_MAX_SETS + 2) + 1)
+
+struct hx_ctx {
+    const struct hx_ops *ops;
+    struct hx_backend *be;
+    const struct harness_plan *plan;
+    const char *in_dir;
+    const char *out_dir;
+    int log_fd;
+    uint64_t seed;
+    bool broken; /* the device is unusable: remaining cases are skipped */
+    struct hx_where where;
+    json_t *timings; /* the "cases" array of timings.json */
+    json_t *status;  /* the "cases" array of status.json */
+    bool any_failed;
+};
+
+struct hx_failure {
+    bool failed;
+    char kind[32];
+    char cuda_error[64];
+    int set;
+    const char *phase;
+    int run;
+    char tensor[HARNESS_PLAN_NAME_MAX];
+    char detail[256];
+};
+
+union hx_value {
+    int32_t i32;
+    long long i64;
+    float f32;
+    double f64;
+    uint64_t addr;
+};
+
+/* Everything one case needs; heap-allocated (it is tens of KiB). */
+struct hx_case_run {
+    const struct harness_case *c;
+    hx_addr arena; /* guard | t0 | guard | t1 | ... | guard */
+    uint64_t arena_bytes;
+    uint64_t off[HARNESS_PLAN_MAX_ARGS];
+    uint64_t bytes[HARNESS_PLAN_MAX_ARGS];
+    int nguards;
+    struct hx_region guard[HARNESS_PLAN_MAX_ARGS + 1];
+    uint64_t guard_fp[HARNESS_PLAN_MAX_ARGS + 1];
+    hx_addr pristine; /* kiln's copies of every input set, never candidate-visible */
+    uint64_t pristine_bytes;
+    uint64_t poff[HARNESS_PLAN_MAX_SETS][HARNESS_PLAN_MAX_ARGS];
+    uint64_t pristine_fp[HARNESS_PLAN_MAX_SETS][HARNESS_PLAN_MAX_ARGS];
+    uint64_t verified_fp[HARNESS_PLAN_MAX_SETS][HARNESS_PLAN_MAX_ARGS];
+    union hx_value val[HARNESS_PLAN_MAX_ARGS];
+    void *params[HARNESS_PLAN_MAX_LAUNCH][HARNESS_PLAN_MAX_ARGS];
+    void *const *lparams[HARNESS_PLAN_MAX_LAUNCH];
+    double *samples[HARNESS_PLAN_MAX_SETS];
+    int nsamples[HARNESS_PLAN_MAX_SETS];
+    int warmups_done;
+    struct hx_region regions[HX_MAX_REGIONS];
+    uint64_t fps[HX_MAX_REGIONS];
+    struct hx_failure fail;
+    bool fingerprint_bad[HARNESS_PLAN_MAX_SETS];
+};
+
+static void hx_log(struct hx_ctx *x, const char *fmt, ...) KILN_PRINTF(2, 3);
+
+/* Unbuffered, one write per line, so a crash never loses what came before. */
+static void hx_log(struct hx_ctx *x, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof(line) - 2)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    if (x->log_fd >= 0) {
+        ssize_t w = write(x->log_fd, line, (size_t)n);
+        (void)w;
+    }
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static bool is_output(const struct harness_arg *g)
+{
+    return g->is_tensor && g->role != HR_IN;
+}
+
+static bool is_input(const struct harness_arg *g)
+{
+    return g->is_tensor && g->role != HR_OUT;
+}
+
+static enum kiln_rc random_u32(uint32_t *out, struct kiln_err *err)
+{
+    for (;;) {
+        ssize_t n = getrandom(out, sizeof(*out), 0);
+        if (n == (ssize_t)sizeof(*out))
+            return KILN_OK;
+        if (n < 0 && errno != EINTR)
+            return kiln_fail_errno(err, KILN_E_IO, "getrandom");
+    }
+}
+
+/* Uniform in [0, n) by rejection, so no set is favoured. */
+static enum kiln_rc random_below(uint32_t n, uint32_t *out, struct kiln_err *err)
+{
+    uint32_t limit = UINT32_MAX - UINT32_MAX % n;
+    for (;;) {
+        uint32_t r;
+        enum kiln_rc rc = random_u32(&r, err);
+        if (rc != KILN_OK)
+            return rc;
+        if (r < limit) {
+            *out = r % n;
+            return KILN_OK;
+        }
+    }
+}
+
+/*
+ * The order of input sets for warmup and timed runs: blocks that are random
+ * permutations of all sets (so every set is timed about equally often), and
+ * never the same set twice in a row (so replaying the previous call's output
+ * always fails the fingerprint check). Drawn from getrandom: the candidate
+ * cannot predict it.
+ */
+struct hx_order {
+    int n;
+    int perm[HARNESS_PLAN_MAX_SETS];
+    int pos;
+    int prev;
+};
+
+static enum kiln_rc order_next(struct hx_order *o, int *out, struct kiln_err *err)
+{
+    enum kiln_rc rc;
+    uint32_t r;
+    if (o->pos == o->n) {
+        for (int i = 0; i < o->n; i++)
+            o->perm[i] = i;
+        for (int i = o->n - 1; i > 0; i--) {
+            if ((rc = random_below((uint32_t)i + 1, &r, err)) != KILN_OK)
+                return rc;
+            int t = o->perm[i];
+            o->perm[i] = o->perm[r];
+            o->perm[r] = t;
+        }
+        if (o->n > 1 && o->perm[0] == o->prev) {
+            if ((rc = random_below((uint32_t)o->n - 1, &r, err)) != KILN_OK)
+                return rc;
+            int t = o->perm[0];
+            o->perm[0] = o->perm[1 + r];
+            o->perm[1 + r] = t;
+        }
+        o->pos = 0;
+    }
+    o->prev = o->perm[o->pos++];
+    *out = o->prev;
+    return KILN_OK;
+}
+
+static void fail_set(struct hx_case_run *cr, const char *kind, int set, const char *phase, int run,
+                     const char *tensor, const char *fmt, ...) KILN_PRINTF(7, 8);
+
+static void fail_set(struct hx_case_run *cr, const char *kind, int set, const char *phase, int run,
+                     const char *tensor, const char *fmt, ...)
+{
+    if (cr->fail.failed)
+        return;
+    cr->fail.failed = true;
+    snprintf(cr->fail.kind, sizeof(cr->fail.kind), "%s", kind);
+    cr->fail.set = set;
+    cr->fail.phase = phase;
+    cr->fail.run = run;
+    snprintf(cr->fail.tensor, sizeof(cr->fail.tensor), "%s", tensor ? tensor : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cr->fail.detail, sizeof(cr->fail.detail), fmt, ap);
+    va_end(ap);
+    if (set >= 0)
+        cr->fingerprint_bad[set] = true;
+}
+
+static enum kiln_rc path_join(char *dst, size_t cap, struct kiln_err *err, const char *fmt, ...)
+    KILN_PRINTF(4, 5);
+
+static enum kiln_rc path_join(char *dst, size_t cap, struct kiln_err *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(dst, cap, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap)
+        return kiln_fail(err, KILN_E_LIMIT, "path too long: %.80s...", dst);
+    return KILN_OK;
+}
+
+static enum kiln_rc make_dir(const char *path, struct kiln_err *err)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return kiln_fail_errno(err, KILN_E_IO, "creating %s", path);
+    return KILN_OK;
+}
+
+/* ---- layout and inputs ---- */
+
+static enum kiln_rc case_layout(struct hx_ctx *x, struct hx_case_run *cr, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    const struct harness_case *c = cr->c;
+    uint64_t g = p->guard_bytes;
+    uint64_t off = g;
+    enum kiln_rc rc;
+
+    /* Guards sit between tensors, so a write past one tensor's end or before
+     * its start lands in poisoned, fingerprinted bytes kiln checks. The
+     * alignment slack after a tensor belongs to the following guard. */
+    cr->nguards = 0;
+    cr->guard[cr->nguards].addr = 0;
+    uint64_t guard_start = 0;
+    for (int a = 0; a < p->nargs; a++) {
+        if (!p->args[a].is_tensor)
+            continue;
+        cr->bytes[a] = harness_case_tensor_bytes(p, c, a);
+        cr->off[a] = off;
+        cr->guard[cr->nguards].addr = guard_start;
+        cr->guard[cr->nguards].bytes = off - guard_start;
+        cr->nguards++;
+        guard_start = off + cr->bytes[a];
+        off = align_up(guard_start, HX_ALIGN) + g;
+    }
+    cr->guard[cr->nguards].addr = guard_start;
+    cr->guard[cr->nguards].bytes = off - guard_start;
+    cr->nguards++;
+    cr->arena_bytes = off;
+
+    uint64_t poff = 0;
+    for (int s = 0; s < c->nsets; s++)
+        for (int a = 0; a < p->nargs; a++)
+            if (is_input(&p->args[a])) {
+                cr->poff[s][a] = poff;
+                poff = align_up(poff + cr->bytes[a], HX_ALIGN);
+            }
+    cr->pristine_bytes = poff ? poff : HX_ALIGN;
+
+    if ((rc = x->ops->alloc(x->be, cr->arena_bytes, &cr->arena, err)) != KILN_OK)
+        return rc;
+    if ((rc = x->ops->alloc(x->be, cr->pristine_bytes, &cr->pristine, err)) != KILN_OK)
+        return rc;
+    for (int i = 0; i < cr->nguards; i++)
+        cr->guard[i].addr += cr->arena;
+    /* Freshly allocated memory is poisoned, so leftovers never pass as
+     * results; the guards' fingerprints are taken from this state. */
+    if ((rc = x->ops->fill(x->be, cr->arena, KILN_POISON_BYTE, cr->arena_bytes, err)) ||
+        (rc = x->ops->fill(x->be, cr->pristine, KILN_POISON_BYTE, cr->pristine_bytes, err)) ||
+        (rc = x->ops->fingerprint(x->be, cr->guard, cr->nguards, x->seed, cr->guard_fp, err)))
+        return rc;
+
+    /* Argument values: tensors by address, scalars converted to the C type
+     * the kernel takes. params[l][i] points at them, kernelParams-style. */
+    for (int a = 0; a < p->nargs; a++) {
+        const struct harness_arg *ga = &p->args[a];
+        if (ga->is_tensor)
+            cr->val[a].addr = cr->arena + cr->off[a];
+        else if (ga->type == HS_INT32)
+            cr->val[a].i32 = (int32_t)c->value[a].i;
+        else if (ga->type == HS_INT64)
+            cr->val[a].i64 = (long long)c->value[a].i;
+        else if (ga->type == HS_FLOAT32)
+            cr->val[a].f32 = (float)c->value[a].f;
+        else
+            cr->val[a].f64 = c->value[a].f;
+    }
+    for (int l = 0; l < p->nlaunches; l++) {
+        for (int i = 0; i < p->launches[l].nargs; i++)
+            cr->params[l][i] = &cr->val[p->launches[l].args[i]];
+        cr->lparams[l] = cr->params[l];
+    }
+    return KILN_OK;
+}
+
+static enum kiln_rc load_inputs(struct hx_ctx *x, struct hx_case_run *cr, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    const struct harness_case *c = cr->c;
+    char path[PATH_MAX];
+    enum kiln_rc rc;
+    for (int s = 0; s < c->nsets; s++) {
+        for (int a = 0; a < p->nargs; a++) {
+            if (!is_input(&p->args[a]))
+                continue;
+            struct tensor t = {0};
+            if ((rc = path_join(path, sizeof(path), err, "%s/cases/%s/%s/%s.npy", x->in_dir,
+                                c->name, c->sets[s], p->args[a].name)))
+                return rc;
+            if ((rc = npy_read_file(path, cr->bytes[a], &t, err)) != KILN_OK) {
+                kiln_err_prefix(err, "input %s", path);
+                return rc;
+            }
+            bool same = t.dtype == p->args[a].dtype && t.ndim == c->ndim[a];
+            for (int d = 0; same && d < t.ndim; d++)
+                same = t.shape[d] == c->shape[a][d];
+            if (!same || t.nbytes != cr->bytes[a]) {
+                tensor_free(&t);
+                return kiln_fail(err, KILN_E_REJECTED,
+                                 "input %s: dtype or shape differs from the plan's", path);
+            }
+            if (t.nbytes)
+                rc = x->ops->upload(x->be, cr->pristine + cr->poff[s][a], t.data, t.nbytes, err);
+            tensor_free(&t);
+            if (rc != KILN_OK)
+                return rc;
+        }
+    }
+    /* Fingerprints of kiln's own copies: any change later is tampering. */
+    int n = 0;
+    for (int s = 0; s < c->nsets; s++)
+        for (int a = 0; a < p->nargs; a++)
+            if (is_input(&p->args[a])) {
+                cr->regions[n].addr = cr->pristine + cr->poff[s][a];
+                cr->regions[n++].bytes = cr->bytes[a];
+            }
+    if ((rc = x->ops->fingerprint(x->be, cr->regions, n, x->seed, cr->fps, err)))
+        return rc;
+    n = 0;
+    for (int s = 0; s < c->nsets; s++)
+        for (int a = 0; a < p->nargs; a++)
+            if (is_input(&p->args[a]))
+                cr->pristine_fp[s][a] = cr->fps[n++];
+    return KILN_OK;
+}
+
+static enum kiln_rc write_outputs(struct hx_ctx *x, struct hx_case_run *cr, int set,
+                                  struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    const struct harness_case *c = cr->c;
+    char path[PATH_MAX];
+    enum kiln_rc rc;
+    if ((rc = path_join(path, sizeof(path), err, "%s/%s", x->out_dir, c->name)) ||
+        (rc = make_dir(path, err)) ||
+        (rc = path_join(path, sizeof(path), err, "%s/%s/%s", x->out_dir, c->name, c->sets[set])) ||
+        (rc = make_dir(path, err)))
+        return rc;
+    for (int a = 0; a < p->nargs; a++) {
+        if (!is_output(&p->args[a]))
+            continue;
+        struct tensor t = {0};
+        if ((rc = tensor_alloc(&t, p->args[a].dtype, c->ndim[a], c->shape[a], cr->bytes[a], err)))
+            return rc;
+        if (t.nbytes)
+            rc = x->ops->download(x->be, t.data, cr->arena + cr->off[a], t.nbytes, err);
+        if (rc == KILN_OK && (rc = path_join(path, sizeof(path), err, "%s/%s/%s/%s.npy", x->out_dir,
+                                             c->name, c->sets[set], p->args[a].name)) == KILN_OK)
+            rc = npy_write_file(&t, path, err);
+        tensor_free(&t);
+        if (rc != KILN_OK)
+            return rc;
+    }
+    return KILN_OK;
+}
+
+/* ---- one run ---- */
+
+/*
+ * One execution of the plan on input set `set`, then the checks. Returns
+ * KILN_OK also when the candidate failed (cr->fail says how); an error
+ * return is the harness's own failure.
+ */
+static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, const char *phase,
+                             int run, bool verify, double *ms, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    const struct harness_case *c = cr->c;
+    const struct hx_ops *ops = x->ops;
+    struct hx_fault fault = {0};
+    enum kiln_rc rc;
+
+    x->where.set_name = c->sets[set];
+    x->where.phase = phase;
+    x->where.run = run;
+    x->where.launch = -1;
+
+    /* Outside the timed region: a fresh module (no __device__ state
+     * survives), pristine inputs, poisoned outputs, a cold cache. */
+    if (p->reload || (run == 0 && strcmp(phase, "correctness") == 0 && set == 0)) {
+        rc = ops->reload(x->be, &fault, err);
+        if (rc == KILN_E_REJECTED) {
+            fail_set(cr, fault.kind[0] ? fault.kind : "module", set, phase, run, NULL, "%s",
+                     err->msg);
+            kiln_err_clear(err);
+            return KILN_OK;
+        }
+        if (rc != KILN_OK)
+            return rc;
+    }
+    for (int a = 0; a < p->nargs; a++) {
+        const struct harness_arg *g = &p->args[a];
+        if (!g->is_tensor || cr->bytes[a] == 0)
+            continue;
+        if (g->role == HR_OUT)
+            rc = ops->fill(x->be, cr->arena + cr->off[a], KILN_POISON_BYTE, cr->bytes[a], err);
+        else
+            rc = ops->copy(x->be, cr->arena + cr->off[a], cr->pristine + cr->poff[set][a],
+                           cr->bytes[a], err);
+        if (rc != KILN_OK)
+            return rc;
+    }
+    if ((rc = ops->prepare(x->be, p->l2_flush, err)) != KILN_OK)
+        return rc;
+
+    rc = ops->run(x->be, c, cr->lparams, ms, &fault, err);
+    x->where.launch = -1;
+    if (rc == KILN_E_REJECTED || rc == KILN_E_CUDA) {
+        snprintf(cr->fail.cuda_error, sizeof(cr->fail.cuda_error), "%s", fault.cuda_error);
+        fail_set(cr, fault.kind[0] ? fault.kind : "cuda_error", set, phase, run, NULL, "%s",
+                 err->msg);
+        kiln_err_clear(err);
+        if (fault.broken)
+            x->broken = true;
+        return KILN_OK;
+    }
+    if (rc != KILN_OK)
+        return rc;
+
+    /* The checks, outside the timed region: every candidate-visible tensor,
+     * every guard and every pristine copy, fingerprinted in one batch. */
+    int n = 0;
+    for (int a = 0; a < p->nargs; a++)
+        if (p->args[a].is_tensor) {
+            cr->regions[n].addr = cr->arena + cr->off[a];
+            cr->regions[n++].bytes = cr->bytes[a];
+        }
+    int first_guard = n;
+    for (int i = 0; i < cr->nguards; i++)
+        cr->regions[n++] = cr->guard[i];
+    int first_pristine = n;
+    for (int s = 0; s < c->nsets; s++)
+        for (int a = 0; a < p->nargs; a++)
+            if (is_input(&p->args[a])) {
+                cr->regions[n].addr = cr->pristine + cr->poff[s][a];
+                cr->regions[n++].bytes = cr->bytes[a];
+            }
+    if ((rc = ops->fingerprint(x->be, cr->regions, n, x->seed, cr->fps, err)) != KILN_OK)
+        return rc;
+
+    int k = first_pristine;
+    for (int s = 0; s < c->nsets; s++)
+        for (int a = 0; a < p->nargs; a++)
+            if (is_input(&p->args[a]) && cr->fps[k++] != cr->pristine_fp[s][a])
+                fail_set(cr, "tampering", set, phase, run, p->args[a].name,
+                         "kiln's pristine copy of %s for set %s changed: the candidate wrote "
+                         "into the harness's memory",
+                         p->args[a].name, c->sets[s]);
+    for (int i = 0; i < cr->nguards; i++)
+        if (cr->fps[first_guard + i] != cr->guard_fp[i])
+            fail_set(cr, "out_of_bounds", set, phase, run, NULL,
+                     "guard region %d (%llu bytes at arena offset %llu) changed: a write "
+                     "outside a tensor's bounds",
+                     i, (unsigned long long)cr->guard[i].bytes,
+                     (unsigned long long)(cr->guard[i].addr - cr->arena));
+    k = 0;
+    for (int a = 0; a < p->nargs; a++) {
+        const struct harness_arg *g = &p->args[a];
+        if (!g->is_tensor)
+            continue;
+        uint64_t fp = cr->fps[k++];
+        if (g->role == HR_IN && fp != cr->pristine_fp[set][a])
+            fail_set(cr, "overwrites_inputs", set, phase, run, g->name,
+                     "input %s changed during the run (role in is read-only)", g->name);
+        if (g->role == HR_IN)
+            continue;
+        if (verify)
+            cr->verified_fp[set][a] = fp;
+        else if (fp != cr->verified_fp[set][a])
+            fail_set(cr, "nondeterministic", set, phase, run, g->name,
+                     "output %s differs from the verified output for set %s: the result "
+                     "depends on state, caching or timing, not only on the inputs",
+                     g->name, c->sets[set]);
+    }
+    if (cr->fail.failed)
+        hx_log(x, "case %s: %s run %d on set %s failed: %s: %s", c->name, phase, run, c->sets[set],
+               cr->fail.kind, cr->fail.detail);
+    return KILN_OK;
+}
+
+/* ---- timing ---- */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Relative standard error of the mean of all samples so far. */
+static double samples_rse(const struct hx_case_run *cr, int nsets)
+{
+    double sum = 0, sq = 0;
+    long n = 0;
+    for (int s = 0; s < nsets; s++)
+        for (int i = 0; i < cr->nsamples[s]; i++) {
+            sum += cr->samples[s][i];
+            n++;
+        }
+    if (n < 2 || sum <= 0)
+        return INFINITY;
+    double mean = sum / (double)n;
+    for (int s = 0; s < nsets; s++)
+        for (int i = 0; i < cr->nsamples[s]; i++)
+            sq += (cr->samples[s][i] - mean) * (cr->samples[s][i] - mean);
+    double sd = sqrt(sq / (double)(n - 1));
+    return sd / sqrt((double)n) / mean;
+}
+
+static enum kiln_rc time_case(struct hx_ctx *x, struct hx_case_run *cr, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    const struct harness_case *c = cr->c;
+    int maxn = p->adaptive ? p->max_iterations : p->iterations;
+    struct hx_order order = {.n = c->nsets, .pos = c->nsets, .prev = c->nsets - 1};
+    enum kiln_rc rc;
+    for (int s = 0; s < c->nsets; s++) {
+        cr->samples[s] = malloc(sizeof(double) * (size_t)maxn);
+        if (!cr->samples[s])
+            return kiln_fail(err, KILN_E_NOMEM, "out of memory for %d samples", maxn);
+    }
+    hx_log(x, "case %s: %d warmups", c->name, p->warmups);
+    for (int w = 0; w < p->warmups; w++) {
+        int set;
+        double ms;
+        if ((rc = order_next(&order, &set, err)) ||
+            (rc = run_once(x, cr, set, "warmup", w, false, &ms, err)))
+            return rc;
+        if (cr->fail.failed)
+            return KILN_OK;
+        cr->warmups_done++;
+    }
+    hx_log(x, "case %s: timing (%s, at most %d runs)", c->name, p->adaptive ? "adaptive" : "fixed",
+           maxn);
+    /* Measured runs start a fresh block, so every set gets an equal share. */
+    order.pos = order.n;
+    double start = now_ms();
+    for (int i = 0; i < maxn; i++) {
+        int set;
+        double ms;
+        if ((rc = order_next(&order, &set, err)) ||
+            (rc = run_once(x, cr, set, "timed", i, false, &ms, err)))
+            return rc;
+        if (cr->fail.failed)
+            return KILN_OK;
+        cr->samples[set][cr->nsamples[set]++] = ms;
+        if (!p->adaptive)
+            continue;
+        if (i + 1 >= p->iterations &&
+            (samples_rse(cr, c->nsets) < p->target_rse || now_ms() - start >= p->budget_ms))
+            break;
+    }
+    return KILN_OK;
+}
+
+/* ---- documents ---- */
+
+static void record_case(struct hx_ctx *x, struct hx_case_run *cr, const char *status)
+{
+    const struct harness_plan *p = x->plan;
+    const struct harness_case *c = cr->c;
+    json_t *st = json_pack("{s:s,s:s}", "case", c->name, "status", status);
+    if (st && cr->fail.failed) {
+        json_t *f = json_pack("{s:s,s:s,s:s,s:i,s:s}", "kind", cr->fail.kind, "phase",
+                              cr->fail.phase ? cr->fail.phase : "setup", "set",
+                              cr->fail.set >= 0 ? c->sets[cr->fail.set] : "", "run", cr->fail.run,
+                              "detail", cr->fail.detail);
+        if (f && cr->fail.tensor[0])
+            json_object_set_new(f, "tensor", json_string(cr->fail.tensor));
+        if (f && cr->fail.cuda_error[0])
+            json_object_set_new(f, "cuda_error", json_string(cr->fail.cuda_error));
+        json_object_set_new(st, "failure", f);
+    }
+    json_array_append_new(x->status, st);
+    for (int s = 0; s < c->nsets; s++) {
+        if (cr->nsamples[s] == 0)
+            continue;
+        json_t *samples = json_array();
+        for (int i = 0; samples && i < cr->nsamples[s]; i++)
+            json_array_append_new(samples, json_real(cr->samples[s][i]));
+        json_array_append_new(
+            x->timings, json_pack("{s:s,s:i,s:o,s:b,s:i,s:b}", "case", c->name, "set", s,
+                                  "samples_ms", samples, "fingerprint_ok", !cr->fingerprint_bad[s],
+                                  "warmup", cr->warmups_done, "l2_flush", p->l2_flush));
+    }
+}
+
+static enum kiln_rc run_case(struct hx_ctx *x, const struct harness_case *c, struct kiln_err *err)
+{
+    struct hx_case_run *cr = calloc(1, sizeof(*cr));
+    if (!cr)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory for case %s", c->name);
+    cr->c = c;
+    cr->fail.set = -1;
+    x->where.case_name = c->name;
+    enum kiln_rc rc = KILN_OK;
+
+    if (x->broken) {
+        snprintf(cr->fail.detail, sizeof(cr->fail.detail),
+                 "not run: the device failed in an earlier case");
+        record_case(x, cr, "skipped");
+        free(cr);
+        return KILN_OK;
+    }
+    hx_log(x, "case %s: %d sets, %s", c->name, c->nsets, c->timed ? "timed" : "correctness only");
+    if ((rc = case_layout(x, cr, err)) || (rc = load_inputs(x, cr, err)))
+        goto out;
+    for (int s = 0; s < c->nsets && !cr->fail.failed; s++) {
+        double ms;
+        if ((rc = run_once(x, cr, s, "correctness", 0, true, &ms, err)))
+            goto out;
+        if (cr->fail.failed && cr->fail.kind[0] &&
+            (strcmp(cr->fail.kind, "cuda_error") == 0 ||
+             strcmp(cr->fail.kind, "launch_failed") == 0 || strcmp(cr->fail.kind, "module") == 0))
+            break; /* no outputs worth returning */
+        if ((rc = write_outputs(x, cr, s, err)))
+            goto out;
+    }
+    if (!cr->fail.failed && !c->timed) {
+        /* A correctness-only case still gets one determinism recheck: the
+         * first set again after a different one, same bits expected. */
+        double ms;
+        if ((rc = run_once(x, cr, 0, "recheck", 0, false, &ms, err)))
+            goto out;
+    }
+    if (!cr->fail.failed && c->timed)
+        rc = time_case(x, cr, err);
+out:
+    if (rc != KILN_OK) {
+        hx_log(x, "case %s: harness error: %s", c->name, err->msg);
+    } else {
+        if (cr->fail.failed)
+            x->any_failed = true;
+        hx_log(x, "case %s: %s", c->name, cr->fail.failed ? "FAILED" : "ok");
+        record_case(x, cr, cr->fail.failed ? "failed" : "ok");
+    }
+    if (!x->broken) {
+        if (cr->arena)
+            x->ops->release(x->be, cr->arena);
+        if (cr->pristine)
+            x->ops->release(x->be, cr->pristine);
+    }
+    for (int s = 0; s < HARNESS_PLAN_MAX_SETS; s++)
+        free(cr->samples[s]);
+    free(cr);
+    return rc;
+}
+
+static enum kiln_rc write_doc(struct hx_ctx *x, const char *name, json_t *doc, struct kiln_err *err)
+{
+    char path[PATH_MAX], tmp[PATH_MAX];
+    enum kiln_rc rc;
+    if ((rc = path_join(path, sizeof(path), err, "%s/%s", x->out_dir, name)) ||
+        (rc = path_join(tmp, sizeof(tmp), err, "%s/.%s.tmp", x->out_dir, name)))
+        return rc;
+    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    if (!text)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory serializing %s", name);
+    size_t len = strlen(text);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        free(text);
+        return kiln_fail_errno(err, KILN_E_IO, "creating %s", tmp);
+    }
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    free(text);
+    if (done != len || fsync(fd) != 0) {
+        rc = kiln_fail_errno(err, KILN_E_IO, "writing %s", tmp);
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    close(fd);
+    if (rename(tmp, path) != 0) {
+        rc = kiln_fail_errno(err, KILN_E_IO, "renaming %s", tmp);
+        unlink(tmp);
+        return rc;
+    }
+    return KILN_OK;
+}
+
+/* ---- main ---- */
+
+static void usage_error(const char *argv0)
+{
+    fprintf(stderr, "usage: %s PLAN.json [--in DIR] [--out DIR]  (defaults /in and /out)\n", argv0);
+}
+
+int hx_main(const struct hx_ops *ops, int argc, char **argv)
+{
+    struct hx_ctx x = {.ops = ops, .in_dir = "/in", .out_dir = "/out", .log_fd = -1};
+    struct harness_plan plan;
+    struct kiln_err err;
+    const char *plan_path = NULL;
+    char path[PATH_MAX];
+    enum kiln_rc rc;
+    int status = 1;
+
+    kiln_err_clear(&err);
+    harness_plan_init(&plan);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--in") == 0 && i + 1 < argc) {
+            x.in_dir = argv[++i];
+        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+            x.out_dir = argv[++i];
+        } else if (!plan_path && argv[i][0] != '-') {
+            plan_path = argv[i];
+        } else {
+            usage_error(argv[0]);
+            return 1;
+        }
+    }
+    if (!plan_path) {
+        usage_error(argv[0]);
+        return 1;
+    }
+    if ((rc = path_join(path, sizeof(path), &err, "%s/log.txt", x.out_dir)) == KILN_OK) {
+        x.log_fd =
+            open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (x.log_fd < 0)
+            rc = kiln_fail_errno(&err, KILN_E_IO, "creating %s", path);
+    }
+    if (rc != KILN_OK)
+        goto out;
+    hx_log(&x, "kiln-harness (%s): plan %s", ops->name, plan_path);
+
+    if ((rc = harness_plan_read_file(plan_path, &plan, &err)))
+        goto out;
+    x.plan = &plan;
+    if (strcmp(ops->name, plan.backend == HB_CUDA ? "cuda" : "cpu") != 0) {
+        rc = kiln_fail(&err, KILN_E_USAGE,
+                       "the plan is for another backend than %s (use the "
+                       "kiln-harness built for it)",
+                       ops->name);
+        goto out;
+    }
+    for (;;) {
+        ssize_t n = getrandom(&x.seed, sizeof(x.seed), 0);
+        if (n == (ssize_t)sizeof(x.seed))
+            break;
+        if (n < 0 && errno != EINTR) {
+            rc = kiln_fail_errno(&err, KILN_E_IO, "getrandom");
+            goto out;
+        }
+    }
+    if ((rc = path_join(path, sizeof(path), &err, "%s/%s", x.in_dir, ops->module_file)))
+        goto out;
+    x.where.launch = -1;
+    if ((rc = ops->open(&x.be, &plan, path, &x.where, x.log_fd, &err)))
+        goto out;
+    hx_log(&x, "device: %s", ops->device_name(x.be));
+    x.timings = json_array();
+    x.status = json_array();
+    if (!x.timings || !x.status) {
+        rc = kiln_fail(&err, KILN_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < plan.ncases; i++)
+        if ((rc = run_case(&x, &plan.cases[i], &err)))
+            goto out;
+
+    json_t *timings = json_pack("{s:i,s:O}", "version", 1, "cases", x.timings);
+    json_t *st = json_pack("{s:i,s:s,s:s,s:b,s:s,s:O}", "version", 1, "backend", ops->name,
+                           "device", ops->device_name(x.be), "l2_flush", plan.l2_flush, "status",
+                           x.any_failed ? "failed" : "ok", "cases", x.status);
+    if ((rc = write_doc(&x, "timings.json", timings, &err)) == KILN_OK)
+        rc = write_doc(&x, "status.json", st, &err);
+    json_decref(timings);
+    json_decref(st);
+    if (rc == KILN_OK) {
+        hx_log(&x, "done: %s", x.any_failed ? "the candidate failed" : "ok");
+        status = 0;
+    }
+out:
+    if (rc != KILN_OK) {
+        hx_log(&x, "harness error: %s: %s", kiln_strerror(rc), err.msg);
+        fprintf(stderr, "kiln-harness: %s: %s\n", kiln_strerror(rc), err.msg);
+    }
+    if (x.be)
+        ops->close(x.be);
+    json_decref(x.timings);
+    json_decref(x.status);
+    harness_plan_free(&plan);
+    if (x.log_fd >= 0)
+        close(x.log_fd);
+    return status;
+}

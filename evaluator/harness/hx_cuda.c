@@ -1,0 +1,421 @@
+/*
+ * hx_cuda.c - the CUDA backend, on the driver API only (libcuda.so.1 from
+ * the driver; no cudart). Every CU call's result is checked; errors carry
+ * CUDA's own name for them (cuGetErrorName).
+ *
+ * State the candidate could reach is the device memory of this context.
+ * Kiln keeps its trusted state (samples, fingerprints, verdicts) in
+ * ordinary pageable host memory: nothing is pinned-and-mapped or managed.
+ * All work goes to one non-blocking stream, so the candidate's launches,
+ * the fingerprint kernels and the copies are strictly ordered.
+ */
+#include "hx.h"
+
+#include <cuda.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hx_fp.h"
+#include "kiln_helpers_fatbin.h"
+
+#define HX_MAX_IMAGE     (64u << 20) /* candidate.cubin */
+#define HX_FP_THREADS    256
+#define HX_STATIC_SMEM   49152 /* dynamic shared memory without opt-in */
+#define HX_FP_MAX_REGION (HARNESS_PLAN_MAX_ARGS * (HARNESS_PLAN_MAX_SETS + 2) + 1)
+
+struct hx_backend {
+    const struct harness_plan *plan;
+    struct hx_where *where;
+    int log_fd;
+    CUdevice dev;
+    CUcontext ctx;
+    bool ctx_retained;
+    CUstream stream;
+    CUevent ev0, ev1;
+    CUmodule helpers;
+    CUfunction fp_fn;
+    CUmodule mod;
+    CUfunction fn[HARNESS_PLAN_MAX_LAUNCH];
+    void *image;
+    CUdeviceptr flush_buf;
+    size_t flush_bytes;
+    unsigned char flush_byte;
+    CUdeviceptr fp_dev;
+    unsigned long long fp_host[HX_FP_MAX_REGION];
+    int sm_count;
+    char name[256];
+};
+
+static const char *cu_name(CUresult r)
+{
+    const char *n = NULL;
+    if (cuGetErrorName(r, &n) != CUDA_SUCCESS || !n)
+        return "CUDA_ERROR_UNKNOWN";
+    return n;
+}
+
+static enum kiln_rc cu_fail(CUresult r, const char *what, struct kiln_err *err)
+{
+    const char *desc = NULL;
+    if (cuGetErrorString(r, &desc) != CUDA_SUCCESS || !desc)
+        desc = "no description";
+    return kiln_fail(err, KILN_E_CUDA, "%s: %s (%s)", what, cu_name(r), desc);
+}
+
+#define CU_TRY(call, what)                                                                         \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_ != CUDA_SUCCESS)                                                                    \
+            return cu_fail(r_, what, err);                                                         \
+    } while (0)
+
+static void hx_log(struct hx_backend *b, const char *msg)
+{
+    if (b->log_fd >= 0) {
+        ssize_t w = write(b->log_fd, msg, strlen(msg));
+        (void)w;
+    }
+}
+
+static enum kiln_rc read_image(const char *path, void **out, struct kiln_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return kiln_fail_errno(err, KILN_E_IO, "cuda: candidate module %s", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        st.st_size > (off_t)HX_MAX_IMAGE) {
+        close(fd);
+        return kiln_fail(err, KILN_E_REJECTED, "cuda: %s is not a regular file of 1 .. %u bytes",
+                         path, HX_MAX_IMAGE);
+    }
+    size_t len = (size_t)st.st_size, done = 0;
+    char *buf = malloc(len + 1);
+    if (!buf) {
+        close(fd);
+        return kiln_fail(err, KILN_E_NOMEM, "cuda: out of memory reading %s", path);
+    }
+    while (done < len) {
+        ssize_t n = read(fd, buf + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            free(buf);
+            close(fd);
+            return kiln_fail_errno(err, KILN_E_IO, "cuda: reading %s", path);
+        }
+        done += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0'; /* harmless for a cubin; makes a PTX image a C string */
+    *out = buf;
+    return KILN_OK;
+}
+
+static void cuda_close(struct hx_backend *b)
+{
+    if (!b)
+        return;
+    /* Best effort: after a sticky error these fail, and the process ends. */
+    if (b->ctx_retained) {
+        if (b->mod)
+            cuModuleUnload(b->mod);
+        if (b->helpers)
+            cuModuleUnload(b->helpers);
+        if (b->flush_buf)
+            cuMemFree(b->flush_buf);
+        if (b->fp_dev)
+            cuMemFree(b->fp_dev);
+        if (b->ev0)
+            cuEventDestroy(b->ev0);
+        if (b->ev1)
+            cuEventDestroy(b->ev1);
+        if (b->stream)
+            cuStreamDestroy(b->stream);
+        cuDevicePrimaryCtxRelease(b->dev);
+    }
+    free(b->image);
+    free(b);
+}
+
+static enum kiln_rc cuda_setup(struct hx_backend *b, const char *module_path, struct kiln_err *err)
+{
+    enum kiln_rc rc;
+    int l2 = 0;
+    CU_TRY(cuInit(0), "cuInit");
+    /* The sandbox exposes exactly one GPU: ordinal 0. */
+    CU_TRY(cuDeviceGet(&b->dev, 0), "cuDeviceGet");
+    CU_TRY(cuDeviceGetName(b->name, sizeof(b->name) - 1, b->dev), "cuDeviceGetName");
+    CU_TRY(cuDevicePrimaryCtxRetain(&b->ctx, b->dev), "cuDevicePrimaryCtxRetain");
+    b->ctx_retained = true;
+    CU_TRY(cuCtxSetCurrent(b->ctx), "cuCtxSetCurrent");
+    /* The device-side malloc heap survives module reloads: a stash there
+     * would outlive the fresh module. Shrink it to nothing before any
+     * module is loaded; if the driver refuses 0, log it (HARNESS.md). */
+    CUresult r = cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 0);
+    if (r != CUDA_SUCCESS) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "warning: cannot shrink the device malloc heap: %s\n",
+                 cu_name(r));
+        hx_log(b, msg);
+    }
+    CU_TRY(cuDeviceGetAttribute(&b->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, b->dev),
+           "cuDeviceGetAttribute(SM count)");
+    CU_TRY(cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, b->dev),
+           "cuDeviceGetAttribute(L2 size)");
+    CU_TRY(cuStreamCreate(&b->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    CU_TRY(cuEventCreate(&b->ev0, CU_EVENT_DEFAULT), "cuEventCreate");
+    CU_TRY(cuEventCreate(&b->ev1, CU_EVENT_DEFAULT), "cuEventCreate");
+    CU_TRY(cuModuleLoadData(&b->helpers, kiln_helpers_fatbin), "loading kiln's helper kernels");
+    CU_TRY(cuModuleGetFunction(&b->fp_fn, b->helpers, "kiln_fingerprint"),
+           "cuModuleGetFunction(kiln_fingerprint)");
+    CU_TRY(cuMemAlloc(&b->fp_dev, sizeof(b->fp_host)), "cuMemAlloc(fingerprints)");
+    if (b->plan->l2_flush) {
+        /* Writing twice the L2 evicts everything the last run left there. */
+        b->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+        CU_TRY(cuMemAlloc(&b->flush_buf, b->flush_bytes), "cuMemAlloc(L2 flush buffer)");
+    }
+    if ((rc = read_image(module_path, &b->image, err)) != KILN_OK)
+        return rc;
+    return KILN_OK;
+}
+
+static enum kiln_rc cuda_open(struct hx_backend **out, const struct harness_plan *plan,
+                              const char *module_path, struct hx_where *where, int log_fd,
+                              struct kiln_err *err)
+{
+    *out = NULL;
+    struct hx_backend *b = calloc(1, sizeof(*b));
+    if (!b)
+        return kiln_fail(err, KILN_E_NOMEM, "cuda: out of memory");
+    b->plan = plan;
+    b->where = where;
+    b->log_fd = log_fd;
+    enum kiln_rc rc = cuda_setup(b, module_path, err);
+    if (rc != KILN_OK) {
+        cuda_close(b);
+        return rc;
+    }
+    *out = b;
+    return KILN_OK;
+}
+
+static const char *cuda_device_name(struct hx_backend *b)
+{
+    return b->name;
+}
+
+static enum kiln_rc cuda_alloc(struct hx_backend *b, uint64_t bytes, hx_addr *out,
+                               struct kiln_err *err)
+{
+    (void)b;
+    CUdeviceptr p = 0;
+    CUresult r = cuMemAlloc(&p, (size_t)bytes);
+    if (r != CUDA_SUCCESS) {
+        char what[64];
+        snprintf(what, sizeof(what), "cuMemAlloc(%llu bytes)", (unsigned long long)bytes);
+        return cu_fail(r, what, err);
+    }
+    *out = (hx_addr)p;
+    return KILN_OK;
+}
+
+static void cuda_release(struct hx_backend *b, hx_addr a)
+{
+    (void)b;
+    cuMemFree((CUdeviceptr)a);
+}
+
+static enum kiln_rc cuda_upload(struct hx_backend *b, hx_addr dst, const void *src, uint64_t n,
+                                struct kiln_err *err)
+{
+    CU_TRY(cuMemcpyHtoDAsync((CUdeviceptr)dst, src, (size_t)n, b->stream), "cuMemcpyHtoDAsync");
+    CU_TRY(cuStreamSynchronize(b->stream), "cuStreamSynchronize(upload)");
+    return KILN_OK;
+}
+
+static enum kiln_rc cuda_download(struct hx_backend *b, void *dst, hx_addr src, uint64_t n,
+                                  struct kiln_err *err)
+{
+    CU_TRY(cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, (size_t)n, b->stream), "cuMemcpyDtoHAsync");
+    CU_TRY(cuStreamSynchronize(b->stream), "cuStreamSynchronize(download)");
+    return KILN_OK;
+}
+
+static enum kiln_rc cuda_copy(struct hx_backend *b, hx_addr dst, hx_addr src, uint64_t n,
+                              struct kiln_err *err)
+{
+    CU_TRY(cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, (size_t)n, b->stream),
+           "cuMemcpyDtoDAsync(restore inputs)");
+    return KILN_OK;
+}
+
+static enum kiln_rc cuda_fill(struct hx_backend *b, hx_addr dst, uint8_t byte, uint64_t n,
+                              struct kiln_err *err)
+{
+    CU_TRY(cuMemsetD8Async((CUdeviceptr)dst, byte, (size_t)n, b->stream), "cuMemsetD8Async");
+    return KILN_OK;
+}
+
+static enum kiln_rc cuda_fingerprint(struct hx_backend *b, const struct hx_region *r, int n,
+                                     uint64_t seed, uint64_t *out, struct kiln_err *err)
+{
+    if (n < 0 || n > HX_FP_MAX_REGION)
+        return kiln_fail(err, KILN_E_INTERNAL, "cuda: %d regions to fingerprint", n);
+    if (n == 0)
+        return KILN_OK;
+    CU_TRY(cuMemsetD8Async(b->fp_dev, 0, sizeof(unsigned long long) * (size_t)n, b->stream),
+           "cuMemsetD8Async(fingerprints)");
+    for (int i = 0; i < n; i++) {
+        if (r[i].bytes == 0)
+            continue;
+        uint64_t pairs = r[i].bytes / 16 + 1;
+        uint64_t blocks = (pairs + HX_FP_THREADS - 1) / HX_FP_THREADS;
+        uint64_t cap = (uint64_t)(b->sm_count > 0 ? b->sm_count : 1) * 8;
+        if (blocks > cap)
+            blocks = cap;
+        CUdeviceptr p = (CUdeviceptr)r[i].addr;
+        unsigned long long nbytes = r[i].bytes, s = seed;
+        CUdeviceptr dst = b->fp_dev + sizeof(unsigned long long) * (size_t)i;
+        void *params[] = {&p, &nbytes, &s, &dst};
+        CU_TRY(cuLaunchKernel(b->fp_fn, (unsigned)blocks, 1, 1, HX_FP_THREADS, 1, 1, 0, b->stream,
+                              params, NULL),
+               "cuLaunchKernel(kiln_fingerprint)");
+    }
+    CU_TRY(
+        cuMemcpyDtoHAsync(b->fp_host, b->fp_dev, sizeof(unsigned long long) * (size_t)n, b->stream),
+        "cuMemcpyDtoHAsync(fingerprints)");
+    CU_TRY(cuStreamSynchronize(b->stream), "cuStreamSynchronize(fingerprints)");
+    for (int i = 0; i < n; i++)
+        out[i] = hx_fp_finish(r[i].bytes ? b->fp_host[i] : 0, r[i].bytes, seed);
+    return KILN_OK;
+}
+
+static enum kiln_rc cuda_reload(struct hx_backend *b, struct hx_fault *fault, struct kiln_err *err)
+{
+    if (b->mod) {
+        CUmodule m = b->mod;
+        b->mod = NULL;
+        CU_TRY(cuModuleUnload(m), "cuModuleUnload(candidate)");
+    }
+    /* A fresh image: every __device__ variable starts from its initializer. */
+    CUresult r = cuModuleLoadData(&b->mod, b->image);
+    if (r != CUDA_SUCCESS) {
+        b->mod = NULL;
+        snprintf(fault->kind, sizeof(fault->kind), "module");
+        snprintf(fault->cuda_error, sizeof(fault->cuda_error), "%s", cu_name(r));
+        return kiln_fail(err, KILN_E_REJECTED, "cuModuleLoadData(candidate.cubin): %s", cu_name(r));
+    }
+    for (int l = 0; l < b->plan->nlaunches; l++) {
+        r = cuModuleGetFunction(&b->fn[l], b->mod, b->plan->launches[l].kernel);
+        if (r != CUDA_SUCCESS) {
+            snprintf(fault->kind, sizeof(fault->kind), "module");
+            snprintf(fault->cuda_error, sizeof(fault->cuda_error), "%s", cu_name(r));
+            return kiln_fail(err, KILN_E_REJECTED,
+                             "kernel %s (launch %d) not in candidate.cubin: %s (is it extern "
+                             "\"C\" __global__?)",
+                             b->plan->launches[l].kernel, l, cu_name(r));
+        }
+    }
+    return KILN_OK;
+}
+
+static enum kiln_rc cuda_prepare(struct hx_backend *b, bool flush, struct kiln_err *err)
+{
+    if (flush && b->flush_buf) {
+        b->flush_byte++;
+        CU_TRY(cuMemsetD8Async(b->flush_buf, b->flush_byte, b->flush_bytes, b->stream),
+               "cuMemsetD8Async(L2 flush)");
+    }
+    /* Lines a candidate marked persisting would survive a flush. */
+    CUresult r = cuCtxResetPersistingL2Cache();
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_SUPPORTED)
+        return cu_fail(r, "cuCtxResetPersistingL2Cache", err);
+    CU_TRY(cuStreamSynchronize(b->stream), "cuStreamSynchronize(prepare)");
+    return KILN_OK;
+}
+
+/* After a failed launch or sync: is the context still usable? Sticky
+ * errors (illegal address, ...) make every later call fail the same way. */
+static bool context_broken(struct hx_backend *b)
+{
+    return cuStreamSynchronize(b->stream) != CUDA_SUCCESS || cuCtxSynchronize() != CUDA_SUCCESS;
+}
+
+static enum kiln_rc launch_fault(struct hx_backend *b, struct hx_fault *fault, CUresult r,
+                                 const char *kind, int l, struct kiln_err *err)
+{
+    snprintf(fault->kind, sizeof(fault->kind), "%s", kind);
+    snprintf(fault->cuda_error, sizeof(fault->cuda_error), "%s", cu_name(r));
+    fault->broken = context_broken(b);
+    const char *desc = NULL;
+    if (cuGetErrorString(r, &desc) != CUDA_SUCCESS || !desc)
+        desc = "no description";
+    if (l >= 0)
+        kiln_fail(err, fault->broken ? KILN_E_CUDA : KILN_E_REJECTED, "launch %d (%s): %s (%s)", l,
+                  b->plan->launches[l].kernel, cu_name(r), desc);
+    else
+        kiln_fail(err, fault->broken ? KILN_E_CUDA : KILN_E_REJECTED,
+                  "the candidate's kernels failed: %s (%s)", cu_name(r), desc);
+    return err->rc;
+}
+
+static enum kiln_rc cuda_run(struct hx_backend *b, const struct harness_case *c,
+                             void *const *const *params, double *ms, struct hx_fault *fault,
+                             struct kiln_err *err)
+{
+    const struct harness_plan *p = b->plan;
+    CUresult r;
+    /* Opt-in shared memory above 48 KiB, outside the timed region. Reloading
+     * resets function attributes, so this is done every run. A request over
+     * the device's limit fails here with CUDA's error. */
+    for (int l = 0; l < p->nlaunches; l++) {
+        if (c->dims[l].smem <= HX_STATIC_SMEM)
+            continue;
+        r = cuFuncSetAttribute(b->fn[l], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               (int)c->dims[l].smem);
+        if (r != CUDA_SUCCESS)
+            return launch_fault(b, fault, r, "launch_failed", l, err);
+    }
+    CU_TRY(cuEventRecord(b->ev0, b->stream), "cuEventRecord(start)");
+    for (int l = 0; l < p->nlaunches; l++) {
+        const struct harness_dims *d = &c->dims[l];
+        b->where->launch = l;
+        r = cuLaunchKernel(b->fn[l], d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1],
+                           d->block[2], d->smem, b->stream, (void **)params[l], NULL);
+        if (r != CUDA_SUCCESS)
+            return launch_fault(b, fault, r, "launch_failed", l, err);
+    }
+    b->where->launch = -1;
+    CU_TRY(cuEventRecord(b->ev1, b->stream), "cuEventRecord(stop)");
+    r = cuStreamSynchronize(b->stream);
+    if (r != CUDA_SUCCESS)
+        return launch_fault(b, fault, r, "cuda_error", -1, err);
+    float elapsed = 0;
+    CU_TRY(cuEventElapsedTime(&elapsed, b->ev0, b->ev1), "cuEventElapsedTime");
+    *ms = elapsed > 0 ? (double)elapsed : 1e-6; /* VERDICT.md: samples are > 0 */
+    return KILN_OK;
+}
+
+const struct hx_ops hx_cuda_ops = {
+    .name = "cuda",
+    .module_file = "candidate.cubin",
+    .open = cuda_open,
+    .close = cuda_close,
+    .device_name = cuda_device_name,
+    .alloc = cuda_alloc,
+    .release = cuda_release,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .copy = cuda_copy,
+    .fill = cuda_fill,
+    .fingerprint = cuda_fingerprint,
+    .reload = cuda_reload,
+    .prepare = cuda_prepare,
+    .run = cuda_run,
+};

@@ -1,0 +1,146 @@
+/*
+ * harness_plan.h - the plan document (plan.json) the trusted parent writes
+ * and the sandboxed harness reads: the signature, the launches, and per case
+ * the shapes, scalar values, launch dimensions and input sets to run, plus
+ * the timing options. Schema: evaluator/HARNESS.md section 2.
+ *
+ * The parent builds a `struct harness_plan` (zero it, fill it, add cases
+ * with harness_plan_add_case) and serializes it with harness_plan_write().
+ * The harness parses it with harness_plan_parse(), which is strict even
+ * though the writer is trusted: unknown or duplicate keys, wrong types,
+ * out-of-range numbers and references to unknown names are rejected.
+ *
+ * Lifecycle: a parsed or built plan owns `cases`; release it with
+ * harness_plan_free() (safe on a zeroed plan and after a failed parse).
+ */
+#ifndef KILN_HARNESS_PLAN_H
+#define KILN_HARNESS_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "tensor.h"
+
+#define HARNESS_PLAN_VERSION            1
+#define HARNESS_PLAN_MAX_BYTES          (4u << 20) /* whole plan.json */
+#define HARNESS_PLAN_MAX_DEPTH          8          /* valid plans have depth 5 */
+#define HARNESS_PLAN_MAX_ARGS           32         /* signature entries */
+#define HARNESS_PLAN_MAX_LAUNCH         16
+#define HARNESS_PLAN_MAX_CASES          64
+#define HARNESS_PLAN_MAX_SETS           16
+#define HARNESS_PLAN_MIN_TIMED_SETS     3  /* input sets per timed (performance) case */
+#define HARNESS_PLAN_NAME_MAX           65 /* identifier bytes including the NUL */
+#define HARNESS_PLAN_CASE_MAX           33 /* case and set names: [a-z0-9_]{1,32} */
+#define HARNESS_PLAN_MAX_DIM            (INT64_C(1) << 40)
+#define HARNESS_PLAN_MAX_CASE_BYTES     (UINT64_C(4) << 30) /* all tensors of a case */
+#define HARNESS_PLAN_MAX_RUNS           100000 /* warmups, iterations, max_iterations */
+#define HARNESS_PLAN_MAX_GUARD          (UINT64_C(16) << 20)
+#define HARNESS_PLAN_DEFAULT_WARMUPS    10
+#define HARNESS_PLAN_DEFAULT_ITERATIONS 100
+#define HARNESS_PLAN_DEFAULT_GUARD      65536
+
+enum harness_backend { HB_CUDA = 0, HB_CPU = 1 };
+enum harness_role { HR_IN = 0, HR_OUT = 1, HR_INOUT = 2 };
+enum harness_scalar { HS_INT32 = 0, HS_INT64 = 1, HS_FLOAT32 = 2, HS_FLOAT64 = 3 };
+
+/* One signature argument: a tensor (dtype, role) or a scalar (type). */
+struct harness_arg {
+    char name[HARNESS_PLAN_NAME_MAX]; /* C identifier, unique */
+    bool is_tensor;
+    enum tensor_dtype dtype;  /* tensor */
+    enum harness_role role;   /* tensor */
+    enum harness_scalar type; /* scalar */
+};
+
+/* One launch: a kernel and the signature arguments it takes, in order. */
+struct harness_launch {
+    char kernel[HARNESS_PLAN_NAME_MAX]; /* C identifier, not kiln_-prefixed */
+    int nargs;
+    int args[HARNESS_PLAN_MAX_ARGS]; /* indexes into harness_plan.args */
+};
+
+/* Launch geometry of one launch in one case (cuda only). The parser checks
+ * ranges CUDA can express; device limits (threads per block, shared memory)
+ * are the device's to enforce, so an over-limit plan fails with CUDA's own
+ * error name. */
+struct harness_dims {
+    uint32_t grid[3];  /* x 1 .. 2^31-1, y and z 1 .. 65535 */
+    uint32_t block[3]; /* each 1 .. 1024 (z 1 .. 64) */
+    uint32_t smem;     /* dynamic shared memory bytes */
+};
+
+union harness_value {
+    int64_t i; /* int32, int64 */
+    double f;  /* float32 (already rounded to float), float64 */
+};
+
+struct harness_case {
+    char name[HARNESS_PLAN_CASE_MAX];
+    bool timed; /* performance case: timed after the correctness runs */
+    /* Indexed like harness_plan.args; only tensor entries are used. */
+    int ndim[HARNESS_PLAN_MAX_ARGS];
+    int64_t shape[HARNESS_PLAN_MAX_ARGS][TENSOR_MAX_DIMS];
+    /* Indexed like harness_plan.args; only scalar entries are used. */
+    union harness_value value[HARNESS_PLAN_MAX_ARGS];
+    struct harness_dims dims[HARNESS_PLAN_MAX_LAUNCH]; /* cuda only */
+    int nsets;
+    char sets[HARNESS_PLAN_MAX_SETS][HARNESS_PLAN_CASE_MAX];
+};
+
+struct harness_plan {
+    enum harness_backend backend;
+    int warmups;       /* 0 .. MAX_RUNS, default 10 */
+    int iterations;    /* 1 .. MAX_RUNS, default 100; the minimum when adaptive */
+    bool adaptive;     /* stop on target_rse or budget_ms, at most max_iterations */
+    double target_rse; /* relative standard error of the mean, 0 < x < 1 */
+    double budget_ms;  /* wall time for one case's measured runs, > 0 */
+    int max_iterations;
+    bool l2_flush;        /* default true; false is the documented "hot" mode */
+    bool reload;          /* reload the candidate module before every run */
+    uint64_t guard_bytes; /* poisoned guard around each tensor, 256 .. 16 MiB */
+    int nargs;
+    struct harness_arg args[HARNESS_PLAN_MAX_ARGS];
+    int nlaunches;
+    struct harness_launch launches[HARNESS_PLAN_MAX_LAUNCH];
+    int ncases;
+    struct harness_case *cases; /* owned */
+};
+
+/* Fills `plan` with the defaults above and no args, launches or cases. */
+void harness_plan_init(struct harness_plan *plan);
+
+/* Appends a zeroed case and returns it in *out (owned by the plan). */
+enum kiln_rc harness_plan_add_case(struct harness_plan *plan, struct harness_case **out,
+                                   struct kiln_err *err) KILN_NODISCARD;
+
+/* Checks every rule the parser checks on an in-memory plan (the writer calls
+ * it first, so a plan that is written can be read back). */
+enum kiln_rc harness_plan_validate(const struct harness_plan *plan,
+                                   struct kiln_err *err) KILN_NODISCARD;
+
+/* Parses `len` bytes of plan.json. On failure `plan` is left empty. */
+enum kiln_rc harness_plan_parse(const void *buf, size_t len, struct harness_plan *plan,
+                                struct kiln_err *err) KILN_NODISCARD;
+
+/* Reads and parses the file at `path` (O_NOFOLLOW, at most MAX_BYTES). */
+enum kiln_rc harness_plan_read_file(const char *path, struct harness_plan *plan,
+                                    struct kiln_err *err) KILN_NODISCARD;
+
+/* Serializes a valid plan as a new NUL-terminated malloc'd string *out. */
+enum kiln_rc harness_plan_write(const struct harness_plan *plan, char **out,
+                                struct kiln_err *err) KILN_NODISCARD;
+
+/* Bytes of tensor argument `arg` in case `c` (count * dtype size). The plan
+ * must be valid (the product cannot overflow then). */
+uint64_t harness_case_tensor_bytes(const struct harness_plan *plan, const struct harness_case *c,
+                                   int arg);
+
+/* Index of the argument named `name`, or -1. */
+int harness_plan_find_arg(const struct harness_plan *plan, const char *name);
+
+/* Frees what `plan` owns and empties it. */
+void harness_plan_free(struct harness_plan *plan);
+
+#endif

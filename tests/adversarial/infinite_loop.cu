@@ -1,0 +1,14 @@
+// Never returns. Expected: the harness cannot end it; the sandbox's time
+// limit kills the process (the test uses a 20 s alarm), and log.txt shows
+// the case and phase it was in.
+// kiln-expect: timeout
+// kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
+extern "C" __global__ void saxpy(long long n, float a, const float *x, const float *y, float *out)
+{
+    volatile int spin = 1;
+    while (spin)
+        ;
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = a * x[i] + y[i];
+}

@@ -1,0 +1,261 @@
+/*
+ * The CUDA harness end to end on the GPU (label gpu): every candidate in
+ * tests/adversarial/NAME.cu is compiled with nvcc -cubin -arch=sm_90, run by
+ * kiln-harness-cuda on the saxpy plan, and must produce exactly the outcome
+ * its "// kiln-expect:" line states (and "// kiln-expect-noreload:" with
+ * module reloading off). Exits 77 when there is no GPU.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness_fixture.h"
+
+static const char *const candidates[] = {
+    "saxpy_good",      "partial_output",   "replay_previous",     "stash_first",
+    "stash_keyed",     "skip_after_first", "out_of_bounds_write", "phase_detect",
+    "overwrite_input", "uninit_read",      "half_precision",      "hardcoded_sizes",
+    "illegal_address", "too_many_threads", "too_much_smem",       "infinite_loop",
+};
+
+struct expect {
+    char reload[96];
+    char noreload[96];
+    bool has_dims;
+    uint32_t block[3];
+    uint32_t smem;
+};
+
+static void read_expect(const char *src_path, struct expect *e)
+{
+    memset(e, 0, sizeof(*e));
+    FILE *fp = fopen(src_path, "r");
+    assert_non_null(fp);
+    char line[512];
+    while (fgets(line, sizeof(line), fp)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "// kiln-expect: ", 16) == 0)
+            snprintf(e->reload, sizeof(e->reload), "%s", line + 16);
+        else if (strncmp(line, "// kiln-expect-noreload: ", 25) == 0)
+            snprintf(e->noreload, sizeof(e->noreload), "%s", line + 25);
+        else if (sscanf(line, "// kiln-test-dims: block %u %u %u smem %u", &e->block[0],
+                        &e->block[1], &e->block[2], &e->smem) == 4)
+            e->has_dims = true;
+    }
+    fclose(fp);
+    if (!e->reload[0])
+        fail_msg("%s has no // kiln-expect: line", src_path);
+}
+
+/* Scans every output of every set: poisoned elements, NaNs, worst error. */
+static void scan_outputs(struct fx *f, const struct harness_plan *p, int *poisoned, int *nans,
+                         double *max_rel)
+{
+    *poisoned = *nans = 0;
+    *max_rel = 0;
+    for (int ci = 0; ci < p->ncases; ci++) {
+        const struct harness_case *c = &p->cases[ci];
+        for (int s = 0; s < c->nsets; s++) {
+            struct tensor t = {0};
+            if (fx_output(f, c->name, c->sets[s], "out", &t) != 0)
+                continue;
+            const float *o = t.data;
+            for (size_t i = 0; i < t.count; i++) {
+                uint32_t bits;
+                memcpy(&bits, &o[i], 4);
+                if (bits == 0xFFFFFFFFu) {
+                    (*poisoned)++;
+                    continue;
+                }
+                if (isnan(o[i])) {
+                    (*nans)++;
+                    continue;
+                }
+                double want = 2.5 * (double)fx_input(c->name, c->sets[s], 'x', (long long)i) +
+                              (double)fx_input(c->name, c->sets[s], 'y', (long long)i);
+                double rel = fabs((double)o[i] - want) / (fabs(want) + 1e-3);
+                if (rel > *max_rel)
+                    *max_rel = rel;
+            }
+            tensor_free(&t);
+        }
+    }
+}
+
+static json_t *failure_of_first_failed(json_t *status)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(status, "cases"), i, c)
+    {
+        json_t *f = json_object_get(c, "failure");
+        if (f && strcmp(json_string_value(json_object_get(c, "status")), "failed") == 0)
+            return f;
+    }
+    return NULL;
+}
+
+static void check_outcome(const char *name, const char *want, struct fx *f,
+                          const struct harness_plan *p, int st)
+{
+    char kind[64] = "", cuda[64] = "";
+    sscanf(want, "%63s %63s", kind, cuda);
+    if (strcmp(kind, "timeout") == 0) {
+        if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGALRM)
+            fail_msg("%s: expected a hang ended by SIGALRM, got status 0x%x", name, st);
+        assert_true(fx_log_contains(f, "case small"));
+        return;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("%s: harness ended with status 0x%x", name, st);
+    json_t *status = fx_json(f, "status.json");
+    assert_non_null(status);
+    json_t *failure = failure_of_first_failed(status);
+    int poisoned, nans;
+    double max_rel;
+    scan_outputs(f, p, &poisoned, &nans, &max_rel);
+    bool harness_ok = strcmp(json_string_value(json_object_get(status, "status")), "ok") == 0;
+    if (strcmp(kind, "ok") == 0) {
+        if (!harness_ok || poisoned || nans || max_rel > 1e-5)
+            fail_msg("%s: expected ok; status %s, %d poisoned, %d NaN, max rel %g", name,
+                     json_string_value(json_object_get(status, "status")), poisoned, nans, max_rel);
+    } else if (strcmp(kind, "poison") == 0) {
+        if (!harness_ok || poisoned == 0)
+            fail_msg("%s: expected poison left in outputs, found %d", name, poisoned);
+    } else if (strcmp(kind, "nan_output") == 0) {
+        if (!harness_ok || nans == 0)
+            fail_msg("%s: expected NaN outputs, found %d", name, nans);
+    } else if (strcmp(kind, "imprecise") == 0) {
+        if (!harness_ok || poisoned || max_rel <= 1e-5)
+            fail_msg("%s: expected error beyond 1e-5, max rel %g", name, max_rel);
+    } else {
+        if (!failure)
+            fail_msg("%s: expected failure %s, the harness reported none", name, want);
+        const char *got = json_string_value(json_object_get(failure, "kind"));
+        if (strcmp(got, kind) != 0)
+            fail_msg("%s: expected failure %s, got %s (%s)", name, kind, got,
+                     json_string_value(json_object_get(failure, "detail")));
+        if (cuda[0]) {
+            const char *gc = json_string_value(json_object_get(failure, "cuda_error"));
+            if (!gc || strcmp(gc, cuda) != 0)
+                fail_msg("%s: expected %s, got %s", name, cuda, gc ? gc : "(none)");
+        }
+        if (strcmp(kind, "cuda_error") == 0) /* the context is gone: later cases skipped */
+            assert_string_equal(
+                json_string_value(json_object_get(fx_case_status(status, "perf"), "status")),
+                "skipped");
+    }
+    json_decref(status);
+}
+
+static void run_candidate(const char *name, bool reload, const char *want, const struct expect *e)
+{
+    struct fx f;
+    struct harness_plan p;
+    char src[1024], cmd[4096];
+    assert_int_equal(fx_init(&f), 0);
+    fx_saxpy_plan(&p, HB_CUDA);
+    p.reload = reload;
+    if (e->has_dims)
+        for (int ci = 0; ci < p.ncases; ci++) {
+            struct harness_dims *d = &p.cases[ci].dims[0];
+            uint32_t threads = e->block[0] * e->block[1] * e->block[2];
+            uint64_t n = (uint64_t)p.cases[ci].value[0].i;
+            d->grid[0] = (uint32_t)((n + threads - 1) / threads);
+            memcpy(d->block, e->block, sizeof(d->block));
+            d->smem = e->smem;
+        }
+    assert_int_equal(fx_write_inputs(&f, &p), 0);
+    snprintf(src, sizeof(src), "%s/tests/adversarial/%s.cu", getenv("KILN_SOURCE_DIR"), name);
+    snprintf(cmd, sizeof(cmd), "%s -cubin -arch=sm_90 -o %s/candidate.cubin %s",
+             getenv("KILN_NVCC"), f.in, src);
+    assert_int_equal(system(cmd), 0);
+    int st = fx_run_limited(&f, getenv("KILN_HARNESS_CUDA"), &p, 20);
+    fprintf(stderr, "# %s (reload %s): expected %s\n", name, reload ? "on" : "off", want);
+    check_outcome(name, want, &f, &p, st);
+    harness_plan_free(&p);
+    fx_cleanup(&f);
+}
+
+static void adversarial_candidates(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+        char src[1024];
+        struct expect e;
+        snprintf(src, sizeof(src), "%s/tests/adversarial/%s.cu", getenv("KILN_SOURCE_DIR"),
+                 candidates[i]);
+        read_expect(src, &e);
+        run_candidate(candidates[i], true, e.reload, &e);
+        if (e.noreload[0])
+            run_candidate(candidates[i], false, e.noreload, &e);
+    }
+}
+
+/* The timing record of the honest kernel matches VERDICT.md's schema. */
+static void timings_of_good_kernel(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct harness_plan p;
+    char cmd[4096];
+    assert_int_equal(fx_init(&f), 0);
+    fx_saxpy_plan(&p, HB_CUDA);
+    assert_int_equal(fx_write_inputs(&f, &p), 0);
+    snprintf(cmd, sizeof(cmd),
+             "%s -cubin -arch=sm_90 -o %s/candidate.cubin %s/tests/adversarial/saxpy_good.cu",
+             getenv("KILN_NVCC"), f.in, getenv("KILN_SOURCE_DIR"));
+    assert_int_equal(system(cmd), 0);
+    int st = fx_run(&f, getenv("KILN_HARNESS_CUDA"), &p);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    json_t *t = fx_json(&f, "timings.json");
+    assert_non_null(t);
+    json_t *cases = json_object_get(t, "cases");
+    assert_int_equal(json_array_size(cases), 3);
+    size_t total = 0, i;
+    json_t *c;
+    json_array_foreach(cases, i, c)
+    {
+        assert_true(json_is_true(json_object_get(c, "fingerprint_ok")));
+        assert_true(json_is_true(json_object_get(c, "l2_flush")));
+        size_t j;
+        json_t *v;
+        json_array_foreach(json_object_get(c, "samples_ms"), j, v)
+            assert_true(json_real_value(v) > 0 && json_real_value(v) < 100);
+        total += json_array_size(json_object_get(c, "samples_ms"));
+    }
+    assert_int_equal(total, 30);
+    json_decref(t);
+    json_t *s = fx_json(&f, "status.json");
+    assert_non_null(strstr(json_string_value(json_object_get(s, "device")), "NVIDIA"));
+    json_decref(s);
+    harness_plan_free(&p);
+    fx_cleanup(&f);
+}
+
+int main(void)
+{
+    if (access("/dev/nvidiactl", F_OK) != 0) {
+        printf("skipped: no NVIDIA GPU here (/dev/nvidiactl is absent)\n");
+        return 77;
+    }
+    if (!getenv("KILN_HARNESS_CUDA") || !getenv("KILN_NVCC") || !getenv("KILN_SOURCE_DIR")) {
+        fprintf(stderr, "run through ctest (KILN_HARNESS_CUDA, KILN_NVCC, KILN_SOURCE_DIR)\n");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(timings_of_good_kernel),
+        cmocka_unit_test(adversarial_candidates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
