@@ -10,6 +10,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
 int cmd_workload(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 /* A workload argument: a directory, or the name of a built-in workload. */
 enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap,

@@ -1,0 +1,241 @@
+/* cmd_eval.c - `kiln eval WORKLOAD CANDIDATE`: judge one candidate. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "evaluate.h"
+#include "session.h"
+#include "fsutil.h"
+#include "gpuinfo.h"
+#include "strbuf.h"
+
+struct eval_cli {
+    const char *workload, *candidate, *work, *junit;
+    enum kiln_backend backend;
+    int gpu, warmups, iterations, json, hot, keep, no_reference;
+    long seed;
+};
+
+static void print_table(const struct eval_outcome *o, const char *title)
+{
+    const struct verdict *v = &o->v;
+    printf("%s\n", title);
+    printf("  %-14s %-4s %-6s %12s %10s %8s\n", "case", "set", "status", "median ms", "vs ref",
+           "% SOL");
+    for (size_t i = 0; i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        char med[32] = "-", ref[32] = "-", sol[32] = "-";
+        if (c->timed) {
+            snprintf(med, sizeof(med), "%.4f", c->timing.median);
+            if (c->ref_median_ms > 0)
+                snprintf(ref, sizeof(ref), "%.2fx", c->ref_median_ms / c->timing.median);
+            if (c->sol > 0)
+                snprintf(sol, sizeof(sol), "%.1f", 100 * c->sol);
+        }
+        printf("  %-14s %-4d %-6s %12s %10s %8s%s%s\n", c->name, c->set, c->correct ? "ok" : "FAIL",
+               med, ref, sol, c->scored ? "" : "  (not scored)", c->correct ? "" : "");
+        if (!c->correct && c->detail[0])
+            printf("      %s\n", c->detail);
+    }
+    printf("  status: %s (stage %s)\n  %s\n", verdict_status_name(v->status), o->stage, v->summary);
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+    struct strbuf sb;
+    strbuf_init(&sb);
+    strbuf_put_escaped(&sb, s);
+    fputs(sb.data ? sb.data : "", f);
+    strbuf_free(&sb);
+}
+
+static int write_junit(const char *path, const char *workload, const struct eval_outcome *o,
+                       const struct eval_outcome *held)
+{
+    FILE *f = fopen(path, "we");
+    if (!f) {
+        fprintf(stderr, "kiln eval: cannot write %s\n", path);
+        return -1;
+    }
+    const struct verdict *v = &o->v;
+    size_t failures = 0;
+    for (size_t i = 0; i < v->ncases; i++)
+        failures += !v->cases[i].correct;
+    bool overall_fail = v->status != VERDICT_PASS || (held && held->v.status != VERDICT_PASS);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kiln eval ");
+    xml_escape(f, workload);
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", v->ncases + 1,
+            failures + (overall_fail ? 1 : 0));
+    for (size_t i = 0; i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        fprintf(f, "  <testcase classname=\"");
+        xml_escape(f, workload);
+        fprintf(f, "\" name=\"%s.s%d\" time=\"%.6f\">", c->name, c->set,
+                c->timed ? c->timing.median / 1000.0 : 0.0);
+        if (!c->correct) {
+            fprintf(f, "<failure message=\"");
+            xml_escape(f, c->detail);
+            fprintf(f, "\"/>");
+        }
+        fprintf(f, "</testcase>\n");
+    }
+    fprintf(f, "  <testcase classname=\"");
+    xml_escape(f, workload);
+    fprintf(f, "\" name=\"verdict\">");
+    if (overall_fail) {
+        fprintf(f, "<failure message=\"");
+        xml_escape(f, held && held->v.status != VERDICT_PASS ? held->v.detail : v->detail);
+        fprintf(f, "\"/>");
+    }
+    fprintf(f, "<system-out>");
+    xml_escape(f, v->summary);
+    fprintf(f, "</system-out></testcase>\n</testsuite>\n");
+    return fclose(f);
+}
+
+static int parse_args(int argc, char **argv, struct eval_cli *o)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"backend", required_argument, NULL, 'b'},
+                                         {"gpu", required_argument, NULL, 'g'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"junit", required_argument, NULL, 'J'},
+                                         {"work", required_argument, NULL, 'w'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"warmups", required_argument, NULL, 'W'},
+                                         {"iterations", required_argument, NULL, 'i'},
+                                         {"hot", no_argument, NULL, 'H'},
+                                         {"no-reference", no_argument, NULL, 'R'},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("eval");
+    int done = 0, c;
+    long v;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
+        switch (c) {
+        case 'b':
+            if (!(o->backend = kiln_backend_from_name(optarg)))
+                return cli_usage_error("eval", "unknown backend '%s' (cuda or cpu)", optarg);
+            break;
+        case 'g':
+            if (cli_parse_long(optarg, 0, GPUINFO_MAX - 1, &v))
+                return cli_usage_error("eval", "--gpu needs a GPU index, got '%s'", optarg);
+            o->gpu = (int)v;
+            break;
+        case 'j':
+            o->json = 1;
+            break;
+        case 'J':
+            o->junit = optarg;
+            break;
+        case 'w':
+            o->work = optarg;
+            break;
+        case 's':
+            if (cli_parse_long(optarg, 0, 1L << 52, &o->seed))
+                return cli_usage_error("eval", "--seed needs a number, got '%s'", optarg);
+            break;
+        case 'W':
+        case 'i':
+            if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
+                return cli_usage_error("eval", "--%s needs a number, got '%s'",
+                                       c == 'W' ? "warmups" : "iterations", optarg);
+            *(c == 'W' ? &o->warmups : &o->iterations) = (int)v;
+            break;
+        case 'H':
+            o->hot = 1;
+            break;
+        case 'R':
+            o->no_reference = 1;
+            break;
+        }
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (argc - optind != 2)
+        return cli_usage_error("eval", "needs WORKLOAD and CANDIDATE");
+    o->workload = argv[optind];
+    o->candidate = argv[optind + 1];
+    return -1;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    struct eval_cli o = {.gpu = 0, .seed = 1};
+    int st = parse_args(argc, argv, &o);
+    if (st >= 0)
+        return st;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    struct eval_session *s = NULL;
+    struct eval_session_opts so = {.workload = o.workload,
+                                   .backend = o.backend,
+                                   .gpu = o.gpu,
+                                   .work_dir = o.work,
+                                   .seed = (uint64_t)o.seed,
+                                   .warmups = o.warmups,
+                                   .iterations = o.iterations,
+                                   .hot = o.hot,
+                                   .candidate_hint = o.candidate,
+                                   .verbose = !o.json};
+    char *src = NULL;
+    size_t len = 0;
+    int status = KILN_EXIT_USAGE;
+    struct eval_outcome out, held;
+    memset(&out, 0, sizeof(out));
+    memset(&held, 0, sizeof(held));
+    bool have_held = false;
+    if (fs_read_file(o.candidate, 1u << 20, &src, &len, &err) != KILN_OK ||
+        eval_session_open(&so, &s, &err) != KILN_OK ||
+        (!o.no_reference && eval_session_reference(s, &err) != KILN_OK) ||
+        eval_session_run(s, "candidate", src, len, NULL, &out, &err) != KILN_OK)
+        goto fail;
+    if (out.v.status == VERDICT_PASS) {
+        if (eval_session_held_out(s, "candidate", src, len, NULL, &held, &err) != KILN_OK)
+            goto fail;
+        have_held = true;
+        eval_session_apply_held_out(&out, &held);
+    }
+    status = out.v.status == VERDICT_PASS ? KILN_EXIT_OK : KILN_EXIT_FAIL;
+    if (o.json) {
+        json_t *doc = NULL;
+        if (verdict_to_json(&out.v, &doc, &err) != KILN_OK)
+            goto fail;
+        json_object_set_new(doc, "stage", json_string(out.stage));
+        json_object_set_new(doc, "backend",
+                            json_string(kiln_backend_name(eval_session_backend(s))));
+        if (have_held)
+            json_object_set_new(doc, "held_out", json_string(verdict_status_name(held.v.status)));
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        putchar('\n');
+        json_decref(doc);
+    } else {
+        char title[300];
+        snprintf(title, sizeof(title), "kiln eval %s %s (%s backend)", o.workload, o.candidate,
+                 kiln_backend_name(eval_session_backend(s)));
+        print_table(&out, title);
+        if (have_held)
+            printf("  held-out check (fresh inputs, secret seed, unseen sizes): %s%s%s\n",
+                   verdict_status_name(held.v.status), held.v.detail[0] ? ": " : "", held.v.detail);
+        if (out.compile.diagnostics && out.v.status == VERDICT_COMPILE_ERROR)
+            printf("compiler diagnostics:\n%s", out.compile.diagnostics);
+        if (out.log_tail && out.v.status != VERDICT_PASS)
+            printf("harness log (tail):\n%s", out.log_tail);
+    }
+    if (o.junit && write_junit(o.junit, o.workload, &out, have_held ? &held : NULL) != 0)
+        status = KILN_EXIT_USAGE;
+    goto done;
+fail:
+    cli_report("eval", &err);
+    status = KILN_EXIT_USAGE;
+done:
+    eval_outcome_free(&out);
+    eval_outcome_free(&held);
+    eval_session_close(s);
+    free(src);
+    return status;
+}

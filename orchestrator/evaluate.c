@@ -1,0 +1,634 @@
+#include "evaluate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "candidate.h"
+#include "compare.h"
+#include "cpu_trampoline.h"
+#include "fsutil.h"
+#include "harness_plan.h"
+#include "hstatus.h"
+#include "npy.h"
+#include "sbexec.h"
+#include "timings.h"
+
+#define LOG_TAIL_MAX (8u << 10)
+
+static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_status s,
+                      const char *fmt, ...) KILN_PRINTF(4, 5);
+
+/* Records where and why the candidate was eliminated (first one wins). */
+static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_status s,
+                      const char *fmt, ...)
+{
+    if (out->v.status != VERDICT_PASS)
+        return;
+    char why[VERDICT_DETAIL_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    snprintf(out->stage, sizeof(out->stage), "%s", stage);
+    verdict_fail(&out->v, s, "%s", why);
+}
+
+enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap, struct kiln_err *err)
+{
+    const char *name = b == KILN_BACKEND_CUDA ? "kiln-harness-cuda" : "kiln-harness-cpu";
+    const char *dir = getenv("KILN_HARNESS_DIR");
+    char self[PATH_MAX];
+    if (!dir || !*dir) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+            return kiln_fail_errno(err, KILN_E_IO, "finding kiln's own directory");
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = '\0';
+        dir = self;
+    }
+    if (snprintf(out, cap, "%s/%s", dir, name) >= (int)cap)
+        return kiln_fail(err, KILN_E_USAGE, "harness path too long");
+    if (access(out, X_OK) != 0)
+        return kiln_fail(err, KILN_E_NOTFOUND, "%s not found%s (build it, or set KILN_HARNESS_DIR)",
+                         out, b == KILN_BACKEND_CUDA ? ": kiln was built without CUDA?" : "");
+    return KILN_OK;
+}
+
+static enum harness_role role_of(enum wl_role r)
+{
+    return r == WL_ROLE_IN ? HR_IN : r == WL_ROLE_OUT ? HR_OUT : HR_INOUT;
+}
+
+static enum harness_scalar scalar_of(enum wl_scalar_type t)
+{
+    switch (t) {
+    case WL_SCALAR_INT32:
+        return HS_INT32;
+    case WL_SCALAR_INT64:
+        return HS_INT64;
+    case WL_SCALAR_FLOAT32:
+        return HS_FLOAT32;
+    case WL_SCALAR_FLOAT64:
+        return HS_FLOAT64;
+    }
+    return HS_INT64;
+}
+
+static bool accepts_weak(const struct workload *w, const char *name)
+{
+    for (size_t i = 0; i < w->naccept_weak; i++)
+        if (strcmp(w->accept_weak[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Fills the case-independent part of the plan from the workload signature
+ * and the candidate's launches. */
+static enum kiln_rc plan_signature(const struct eval_request *req, const struct candidate *cand,
+                                   struct harness_plan *hp, struct kiln_err *err)
+{
+    const struct workload *wl = req->wl;
+    harness_plan_init(hp);
+    hp->backend = req->backend == KILN_BACKEND_CUDA ? HB_CUDA : HB_CPU;
+    if (req->warmups > 0)
+        hp->warmups = req->warmups;
+    if (req->iterations > 0)
+        hp->iterations = req->iterations;
+    hp->adaptive = req->adaptive;
+    if (req->adaptive) {
+        hp->target_rse = req->target_rse > 0 ? req->target_rse : 0.005;
+        hp->budget_ms = req->budget_ms > 0 ? req->budget_ms : 2000;
+        hp->max_iterations = 10 * hp->iterations;
+    }
+    hp->l2_flush = !req->hot;
+    hp->nargs = (int)wl->nargs;
+    for (size_t i = 0; i < wl->nargs; i++) {
+        const struct wl_arg *a = &wl->args[i];
+        struct harness_arg *h = &hp->args[i];
+        snprintf(h->name, sizeof(h->name), "%s", a->name);
+        h->is_tensor = a->kind == WL_ARG_TENSOR;
+        h->dtype = a->dtype;
+        h->role = role_of(a->role);
+        h->type = scalar_of(a->type);
+    }
+    hp->nlaunches = (int)cand->nlaunches;
+    for (size_t l = 0; l < cand->nlaunches; l++) {
+        const struct cand_launch *cl = &cand->launches[l];
+        struct harness_launch *hl = &hp->launches[l];
+        snprintf(hl->kernel, sizeof(hl->kernel), "%s", cl->kernel);
+        hl->nargs = (int)cl->nargs;
+        for (size_t k = 0; k < cl->nargs; k++) {
+            int idx = harness_plan_find_arg(hp, cl->args[k]);
+            if (idx < 0)
+                return kiln_fail(err, KILN_E_REJECTED, "launch %zu: unknown argument %s", l + 1,
+                                 cl->args[k]);
+            hl->args[k] = idx;
+        }
+    }
+    return KILN_OK;
+}
+
+/* Adds one case (shapes, scalars, resolved launch dimensions, sets). */
+static enum kiln_rc plan_case(const struct eval_request *req, const struct candidate *cand,
+                              const int64_t *values, const struct wl_case *c, int nsets,
+                              struct harness_plan *hp, struct resolved_plan *rp,
+                              struct kiln_err *err)
+{
+    const struct workload *wl = req->wl;
+    static const struct device_limits h200 = DEVICE_LIMITS_H200;
+    enum kiln_rc rc = plan_resolve(cand, wl, c, values, req->limits ? req->limits : &h200, rp, err);
+    if (rc != KILN_OK)
+        return rc;
+    struct harness_case *hc;
+    if ((rc = harness_plan_add_case(hp, &hc, err)))
+        return rc;
+    snprintf(hc->name, sizeof(hc->name), "%s", c->name);
+    hc->timed = c->kind == WL_CASE_PERFORMANCE;
+    struct wl_shape shapes[WL_MAX_ARGS];
+    if ((rc = workload_case_shapes(wl, c, shapes, err)))
+        return rc;
+    for (size_t t = 0; t < wl->ntensors; t++) {
+        int a = shapes[t].arg;
+        hc->ndim[a] = shapes[t].ndim;
+        memcpy(hc->shape[a], shapes[t].shape, sizeof(shapes[t].shape));
+    }
+    for (size_t i = 0; i < wl->nargs; i++) {
+        const struct wl_arg *a = &wl->args[i];
+        if (a->kind != WL_ARG_SCALAR)
+            continue;
+        if (a->type == WL_SCALAR_FLOAT32 || a->type == WL_SCALAR_FLOAT64)
+            hc->value[i].f = a->fvalue;
+        else if ((rc = workload_case_int_scalar(wl, c, (int)i, &hc->value[i].i, err)))
+            return rc;
+    }
+    for (size_t l = 0; req->backend == KILN_BACKEND_CUDA && l < rp->nlaunches; l++) {
+        for (int d = 0; d < 3; d++) {
+            hc->dims[l].grid[d] = (uint32_t)rp->launches[l].grid[d];
+            hc->dims[l].block[d] = (uint32_t)rp->launches[l].block[d];
+        }
+        hc->dims[l].smem = (uint32_t)rp->launches[l].smem;
+    }
+    hc->nsets = nsets;
+    for (int s = 0; s < nsets; s++)
+        snprintf(hc->sets[s], sizeof(hc->sets[s]), "s%d", s);
+    return KILN_OK;
+}
+
+/* Hard-links (or copies) one input file into the harness's /in layout. */
+static enum kiln_rc place_file(const char *from, const char *to, struct kiln_err *err)
+{
+    if (link(from, to) == 0)
+        return KILN_OK;
+    char *data;
+    size_t len;
+    enum kiln_rc rc = fs_read_file(from, (size_t)8 << 30, &data, &len, err);
+    if (rc == KILN_OK) {
+        rc = fs_write_atomic(to, data, len, err);
+        free(data);
+    }
+    return rc;
+}
+
+static enum kiln_rc lay_out_inputs(const struct eval_request *req, const char *cases_dir,
+                                   struct kiln_err *err)
+{
+    const struct workload *wl = req->wl;
+    enum kiln_rc rc = fs_remove_tree(cases_dir, err);
+    for (size_t i = 0; rc == KILN_OK && i < req->sets->n; i++) {
+        const struct input_set *s = &req->sets->sets[i];
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof(dir), "%s/%s/s%d", cases_dir, s->wcase->name, s->set);
+        if ((rc = fs_mkdirs(dir, err)))
+            break;
+        for (size_t a = 0; rc == KILN_OK && a < wl->nargs; a++) {
+            if (wl->args[a].kind != WL_ARG_TENSOR || wl->args[a].role == WL_ROLE_OUT)
+                continue;
+            char from[PATH_MAX], to[PATH_MAX];
+            snprintf(from, sizeof(from), "%s/in/%s.npy", s->dir, wl->args[a].name);
+            snprintf(to, sizeof(to), "%s/%s.npy", dir, wl->args[a].name);
+            rc = place_file(from, to, err);
+        }
+    }
+    return rc;
+}
+
+static struct compare_tol tolerance_for(const struct workload *wl, int arg)
+{
+    struct compare_tol tol = compare_default_tol(wl->args[arg].dtype);
+    for (size_t k = 0; k < wl->ntolerances; k++) {
+        if (wl->tolerances[k].arg != arg)
+            continue;
+        if (wl->tolerances[k].has_atol)
+            tol.atol = wl->tolerances[k].atol;
+        if (wl->tolerances[k].has_rtol)
+            tol.rtol = wl->tolerances[k].rtol;
+    }
+    return tol;
+}
+
+/* Compares every output of one set with its reference. */
+static enum kiln_rc verify_set(const struct eval_request *req, const struct input_set *s,
+                               const char *out_dir, struct verdict_case *vc, struct kiln_err *err)
+{
+    const struct workload *wl = req->wl;
+    struct wl_shape shapes[WL_MAX_ARGS];
+    enum kiln_rc rc = workload_case_shapes(wl, s->wcase, shapes, err);
+    for (size_t t = 0; rc == KILN_OK && t < wl->ntensors; t++) {
+        const struct wl_arg *a = &wl->args[shapes[t].arg];
+        if (a->role == WL_ROLE_IN || vc->noutputs == VERDICT_MAX_OUTPUTS)
+            continue;
+        struct verdict_output *vo = &vc->outputs[vc->noutputs++];
+        snprintf(vo->name, sizeof(vo->name), "%s", a->name);
+        char got_path[PATH_MAX], ref_path[PATH_MAX];
+        snprintf(got_path, sizeof(got_path), "%s/%s/s%d/%s.npy", out_dir, s->wcase->name, s->set,
+                 a->name);
+        snprintf(ref_path, sizeof(ref_path), "%s/ref/%s.npy", s->dir, a->name);
+        struct tensor got = {0}, ref = {0};
+        struct kiln_err terr;
+        kiln_err_clear(&terr);
+        if (npy_read_file(got_path, (size_t)shapes[t].nbytes, &got, &terr) != KILN_OK ||
+            tensor_check_shape(&got, a->name, shapes[t].dtype, shapes[t].ndim, shapes[t].shape,
+                               &terr) != KILN_OK) {
+            vo->cmp.pass = false;
+            snprintf(vo->cmp.reason, sizeof(vo->cmp.reason), "output %s.npy unusable: %s", a->name,
+                     terr.msg);
+            snprintf(vc->detail, sizeof(vc->detail), "%s", vo->cmp.reason);
+            tensor_free(&got);
+            continue;
+        }
+        rc = npy_read_file(ref_path, (size_t)shapes[t].nbytes, &ref, err);
+        struct compare_tol tol = tolerance_for(wl, shapes[t].arg);
+        if (rc == KILN_OK)
+            rc = compare_tensors(&got, &ref, &tol, &vo->cmp, err);
+        if (rc == KILN_OK && !vo->cmp.pass && !vc->detail[0])
+            snprintf(vc->detail, sizeof(vc->detail), "%s: %s", a->name, vo->cmp.reason);
+        tensor_free(&got);
+        tensor_free(&ref);
+    }
+    return rc;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median over all samples of all sets of `name` (for feedback and baselines). */
+static double pooled_median(const struct timings *t, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->ncases; i++)
+        if (strcmp(t->cases[i].name, name) == 0)
+            n += t->cases[i].nsamples;
+    if (n == 0)
+        return 0;
+    double *all = malloc(n * sizeof(double));
+    if (!all)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < t->ncases; i++)
+        if (strcmp(t->cases[i].name, name) == 0) {
+            memcpy(all + k, t->cases[i].samples_ms, t->cases[i].nsamples * sizeof(double));
+            k += t->cases[i].nsamples;
+        }
+    qsort(all, n, sizeof(double), by_double);
+    double m = n % 2 ? all[n / 2] : 0.5 * (all[n / 2 - 1] + all[n / 2]);
+    free(all);
+    return m;
+}
+
+static double median_of(const struct eval_medians *m, const char *name)
+{
+    for (size_t i = 0; m && i < m->n; i++)
+        if (strcmp(m->cases[i].name, name) == 0)
+            return m->cases[i].ms;
+    return 0;
+}
+
+/* Maps the sandbox's verdict on the harness process to a candidate status. */
+static bool sandbox_failure(const struct sbexec_result *r, struct eval_outcome *out)
+{
+    char why[600];
+    snprintf(why, sizeof(why), "%s", r->line);
+    switch (r->sb.verdict) {
+    case SANDBOX_EXITED:
+        return false;
+    case SANDBOX_TIMEOUT:
+        eliminate(out, "run", VERDICT_TIMEOUT, "the run did not finish: %s", why);
+        return true;
+    case SANDBOX_LIMIT:
+        eliminate(out, "run", VERDICT_RESOURCE_LIMIT, "a resource limit was hit: %s", why);
+        return true;
+    case SANDBOX_REFUSED:
+        eliminate(out, "run", VERDICT_SANDBOX_VIOLATION, "the sandbox stopped it: %s", why);
+        return true;
+    case SANDBOX_SIGNALED:
+        eliminate(out, "run", VERDICT_RUNTIME_ERROR, "the process crashed: %s", why);
+        return true;
+    }
+    return false;
+}
+
+static enum verdict_status status_of_kind(const char *kind)
+{
+    if (!strcmp(kind, "tampering") || !strcmp(kind, "out_of_bounds") ||
+        !strcmp(kind, "overwrites_inputs") || !strcmp(kind, "nondeterministic"))
+        return VERDICT_WRONG_ANSWER;
+    return VERDICT_RUNTIME_ERROR;
+}
+
+static enum kiln_rc read_small(const char *dir, const char *name, size_t max, char **data,
+                               size_t *len, struct kiln_err *err)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return fs_read_file(path, max, data, len, err);
+}
+
+/* Judges what the harness returned in out_dir. */
+static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
+                          struct eval_outcome *out, struct kiln_err *err)
+{
+    const struct workload *wl = req->wl;
+    char *text = NULL;
+    size_t len = 0;
+    struct kiln_err rerr;
+    kiln_err_clear(&rerr);
+    struct hstatus st = {0};
+    struct timings tm = {0};
+    enum kiln_rc rc = KILN_OK;
+    if (read_small(out_dir, "status.json", HSTATUS_MAX_BYTES, &text, &len, &rerr) != KILN_OK ||
+        hstatus_parse(text, len, &st, &rerr) != KILN_OK) {
+        eliminate(out, "run", VERDICT_REJECTED_OUTPUT, "status.json: %s", rerr.msg);
+        goto done;
+    }
+    free(text);
+    text = NULL;
+    kiln_err_clear(&rerr);
+    if (read_small(out_dir, "timings.json", TIMINGS_MAX_BYTES, &text, &len, &rerr) != KILN_OK ||
+        timings_parse(text, len, &tm, &rerr) != KILN_OK) {
+        eliminate(out, "run", VERDICT_REJECTED_OUTPUT, "timings.json: %s", rerr.msg);
+        goto done;
+    }
+    /* A failure the harness saw outranks the numbers. */
+    for (size_t i = 0; i < st.ncases; i++) {
+        const struct hstatus_case *c = &st.cases[i];
+        if (!c->failed)
+            continue;
+        char why[600];
+        snprintf(why, sizeof(why), "case %s: %s%s%s%s%s (%s, set %s, run %d)%s%s", c->name, c->kind,
+                 c->cuda_error[0] ? " " : "", c->cuda_error, c->tensor[0] ? " on tensor " : "",
+                 c->tensor, c->phase, c->set[0] ? c->set : "-", c->run, c->detail[0] ? ": " : "",
+                 c->detail);
+        eliminate(out, "run", status_of_kind(c->kind), "%s", why);
+        break;
+    }
+    for (size_t i = 0; rc == KILN_OK && i < req->sets->n; i++) {
+        const struct input_set *s = &req->sets->sets[i];
+        bool perf = s->wcase->kind == WL_CASE_PERFORMANCE;
+        bool scored = perf && !(s->weak && !accepts_weak(wl, s->wcase->name));
+        struct verdict_case *vc;
+        if ((rc = verdict_add_case(&out->v, s->wcase->name, s->set, scored, &vc, err)))
+            break;
+        const struct hstatus_case *hc = hstatus_find(&st, s->wcase->name);
+        if (!hc || strcmp(hc->status, "ok") != 0) {
+            snprintf(vc->detail, sizeof(vc->detail), "%s",
+                     hc ? (hc->kind[0] ? hc->kind : hc->status) : "no status reported");
+            struct verdict_output *vo = &vc->outputs[vc->noutputs++];
+            snprintf(vo->name, sizeof(vo->name), "-");
+            snprintf(vo->cmp.reason, sizeof(vo->cmp.reason), "%s", vc->detail);
+            continue;
+        }
+        if ((rc = verify_set(req, s, out_dir, vc, err)))
+            break;
+        const struct timings_case *tc = timings_find(&tm, s->wcase->name, s->set);
+        if (perf && tc) {
+            vc->inputs_modified = !tc->fingerprint_ok;
+            if (stats_compute(tc->samples_ms, tc->nsamples, &vc->timing, &rerr) == KILN_OK)
+                vc->timed = true;
+            vc->ref_median_ms = median_of(req->reference, s->wcase->name);
+            if (req->backend == KILN_BACKEND_CUDA)
+                vc->floor_ms =
+                    stats_floor_ms(req->ceilings ? req->ceilings : &STATS_CEILINGS_H200,
+                                   (double)s->wcase->cost_bytes, (double)s->wcase->cost_flops);
+        } else if (perf && !tc) {
+            snprintf(vc->detail, sizeof(vc->detail), "no timings reported for a performance case");
+            vc->inputs_modified = true;
+        }
+    }
+    for (size_t i = 0; i < wl->ncases + wl->nheld_out && out->medians.n < EVAL_MAX_CASE_REFS; i++) {
+        const struct wl_case *c = i < wl->ncases ? &wl->cases[i] : &wl->held_out[i - wl->ncases];
+        double m = pooled_median(&tm, c->name);
+        if (m > 0) {
+            struct eval_case_ms *e = &out->medians.cases[out->medians.n++];
+            snprintf(e->name, sizeof(e->name), "%s", c->name);
+            e->ms = m;
+        }
+    }
+done:
+    free(text);
+    hstatus_free(&st);
+    timings_free(&tm);
+    return rc;
+}
+
+static enum kiln_rc run_harness(const struct eval_request *req, const struct harness_plan *hp,
+                                const char *plan_path, const char *artifact,
+                                struct eval_outcome *out, struct kiln_err *err)
+{
+    char cases_dir[PATH_MAX], out_dir[PATH_MAX];
+    snprintf(cases_dir, sizeof(cases_dir), "%s/cases", req->work_dir);
+    snprintf(out_dir, sizeof(out_dir), "%s/run", req->work_dir);
+    enum kiln_rc rc = lay_out_inputs(req, cases_dir, err);
+    if (rc == KILN_OK)
+        rc = fs_remove_tree(out_dir, err);
+    if (rc != KILN_OK)
+        return rc;
+    uint64_t biggest = 0, total = 0;
+    size_t files = 3;
+    for (int c = 0; c < hp->ncases; c++)
+        for (int a = 0; a < hp->nargs; a++) {
+            if (!hp->args[a].is_tensor || hp->args[a].role == HR_IN)
+                continue;
+            uint64_t b = harness_case_tensor_bytes(hp, &hp->cases[c], a) + 65536;
+            biggest = b > biggest ? b : biggest;
+            total += b * (uint64_t)hp->cases[c].nsets;
+            files += (size_t)hp->cases[c].nsets;
+        }
+    total += 3u * TIMINGS_MAX_BYTES;
+    const char *patterns[] = {"*/*/*.npy", "timings.json", "status.json", "log.txt"};
+    struct tar_rules rules = {.patterns = patterns,
+                              .n_patterns = 4,
+                              .max_file_bytes =
+                                  biggest > TIMINGS_MAX_BYTES ? biggest : TIMINGS_MAX_BYTES,
+                              .max_total_bytes = total,
+                              .max_files = files};
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    struct sandbox_input in[] = {{req->harness, "kiln-harness"},
+                                 {plan_path, "plan.json"},
+                                 {artifact, cuda ? "candidate.cubin" : "candidate.so"},
+                                 {cases_dir, "cases"}};
+    char *argv[] = {"/in/kiln-harness", "/in/plan.json", NULL};
+    struct sbexec_step step = {.what = "the harness", .rules = &rules, .out_dir = out_dir};
+    step.spec.policy = "gpu-run";
+    step.spec.image = "gpu-run";
+    step.spec.inputs = in;
+    step.spec.n_inputs = 4;
+    step.spec.gpu = cuda ? req->gpu : -1;
+    step.spec.argv = argv;
+    step.spec.stdin_fd = -1;
+    step.spec.limits.timeout_ms = req->run_timeout_ms;
+    step.spec.limits.out_bytes = (long long)total + (64ll << 20);
+    step.spec.limits.tar_bytes = (long long)total + (64ll << 20);
+    step.spec.limits.fsize_bytes = (long long)rules.max_file_bytes + (1 << 20);
+    struct sbexec_result sr;
+    rc = sbexec_run(&step, &sr, err);
+    if (rc == KILN_E_REJECTED) {
+        /* The tarball broke a rule: the candidate's doing, not kiln's. */
+        eliminate(out, "run", VERDICT_REJECTED_OUTPUT, "%s", err->msg);
+        kiln_err_clear(err);
+        rc = KILN_OK;
+    } else if (rc == KILN_OK) {
+        char *log = NULL;
+        size_t len = 0;
+        struct kiln_err lerr;
+        kiln_err_clear(&lerr);
+        if (read_small(out_dir, "log.txt", 16u << 20, &log, &len, &lerr) == KILN_OK) {
+            const char *tail = len > LOG_TAIL_MAX ? log + len - LOG_TAIL_MAX : log;
+            out->log_tail = strdup(tail);
+            free(log);
+        }
+        if (!sandbox_failure(&sr, out)) {
+            if (!sr.exited_ok) {
+                char d[900];
+                sbexec_describe(&sr, d, sizeof(d));
+                eliminate(out, "run", VERDICT_RUNTIME_ERROR, "the harness failed: %s", d);
+            } else {
+                rc = judge(req, out_dir, out, err);
+            }
+        }
+    }
+    sbexec_result_free(&sr);
+    return rc;
+}
+
+enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
+                            struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    verdict_init(&out->v, req->name);
+    snprintf(out->stage, sizeof(out->stage), "parse");
+    struct candidate *cand = NULL;
+    struct harness_plan hp;
+    harness_plan_init(&hp);
+    struct resolved_plan *rp = calloc(1, sizeof(*rp));
+    char *plan_text = NULL, *tramp = NULL;
+    struct kiln_err cerr;
+    kiln_err_clear(&cerr);
+    enum kiln_rc rc = KILN_OK;
+    if (!rp) {
+        rc = kiln_fail(err, KILN_E_NOMEM, "plan");
+        goto out;
+    }
+    if ((rc = fs_mkdirs(req->work_dir, err)))
+        goto out;
+    if (candidate_parse(req->source, req->len, req->backend, &cand, &cerr) != KILN_OK) {
+        eliminate(out, "parse", VERDICT_COMPILE_ERROR, "launch plan directives: %s", cerr.msg);
+        goto finish;
+    }
+    out->nconfig = cand->ntunables;
+    if (req->tunables)
+        memcpy(out->config, req->tunables, cand->ntunables * sizeof(int64_t));
+    else
+        candidate_default_config(cand, out->config);
+    if (candidate_check_config(cand, out->config, &cerr) != KILN_OK ||
+        plan_check_names(cand, req->wl, &cerr) != KILN_OK ||
+        plan_signature(req, cand, &hp, &cerr) != KILN_OK) {
+        eliminate(out, "plan", VERDICT_COMPILE_ERROR, "launch plan: %s", cerr.msg);
+        goto finish;
+    }
+    for (size_t i = 0; i < req->sets->n;) {
+        const struct wl_case *c = req->sets->sets[i].wcase;
+        int n = 0;
+        while (i + (size_t)n < req->sets->n && req->sets->sets[i + (size_t)n].wcase == c)
+            n++;
+        if (plan_case(req, cand, out->config, c, n, &hp, rp, &cerr) != KILN_OK) {
+            eliminate(out, "plan", VERDICT_COMPILE_ERROR, "launch plan: %s", cerr.msg);
+            goto finish;
+        }
+        i += (size_t)n;
+    }
+    char plan_path[PATH_MAX];
+    snprintf(plan_path, sizeof(plan_path), "%s/plan.json", req->work_dir);
+    if ((rc = harness_plan_write(&hp, &plan_text, err)) ||
+        (rc = fs_write_atomic(plan_path, plan_text, strlen(plan_text), err)))
+        goto out;
+    if (req->backend == KILN_BACKEND_CPU && cpu_trampoline_source(&hp, &tramp, &cerr) != KILN_OK) {
+        eliminate(out, "plan", VERDICT_COMPILE_ERROR, "launch plan: %s", cerr.msg);
+        goto finish;
+    }
+
+    snprintf(out->stage, sizeof(out->stage), "compile");
+    char defines[CAND_MAX_TUNABLES][CAND_DEFINE_MAX];
+    const char *defs[CAND_MAX_TUNABLES];
+    if ((rc = candidate_defines(cand, out->config, defines, err)))
+        goto out;
+    for (size_t i = 0; i < cand->ntunables; i++)
+        defs[i] = defines[i];
+    char cdir[PATH_MAX];
+    snprintf(cdir, sizeof(cdir), "%s/compile", req->work_dir);
+    struct compile_request creq = {.backend = req->backend,
+                                   .source = req->source,
+                                   .len = req->len,
+                                   .trampoline = tramp,
+                                   .defines = defs,
+                                   .ndefines = cand->ntunables,
+                                   .arch = req->arch,
+                                   .work_dir = cdir,
+                                   .timeout_ms = req->compile_timeout_ms};
+    if ((rc = compile_candidate(&creq, &out->compile, err)))
+        goto out;
+    if (!out->compile.ok) {
+        char d[400];
+        snprintf(d, sizeof(d), "%s", out->compile.diagnostics ? out->compile.diagnostics : "");
+        eliminate(out, "compile", VERDICT_COMPILE_ERROR, "compilation failed: %s", d);
+        goto finish;
+    }
+
+    snprintf(out->stage, sizeof(out->stage), "run");
+    if ((rc = run_harness(req, &hp, plan_path, out->compile.artifact, out, err)))
+        goto out;
+    if (out->v.status == VERDICT_PASS)
+        snprintf(out->stage, sizeof(out->stage), "verify");
+finish:
+    verdict_finish(&out->v, req->ceilings);
+    if (out->v.status == VERDICT_PASS)
+        snprintf(out->stage, sizeof(out->stage), "pass");
+    else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)
+        snprintf(out->stage, sizeof(out->stage), "score");
+out:
+    candidate_free(cand);
+    harness_plan_free(&hp);
+    free(rp);
+    free(plan_text);
+    free(tramp);
+    return rc;
+}
+
+void eval_outcome_free(struct eval_outcome *out)
+{
+    verdict_free(&out->v);
+    compile_result_free(&out->compile);
+    free(out->log_tail);
+    out->log_tail = NULL;
+}

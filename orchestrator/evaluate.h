@@ -1,0 +1,86 @@
+/*
+ * evaluate.h - stages "compile", "run", "verify" and "score" for one
+ * candidate: parse its directives, resolve its plan for every case, compile
+ * it in the `compile` sandbox, run kiln's harness on it in the `gpu-run`
+ * sandbox (a fresh process, one GPU or none), then judge what came back in
+ * the trusted parent: strict ingestion, comparison with the references,
+ * timing statistics, the physics floor. The candidate never sees a
+ * reference and never measures itself.
+ *
+ * The outcome is a verdict (evaluator/verdict.h) plus what the optimizer
+ * feeds back: the stage that eliminated the candidate, the compiler's
+ * diagnostics and resource usage, and the harness log.
+ */
+#ifndef KILN_EVALUATE_H
+#define KILN_EVALUATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compile.h"
+#include "inputs.h"
+#include "plan.h"
+#include "stats.h"
+#include "verdict.h"
+#include "workload.h"
+
+#define EVAL_MAX_CASE_REFS 128
+
+/* Per-case medians of another kernel (the reference kernel, a baseline). */
+struct eval_case_ms {
+    char name[64];
+    double ms;
+};
+
+struct eval_medians {
+    struct eval_case_ms cases[EVAL_MAX_CASE_REFS];
+    size_t n;
+};
+
+struct eval_request {
+    const struct workload *wl;
+    enum kiln_backend backend;
+    const char *name;   /* candidate id for the verdict ("001", "start") */
+    const char *source; /* the candidate file */
+    size_t len;
+    const int64_t *tunables; /* NULL: the declared defaults */
+    const struct input_sets *sets;
+    const char *work_dir;    /* the candidate's scratch directory (created) */
+    const char *harness;     /* path of kiln-harness-cuda / kiln-harness-cpu */
+    int gpu;                 /* GPU index for cuda; ignored for cpu */
+    const char *arch;        /* "sm_90" */
+    int warmups, iterations; /* 0: the harness defaults (10, 100) */
+    bool adaptive;           /* stop on target_rse or budget */
+    double target_rse, budget_ms;
+    bool hot;                                     /* no L2 flush between runs */
+    const struct device_limits *limits;           /* NULL: H200 */
+    const struct stats_ceilings *ceilings;        /* NULL: H200 (cuda only) */
+    const struct eval_medians *reference;         /* NULL: no reference timings */
+    long long compile_timeout_ms, run_timeout_ms; /* 0: the policies' defaults */
+};
+
+struct eval_outcome {
+    struct verdict v;
+    char stage[16]; /* "pass", or where it was eliminated: parse, plan, compile, run, verify */
+    struct compile_result compile;
+    char *log_tail;              /* the harness log, capped; may be NULL */
+    struct eval_medians medians; /* per performance case median (ms), passing or not */
+    int64_t config[64];          /* the tunable values used */
+    size_t nconfig;
+};
+
+/*
+ * Evaluates one candidate. KILN_OK whenever a verdict was reached, whatever
+ * it is (read out->v.status); an error only when kiln itself could not do
+ * its job (sandbox set-up, I/O). Free `out` with eval_outcome_free always.
+ */
+enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
+                            struct kiln_err *err) KILN_NODISCARD;
+
+void eval_outcome_free(struct eval_outcome *out);
+
+/* The harness program next to the running kiln binary (or $KILN_HARNESS_DIR). */
+enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+#endif

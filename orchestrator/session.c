@@ -1,0 +1,239 @@
+#include "session.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "commands.h"
+#include "fsutil.h"
+#include "gpuinfo.h"
+
+struct eval_session {
+    struct eval_session_opts opts;
+    struct workload *wl;
+    enum kiln_backend backend;
+    char dir[PATH_MAX];
+    bool own_dir;
+    char harness[PATH_MAX];
+    struct input_sets visible, held;
+    bool have_held;
+    uint64_t secret;
+    struct eval_outcome reference;
+    bool have_reference;
+    struct eval_medians ref_medians;
+};
+
+static enum kiln_backend pick_backend(const struct eval_session_opts *o, const struct workload *w)
+{
+    if (o->backend)
+        return o->backend;
+    const char *h = o->candidate_hint;
+    size_t n = h ? strlen(h) : 0;
+    if (n > 2 && strcmp(h + n - 2, ".c") == 0)
+        return KILN_BACKEND_CPU;
+    if (n > 3 && strcmp(h + n - 3, ".cu") == 0)
+        return KILN_BACKEND_CUDA;
+    struct gpuinfo g[GPUINFO_MAX];
+    size_t ng = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    bool gpu = gpuinfo_list("/proc", g, &ng, &e) == KILN_OK && ng > 0;
+    return gpu && (w->backends & KILN_BACKEND_CUDA) ? KILN_BACKEND_CUDA : KILN_BACKEND_CPU;
+}
+
+enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
+                               struct kiln_err *err)
+{
+    *out = NULL;
+    struct eval_session *s = calloc(1, sizeof(*s));
+    if (!s)
+        return kiln_fail(err, KILN_E_NOMEM, "session");
+    s->opts = *opts;
+    char wdir[PATH_MAX];
+    enum kiln_rc rc = workload_resolve_dir(opts->workload, wdir, sizeof(wdir), err);
+    if (rc == KILN_OK)
+        rc = workload_load(wdir, &s->wl, err);
+    if (rc == KILN_OK) {
+        s->backend = pick_backend(opts, s->wl);
+        if (!(s->wl->backends & s->backend))
+            rc = kiln_fail(err, KILN_E_USAGE, "workload %s does not support the %s backend",
+                           s->wl->name, kiln_backend_name(s->backend));
+    }
+    if (rc == KILN_OK)
+        rc = eval_harness_path(s->backend, s->harness, sizeof(s->harness), err);
+    if (rc == KILN_OK && opts->work_dir) {
+        snprintf(s->dir, sizeof(s->dir), "%s", opts->work_dir);
+        rc = fs_mkdirs(s->dir, err);
+    } else if (rc == KILN_OK) {
+        rc = fs_make_tempdir("eval", s->dir, sizeof(s->dir), err);
+        s->own_dir = rc == KILN_OK;
+    }
+    if (rc == KILN_OK) {
+        char cache[PATH_MAX];
+        snprintf(cache, sizeof(cache), "%s/inputs", s->dir);
+        struct inputs_request req = {.wl = s->wl,
+                                     .backend = s->backend,
+                                     .cache_dir = cache,
+                                     .seed = opts->seed,
+                                     .perf_sets = 3,
+                                     .verbose = opts->verbose};
+        if (opts->verbose)
+            fprintf(stderr, "kiln: preparing inputs and references for %s (%s backend)\n",
+                    s->wl->name, kiln_backend_name(s->backend));
+        rc = inputs_prepare(&req, &s->visible, err);
+    }
+    if (rc != KILN_OK) {
+        eval_session_close(s);
+        return rc;
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+static enum kiln_rc run_on(struct eval_session *s, const struct input_sets *sets, const char *name,
+                           const char *src, size_t len, const int64_t *tunables,
+                           struct eval_outcome *out, struct kiln_err *err)
+{
+    char work[PATH_MAX];
+    snprintf(work, sizeof(work), "%s/cand-%s%s", s->dir, name, sets == &s->held ? "-held" : "");
+    struct eval_request req = {.wl = s->wl,
+                               .backend = s->backend,
+                               .name = name,
+                               .source = src,
+                               .len = len,
+                               .tunables = tunables,
+                               .sets = sets,
+                               .work_dir = work,
+                               .harness = s->harness,
+                               .gpu = s->opts.gpu,
+                               .arch = "sm_90",
+                               .warmups = s->opts.warmups,
+                               .iterations = s->opts.iterations,
+                               .hot = s->opts.hot,
+                               .reference = s->have_reference ? &s->ref_medians : NULL};
+    if (s->opts.verbose)
+        fprintf(stderr, "kiln: evaluating %s%s\n", name,
+                sets == &s->held ? " on the held-out cases" : "");
+    enum kiln_rc rc = eval_candidate(&req, out, err);
+    /* Scratch of a candidate is not needed once judged (inputs stay cached). */
+    if (rc == KILN_OK && s->own_dir) {
+        struct kiln_err ignore;
+        kiln_err_clear(&ignore);
+        (void)(fs_remove_tree(work, &ignore) == KILN_OK);
+    }
+    return rc;
+}
+
+enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err)
+{
+    enum wl_file f = s->backend == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
+    const struct wl_file_data *k = &s->wl->files[f];
+    if (!k->present)
+        return kiln_fail(err, KILN_E_USAGE, "workload %s has no %s", s->wl->name,
+                         workload_file_name(f));
+    enum kiln_rc rc =
+        run_on(s, &s->visible, "reference", k->data, k->len, NULL, &s->reference, err);
+    if (rc != KILN_OK)
+        return rc;
+    s->have_reference = true;
+    if (s->reference.v.status != VERDICT_PASS)
+        return kiln_fail(err, KILN_E_CHILD, "the workload's own starting kernel (%s) fails: %s: %s",
+                         workload_file_name(f), verdict_status_name(s->reference.v.status),
+                         s->reference.v.detail);
+    s->ref_medians = s->reference.medians;
+    return KILN_OK;
+}
+
+const struct eval_outcome *eval_session_reference_outcome(const struct eval_session *s)
+{
+    return s->have_reference ? &s->reference : NULL;
+}
+
+enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const char *src, size_t len,
+                              const int64_t *tunables, struct eval_outcome *out,
+                              struct kiln_err *err)
+{
+    return run_on(s, &s->visible, name, src, len, tunables, out, err);
+}
+
+enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, const char *src,
+                                   size_t len, const int64_t *tunables, struct eval_outcome *out,
+                                   struct kiln_err *err)
+{
+    if (!s->have_held) {
+        /* The secret seed comes from the kernel's CSPRNG: a candidate cannot
+         * predict it from anything it has seen. */
+        if (getrandom(&s->secret, sizeof(s->secret), 0) != (ssize_t)sizeof(s->secret))
+            return kiln_fail_errno(err, KILN_E_IO, "getrandom for the held-out seed");
+        s->secret &= (1ULL << 52) - 1;
+        char cache[PATH_MAX];
+        snprintf(cache, sizeof(cache), "%s/inputs-held", s->dir);
+        struct inputs_request req = {.wl = s->wl,
+                                     .backend = s->backend,
+                                     .held_out = true,
+                                     .cache_dir = cache,
+                                     .seed = s->secret,
+                                     .perf_sets = 1,
+                                     .verbose = s->opts.verbose};
+        enum kiln_rc rc = inputs_prepare(&req, &s->held, err);
+        if (rc != KILN_OK)
+            return rc;
+        s->have_held = true;
+    }
+    return run_on(s, &s->held, name, src, len, tunables, out, err);
+}
+
+void eval_session_apply_held_out(struct eval_outcome *visible, const struct eval_outcome *held)
+{
+    if (visible->v.status != VERDICT_PASS)
+        return;
+    if (held->v.status != VERDICT_PASS) {
+        snprintf(visible->stage, sizeof(visible->stage), "held_out");
+        verdict_fail(&visible->v,
+                     held->v.status == VERDICT_COMPILE_ERROR ? VERDICT_COMPILE_ERROR
+                                                             : VERDICT_WRONG_ANSWER,
+                     "held-out check (fresh inputs, unseen sizes) failed: %s", held->v.detail);
+        verdict_summarize(&visible->v);
+        return;
+    }
+    visible->v.reverified = true;
+}
+
+const struct workload *eval_session_workload(const struct eval_session *s)
+{
+    return s->wl;
+}
+
+enum kiln_backend eval_session_backend(const struct eval_session *s)
+{
+    return s->backend;
+}
+
+const char *eval_session_dir(const struct eval_session *s)
+{
+    return s->dir;
+}
+
+uint64_t eval_session_secret_seed(const struct eval_session *s)
+{
+    return s->have_held ? s->secret : 0;
+}
+
+void eval_session_close(struct eval_session *s)
+{
+    if (!s)
+        return;
+    if (s->own_dir) {
+        struct kiln_err ignore;
+        kiln_err_clear(&ignore);
+        (void)(fs_remove_tree(s->dir, &ignore) == KILN_OK);
+    }
+    input_sets_free(&s->visible);
+    input_sets_free(&s->held);
+    if (s->have_reference)
+        eval_outcome_free(&s->reference);
+    workload_free(s->wl);
+    free(s);
+}

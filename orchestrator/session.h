@@ -1,0 +1,64 @@
+/*
+ * session.h - an evaluation session: one workload on one backend with its
+ * inputs and references prepared once, the reference kernel's timings, and
+ * a held-out set drawn from a secret seed on first use. `kiln eval` runs one
+ * candidate through a session; `kiln optimize` runs many.
+ *
+ * Lifecycle: eval_session_open -> [eval_session_reference] ->
+ * (eval_session_run | eval_session_held_out)* -> eval_session_close.
+ */
+#ifndef KILN_SESSION_H
+#define KILN_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "evaluate.h"
+
+struct eval_session_opts {
+    const char *workload;      /* directory or built-in name */
+    enum kiln_backend backend; /* 0: cuda when a GPU is present and supported, else cpu */
+    int gpu;
+    const char *work_dir;    /* NULL: a temporary directory removed on close */
+    uint64_t seed;           /* base seed of the visible inputs */
+    int warmups, iterations; /* 0: harness defaults */
+    bool hot;
+    const char *candidate_hint; /* a file name whose extension picks the backend */
+    bool verbose;               /* progress on stderr */
+};
+
+struct eval_session;
+
+enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+/* Evaluates the workload's starting kernel; its per-case medians become the
+ * reference for every later verdict's speedups. The outcome is kept and
+ * readable with eval_session_reference_outcome. */
+enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err) KILN_NODISCARD;
+
+const struct eval_outcome *eval_session_reference_outcome(const struct eval_session *s);
+
+/* Evaluates one candidate on the visible cases. */
+enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const char *src, size_t len,
+                              const int64_t *tunables, struct eval_outcome *out,
+                              struct kiln_err *err) KILN_NODISCARD;
+
+/* Re-verifies a candidate on the held-out cases with fresh inputs from a
+ * secret seed (drawn once per session, never recorded before the end). */
+enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, const char *src,
+                                   size_t len, const int64_t *tunables, struct eval_outcome *out,
+                                   struct kiln_err *err) KILN_NODISCARD;
+
+/* Folds a held-out outcome into the visible one: a failure there fails the
+ * candidate (stage "held_out"); a pass marks it re-verified. */
+void eval_session_apply_held_out(struct eval_outcome *visible, const struct eval_outcome *held);
+
+const struct workload *eval_session_workload(const struct eval_session *s);
+enum kiln_backend eval_session_backend(const struct eval_session *s);
+const char *eval_session_dir(const struct eval_session *s);
+uint64_t eval_session_secret_seed(const struct eval_session *s);
+
+void eval_session_close(struct eval_session *s);
+
+#endif
