@@ -11,26 +11,8 @@
 #include "compare.h"
 #include "fsutil.h"
 #include "inputs.h"
+#include "session.h"
 #include "workload.h"
-
-enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct kiln_err *err)
-{
-    struct stat st;
-    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(out, cap, "%s", arg);
-        return KILN_OK;
-    }
-    /* A bare name is a built-in workload. */
-    if (!strchr(arg, '/')) {
-        snprintf(out, cap, "%s/workloads/%s", fs_data_dir(), arg);
-        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
-            return KILN_OK;
-    }
-    return kiln_fail(err, KILN_E_NOTFOUND,
-                     "no workload directory '%s' (and no built-in workload of that name: "
-                     "see kiln workloads)",
-                     arg);
-}
 
 static int by_name(const void *a, const void *b)
 {

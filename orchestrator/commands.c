@@ -47,6 +47,48 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln workload check saxpy --backend cpu\n",
      cmd_workload},
+    {"optimize", "optimize a workload's kernel: propose, compile, verify, time, repeat",
+     "usage: kiln optimize WORKLOAD [options]\n"
+     "\n"
+     "The main job. Loads WORKLOAD (a directory or a built-in name, see kiln\n"
+     "workloads), generates inputs and references in the script sandbox, times the\n"
+     "starting kernel, then repeats: propose a candidate, compile it in the compile\n"
+     "sandbox, run it with kiln's harness in the gpu-run sandbox, verify every\n"
+     "output, time it, feed the result back. Finally the best candidate is\n"
+     "re-verified on held-out cases with a secret seed and written to best.cu.\n"
+     "Everything is recorded in results/run-NNN/ (see results/README.md).\n"
+     "\n"
+     "options:\n"
+     "  --max-iterations N   candidate budget (default 7)\n"
+     "  --proposer P         tune (default: the embedded tuner, offline), llm, replay\n"
+     "  --model NAME         llm: the model (OpenAI-compatible chat completions)\n"
+     "  --base-url URL       llm: the server (default https://api.openai.com/v1);\n"
+     "                       the key comes from KILN_API_KEY, OPENAI_API_KEY or .env\n"
+     "  --env-file FILE      llm: read the key from FILE (must be mode 0600)\n"
+     "  --replay RUN_DIR     replay: the run whose recorded model replies to replay\n"
+     "  --initial-kernel F   start from F instead of the workload's kernel\n"
+     "  --backend B          cuda or cpu (default: cuda when a GPU is present)\n"
+     "  --gpu N              the GPU to use (default 0)\n"
+     "  --results DIR        where run-NNN/ goes (default results)\n"
+     "  --seed N             base seed of inputs and the tuner (default 1)\n"
+     "  --warmups N, --iterations N   timing runs per case (default 10, 100)\n"
+     "  --quiet              no progress line; --json  print summary.json at the end\n"
+     "  --jobs N             accepted; candidates are evaluated one at a time\n"
+     "\n"
+     "examples:\n"
+     "  kiln optimize saxpy --max-iterations 7\n"
+     "  kiln optimize sgemm --proposer llm --model gpt-4o-mini\n",
+     cmd_optimize},
+    {"resume", "continue an interrupted kiln optimize run",
+     "usage: kiln resume RUN_DIR [--quiet] [--json]\n"
+     "\n"
+     "Continues a run from its records: finished candidates are not redone (the\n"
+     "one in flight when it stopped is), the proposer's state is rebuilt, and the\n"
+     "run finalizes as usual.\n"
+     "\n"
+     "example:\n"
+     "  kiln resume results/run-001\n",
+     cmd_resume},
     {"eval", "compile, run, verify and time one candidate kernel",
      "usage: kiln eval WORKLOAD CANDIDATE [options]\n"
      "\n"

@@ -11,10 +11,8 @@ int cmd_workloads(int argc, char **argv);
 int cmd_workload(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
-
-/* A workload argument: a directory, or the name of a built-in workload. */
-enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap,
-                                  struct kiln_err *err) KILN_NODISCARD;
+int cmd_optimize(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 
 struct runrec;
 /* Regenerates heatmap.svg and report.html of a run from its records. */

@@ -6,9 +6,28 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "commands.h"
+#include <sys/stat.h>
 #include "fsutil.h"
 #include "gpuinfo.h"
+
+enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct kiln_err *err)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(out, cap, "%s", arg);
+        return KILN_OK;
+    }
+    /* A bare name is a built-in workload. */
+    if (!strchr(arg, '/')) {
+        snprintf(out, cap, "%s/workloads/%s", fs_data_dir(), arg);
+        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+            return KILN_OK;
+    }
+    return kiln_fail(err, KILN_E_NOTFOUND,
+                     "no workload directory '%s' (and no built-in workload of that name: "
+                     "see kiln workloads)",
+                     arg);
+}
 
 struct eval_session {
     struct eval_session_opts opts;
@@ -25,11 +44,12 @@ struct eval_session {
     struct eval_medians ref_medians;
 };
 
-static enum kiln_backend pick_backend(const struct eval_session_opts *o, const struct workload *w)
+enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hint,
+                                    const struct workload *w)
 {
-    if (o->backend)
-        return o->backend;
-    const char *h = o->candidate_hint;
+    if (requested)
+        return requested;
+    const char *h = hint;
     size_t n = h ? strlen(h) : 0;
     if (n > 2 && strcmp(h + n - 2, ".c") == 0)
         return KILN_BACKEND_CPU;
@@ -56,7 +76,7 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
     if (rc == KILN_OK)
         rc = workload_load(wdir, &s->wl, err);
     if (rc == KILN_OK) {
-        s->backend = pick_backend(opts, s->wl);
+        s->backend = eval_backend_auto(opts->backend, opts->candidate_hint, s->wl);
         if (!(s->wl->backends & s->backend))
             rc = kiln_fail(err, KILN_E_USAGE, "workload %s does not support the %s backend",
                            s->wl->name, kiln_backend_name(s->backend));
@@ -97,7 +117,7 @@ static enum kiln_rc run_on(struct eval_session *s, const struct input_sets *sets
                            struct eval_outcome *out, struct kiln_err *err)
 {
     char work[PATH_MAX];
-    snprintf(work, sizeof(work), "%s/cand-%s%s", s->dir, name, sets == &s->held ? "-held" : "");
+    eval_session_candidate_dir(s, name, sets == &s->held, work, sizeof(work));
     struct eval_request req = {.wl = s->wl,
                                .backend = s->backend,
                                .name = name,
@@ -199,6 +219,12 @@ void eval_session_apply_held_out(struct eval_outcome *visible, const struct eval
         return;
     }
     visible->v.reverified = true;
+}
+
+void eval_session_candidate_dir(const struct eval_session *s, const char *name, bool held,
+                                char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/cand-%s%s", s->dir, name, held ? "-held" : "");
 }
 
 const struct workload *eval_session_workload(const struct eval_session *s)

@@ -29,6 +29,17 @@ struct eval_session_opts {
 
 struct eval_session;
 
+/* The backend to use: `requested` if set; else from a candidate file's
+ * extension (.cu, .c); else cuda when a GPU is present and the workload
+ * supports it; else cpu. */
+enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hint,
+                                    const struct workload *w);
+
+/* A workload argument: a directory, or the name of a built-in workload in
+ * the data directory's workloads/. */
+enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap,
+                                  struct kiln_err *err) KILN_NODISCARD;
+
 enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
                                struct kiln_err *err) KILN_NODISCARD;
 
@@ -53,6 +64,10 @@ enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, con
 /* Folds a held-out outcome into the visible one: a failure there fails the
  * candidate (stage "held_out"); a pass marks it re-verified. */
 void eval_session_apply_held_out(struct eval_outcome *visible, const struct eval_outcome *held);
+
+/* The scratch directory of candidate `name` (compile/, run/, cases/). */
+void eval_session_candidate_dir(const struct eval_session *s, const char *name, bool held,
+                                char *out, size_t cap);
 
 const struct workload *eval_session_workload(const struct eval_session *s);
 enum kiln_backend eval_session_backend(const struct eval_session *s);

@@ -1,0 +1,178 @@
+/* cmd_optimize.c - `kiln optimize` and `kiln resume`. */
+#include <curl/curl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "gpuinfo.h"
+#include "optimize.h"
+
+int cmd_optimize(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"description", required_argument, NULL, 'd'},
+                                         {"max-iterations", required_argument, NULL, 'n'},
+                                         {"proposer", required_argument, NULL, 'p'},
+                                         {"model", required_argument, NULL, 'm'},
+                                         {"base-url", required_argument, NULL, 'u'},
+                                         {"replay", required_argument, NULL, 'r'},
+                                         {"input-cases", required_argument, NULL, 'I'},
+                                         {"reference", required_argument, NULL, 'R'},
+                                         {"initial-kernel", required_argument, NULL, 'k'},
+                                         {"gpu", required_argument, NULL, 'g'},
+                                         {"backend", required_argument, NULL, 'b'},
+                                         {"results", required_argument, NULL, 'o'},
+                                         {"jobs", required_argument, NULL, 'j'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"iterations", required_argument, NULL, 'i'},
+                                         {"warmups", required_argument, NULL, 'W'},
+                                         {"env-file", required_argument, NULL, 'e'},
+                                         {"profile", no_argument, NULL, 'P'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"json", no_argument, NULL, 'J'},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("optimize");
+    struct opt_options o = {.seed = 1, .argc = argc, .argv = argv};
+    const char *description = NULL;
+    int done = 0, c;
+    long v;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
+        switch (c) {
+        case 'd':
+            description = optarg;
+            break;
+        case 'n':
+            if (cli_parse_long(optarg, 1, 1000, &v))
+                return cli_usage_error("optimize", "--max-iterations needs 1..1000, got '%s'",
+                                       optarg);
+            o.max_iterations = (int)v;
+            break;
+        case 'p':
+            if (strcmp(optarg, "tune") && strcmp(optarg, "llm") && strcmp(optarg, "replay"))
+                return cli_usage_error("optimize", "unknown proposer '%s' (tune, llm, replay)",
+                                       optarg);
+            o.proposer = optarg;
+            break;
+        case 'm':
+            o.model = optarg;
+            break;
+        case 'u':
+            o.base_url = optarg;
+            break;
+        case 'r':
+            o.replay_dir = optarg;
+            break;
+        case 'I':
+        case 'R':
+            return cli_usage_error("optimize",
+                                   "--%s is not supported yet: kiln generates "
+                                   "inputs and references with the workload's own "
+                                   "scripts (give a workload directory instead)",
+                                   c == 'I' ? "input-cases" : "reference");
+        case 'k':
+            o.initial_kernel = optarg;
+            break;
+        case 'g':
+            if (cli_parse_long(optarg, 0, GPUINFO_MAX - 1, &v))
+                return cli_usage_error("optimize", "--gpu needs a GPU index, got '%s'", optarg);
+            o.gpu = (int)v;
+            break;
+        case 'b':
+            if (!(o.backend = kiln_backend_from_name(optarg)))
+                return cli_usage_error("optimize", "unknown backend '%s' (cuda or cpu)", optarg);
+            break;
+        case 'o':
+            o.results_dir = optarg;
+            break;
+        case 'j':
+            if (cli_parse_long(optarg, 1, 64, &v))
+                return cli_usage_error("optimize", "--jobs needs 1..64, got '%s'", optarg);
+            break; /* candidates are evaluated one at a time for now */
+        case 's':
+            if (cli_parse_long(optarg, 0, 1L << 52, &v))
+                return cli_usage_error("optimize", "--seed needs a number, got '%s'", optarg);
+            o.seed = (uint64_t)v;
+            break;
+        case 'i':
+        case 'W':
+            if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
+                return cli_usage_error("optimize", "--%s needs a number, got '%s'",
+                                       c == 'W' ? "warmups" : "iterations", optarg);
+            *(c == 'W' ? &o.warmups : &o.iterations) = (int)v;
+            break;
+        case 'e':
+            o.dotenv = optarg;
+            break;
+        case 'P':
+            fprintf(stderr, "kiln optimize: --profile: Nsight Compute feedback is not "
+                            "available in this build; continuing without it\n");
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'J':
+            o.json = true;
+            break;
+        }
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (argc - optind == 0 && description)
+        return cli_usage_error("optimize", "generating a workload from --description alone is "
+                                           "not supported yet: give a WORKLOAD as well");
+    if (argc - optind != 1)
+        return cli_usage_error("optimize", "needs exactly one WORKLOAD");
+    o.workload = argv[optind];
+    if (o.proposer && !strcmp(o.proposer, "replay") && !o.replay_dir)
+        return cli_usage_error("optimize", "--proposer replay needs --replay RUN_DIR");
+    if (o.proposer && !strcmp(o.proposer, "llm") && !o.model)
+        return cli_usage_error("optimize", "--proposer llm needs --model NAME");
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    char run_dir[PATH_MAX] = "";
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);
+    curl_global_cleanup();
+    if (rc != KILN_OK) {
+        cli_report("optimize", &err);
+        if (run_dir[0])
+            fprintf(stderr, "kiln: the run so far is in %s (kiln resume %s continues it)\n",
+                    run_dir, run_dir);
+        return rc == KILN_E_USAGE || rc == KILN_E_NOTFOUND ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+    }
+    return KILN_EXIT_OK;
+}
+
+int cmd_resume(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"json", no_argument, NULL, 'J'},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("resume");
+    int done = 0, c, quiet = 0, json = 0;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
+        if (c == 'q')
+            quiet = 1;
+        if (c == 'J')
+            json = 1;
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (argc - optind != 1)
+        return cli_usage_error("resume", "needs exactly one run directory");
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    enum kiln_rc rc = optimize_resume(argv[optind], quiet, json, &err);
+    curl_global_cleanup();
+    if (rc != KILN_OK) {
+        cli_report("resume", &err);
+        return rc == KILN_E_USAGE || rc == KILN_E_NOTFOUND ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+    }
+    return KILN_EXIT_OK;
+}

@@ -1,0 +1,51 @@
+/*
+ * optimize.h - `kiln optimize`: the loop. Explicit stages, each recorded as
+ * it happens in results/run-NNN/ (results/README.md documents every file):
+ *
+ *   load workload -> inputs and references -> baselines (the starting
+ *   kernel; the physics floor) -> propose -> compile -> run -> verify ->
+ *   score -> feedback -> stop or repeat -> finalize (held-out check of the
+ *   best, best.cu, summary.json, heatmap.svg, report.html).
+ *
+ * Every file is written atomically; a candidate's record is complete before
+ * its history entry is appended, so `kill -9` loses at most the candidate in
+ * flight and optimize_resume() continues without redoing finished ones.
+ */
+#ifndef KILN_OPTIMIZE_H
+#define KILN_OPTIMIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "error.h"
+#include "proposer.h"
+
+struct opt_options {
+    const char *workload;      /* directory or built-in name */
+    const char *results_dir;   /* default "results" */
+    enum kiln_backend backend; /* 0: auto */
+    int gpu;
+    int max_iterations;   /* budget of candidates (default 7) */
+    const char *proposer; /* tune (default), llm, replay */
+    const char *model, *base_url;
+    const char *replay_dir;     /* replay: the run whose replies to replay */
+    const char *initial_kernel; /* replaces the workload's starting kernel */
+    const char *dotenv;         /* NULL: ./.env */
+    uint64_t seed;
+    int warmups, iterations;
+    bool quiet, json;
+    int argc; /* the command line, for run.json */
+    char **argv;
+};
+
+/* Runs a new optimization; *run_dir gets its directory. Returns KILN_OK
+ * when the run completed (whether or not a candidate beat the start). */
+enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap,
+                          struct kiln_err *err) KILN_NODISCARD;
+
+/* Continues an interrupted run from its records. */
+enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json,
+                             struct kiln_err *err) KILN_NODISCARD;
+
+#endif

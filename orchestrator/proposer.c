@@ -1,0 +1,250 @@
+/* proposer.c - the proposer interface, the embedded tuner and replay. */
+#include "proposer.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "fsutil.h"
+#include "llm_reply.h"
+#include "proposer_impl.h"
+#include "tuner.h"
+
+void proposal_free(struct proposal *p)
+{
+    free(p->source);
+    free(p->exchange);
+    memset(p, 0, sizeof(*p));
+}
+
+enum kiln_rc proposer_propose(struct proposer *p, const struct opt_state *st, struct proposal *out,
+                              struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->prompt_tokens = out->completion_tokens = -1;
+    out->cost_usd = -1;
+    return p->ops->propose(p, st, out, err);
+}
+
+void proposer_feedback(struct proposer *p, const struct proposal *prop, bool passed, bool improved)
+{
+    if (p->ops->feedback)
+        p->ops->feedback(p, prop, passed, improved);
+}
+
+const char *proposer_name(const struct proposer *p)
+{
+    return p->ops->name;
+}
+
+void proposer_free(struct proposer *p)
+{
+    if (p)
+        p->ops->destroy(p);
+}
+
+/* Turns a model answer (content of the assistant message) into a proposal;
+ * a bad answer makes an invalid proposal with the parser's reason. */
+void proposal_from_content(const char *content, size_t len, enum kiln_backend backend,
+                           struct proposal *out)
+{
+    struct llm_proposal lp = {0};
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (llm_reply_parse(content, len, &lp, &e) != KILN_OK) {
+        snprintf(out->invalid, sizeof(out->invalid), "the reply was rejected: %s", e.msg);
+        return;
+    }
+    bool want_c = backend == KILN_BACKEND_CPU;
+    if ((lp.language == LLM_LANG_C) != want_c) {
+        snprintf(out->invalid, sizeof(out->invalid),
+                 "the reply's language is %s but this run's backend needs %s",
+                 lp.language == LLM_LANG_C ? "c" : "cuda", want_c ? "c" : "cuda");
+    } else {
+        out->source = lp.source;
+        out->len = lp.source_len;
+        lp.source = NULL;
+    }
+    snprintf(out->note, sizeof(out->note), "%.500s", lp.rationale ? lp.rationale : "");
+    llm_proposal_free(&lp);
+}
+
+/* ---- tune ---- */
+
+struct tune_proposer {
+    struct proposer base;
+    char *src;
+    size_t len;
+    struct candidate *cand;
+    struct tuner *tuner;
+};
+
+static enum kiln_rc tune_propose(struct proposer *p, const struct opt_state *st,
+                                 struct proposal *out, struct kiln_err *err)
+{
+    (void)st;
+    struct tune_proposer *t = (struct tune_proposer *)p;
+    size_t idx[TUNER_MAX_DIMS];
+    enum kiln_rc rc = tuner_next(t->tuner, idx, err);
+    if (rc != KILN_OK)
+        return rc;
+    out->source = malloc(t->len + 1);
+    if (!out->source)
+        return kiln_fail(err, KILN_E_NOMEM, "proposal");
+    memcpy(out->source, t->src, t->len + 1);
+    out->len = t->len;
+    out->has_config = true;
+    out->nconfig = t->cand->ntunables;
+    size_t off = 0;
+    for (size_t d = 0; d < t->cand->ntunables; d++) {
+        out->config[d] = t->cand->tunables[d].values[idx[d]];
+        off += (size_t)snprintf(out->note + off,
+                                off < sizeof(out->note) ? sizeof(out->note) - off : 0, "%s%s=%lld",
+                                d ? " " : "", t->cand->tunables[d].name, (long long)out->config[d]);
+        if (off >= sizeof(out->note))
+            off = sizeof(out->note) - 1;
+    }
+    if (t->cand->ntunables == 0)
+        snprintf(out->note, sizeof(out->note), "the starting kernel (no tunables declared)");
+    return KILN_OK;
+}
+
+static void tune_feedback(struct proposer *p, const struct proposal *prop, bool passed,
+                          bool improved)
+{
+    (void)prop;
+    struct tune_proposer *t = (struct tune_proposer *)p;
+    tuner_report(t->tuner, !passed ? TUNER_FAILED : improved ? TUNER_BETTER : TUNER_NOT_BETTER);
+}
+
+static void tune_destroy(struct proposer *p)
+{
+    struct tune_proposer *t = (struct tune_proposer *)p;
+    candidate_free(t->cand);
+    tuner_free(t->tuner);
+    free(t->src);
+    free(t);
+}
+
+static const struct proposer_ops tune_ops = {"tune", tune_propose, tune_feedback, tune_destroy};
+
+enum kiln_rc proposer_new_tune(const char *start_source, size_t len, enum kiln_backend backend,
+                               uint64_t seed, struct proposer **out, struct kiln_err *err)
+{
+    *out = NULL;
+    struct tune_proposer *t = calloc(1, sizeof(*t));
+    if (!t)
+        return kiln_fail(err, KILN_E_NOMEM, "tune proposer");
+    t->base.ops = &tune_ops;
+    enum kiln_rc rc = candidate_parse(start_source, len, backend, &t->cand, err);
+    if (rc != KILN_OK) {
+        kiln_err_prefix(err, "the starting kernel");
+        free(t);
+        return rc;
+    }
+    struct tuner_dim dims[TUNER_MAX_DIMS];
+    for (size_t d = 0; d < t->cand->ntunables && d < TUNER_MAX_DIMS; d++) {
+        dims[d].n_values = t->cand->tunables[d].nvalues;
+        dims[d].default_at = 0;
+        for (size_t v = 0; v < t->cand->tunables[d].nvalues; v++)
+            if (t->cand->tunables[d].values[v] == t->cand->tunables[d].def)
+                dims[d].default_at = v;
+    }
+    t->src = malloc(len + 1);
+    if (!t->src || (rc = tuner_new(dims, t->cand->ntunables, seed, &t->tuner, err)) != KILN_OK) {
+        if (!t->src)
+            rc = kiln_fail(err, KILN_E_NOMEM, "tune proposer");
+        tune_destroy(&t->base);
+        return rc;
+    }
+    memcpy(t->src, start_source, len);
+    t->src[len] = '\0';
+    t->len = len;
+    *out = &t->base;
+    return KILN_OK;
+}
+
+/* ---- replay ---- */
+
+struct replay_proposer {
+    struct proposer base;
+    char dir[PATH_MAX];
+    int next; /* candidate number to replay next */
+};
+
+static enum kiln_rc replay_propose(struct proposer *p, const struct opt_state *st,
+                                   struct proposal *out, struct kiln_err *err)
+{
+    struct replay_proposer *r = (struct replay_proposer *)p;
+    char path[PATH_MAX + 64];
+    char *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof(path), "%s/candidates/%03d/exchange.json", r->dir, r->next);
+    enum kiln_rc rc = fs_read_file(path, 80u << 20, &text, &len, err);
+    if (rc == KILN_E_NOTFOUND) {
+        kiln_err_clear(err);
+        return kiln_fail(err, KILN_E_NOTFOUND, "the recorded run has no more model replies");
+    }
+    if (rc != KILN_OK)
+        return rc;
+    r->next++;
+    json_error_t je;
+    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    const char *status = json_string_value(json_object_get(doc, "status"));
+    const char *reply = json_string_value(json_object_get(doc, "reply"));
+    if (!doc || !status) {
+        json_decref(doc);
+        return kiln_fail(err, KILN_E_PARSE, "%s: not an exchange record", path);
+    }
+    out->exchange = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (strcmp(status, "ok") != 0 || !reply) {
+        const char *e = json_string_value(json_object_get(doc, "error"));
+        snprintf(out->invalid, sizeof(out->invalid), "%s", e ? e : "the model call failed");
+    } else {
+        char *content = NULL;
+        size_t clen = 0;
+        struct llm_usage usage;
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        if (llm_envelope_parse(reply, strlen(reply), &content, &clen, &usage, &e) != KILN_OK)
+            snprintf(out->invalid, sizeof(out->invalid), "the reply was rejected: %s", e.msg);
+        else
+            proposal_from_content(content, clen, st->backend, out);
+        free(content);
+    }
+    json_decref(doc);
+    return KILN_OK;
+}
+
+static void replay_destroy(struct proposer *p)
+{
+    free(p);
+}
+
+static const struct proposer_ops replay_ops = {"replay", replay_propose, NULL, replay_destroy};
+
+enum kiln_rc proposer_new_replay(const char *run_dir, struct proposer **out, struct kiln_err *err)
+{
+    *out = NULL;
+    char probe[PATH_MAX + 64];
+    snprintf(probe, sizeof(probe), "%s/candidates/001/exchange.json", run_dir);
+    FILE *f = fopen(probe, "re");
+    if (!f)
+        return kiln_fail(err, KILN_E_NOTFOUND,
+                         "%s holds no recorded model replies (candidates/001/exchange.json): "
+                         "replay needs a run made with --proposer llm",
+                         run_dir);
+    fclose(f);
+    struct replay_proposer *r = calloc(1, sizeof(*r));
+    if (!r)
+        return kiln_fail(err, KILN_E_NOMEM, "replay proposer");
+    r->base.ops = &replay_ops;
+    snprintf(r->dir, sizeof(r->dir), "%s", run_dir);
+    r->next = 1;
+    *out = &r->base;
+    return KILN_OK;
+}

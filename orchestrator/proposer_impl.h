@@ -1,0 +1,22 @@
+/* proposer_impl.h - what proposer implementations share (not a public API). */
+#ifndef KILN_PROPOSER_IMPL_H
+#define KILN_PROPOSER_IMPL_H
+
+#include "proposer.h"
+
+struct proposer_ops {
+    const char *name;
+    enum kiln_rc (*propose)(struct proposer *p, const struct opt_state *st, struct proposal *out,
+                            struct kiln_err *err);
+    void (*feedback)(struct proposer *p, const struct proposal *prop, bool passed, bool improved);
+    void (*destroy)(struct proposer *p);
+};
+
+struct proposer {
+    const struct proposer_ops *ops;
+};
+
+void proposal_from_content(const char *content, size_t len, enum kiln_backend backend,
+                           struct proposal *out);
+
+#endif

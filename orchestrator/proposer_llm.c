@@ -1,0 +1,186 @@
+/* proposer_llm.c - the LLM proposer and the prompt it sends. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proposer_impl.h"
+#include "strbuf.h"
+
+#define PROMPT_MAX     (96u << 10) /* bytes of user prompt */
+#define PROMPT_HISTORY 12          /* most recent attempts described */
+#define PROMPT_SRC_MAX (24u << 10) /* bytes of the best source quoted */
+
+static const char system_prompt[] =
+    "You are an expert GPU performance engineer. You write one candidate kernel per reply "
+    "for a benchmark harness that compiles it, checks every output against a reference on "
+    "several input sets (including sizes you have not seen) and times it with the L2 cache "
+    "flushed. Wrong, lazy, state-keeping or shape-specialised kernels are caught and "
+    "fail. Reply with exactly one JSON object: {\"source\": the complete candidate file, "
+    "\"rationale\": one short paragraph on what you changed and why, \"language\": \"cuda\" "
+    "or \"c\"}.";
+
+static const char format_rules[] =
+    "Candidate format (a single file):\n"
+    "- CUDA: only device code: extern \"C\" __global__ functions and __device__ helpers; "
+    "no host code, no main, no device-side launches, no libraries.\n"
+    "- C (cpu backend): plain C11 functions; no main, no I/O, no threads.\n"
+    "- The launch plan is written as directive comments:\n"
+    "  // kiln: tunable NAME {v1, v2, ...} = DEFAULT\n"
+    "  // kiln: launch KERNEL grid(X[, Y[, Z]]) block(X[, Y[, Z]]) [smem(BYTES)] args(A, ...)\n"
+    "  (for C: // kiln: launch FUNCTION args(A, ...)). Expressions use the workload's size "
+    "names and tunables, + - * / %, cdiv(a, b), min, max. Launches run in file order.\n"
+    "- Scalar types: int32 -> int, int64 -> long long, float32 -> float, float64 -> double; "
+    "tensors are pointers (const for inputs).\n";
+
+static void put_signature(struct strbuf *sb, const struct workload *wl)
+{
+    strbuf_puts(sb, "Signature (argument order):\n");
+    for (size_t i = 0; i < wl->nargs; i++) {
+        const struct wl_arg *a = &wl->args[i];
+        if (a->kind == WL_ARG_TENSOR) {
+            strbuf_printf(sb, "- %s: tensor %s, role %s, shape (", a->name,
+                          tensor_dtype_name(a->dtype),
+                          a->role == WL_ROLE_IN    ? "in"
+                          : a->role == WL_ROLE_OUT ? "out"
+                                                   : "inout");
+            for (int d = 0; d < a->ndim; d++)
+                strbuf_printf(sb, "%s%s", d ? ", " : "", expr_text(a->shape[d]));
+            strbuf_puts(sb, ")\n");
+        } else {
+            static const char *tn[] = {"int32", "int64", "float32", "float64"};
+            strbuf_printf(sb, "- %s: scalar %s\n", a->name, tn[a->type]);
+        }
+    }
+    strbuf_puts(sb, "Cases (sizes):\n");
+    for (size_t c = 0; c < wl->ncases; c++) {
+        strbuf_printf(sb, "- %s (%s):", wl->cases[c].name,
+                      wl->cases[c].kind == WL_CASE_PERFORMANCE ? "performance, scored"
+                                                               : "correctness only");
+        for (size_t s = 0; s < wl->nsizes; s++)
+            strbuf_printf(sb, " %s=%lld", wl->size_names[s], (long long)wl->cases[c].sizes[s]);
+        strbuf_puts(sb, "\n");
+    }
+}
+
+char *proposer_build_prompt(const struct opt_state *st)
+{
+    struct strbuf sb;
+    strbuf_init(&sb);
+    const struct workload *wl = st->wl;
+    strbuf_printf(&sb, "Workload %s (%s backend). %s\n\n", wl->name, kiln_backend_name(st->backend),
+                  wl->description);
+    put_signature(&sb, wl);
+    strbuf_printf(&sb, "\n%s\n", format_rules);
+    if (st->reference)
+        strbuf_printf(&sb, "The starting kernel: %s\n", st->reference->v.summary);
+    const struct opt_attempt *b = st->best;
+    const char *src = b && b->source ? b->source : st->start_source;
+    size_t len = b && b->source ? b->len : st->start_len;
+    strbuf_printf(&sb, "\nCurrent best (%s%s):\n```\n", b ? "candidate " : "the starting kernel",
+                  b ? b->id : "");
+    strbuf_append(&sb, src, len < PROMPT_SRC_MAX ? len : PROMPT_SRC_MAX);
+    strbuf_puts(&sb, "\n```\n");
+    if (b)
+        strbuf_printf(&sb, "Its result: %s\n", b->feedback);
+    size_t from = st->nhistory > PROMPT_HISTORY ? st->nhistory - PROMPT_HISTORY : 0;
+    if (st->nhistory)
+        strbuf_printf(&sb, "\nHistory (%zu attempts, the last %zu shown):\n", st->nhistory,
+                      st->nhistory - from);
+    for (size_t i = from; i < st->nhistory; i++) {
+        const struct opt_attempt *a = &st->history[i];
+        strbuf_printf(&sb, "- %s: %s%s%s", a->id, verdict_status_name(a->status),
+                      a->improved ? " (new best)" : "", a->reason[0] ? ": " : "");
+        strbuf_append(&sb, a->reason, strnlen(a->reason, 400));
+        strbuf_puts(&sb, "\n");
+        if (a->feedback[0] && i + 3 >= st->nhistory) {
+            strbuf_puts(&sb, "  details: ");
+            strbuf_append(&sb, a->feedback, strnlen(a->feedback, 800));
+            strbuf_puts(&sb, "\n");
+        }
+    }
+    strbuf_printf(&sb, "\nIteration %d of %d. Propose a faster correct kernel.\n", st->iteration,
+                  st->max_iterations);
+    if (sb.len > PROMPT_MAX && !sb.oom) {
+        sb.len = PROMPT_MAX;
+        sb.data[sb.len] = '\0';
+    }
+    char *out = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    return strbuf_finish(&sb, &out, &e) == KILN_OK ? out : NULL;
+}
+
+struct llm_proposer {
+    struct proposer base;
+    struct llm_settings s;
+};
+
+/* The exchange as recorded in the run (never the key). */
+static char *exchange_record(const struct llm_exchange *ex, const char *error)
+{
+    json_t *doc = json_pack(
+        "{s:s, s:s?, s:i, s:i, s:f, s:i, s:i, s:f, s:s?, s:s?}", "status", error ? "error" : "ok",
+        "error", error, "http_status", (json_int_t)ex->http_status, "attempts",
+        (json_int_t)ex->attempts, "latency_s", ex->latency_s, "prompt_tokens",
+        (json_int_t)ex->prompt_tokens, "completion_tokens", (json_int_t)ex->completion_tokens,
+        "cost_usd", ex->cost_usd, "request", ex->request_body, "reply", ex->reply_body);
+    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    return text;
+}
+
+static enum kiln_rc llm_propose(struct proposer *p, const struct opt_state *st,
+                                struct proposal *out, struct kiln_err *err)
+{
+    struct llm_proposer *l = (struct llm_proposer *)p;
+    char *prompt = proposer_build_prompt(st);
+    if (!prompt)
+        return kiln_fail(err, KILN_E_NOMEM, "building the prompt");
+    struct llm_exchange ex = {0};
+    struct kiln_err cerr;
+    kiln_err_clear(&cerr);
+    enum kiln_rc rc = llm_chat(&l->s.cfg, l->s.api_key[0] ? l->s.api_key : NULL, system_prompt,
+                               prompt, &ex, &cerr);
+    free(prompt);
+    out->prompt_tokens = ex.prompt_tokens;
+    out->completion_tokens = ex.completion_tokens;
+    out->cost_usd = ex.cost_usd;
+    if (rc == KILN_E_USAGE) {
+        /* A configuration error (bad URL, no model) ends the run, not a candidate. */
+        llm_exchange_free(&ex);
+        *err = cerr;
+        return rc;
+    }
+    out->exchange = exchange_record(&ex, rc == KILN_OK ? NULL : cerr.msg);
+    if (rc != KILN_OK)
+        snprintf(out->invalid, sizeof(out->invalid), "the model call failed: %s", cerr.msg);
+    else
+        proposal_from_content(ex.content, ex.content_len, st->backend, out);
+    llm_exchange_free(&ex);
+    return KILN_OK;
+}
+
+static void llm_destroy(struct proposer *p)
+{
+    struct llm_proposer *l = (struct llm_proposer *)p;
+    memset(l->s.api_key, 0, sizeof(l->s.api_key));
+    free(l);
+}
+
+static const struct proposer_ops llm_ops = {"llm", llm_propose, NULL, llm_destroy};
+
+enum kiln_rc proposer_new_llm(const struct llm_settings *s, struct proposer **out,
+                              struct kiln_err *err)
+{
+    *out = NULL;
+    if (!s->cfg.model || !*s->cfg.model)
+        return kiln_fail(err, KILN_E_USAGE, "--proposer llm needs --model NAME");
+    struct llm_proposer *l = calloc(1, sizeof(*l));
+    if (!l)
+        return kiln_fail(err, KILN_E_NOMEM, "llm proposer");
+    l->base.ops = &llm_ops;
+    l->s = *s;
+    *out = &l->base;
+    return KILN_OK;
+}
