@@ -596,9 +596,13 @@ static void capture_feed(struct capture *c, const char *buf, size_t n)
         buf += n - c->ring_cap;
         n = c->ring_cap;
     }
-    for (size_t i = 0; i < n; i++) {
-        c->ring[c->ring_pos % c->ring_cap] = buf[i];
-        c->ring_pos++;
+    while (n) { /* at most two copies: up to the ring's end, then from its start */
+        size_t at = c->ring_pos % c->ring_cap;
+        size_t k = c->ring_cap - at < n ? c->ring_cap - at : n;
+        memcpy(c->ring + at, buf, k);
+        c->ring_pos += k;
+        buf += k;
+        n -= k;
     }
 }
 

@@ -26,21 +26,36 @@
 static const char *en(int e)
 {
     switch (e) {
-    case 0: return "OK";
-    case ENOENT: return "ENOENT";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case EROFS: return "EROFS";
-    case ENOSPC: return "ENOSPC";
-    case EMFILE: return "EMFILE";
-    case EAGAIN: return "EAGAIN";
-    case ESRCH: return "ESRCH";
-    case ENOSYS: return "ENOSYS";
-    case ECONNREFUSED: return "ECONNREFUSED";
-    case ENETUNREACH: return "ENETUNREACH";
-    case EFBIG: return "EFBIG";
-    case EDQUOT: return "EDQUOT";
-    default: return strerror(e);
+    case 0:
+        return "OK";
+    case ENOENT:
+        return "ENOENT";
+    case EACCES:
+        return "EACCES";
+    case EPERM:
+        return "EPERM";
+    case EROFS:
+        return "EROFS";
+    case ENOSPC:
+        return "ENOSPC";
+    case EMFILE:
+        return "EMFILE";
+    case EAGAIN:
+        return "EAGAIN";
+    case ESRCH:
+        return "ESRCH";
+    case ENOSYS:
+        return "ENOSYS";
+    case ECONNREFUSED:
+        return "ECONNREFUSED";
+    case ENETUNREACH:
+        return "ENETUNREACH";
+    case EFBIG:
+        return "EFBIG";
+    case EDQUOT:
+        return "EDQUOT";
+    default:
+        return strerror(e);
     }
 }
 

@@ -120,6 +120,10 @@ forbidden-syscalls)
     expect_verdict "refused syscall personality (135) under policy script"
     run script --image minimal -- /in/attack tiocsti-high
     expect_verdict "refused syscall ioctl (16) under policy script"
+    # gpu-run: threads only; a new process is refused.
+    run gpu-run --image minimal -- /in/attack forkbomb
+    expect_rc 159
+    expect_verdict "refused syscall clone (56) under policy gpu-run"
     run script --image minimal -- /in/attack clone3
     expect_rc 0
     expect_out "clone3: ENOSYS"

@@ -83,7 +83,7 @@ static void test_shipped_policies_compile(void **state)
 
 #define LIMITS                                                                                     \
     "\"limits\": {\"timeout_ms\": 1, \"cpu_s\": 1, \"memory_mb\": 1, \"pids\": 1, "                \
-    "\"fsize_mb\": 1, \"nofile\": 1, \"tmp_mb\": 1, \"out_mb\": 1, \"tar_mb\": 1, "               \
+    "\"fsize_mb\": 1, \"nofile\": 1, \"tmp_mb\": 1, \"out_mb\": 1, \"tar_mb\": 1, "                \
     "\"output_kb\": 1}"
 
 static void expect_policy_error(const char *json, enum kiln_rc rc, const char *needle)
@@ -116,8 +116,7 @@ static void test_hostile_policies(void **state)
                         "is invalid");
     expect_policy_error("{" LIMITS ", \"syscalls\": [], \"syscalls\": []}", KILN_E_PARSE,
                         "duplicate");
-    expect_policy_error("{\"fragment\": true, \"syscalls\": []}", KILN_E_USAGE,
-                        "is a fragment");
+    expect_policy_error("{\"fragment\": true, \"syscalls\": []}", KILN_E_USAGE, "is a fragment");
     expect_policy_error("[1, 2", KILN_E_PARSE, "bad.json:");
     struct sandbox_policy p;
     struct kiln_err err;
@@ -167,8 +166,8 @@ static void test_images(void **state)
                  KILN_E_PARSE, "without . or ..");
     expect_image("{\"binds\": [{\"path\": \"/\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
                  "not /");
-    expect_image("{\"binds\": [{\"path\": \"@home@\"}], \"env\": {}, \"cwd\": \"/\"}",
-                 KILN_E_PARSE, "unknown placeholder @home@");
+    expect_image("{\"binds\": [{\"path\": \"@home@\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
+                 "unknown placeholder @home@");
     expect_image("{\"binds\": [], \"env\": {\"A=B\": \"x\"}, \"cwd\": \"/\"}", KILN_E_PARSE,
                  "bad env name");
     expect_image("{\"binds\": [], \"env\": {}}", KILN_E_PARSE, "\"cwd\"");
