@@ -495,7 +495,7 @@ static void run_setup(struct plan *pl)
     int e = cgroup_enter(&pl->cg);
     errno = -e;
     STEP(pl, e == 0, "enter cgroup %s", pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
-    if (geteuid() == 0) {
+    if (geteuid() == 0 && pl->spec->n_inputs > 0) {
         /* Running as root: bind the inputs, which nobody may not be able to
          * reach, into a staging tmpfs of a private mount namespace first;
          * the sandbox's own mount namespace copies it. */
@@ -528,6 +528,8 @@ static void run_setup(struct plan *pl)
             snprintf(pl->in_src[i], sizeof(pl->in_src[i]), "%s", st);
         }
         pl->in_staged = 1;
+    }
+    if (geteuid() == 0) {
         /* Become nobody before anything else, so no host uid 0 (or group 0)
          * ever reaches the sandbox. */
         STEP(pl, setgroups(0, NULL) == 0, "drop supplementary groups");
