@@ -294,6 +294,7 @@ static void exec_program(const struct plan *pl)
     for (char **e = pl->envp; *e; e++)
         if (!strncmp(*e, "PATH=", 5))
             path = *e + 5;
+    const char *searched = path;
     int saved = ENOENT;
     while (*path) {
         size_t l = strcspn(path, ":");
@@ -305,7 +306,7 @@ static void exec_program(const struct plan *pl)
         path += l + (path[l] == ':');
     }
     errno = saved;
-    STEP(pl, 0, "exec %s (searched PATH=%s)", argv[0], path);
+    STEP(pl, 0, "exec %s (searched PATH=%s)", argv[0], searched);
 }
 
 /* The program: its last steps, in the order that keeps each one possible.
