@@ -189,12 +189,19 @@ static void loopback_up(const struct plan *pl)
 
 /* The filesystem, built in a tmpfs mounted on /tmp of the private mount
  * namespace, then made the root by pivot_root. */
-static void build_root(const struct plan *pl)
+static void build_root(struct plan *pl)
 {
     const unsigned long long ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     STEP(pl, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
          "make the mount namespace private");
     if (!pl->in_staged) {
+        /* Inputs may live under /tmp, which the scratch tmpfs hides: hold
+         * them by descriptor (same mount namespace) and bind from those. */
+        for (size_t i = 0; i < pl->spec->n_inputs; i++) {
+            int fd = open(pl->in_src[i], O_PATH | O_CLOEXEC);
+            STEP(pl, fd >= 0, "open input %s", pl->in_src[i]);
+            snprintf(pl->in_src[i], sizeof(pl->in_src[i]), "/proc/self/fd/%d", fd);
+        }
         STEP(pl, mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
              "mount a scratch tmpfs on /tmp");
         STEP(pl, mkdir(STAGE_ROOT, 0755) == 0, "create " STAGE_ROOT);

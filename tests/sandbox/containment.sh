@@ -207,6 +207,26 @@ nvcc)
     mkdir "$T/x" && tar -xf "$T/o.tar" -C "$T/x" || fail "tar unreadable"
     [ "$(head -c 4 "$T/x/k.cubin" | od -An -c | tr -d ' ')" = "177ELF" ] || fail "k.cubin is not an ELF cubin"
     ;;
+unprivileged)
+    # The same sandbox started by a non-root caller (as a service user would).
+    [ "$(id -u)" = 0 ] || skip "needs root to switch to nobody for this case"
+    command -v setpriv >/dev/null || skip "needs setpriv (util-linux)"
+    NB="setpriv --reuid=65534 --regid=65534 --clear-groups env KILN_DATA_DIR=$SRC"
+    $NB "$K" --help >/dev/null 2>&1 || skip "nobody cannot run $K (its directories are private)"
+    $NB "$K" sandbox --policy script --image minimal --in "$T/attack:attack" -- /in/attack ids >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out "uid=1000 euid=1000 gid=1000 egid=1000"
+    $NB "$K" sandbox --policy script --image minimal --in "$T/attack:attack" -- /in/attack read-host >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out "open /etc/shadow: ENOENT
+open /etc/passwd: ENOENT"
+    $NB "$K" sandbox --policy script --image minimal --in "$T/attack:attack" -- /in/attack syscall 101 >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 159
+    expect_verdict "refused syscall ptrace (101) under policy script"
+    ;;
 setup-errors)
     "$K" sandbox --policy script --in /nonexistent/x -- /bin/true >"$T/out" 2>"$T/err"
     RC=$?
