@@ -166,13 +166,15 @@ void cgroup_create(struct sandbox_cgroup *cg, long long memory_bytes, long long 
                  "none: no writable cgroup, memory NOT capped (delegate a cgroup to kiln)");
 }
 
-int cgroup_enter(const struct sandbox_cgroup *cg)
+int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid)
 {
+    char val[32];
+    snprintf(val, sizeof(val), "%d", (int)pid);
     const char *dirs[2] = {cg->mem_dir, cg->pids_dir};
     for (int i = 0; i < 2; i++) {
         if (!dirs[i][0] || (i == 1 && !strcmp(dirs[0], dirs[1])))
             continue;
-        int e = write_str(dirs[i], "cgroup.procs", "0");
+        int e = write_str(dirs[i], "cgroup.procs", val);
         if (e)
             return e;
     }

@@ -55,7 +55,7 @@
 #define STAGE_ROOT         "/tmp/root"  /* where the new root is built */
 #define TAR_SLACK          (16LL << 20) /* headers on top of the data cap */
 
-enum msg_type { MSG_FAILED = 1, MSG_SKIPPED, MSG_REFUSED, MSG_DONE };
+enum msg_type { MSG_FAILED = 1, MSG_SKIPPED, MSG_REFUSED, MSG_DONE, MSG_INIT_PID };
 
 /* One record on the status pipe; smaller than PIPE_BUF, so writes are atomic. */
 struct msg {
@@ -78,6 +78,7 @@ struct plan {
     char **envp;
     struct sandbox_cgroup cg;
     int status_w, out_w, err_w, tar_w;
+    int go_r, go_w; /* the parent says init is in the cgroup: '1' */
     pid_t kiln_pid;
 };
 
@@ -455,6 +456,12 @@ static void run_init(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set init's parent-death signal");
     build_root(pl);
+    char go = 0;
+    STEP(pl, read(pl->go_r, &go, 1) == 1 && go == '1',
+         "wait for kiln to move init into the sandbox's cgroup");
+    close(pl->go_r);
+    /* The cgroup namespace is rooted at the sandbox's own cgroup. */
+    STEP(pl, unshare(CLONE_NEWCGROUP) == 0, "create a cgroup namespace");
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
@@ -500,9 +507,7 @@ static void run_setup(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal");
     STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
-    int e = cgroup_enter(&pl->cg);
-    errno = -e;
-    STEP(pl, e == 0, "enter cgroup %s", pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
+    close(pl->go_w);
     if (geteuid() == 0 && pl->spec->n_inputs > 0) {
         /* Running as root: bind the inputs, which nobody may not be able to
          * reach, into a staging tmpfs of a private mount namespace first;
@@ -549,10 +554,8 @@ static void run_setup(struct plan *pl)
     }
     uid_t uid = geteuid();
     gid_t gid = getegid();
-    STEP(pl,
-         unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                 CLONE_NEWCGROUP) == 0,
-         "create user, mount, net, IPC, UTS and cgroup namespaces");
+    STEP(pl, unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0,
+         "create user, mount, net, IPC and UTS namespaces");
     char map[64];
     STEP(pl, write_file("/proc/self/setgroups", "deny") == 0, "deny setgroups");
     snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, (unsigned)uid);
@@ -566,6 +569,11 @@ static void run_setup(struct plan *pl)
     STEP(pl, init >= 0, "fork the sandbox's init");
     if (init == 0)
         run_init(pl);
+    /* The parent moves init into the cgroup while init builds the root:
+     * a cgroup attach waits out an RCU grace period, so overlap it. */
+    struct msg m = {.type = MSG_INIT_PID, .a = init};
+    send_msg(pl->status_w, &m);
+    close(pl->go_r);
     close(pl->out_w);
     close(pl->err_w);
     close(pl->tar_w);
@@ -856,6 +864,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     pl->spec = spec;
     enum kiln_rc rc = prepare(pl, spec, err);
     int st_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, tar_p[2] = {-1, -1};
+    int go_p[2] = {-1, -1};
     struct capture cout, cerr;
     memset(&cout, 0, sizeof(cout));
     memset(&cerr, 0, sizeof(cerr));
@@ -867,7 +876,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
         goto out;
     }
     if (pipe2(st_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC) ||
-        pipe2(tar_p, O_CLOEXEC)) {
+        pipe2(tar_p, O_CLOEXEC) || pipe2(go_p, O_CLOEXEC)) {
         rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
         goto out;
     }
@@ -877,6 +886,8 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     pl->out_w = out_p[1];
     pl->err_w = err_p[1];
     pl->tar_w = tar_p[1];
+    pl->go_r = go_p[0];
+    pl->go_w = go_p[1];
     pl->kiln_pid = getpid();
     long long t0 = now_us();
     pid_t setup = fork();
@@ -897,6 +908,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     close_fd(&out_p[1]);
     close_fd(&err_p[1]);
     close_fd(&tar_p[1]);
+    close_fd(&go_p[0]);
 
     struct msg failed = {0}, done = {0}, ref = {0};
     long long deadline = t0 + (pl->lim.timeout_ms + GRACE_MS) * 1000;
@@ -936,6 +948,18 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
                     ref = m;
                 else if (m.type == MSG_SKIPPED && append_skipped(res, m.text) != KILN_OK)
                     rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
+                else if (m.type == MSG_INIT_PID && go_p[1] >= 0) {
+                    int e = cgroup_attach(&pl->cg, (pid_t)m.a);
+                    if (e && rc == KILN_OK) {
+                        errno = -e;
+                        rc = kiln_fail_errno(err, KILN_E_SANDBOX,
+                                             "sandbox: moving init into cgroup %s failed",
+                                             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
+                    }
+                    if (write(go_p[1], e ? "0" : "1", 1) != 1 && rc == KILN_OK)
+                        rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: releasing init");
+                    close_fd(&go_p[1]);
+                }
             }
         }
         for (int i = 1; i < 3; i++) {
@@ -992,9 +1016,9 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
 out:
     capture_free(&cout);
     capture_free(&cerr);
-    int *all[] = {&st_p[0],  &st_p[1],  &out_p[0], &out_p[1],
-                  &err_p[0], &err_p[1], &tar_p[0], &tar_p[1]};
-    for (size_t i = 0; i < 8; i++)
+    int *all[] = {&st_p[0],  &st_p[1],  &out_p[0], &out_p[1], &err_p[0],
+                  &err_p[1], &tar_p[0], &tar_p[1], &go_p[0],  &go_p[1]};
+    for (size_t i = 0; i < 10; i++)
         close_fd(all[i]);
     plan_free(pl);
     free(pl);
