@@ -341,6 +341,11 @@ static void run_program(struct plan *pl, int fdnum_w, int ack_r, int stdin_fd)
     set_limit(pl, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
     if (!pl->cg.pids_dir[0]) /* fallback: counted per uid in this user namespace */
         set_limit(pl, RLIMIT_NPROC, l->pids, l->pids, "RLIMIT_NPROC");
+    /* Weaker memory fallback without a cgroup: RLIMIT_DATA counts writable
+     * private mappings only (never RLIMIT_AS); not under a GPU policy, whose
+     * driver mappings it could break. */
+    if (!pl->cg.mem_dir[0] && !pl->pol.allow_gpu)
+        set_limit(pl, RLIMIT_DATA, l->memory_bytes, l->memory_bytes, "RLIMIT_DATA");
     const char *cwd = pl->spec->cwd ? pl->spec->cwd : pl->img->cwd;
     STEP(pl, chdir(cwd) == 0, "chdir to %s", cwd);
 
@@ -881,7 +886,12 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
         goto out;
     }
     cgroup_create(&pl->cg, pl->lim.memory_bytes, pl->lim.pids);
-    snprintf(res->memory_cap, sizeof(res->memory_cap), "%s", pl->cg.desc);
+    if (!pl->cg.mem_dir[0] && !pl->pol.allow_gpu)
+        snprintf(res->memory_cap, sizeof(res->memory_cap),
+                 "RLIMIT_DATA %lld MiB only (weaker: no writable cgroup)",
+                 pl->lim.memory_bytes >> 20);
+    else
+        snprintf(res->memory_cap, sizeof(res->memory_cap), "%s", pl->cg.desc);
     pl->status_w = st_p[1];
     pl->out_w = out_p[1];
     pl->err_w = err_p[1];

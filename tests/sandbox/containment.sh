@@ -222,6 +222,12 @@ unprivileged)
     expect_rc 0
     expect_out "open /etc/shadow: ENOENT
 open /etc/passwd: ENOENT"
+    # No writable cgroup for nobody: the weaker RLIMIT_DATA cap, reported.
+    $NB "$K" sandbox --policy script --image minimal --memory 64 --in "$T/attack:attack" -- /in/attack membomb >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 3
+    grep -qE '^malloc failed after [0-9]+ MiB$' "$T/out" || fail "RLIMIT_DATA fallback did not cap memory"
+    grep -qF "memory: RLIMIT_DATA 64 MiB only (weaker: no writable cgroup)" "$T/err" || fail "fallback not reported"
     $NB "$K" sandbox --policy script --image minimal --in "$T/attack:attack" -- /in/attack syscall 101 >"$T/out" 2>"$T/err"
     RC=$?
     expect_rc 159
