@@ -18,6 +18,7 @@
 #include "gpuinfo.h"
 #include "proc.h"
 #include "pyfind.h"
+#include "sandbox.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -315,9 +316,31 @@ static void check_python(struct doctor_report *r)
     SETF(it->detail, "%s: Python %s, numpy %s", py.path, py.python_version, py.numpy_version);
 }
 
+/* What each sandbox image resolves to on this host (images/<name>.json). */
+static void check_images(struct doctor_report *r)
+{
+    static const char *const names[] = {"compile", "script", "gpu-run"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char title[32], desc[1024];
+        struct kiln_err err;
+        kiln_err_clear(&err);
+        snprintf(title, sizeof(title), "image %s", names[i]);
+        enum kiln_rc rc = sandbox_image_describe(NULL, names[i], desc, sizeof(desc), &err);
+        struct doctor_item *it = add(r, title, rc == KILN_OK ? DOCTOR_OK : DOCTOR_MISSING);
+        if (!it)
+            return;
+        SETF(it->detail, "%s", rc == KILN_OK ? desc : err.msg);
+        if (rc != KILN_OK) {
+            SETF(it->fix, "install what the message names, or edit %s/images/%s.json",
+                 sandbox_data_dir(), names[i]);
+            SETF(it->disables, "sandboxes of kind %s", names[i]);
+        }
+    }
+}
+
 static void (*const checks[])(struct doctor_report *) = {
-    check_kernel, check_userns, check_seccomp, check_cgroups,
-    check_gpus,   check_nvcc,   check_nvrtc,   check_python,
+    check_kernel, check_userns, check_seccomp, check_cgroups, check_gpus,
+    check_nvcc,   check_nvrtc,  check_python,  check_images,
 };
 
 enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err)

@@ -81,15 +81,11 @@ static void unique_name(char *out, size_t cap)
     snprintf(out, cap, "kiln-sandbox-%d-%08x", (int)getpid(), r);
 }
 
-static int try_v2(struct sandbox_cgroup *cg, const char *name, long long mem, long long pids)
+/* Makes parent/name with memory.max and pids.max set; 1 on success. */
+static int make_v2(struct sandbox_cgroup *cg, const char *parent, const char *name, long long mem,
+                   long long pids)
 {
-    struct statfs sf;
-    char own[PATH_MAX], val[64];
-    if (statfs("/sys/fs/cgroup", &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC ||
-        !own_path("", own, sizeof(own)))
-        return 0;
-    char parent[PATH_MAX];
-    snprintf(parent, sizeof(parent), "/sys/fs/cgroup%s", strcmp(own, "/") ? own : "");
+    char val[64];
     (void)write_str(parent, "cgroup.subtree_control", "+memory +pids");
     snprintf(cg->mem_dir, sizeof(cg->mem_dir), "%s/%s", parent, name);
     if (mkdir(cg->mem_dir, 0755) < 0) {
@@ -107,6 +103,29 @@ static int try_v2(struct sandbox_cgroup *cg, const char *name, long long mem, lo
         return 0;
     }
     snprintf(cg->pids_dir, sizeof(cg->pids_dir), "%s", cg->mem_dir);
+    return 1;
+}
+
+static int try_v2(struct sandbox_cgroup *cg, const char *name, long long mem, long long pids)
+{
+    struct statfs sf;
+    char own[PATH_MAX], parent[PATH_MAX];
+    if (statfs("/sys/fs/cgroup", &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC ||
+        !own_path("", own, sizeof(own)))
+        return 0;
+    /* A child of kiln's own (delegated) cgroup; when that one holds
+     * processes, controllers cannot be enabled below it (no internal
+     * processes), so as root fall back to a kiln subtree of the root. */
+    snprintf(parent, sizeof(parent), "/sys/fs/cgroup%s", strcmp(own, "/") ? own : "");
+    if (!make_v2(cg, parent, name, mem, pids)) {
+        if (geteuid() != 0 || !strcmp(own, "/"))
+            return 0;
+        (void)write_str("/sys/fs/cgroup", "cgroup.subtree_control", "+memory +pids");
+        if (mkdir("/sys/fs/cgroup/kiln-sandboxes", 0755) < 0 && errno != EEXIST)
+            return 0;
+        if (!make_v2(cg, "/sys/fs/cgroup/kiln-sandboxes", name, mem, pids))
+            return 0;
+    }
     cg->version = 2;
     snprintf(cg->desc, sizeof(cg->desc), "cgroup v2 memory.max %lld MiB, pids.max %lld", mem >> 20,
              pids);
@@ -166,13 +185,15 @@ void cgroup_create(struct sandbox_cgroup *cg, long long memory_bytes, long long 
                  "none: no writable cgroup, memory NOT capped (delegate a cgroup to kiln)");
 }
 
-int cgroup_enter(const struct sandbox_cgroup *cg)
+int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid)
 {
+    char val[32];
+    snprintf(val, sizeof(val), "%d", (int)pid);
     const char *dirs[2] = {cg->mem_dir, cg->pids_dir};
     for (int i = 0; i < 2; i++) {
         if (!dirs[i][0] || (i == 1 && !strcmp(dirs[0], dirs[1])))
             continue;
-        int e = write_str(dirs[i], "cgroup.procs", "0");
+        int e = write_str(dirs[i], "cgroup.procs", val);
         if (e)
             return e;
     }

@@ -12,6 +12,7 @@
 #define KILN_SANDBOX_CGROUP_H
 
 #include <limits.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -25,9 +26,8 @@ struct sandbox_cgroup {
 
 void cgroup_create(struct sandbox_cgroup *cg, long long memory_bytes, long long pids);
 
-/* Moves the calling process into the cgroup(s); 0 or -errno. Async-signal
- * safe: called in a freshly forked child. */
-int cgroup_enter(const struct sandbox_cgroup *cg);
+/* Moves process `pid` into the cgroup(s); 0 or -errno (0 without any). */
+int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid);
 
 /* After the run: did the memory cap OOM-kill, did fork hit pids.max? */
 void cgroup_events(const struct sandbox_cgroup *cg, int *oom_killed, int *pids_hit);

@@ -55,7 +55,7 @@
 #define STAGE_ROOT         "/tmp/root"  /* where the new root is built */
 #define TAR_SLACK          (16LL << 20) /* headers on top of the data cap */
 
-enum msg_type { MSG_FAILED = 1, MSG_SKIPPED, MSG_REFUSED, MSG_DONE };
+enum msg_type { MSG_FAILED = 1, MSG_SKIPPED, MSG_REFUSED, MSG_DONE, MSG_INIT_PID };
 
 /* One record on the status pipe; smaller than PIPE_BUF, so writes are atomic. */
 struct msg {
@@ -78,6 +78,7 @@ struct plan {
     char **envp;
     struct sandbox_cgroup cg;
     int status_w, out_w, err_w, tar_w;
+    int go_r, go_w; /* the parent says init is in the cgroup: '1' */
     pid_t kiln_pid;
 };
 
@@ -189,12 +190,19 @@ static void loopback_up(const struct plan *pl)
 
 /* The filesystem, built in a tmpfs mounted on /tmp of the private mount
  * namespace, then made the root by pivot_root. */
-static void build_root(const struct plan *pl)
+static void build_root(struct plan *pl)
 {
     const unsigned long long ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     STEP(pl, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
          "make the mount namespace private");
     if (!pl->in_staged) {
+        /* Inputs may live under /tmp, which the scratch tmpfs hides: hold
+         * them by descriptor (same mount namespace) and bind from those. */
+        for (size_t i = 0; i < pl->spec->n_inputs; i++) {
+            int fd = open(pl->in_src[i], O_PATH | O_CLOEXEC);
+            STEP(pl, fd >= 0, "open input %s", pl->in_src[i]);
+            snprintf(pl->in_src[i], sizeof(pl->in_src[i]), "/proc/self/fd/%d", fd);
+        }
         STEP(pl, mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
              "mount a scratch tmpfs on /tmp");
         STEP(pl, mkdir(STAGE_ROOT, 0755) == 0, "create " STAGE_ROOT);
@@ -294,6 +302,7 @@ static void exec_program(const struct plan *pl)
     for (char **e = pl->envp; *e; e++)
         if (!strncmp(*e, "PATH=", 5))
             path = *e + 5;
+    const char *searched = path;
     int saved = ENOENT;
     while (*path) {
         size_t l = strcspn(path, ":");
@@ -305,7 +314,7 @@ static void exec_program(const struct plan *pl)
         path += l + (path[l] == ':');
     }
     errno = saved;
-    STEP(pl, 0, "exec %s (searched PATH=%s)", argv[0], path);
+    STEP(pl, 0, "exec %s (searched PATH=%s)", argv[0], searched);
 }
 
 /* The program: its last steps, in the order that keeps each one possible.
@@ -332,6 +341,11 @@ static void run_program(struct plan *pl, int fdnum_w, int ack_r, int stdin_fd)
     set_limit(pl, RLIMIT_CORE, 0, 0, "RLIMIT_CORE");
     if (!pl->cg.pids_dir[0]) /* fallback: counted per uid in this user namespace */
         set_limit(pl, RLIMIT_NPROC, l->pids, l->pids, "RLIMIT_NPROC");
+    /* Weaker memory fallback without a cgroup: RLIMIT_DATA counts writable
+     * private mappings only (never RLIMIT_AS); not under a GPU policy, whose
+     * driver mappings it could break. */
+    if (!pl->cg.mem_dir[0] && !pl->pol.allow_gpu)
+        set_limit(pl, RLIMIT_DATA, l->memory_bytes, l->memory_bytes, "RLIMIT_DATA");
     const char *cwd = pl->spec->cwd ? pl->spec->cwd : pl->img->cwd;
     STEP(pl, chdir(cwd) == 0, "chdir to %s", cwd);
 
@@ -447,6 +461,12 @@ static void run_init(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set init's parent-death signal");
     build_root(pl);
+    char go = 0;
+    STEP(pl, read(pl->go_r, &go, 1) == 1 && go == '1',
+         "wait for kiln to move init into the sandbox's cgroup");
+    close(pl->go_r);
+    /* The cgroup namespace is rooted at the sandbox's own cgroup. */
+    STEP(pl, unshare(CLONE_NEWCGROUP) == 0, "create a cgroup namespace");
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
@@ -492,10 +512,8 @@ static void run_setup(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal");
     STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
-    int e = cgroup_enter(&pl->cg);
-    errno = -e;
-    STEP(pl, e == 0, "enter cgroup %s", pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
-    if (geteuid() == 0) {
+    close(pl->go_w);
+    if (geteuid() == 0 && pl->spec->n_inputs > 0) {
         /* Running as root: bind the inputs, which nobody may not be able to
          * reach, into a staging tmpfs of a private mount namespace first;
          * the sandbox's own mount namespace copies it. */
@@ -528,6 +546,8 @@ static void run_setup(struct plan *pl)
             snprintf(pl->in_src[i], sizeof(pl->in_src[i]), "%s", st);
         }
         pl->in_staged = 1;
+    }
+    if (geteuid() == 0) {
         /* Become nobody before anything else, so no host uid 0 (or group 0)
          * ever reaches the sandbox. */
         STEP(pl, setgroups(0, NULL) == 0, "drop supplementary groups");
@@ -539,10 +559,8 @@ static void run_setup(struct plan *pl)
     }
     uid_t uid = geteuid();
     gid_t gid = getegid();
-    STEP(pl,
-         unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                 CLONE_NEWCGROUP) == 0,
-         "create user, mount, net, IPC, UTS and cgroup namespaces");
+    STEP(pl, unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0,
+         "create user, mount, net, IPC and UTS namespaces");
     char map[64];
     STEP(pl, write_file("/proc/self/setgroups", "deny") == 0, "deny setgroups");
     snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, (unsigned)uid);
@@ -556,6 +574,11 @@ static void run_setup(struct plan *pl)
     STEP(pl, init >= 0, "fork the sandbox's init");
     if (init == 0)
         run_init(pl);
+    /* The parent moves init into the cgroup while init builds the root:
+     * a cgroup attach waits out an RCU grace period, so overlap it. */
+    struct msg m = {.type = MSG_INIT_PID, .a = init};
+    send_msg(pl->status_w, &m);
+    close(pl->go_r);
     close(pl->out_w);
     close(pl->err_w);
     close(pl->tar_w);
@@ -596,9 +619,13 @@ static void capture_feed(struct capture *c, const char *buf, size_t n)
         buf += n - c->ring_cap;
         n = c->ring_cap;
     }
-    for (size_t i = 0; i < n; i++) {
-        c->ring[c->ring_pos % c->ring_cap] = buf[i];
-        c->ring_pos++;
+    while (n) { /* at most two copies: up to the ring's end, then from its start */
+        size_t at = c->ring_pos % c->ring_cap;
+        size_t k = c->ring_cap - at < n ? c->ring_cap - at : n;
+        memcpy(c->ring + at, buf, k);
+        c->ring_pos += k;
+        buf += k;
+        n -= k;
     }
 }
 
@@ -842,6 +869,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     pl->spec = spec;
     enum kiln_rc rc = prepare(pl, spec, err);
     int st_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, tar_p[2] = {-1, -1};
+    int go_p[2] = {-1, -1};
     struct capture cout, cerr;
     memset(&cout, 0, sizeof(cout));
     memset(&cerr, 0, sizeof(cerr));
@@ -853,16 +881,23 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
         goto out;
     }
     if (pipe2(st_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC) ||
-        pipe2(tar_p, O_CLOEXEC)) {
+        pipe2(tar_p, O_CLOEXEC) || pipe2(go_p, O_CLOEXEC)) {
         rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
         goto out;
     }
     cgroup_create(&pl->cg, pl->lim.memory_bytes, pl->lim.pids);
-    snprintf(res->memory_cap, sizeof(res->memory_cap), "%s", pl->cg.desc);
+    if (!pl->cg.mem_dir[0] && !pl->pol.allow_gpu)
+        snprintf(res->memory_cap, sizeof(res->memory_cap),
+                 "RLIMIT_DATA %lld MiB only (weaker: no writable cgroup)",
+                 pl->lim.memory_bytes >> 20);
+    else
+        snprintf(res->memory_cap, sizeof(res->memory_cap), "%s", pl->cg.desc);
     pl->status_w = st_p[1];
     pl->out_w = out_p[1];
     pl->err_w = err_p[1];
     pl->tar_w = tar_p[1];
+    pl->go_r = go_p[0];
+    pl->go_w = go_p[1];
     pl->kiln_pid = getpid();
     long long t0 = now_us();
     pid_t setup = fork();
@@ -883,6 +918,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     close_fd(&out_p[1]);
     close_fd(&err_p[1]);
     close_fd(&tar_p[1]);
+    close_fd(&go_p[0]);
 
     struct msg failed = {0}, done = {0}, ref = {0};
     long long deadline = t0 + (pl->lim.timeout_ms + GRACE_MS) * 1000;
@@ -922,6 +958,18 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
                     ref = m;
                 else if (m.type == MSG_SKIPPED && append_skipped(res, m.text) != KILN_OK)
                     rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
+                else if (m.type == MSG_INIT_PID && go_p[1] >= 0) {
+                    int e = cgroup_attach(&pl->cg, (pid_t)m.a);
+                    if (e && rc == KILN_OK) {
+                        errno = -e;
+                        rc = kiln_fail_errno(err, KILN_E_SANDBOX,
+                                             "sandbox: moving init into cgroup %s failed",
+                                             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
+                    }
+                    if (write(go_p[1], e ? "0" : "1", 1) != 1 && rc == KILN_OK)
+                        rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: releasing init");
+                    close_fd(&go_p[1]);
+                }
             }
         }
         for (int i = 1; i < 3; i++) {
@@ -978,9 +1026,9 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
 out:
     capture_free(&cout);
     capture_free(&cerr);
-    int *all[] = {&st_p[0],  &st_p[1],  &out_p[0], &out_p[1],
-                  &err_p[0], &err_p[1], &tar_p[0], &tar_p[1]};
-    for (size_t i = 0; i < 8; i++)
+    int *all[] = {&st_p[0],  &st_p[1],  &out_p[0], &out_p[1], &err_p[0],
+                  &err_p[1], &tar_p[0], &tar_p[1], &go_p[0],  &go_p[1]};
+    for (size_t i = 0; i < 10; i++)
         close_fd(all[i]);
     plan_free(pl);
     free(pl);

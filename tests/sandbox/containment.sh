@@ -1,0 +1,260 @@
+#!/bin/sh
+# containment.sh CASE ATTACK - one containment test of `kiln sandbox`.
+# Each case runs a hostile program (attack.c) in the sandbox and asserts the
+# exact outcome: its output, the verdict line and the exit status.
+set -u
+K=${KILN_BIN:?KILN_BIN must name the kiln binary}
+SRC=${KILN_SOURCE_DIR:?}
+CASE=$1
+ATT=$2
+T=$(mktemp -d /tmp/kiln-containment-XXXXXX)
+chmod 755 "$T"
+trap 'rm -rf "$T"' EXIT
+cp "$ATT" "$T/attack"
+chmod 755 "$T/attack"
+
+fail() { echo "FAIL [$CASE]: $*"; echo "--- stdout"; cat "$T/out" 2>/dev/null; echo "--- stderr"; cat "$T/err" 2>/dev/null; exit 1; }
+skip() { echo "SKIP [$CASE]: $*"; exit 77; }
+
+# run POLICY [kiln options] -- attack args: /in/attack is the attacker.
+run() {
+    pol=$1; shift
+    "$K" sandbox --policy "$pol" --in "$T/attack:attack" "$@" >"$T/out" 2>"$T/err"
+    RC=$?
+}
+expect_rc() { [ "$RC" = "$1" ] || fail "exit status $RC, expected $1"; }
+expect_out() { printf '%s\n' "$1" | cmp -s - "$T/out" || fail "stdout differs from: $1"; }
+expect_verdict() { grep -qF "kiln sandbox: $1" "$T/err" || fail "no verdict line '$1'"; }
+
+case $CASE in
+read-host)
+    run script -- /in/attack read-host "$SRC/CMakeLists.txt" "$SRC/sandbox/sandbox.c"
+    expect_rc 0
+    expect_out "open /etc/shadow: ENOENT
+open /etc/passwd: ENOENT
+open $SRC/CMakeLists.txt: ENOENT
+open $SRC/sandbox/sandbox.c: ENOENT"
+    expect_verdict "exit 0 in"
+    ;;
+write-ro)
+    run script -- /in/attack write-ro
+    expect_rc 0
+    expect_out "open /usr/kiln-escape: EROFS
+open /usr/bin/true: EACCES
+open /in/attack: EACCES
+open /kiln-escape: EROFS
+open /dev/kiln-escape: EROFS"
+    [ -e /usr/kiln-escape ] && fail "a file appeared on the host"
+    ;;
+escape)
+    run script -- /in/attack escape
+    expect_rc 0
+    expect_out "open /../../../etc/shadow: ENOENT
+open /proc/1/root/etc/shadow: EACCES
+open /proc/self/root/../../etc/shadow: ENOENT
+open /tmp/l: ENOENT
+readlink /proc/1/root: EACCES"
+    ;;
+network)
+    # A listener on the host's loopback: the sandbox must not reach it, even
+    # under a policy that allows AF_INET sockets (the net namespace alone).
+    command -v python3 >/dev/null || skip "python3 needed for the host listener"
+    python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(5)
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/port" &
+LPID=$!
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/port" ] && break; sleep 0.2; done
+PORT=$(cat "$T/port")
+[ -n "$PORT" ] || fail "host listener did not start"
+mkdir -p "$T/data"
+cp -r "$SRC/policies" "$SRC/images" "$T/data/"
+cat >"$T/data/policies/test-net.json" <<'EOF'
+{"summary": "test only: script plus AF_INET sockets", "include": ["base"], "gpu": false,
+ "limits": {"timeout_ms": 20000, "cpu_s": 20, "memory_mb": 512, "pids": 32, "fsize_mb": 64, "nofile": 64, "tmp_mb": 16, "out_mb": 16, "tar_mb": 16, "output_kb": 64},
+ "syscalls": [{"name": "socket", "reason": "test: any family"},
+              {"name": "execve", "reason": "test: start the attacker"}]}
+EOF
+    KILN_DATA_DIR="$T/data" run test-net --image minimal -- /in/attack connect "$PORT"
+    kill "$LPID" 2>/dev/null
+    expect_rc 0
+    expect_out "connect 127.0.0.1: ECONNREFUSED
+connect outside: ENETUNREACH"
+    run script --image minimal -- /in/attack connect "$PORT"
+    expect_rc 159
+    expect_verdict "refused syscall socket (41) under policy script"
+    ;;
+host-procs)
+    sleep 60 &
+    SPID=$!
+    run script -- /in/attack procs "$SPID"
+    kill -0 "$SPID" 2>/dev/null || fail "the sandbox killed a host process"
+    kill "$SPID"
+    expect_rc 0
+    expect_out "kill host pid: ESRCH
+procs: 1 2"
+    ;;
+setuid)
+    [ "$(id -u)" = 0 ] || skip "needs root to make a setuid-root binary"
+    cp "$T/attack" "$T/suid" && chmod 4755 "$T/suid"
+    "$K" sandbox --policy script --in "$T/suid:suid" -- /in/suid ids >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out "uid=1000 euid=1000 gid=1000 egid=1000"
+    ;;
+forbidden-syscalls)
+    for pair in ptrace:101 mount:165 bpf:321 perf_event_open:298 keyctl:250 userfaultfd:323 \
+                io_uring_setup:425 kexec_load:246 open_by_handle_at:304 init_module:175 \
+                finit_module:313 unshare:272 setns:308; do
+        name=${pair%%:*} nr=${pair#*:}
+        for pol in script compile; do
+            run $pol --image minimal -- /in/attack syscall "$nr"
+            expect_rc 159
+            expect_verdict "refused syscall $name ($nr) under policy $pol"
+            [ -s "$T/out" ] && fail "$name: the program went on after the refusal"
+        done
+    done
+    run script --image minimal -- /in/attack userns
+    expect_rc 159
+    expect_verdict "refused syscall clone (56) under policy script"
+    run script --image minimal -- /in/attack personality
+    expect_verdict "refused syscall personality (135) under policy script"
+    run script --image minimal -- /in/attack tiocsti-high
+    expect_verdict "refused syscall ioctl (16) under policy script"
+    # gpu-run: threads only; a new process is refused.
+    run gpu-run --image minimal -- /in/attack forkbomb
+    expect_rc 159
+    expect_verdict "refused syscall clone (56) under policy gpu-run"
+    run script --image minimal -- /in/attack clone3
+    expect_rc 0
+    expect_out "clone3: ENOSYS"
+    ;;
+forkbomb)
+    run script --image minimal --pids 20 -- /in/attack forkbomb
+    expect_rc 3
+    grep -qE '^fork failed after [0-9]+: EAGAIN$' "$T/out" || fail "fork was not capped"
+    if grep -q "pids.max" "$T/err"; then
+        expect_verdict "limit pids hit"
+    fi
+    ;;
+membomb)
+    run script --image minimal --memory 64 -- /in/attack membomb
+    grep -q "memory NOT capped" "$T/err" && skip "no writable cgroup here: memory is not capped (reported)"
+    expect_rc 137
+    expect_verdict "limit memory hit"
+    ;;
+fill)
+    run script --image minimal --tmp-size 8 --out-size 8 -- /in/attack fill
+    expect_rc 0
+    expect_out "fill /tmp/fill: ENOSPC
+fill /out/fill: ENOSPC"
+    ;;
+fds)
+    run script --image minimal --nofile 32 -- /in/attack fds
+    expect_rc 0
+    expect_out "open: EMFILE after 29"
+    ;;
+orphans)
+    MARK="kiln-orphan-$$-$(date +%s)"
+    run script --image minimal --timeout 1 -- /in/attack orphans "$MARK"
+    expect_rc 124
+    expect_out "orphans started"
+    expect_verdict "timeout after 1."
+    sleep 0.2
+    if pgrep -f "$MARK" >/dev/null; then
+        pgrep -fa "$MARK"
+        fail "orphaned grandchildren outlived the sandbox"
+    fi
+    ;;
+flood)
+    run script --image minimal --output-cap 64 -- /in/attack flood 1073741824
+    expect_rc 0
+    SIZE=$(wc -c <"$T/out")
+    [ "$SIZE" -le 66000 ] || fail "captured stdout is $SIZE bytes, cap 64 KiB"
+    grep -qF "[kiln: 1073676288 bytes dropped]" "$T/out" || fail "no dropped-bytes marker"
+    expect_verdict "exit 0 in"
+    grep -qF "stdout 1073741824 B, capped" "$T/err" || fail "verdict does not say stdout was capped"
+    ;;
+out-specials)
+    run script --image minimal --fsize 4096 --tar-size 64 --out "$T/o.tar" -- /in/attack outspecial
+    expect_rc 0
+    for l in "link: symlink" "hard1: hard link" "hard2: hard link" "fifo: fifo" \
+             "sparse: too large for the tar size cap"; do
+        grep -qF "left out of /out: $l" "$T/err" || fail "not reported: $l"
+    done
+    tar -tf "$T/o.tar" | sort >"$T/list" || fail "tar stream unreadable"
+    printf 'ok.txt\nsub/deep.txt\n' | cmp -s - "$T/list" || { cat "$T/list"; fail "tar holds more than the regular files"; }
+    ;;
+python-numpy)
+    run script -- python3 -c 'import numpy as np; np.save("/out/x.npy", np.arange(12, dtype=np.float32).reshape(3, 4))'
+    expect_rc 0
+    "$K" sandbox --policy script --out "$T/o.tar" -- python3 -c 'import numpy as np; np.save("/out/x.npy", np.arange(12, dtype=np.float32).reshape(3, 4))' >"$T/out" 2>"$T/err" || fail "python3+numpy failed"
+    tar -tvf "$T/o.tar" >"$T/list" || fail "tar unreadable"
+    grep -qE ' 0/0 +176 .* x\.npy$' "$T/list" || { cat "$T/list"; fail "x.npy not in the tar with 176 bytes"; }
+    mkdir "$T/x" && tar -xf "$T/o.tar" -C "$T/x"
+    PY=
+    for p in ${KILN_PYTHON:-} python3 /usr/bin/python3; do
+        "$p" -c 'import numpy' 2>/dev/null && PY=$p && break
+    done
+    [ -n "$PY" ] || skip "no host python3 with numpy to check the result"
+    "$PY" -c 'import numpy as np,sys; a=np.load(sys.argv[1]); assert a.shape==(3,4) and a.dtype==np.float32 and a[2,3]==11' "$T/x/x.npy" || fail "x.npy content wrong"
+    ;;
+nvcc)
+    [ -x /usr/local/cuda/bin/nvcc ] || skip "no nvcc at /usr/local/cuda/bin"
+    printf '__global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }\n' >"$T/k.cu"
+    "$K" sandbox --policy compile --in "$T/k.cu:k.cu" --out "$T/o.tar" -- nvcc -cubin -arch=sm_90 -o /out/k.cubin /in/k.cu >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    mkdir "$T/x" && tar -xf "$T/o.tar" -C "$T/x" || fail "tar unreadable"
+    [ "$(head -c 4 "$T/x/k.cubin" | od -An -c | tr -d ' ')" = "177ELF" ] || fail "k.cubin is not an ELF cubin"
+    ;;
+unprivileged)
+    # The same sandbox started by a non-root caller (as a service user would).
+    [ "$(id -u)" = 0 ] || skip "needs root to switch to nobody for this case"
+    command -v setpriv >/dev/null || skip "needs setpriv (util-linux)"
+    NB="setpriv --reuid=65534 --regid=65534 --clear-groups env KILN_DATA_DIR=$SRC"
+    $NB "$K" --help >/dev/null 2>&1 || skip "nobody cannot run $K (its directories are private)"
+    $NB "$K" sandbox --policy script --image minimal --in "$T/attack:attack" -- /in/attack ids >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out "uid=1000 euid=1000 gid=1000 egid=1000"
+    $NB "$K" sandbox --policy script --image minimal --in "$T/attack:attack" -- /in/attack read-host >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out "open /etc/shadow: ENOENT
+open /etc/passwd: ENOENT"
+    # No writable cgroup for nobody: the weaker RLIMIT_DATA cap, reported.
+    $NB "$K" sandbox --policy script --image minimal --memory 64 --in "$T/attack:attack" -- /in/attack membomb >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 3
+    grep -qE '^malloc failed after [0-9]+ MiB$' "$T/out" || fail "RLIMIT_DATA fallback did not cap memory"
+    grep -qF "memory: RLIMIT_DATA 64 MiB only (weaker: no writable cgroup)" "$T/err" || fail "fallback not reported"
+    $NB "$K" sandbox --policy script --image minimal --in "$T/attack:attack" -- /in/attack syscall 101 >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 159
+    expect_verdict "refused syscall ptrace (101) under policy script"
+    ;;
+setup-errors)
+    "$K" sandbox --policy script --in /nonexistent/x -- /bin/true >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 2
+    grep -qF "kiln: sandbox: input /nonexistent/x: No such file or directory" "$T/err" || fail "bad input not named"
+    "$K" sandbox --policy script --gpu 0 -- /bin/true >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 2
+    grep -qF "policy script grants no GPU" "$T/err" || fail "GPU under script not refused"
+    "$K" sandbox --policy ../etc/x -- /bin/true >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 2
+    grep -qF "policy name '../etc/x' is invalid" "$T/err" || fail "bad policy name accepted"
+    "$K" sandbox --policy script --image minimal -- /no/such/program >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 2
+    grep -qF "kiln: sandbox: exec /no/such/program failed: No such file or directory" "$T/err" || fail "exec failure not named"
+    ;;
+*)
+    echo "unknown case $CASE"
+    exit 2
+    ;;
+esac
+echo "PASS [$CASE]"
+exit 0

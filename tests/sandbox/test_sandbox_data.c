@@ -1,0 +1,273 @@
+/* test_sandbox_data.c - policies, images and the /out packer, with hostile
+ * fixtures made here. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fsutil.h"
+#include "image.h"
+#include "outpack.h"
+#include "policy.h"
+
+static const char *src_dir(void)
+{
+    const char *s = getenv("KILN_SOURCE_DIR");
+    return s && *s ? s : sandbox_data_dir();
+}
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/%s", dir, rel);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char tmp[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(fs_make_tempdir("sbtest", tmp, sizeof(tmp), &err), KILN_OK);
+    char p[512];
+    snprintf(p, sizeof(p), "%s/policies", tmp);
+    mkdir(p, 0755);
+    snprintf(p, sizeof(p), "%s/images", tmp);
+    mkdir(p, 0755);
+    put(tmp, "policies/frag.json",
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}]}");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    if (fs_remove_tree(tmp, &err) != KILN_OK)
+        return -1;
+    return 0;
+}
+
+static void test_shipped_policies_compile(void **state)
+{
+    (void)state;
+    const char *names[] = {"script", "compile", "gpu-run"};
+    for (size_t i = 0; i < 3; i++) {
+        struct sandbox_policy p;
+        struct kiln_err err;
+        kiln_err_clear(&err);
+        assert_int_equal(policy_load(src_dir(), names[i], &p, &err), KILN_OK);
+        assert_int_equal(policy_compile(&p, &err), KILN_OK);
+        assert_true(p.bpf_len > 10);
+        assert_int_equal(p.allow_gpu, !strcmp(names[i], "gpu-run"));
+        assert_true(p.limits.timeout_ms > 0 && p.limits.output_bytes > 0);
+        policy_free(&p);
+    }
+}
+
+#define LIMITS                                                                                     \
+    "\"limits\": {\"timeout_ms\": 1, \"cpu_s\": 1, \"memory_mb\": 1, \"pids\": 1, "                \
+    "\"fsize_mb\": 1, \"nofile\": 1, \"tmp_mb\": 1, \"out_mb\": 1, \"tar_mb\": 1, "                \
+    "\"output_kb\": 1}"
+
+static void expect_policy_error(const char *json, enum kiln_rc rc, const char *needle)
+{
+    put(tmp, "policies/bad.json", json);
+    struct sandbox_policy p;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load(tmp, "bad", &p, &err), rc);
+    if (!strstr(err.msg, needle))
+        fail_msg("'%s' not in '%s'", needle, err.msg);
+}
+
+static void test_hostile_policies(void **state)
+{
+    (void)state;
+    expect_policy_error("{" LIMITS ", \"syscalls\": [{\"name\": \"nosuch\", \"reason\": \"x\"}]}",
+                        KILN_E_PARSE, "unknown syscall 'nosuch'");
+    expect_policy_error("{" LIMITS ", \"syscalls\": [{\"name\": \"read\"}]}", KILN_E_PARSE,
+                        "one-line \"reason\"");
+    expect_policy_error("{" LIMITS ", \"syscalls\": [{\"name\": \"read\", \"reason\": \"x\", "
+                        "\"args\": [{\"arg\": 0, \"op\": \"bitand\", \"value\": 1}]}]}",
+                        KILN_E_PARSE, "unknown op 'bitand'");
+    expect_policy_error("{" LIMITS ", \"syscalls\": [{\"name\": \"read\", \"reason\": \"x\", "
+                        "\"args\": [{\"arg\": 6, \"op\": \"eq\", \"value\": 1}]}]}",
+                        KILN_E_PARSE, "\"arg\" 0-5");
+    expect_policy_error("{\"limits\": {\"cpu_s\": 1}, \"syscalls\": []}", KILN_E_PARSE,
+                        "has no default");
+    expect_policy_error("{" LIMITS ", \"include\": [\"../x\"], \"syscalls\": []}", KILN_E_USAGE,
+                        "is invalid");
+    expect_policy_error("{" LIMITS ", \"syscalls\": [], \"syscalls\": []}", KILN_E_PARSE,
+                        "duplicate");
+    expect_policy_error("{\"fragment\": true, \"syscalls\": []}", KILN_E_USAGE, "is a fragment");
+    expect_policy_error("[1, 2", KILN_E_PARSE, "bad.json:");
+    struct sandbox_policy p;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load(tmp, "../policies/frag", &p, &err), KILN_E_USAGE);
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load(tmp, "absent", &p, &err), KILN_E_NOTFOUND);
+    /* A valid one with an include and an argument filter compiles. */
+    put(tmp, "policies/good.json",
+        "{" LIMITS ", \"include\": [\"frag\"], \"syscalls\": [{\"name\": \"socket\", "
+        "\"reason\": \"x\", \"args\": [{\"arg\": 0, \"op\": \"masked_eq\", \"mask\": "
+        "\"0xff\", \"value\": \"1\"}]}, {\"name\": \"clone3\", \"reason\": \"x\", "
+        "\"errno\": \"ENOSYS\"}]}");
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load(tmp, "good", &p, &err), KILN_OK);
+    assert_int_equal(policy_compile(&p, &err), KILN_OK);
+    assert_int_equal(p.limits.memory_bytes, 1 << 20);
+    policy_free(&p);
+}
+
+static void expect_image(const char *json, enum kiln_rc rc, const char *needle)
+{
+    put(tmp, "images/t.json", json);
+    struct sandbox_image *im = malloc(sizeof(*im));
+    assert_non_null(im);
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(image_load(tmp, "t", im, &err), rc);
+    if (rc == KILN_OK) {
+        if (!strstr(im->skipped, needle))
+            fail_msg("'%s' not in skipped '%s'", needle, im->skipped);
+        image_free(im);
+    } else if (!strstr(err.msg, needle)) {
+        fail_msg("'%s' not in '%s'", needle, err.msg);
+    }
+    free(im);
+}
+
+static void test_images(void **state)
+{
+    (void)state;
+    expect_image("{\"binds\": [{\"path\": \"/no/such/dir\"}], \"env\": {}, \"cwd\": \"/\"}",
+                 KILN_E_NOTFOUND, "required path /no/such/dir");
+    expect_image("{\"binds\": [{\"path\": \"usr\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
+                 "absolute path");
+    expect_image("{\"binds\": [{\"path\": \"/usr/../etc\"}], \"env\": {}, \"cwd\": \"/\"}",
+                 KILN_E_PARSE, "without . or ..");
+    expect_image("{\"binds\": [{\"path\": \"/\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
+                 "not /");
+    expect_image("{\"binds\": [{\"path\": \"@home@\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
+                 "unknown placeholder @home@");
+    expect_image("{\"binds\": [], \"env\": {\"A=B\": \"x\"}, \"cwd\": \"/\"}", KILN_E_PARSE,
+                 "bad env name");
+    expect_image("{\"binds\": [], \"env\": {}}", KILN_E_PARSE, "\"cwd\"");
+    expect_image("{\"binds\": [{\"path\": \"/no/such\", \"optional\": true}, {\"path\": "
+                 "\"/usr\"}], \"env\": {\"PATH\": \"/usr/bin\"}, \"cwd\": \"/tmp\"}",
+                 KILN_OK, "/no/such (absent)");
+    /* Symlinked and nested paths: a link is recreated, a path under an
+     * earlier bind is not bound twice. */
+    char link[512];
+    snprintf(link, sizeof(link), "%s/lnk", tmp);
+    assert_int_equal(symlink("usr/bin", link), 0);
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{\"binds\": [{\"path\": \"/usr\"}, {\"path\": \"/usr/bin\"}, {\"path\": \"%s\"}], "
+             "\"env\": {}, \"cwd\": \"/\"}",
+             link);
+    put(tmp, "images/t.json", json);
+    struct sandbox_image *im = malloc(sizeof(*im));
+    assert_non_null(im);
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(image_load(tmp, "t", im, &err), KILN_OK);
+    assert_int_equal(im->n_binds, 2);
+    assert_string_equal(im->binds[1].link, "usr/bin");
+    image_free(im);
+    free(im);
+}
+
+struct skips {
+    char text[4096];
+    int n;
+};
+
+static void on_skip(void *ctx, const char *path, const char *why)
+{
+    struct skips *s = ctx;
+    size_t l = strlen(s->text);
+    snprintf(s->text + l, sizeof(s->text) - l, "%s: %s\n", path, why);
+    s->n++;
+}
+
+static void test_outpack(void **state)
+{
+    (void)state;
+    char d[512], p[600];
+    snprintf(d, sizeof(d), "%s/out", tmp);
+    assert_int_equal(mkdir(d, 0755), 0);
+    put(d, "a.txt", "hello");
+    put(d, "big.bin", "0123456789012345678901234567890123456789");
+    snprintf(p, sizeof(p), "%s/lnk", d);
+    assert_int_equal(symlink("/etc/passwd", p), 0);
+    snprintf(p, sizeof(p), "%s/fifo", d);
+    assert_int_equal(mkfifo(p, 0644), 0);
+    char h1[600], h2[600];
+    snprintf(h1, sizeof(h1), "%s/h1", d);
+    snprintf(h2, sizeof(h2), "%s/h2", d);
+    put(d, "h1", "x");
+    assert_int_equal(link(h1, h2), 0);
+    int dfd = open(d, O_RDONLY | O_DIRECTORY);
+    int mfd = memfd_create("tar", 0);
+    assert_true(dfd >= 0 && mfd >= 0);
+    struct skips s;
+    memset(&s, 0, sizeof(s));
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    /* 20 bytes of data allowed: a.txt fits, big.bin (40) does not. */
+    assert_int_equal(outpack_write(dfd, mfd, 20, on_skip, &s, &err), KILN_OK);
+    assert_int_equal(s.n, 5);
+    assert_non_null(strstr(s.text, "lnk: symlink\n"));
+    assert_non_null(strstr(s.text, "fifo: fifo\n"));
+    assert_non_null(strstr(s.text, "h1: hard link\n"));
+    assert_non_null(strstr(s.text, "h2: hard link\n"));
+    assert_non_null(strstr(s.text, "big.bin: too large for the tar size cap\n"));
+    lseek(mfd, 0, SEEK_SET);
+    struct archive *a = archive_read_new();
+    archive_read_support_format_tar(a);
+    assert_int_equal(archive_read_open_fd(a, mfd, 4096), ARCHIVE_OK);
+    struct archive_entry *e;
+    int n = 0;
+    while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+        assert_string_equal(archive_entry_pathname(e), "a.txt");
+        assert_int_equal(archive_entry_filetype(e), AE_IFREG);
+        char buf[16] = "";
+        assert_int_equal(archive_read_data(a, buf, sizeof(buf)), 5);
+        assert_memory_equal(buf, "hello", 5);
+        n++;
+    }
+    assert_int_equal(n, 1);
+    archive_read_free(a);
+    close(dfd);
+    close(mfd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shipped_policies_compile),
+        cmocka_unit_test(test_hostile_policies),
+        cmocka_unit_test(test_images),
+        cmocka_unit_test(test_outpack),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
