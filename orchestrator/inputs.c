@@ -155,7 +155,13 @@ static enum kiln_rc run_script(const struct inputs_request *req, const char *wha
     step.spec.gpu = -1;
     step.spec.argv = argv;
     step.spec.stdin_fd = -1;
-    step.spec.limits.timeout_ms = req->script_timeout_ms;
+    /* Big cases need room: numpy holds the arrays while /out (tmpfs, charged
+     * to the same memory cgroup) holds the files, and writing gigabytes
+     * takes time. The policy's defaults suit small cases only. */
+    long long bytes = (long long)e->rules.max_total_bytes;
+    step.spec.limits.timeout_ms =
+        req->script_timeout_ms ? req->script_timeout_ms : 120000 + bytes / (1 << 20) * 40;
+    step.spec.limits.memory_bytes = 4 * bytes + (3ll << 29);
     /* /out must hold the tensors; the tar of them is barely larger. */
     step.spec.limits.out_bytes = (long long)e->rules.max_total_bytes + (1 << 20);
     step.spec.limits.tar_bytes = (long long)e->rules.max_total_bytes + (1 << 20);
