@@ -129,7 +129,7 @@ static enum kiln_rc parse_case(json_t *o, size_t ci, size_t *total, struct timin
                          "[A-Za-z0-9_.-]",
                          ci);
     strcpy(tc->name, json_string_value(name));
-    long long x;
+    long long x = 0;
     enum kiln_rc rc = get_int(o, "set", 0, TIMINGS_MAX_SET, ci, &x, err);
     if (rc)
         return rc;

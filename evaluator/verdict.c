@@ -518,7 +518,7 @@ static const char *const output_keys[] = {
 static enum kiln_rc output_from_json(json_t *j, struct verdict_output *o, struct kiln_err *err)
 {
     struct compare_report *r = &o->cmp;
-    long long x;
+    long long x = 0;
     TRY(exact_keys(j, output_keys, "an output", err));
     TRY(get_str(j, "name", o->name, sizeof(o->name), err));
     TRY(get_bool(j, "pass", &r->pass, err));
@@ -557,7 +557,7 @@ static const char *const timing_keys[] = {"n",   "median", "mean",   "min", "max
 
 static enum kiln_rc timing_from_json(json_t *j, struct stats_summary *t, struct kiln_err *err)
 {
-    long long x;
+    long long x = 0;
     TRY(exact_keys(j, timing_keys, "a timing", err));
     TRY(get_count(j, "n", 1, INT64_MAX, &x, err));
     t->n = (size_t)x;
@@ -578,7 +578,7 @@ static const char *const case_keys[] = {
 
 static enum kiln_rc case_from_json(json_t *j, struct verdict_case *c, struct kiln_err *err)
 {
-    long long x;
+    long long x = 0;
     TRY(exact_keys(j, case_keys, "a case", err));
     TRY(get_str(j, "case", c->name, sizeof(c->name), err));
     TRY(get_count(j, "set", 0, 65535, &x, err));
@@ -611,7 +611,7 @@ static const char *const verdict_keys[] = {
 
 static enum kiln_rc root_from_json(json_t *j, struct verdict *v, struct kiln_err *err)
 {
-    long long x;
+    long long x = 0;
     char st[32];
     TRY(exact_keys(j, verdict_keys, "the verdict", err));
     TRY(get_count(j, "version", VERDICT_VERSION, VERDICT_VERSION, &x, err));
