@@ -1,8 +1,10 @@
 // Computes on the first launch, stashes the result, and afterwards only
 // copies the stash, whatever the inputs. Expected: ok with module reloads
-// (every launch is a first launch); nondeterministic without them.
+// (every launch is a first launch). Without them it serves the first input
+// set's result for every set: consistent, so only the parent's reference
+// check can fail it (the outputs are wrong: "imprecise" here).
 // kiln-expect: ok
-// kiln-expect-noreload: nondeterministic
+// kiln-expect-noreload: imprecise
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 __device__ float stash[1 << 16];
 __device__ long long stashed_n;
