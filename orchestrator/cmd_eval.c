@@ -16,7 +16,7 @@
 struct eval_cli {
     const char *workload, *candidate, *work, *junit;
     enum kiln_backend backend;
-    int gpu, warmups, iterations, json, hot, keep, no_reference;
+    int gpu, warmups, iterations, json, hot, keep, no_reference, timeout_s;
     long seed;
 };
 
@@ -110,6 +110,7 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          {"iterations", required_argument, NULL, 'i'},
                                          {"hot", no_argument, NULL, 'H'},
                                          {"no-reference", no_argument, NULL, 'R'},
+                                         {"timeout", required_argument, NULL, 'T'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("eval");
     int done = 0, c;
@@ -152,6 +153,11 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
         case 'R':
             o->no_reference = 1;
             break;
+        case 'T':
+            if (cli_parse_long(optarg, 1, 86400, &v))
+                return cli_usage_error("eval", "--timeout needs seconds, got '%s'", optarg);
+            o->timeout_s = (int)v;
+            break;
         }
     }
     if (done)
@@ -180,6 +186,7 @@ int cmd_eval(int argc, char **argv)
                                    .warmups = o.warmups,
                                    .iterations = o.iterations,
                                    .hot = o.hot,
+                                   .run_timeout_ms = 1000LL * o.timeout_s,
                                    .candidate_hint = o.candidate,
                                    .verbose = !o.json};
     char *src = NULL;

@@ -118,6 +118,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  --iterations N     measured runs per case (default 100)\n"
      "  --hot              do not flush L2 between runs\n"
      "  --no-reference     do not time the workload's starting kernel\n"
+     "  --timeout S        wall-clock limit of each harness run (default: the\n"
+     "                     gpu-run policy's, 300 s)\n"
      "\n"
      "example:\n"
      "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu\n",

@@ -181,6 +181,7 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     a->status = o->v.status;
     snprintf(a->stage, sizeof(a->stage), "%s", o->stage);
     snprintf(a->reason, sizeof(a->reason), "%s", o->v.detail);
+    snprintf(a->note, sizeof(a->note), "%s", p->note);
     a->geomean_ms = o->v.status == VERDICT_PASS ? o->v.score_ms : 0;
     a->has_config = p->has_config;
     a->nconfig = p->nconfig;
@@ -500,7 +501,8 @@ static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
             }
             printf("  %-4s %-18s %-9s %12s %9s  %s%s\n", r->hist[i].id,
                    verdict_status_name(r->hist[i].status), r->hist[i].stage, g, sp,
-                   (int)i == best ? "BEST " : "", r->hist[i].reason[0] ? r->hist[i].reason : "");
+                   (int)i == best ? "BEST " : "",
+                   r->hist[i].status == VERDICT_PASS ? r->hist[i].note : r->hist[i].reason);
         }
         if (best >= 0)
             printf("best: candidate %s, %s; written to %s/best.%s\n", r->hist[best].id,

@@ -35,6 +35,7 @@ struct opt_attempt {
     enum verdict_status status;
     char stage[16];
     char reason[512];
+    char note[256];    /* what the proposer tried ("BLOCK=256 ITEMS=2", a rationale) */
     double geomean_ms; /* 0 when it did not pass */
     bool improved;
     char feedback[1024]; /* diagnostics, resources, timings: for the next prompt */

@@ -132,6 +132,7 @@ static enum kiln_rc run_on(struct eval_session *s, const struct input_sets *sets
                                .warmups = s->opts.warmups,
                                .iterations = s->opts.iterations,
                                .hot = s->opts.hot,
+                               .run_timeout_ms = s->opts.run_timeout_ms,
                                .reference = s->have_reference ? &s->ref_medians : NULL};
     if (s->opts.verbose)
         fprintf(stderr, "kiln: evaluating %s%s\n", name,

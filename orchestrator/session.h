@@ -23,6 +23,7 @@ struct eval_session_opts {
     uint64_t seed;           /* base seed of the visible inputs */
     int warmups, iterations; /* 0: harness defaults */
     bool hot;
+    long long run_timeout_ms;   /* 0: the gpu-run policy's default */
     const char *candidate_hint; /* a file name whose extension picks the backend */
     bool verbose;               /* progress on stderr */
 };
