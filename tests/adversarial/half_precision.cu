@@ -2,6 +2,7 @@
 // Expected: the harness reports ok; the outputs are off by ~1e-3 relative,
 // beyond the 1e-5 tolerance, so the parent fails it (wrong_answer).
 // kiln-expect: imprecise
+// kiln-eval-expect: wrong_answer
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 #include <cuda_fp16.h>
 extern "C" __global__ void saxpy(long long n, float a, const float *x, const float *y, float *out)

@@ -2,6 +2,7 @@
 // limit kills the process (the test uses a 20 s alarm), and log.txt shows
 // the case and phase it was in.
 // kiln-expect: timeout
+// kiln-eval-expect: timeout
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 extern "C" __global__ void saxpy(long long n, float a, const float *x, const float *y, float *out)
 {

@@ -3,6 +3,7 @@
 // deterministic) but the unwritten half holds the poison pattern, so the
 // parent's comparison fails it as wrong_answer ("output not written").
 // kiln-expect: poison
+// kiln-eval-expect: wrong_answer
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 extern "C" __global__ void saxpy(long long n, float a, const float *x, const float *y, float *out)
 {

@@ -4,6 +4,7 @@
 // reloads the skipped runs leave poison: nondeterministic.
 // kiln-expect: ok
 // kiln-expect-noreload: nondeterministic
+// kiln-eval-expect: pass
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 __device__ unsigned int launches;
 extern "C" __global__ void saxpy(long long n, float a, const float *x, const float *y, float *out)

@@ -4,6 +4,7 @@
 // launches differs from the verified one: nondeterministic.
 // kiln-expect: ok
 // kiln-expect-noreload: nondeterministic
+// kiln-eval-expect: wrong_answer
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 __device__ int launched;
 extern "C" __global__ void saxpy(long long n, float a, const float *x, const float *y, float *out)

@@ -5,6 +5,7 @@
 // check can fail it (the outputs are wrong: "imprecise" here).
 // kiln-expect: ok
 // kiln-expect-noreload: imprecise
+// kiln-eval-expect: wrong_answer
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 __device__ float stash[1 << 16];
 __device__ long long stashed_n;

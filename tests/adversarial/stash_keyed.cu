@@ -3,6 +3,7 @@
 // order this passes a fingerprint check; module reloads leave it nothing
 // to copy. Expected: ok (it computes on every run).
 // kiln-expect: ok
+// kiln-eval-expect: wrong_answer
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 #define SLOTS 4
 __device__ float stash[SLOTS][1 << 13];

@@ -3,6 +3,7 @@
 // result is NaN. Expected: the harness reports ok (deterministic) and the
 // parent's comparison fails the NaN outputs (wrong_answer).
 // kiln-expect: nan_output
+// kiln-eval-expect: wrong_answer
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)
 extern "C" __global__ void saxpy(long long n, float a, const float *x, const float *y, float *out)
 {
