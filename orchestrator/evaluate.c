@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "candidate.h"
@@ -21,6 +22,13 @@
 #include "timings.h"
 
 #define LOG_TAIL_MAX (8u << 10)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_status s,
                       const char *fmt, ...) KILN_PRINTF(4, 5);
@@ -492,7 +500,9 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
     step.spec.limits.tar_bytes = (long long)total + (64ll << 20);
     step.spec.limits.fsize_bytes = (long long)rules.max_file_bytes + (1 << 20);
     struct sbexec_result sr;
+    double t0 = now_s();
     rc = sbexec_run(&step, &sr, err);
+    out->t_run = now_s() - t0;
     if (rc == KILN_E_REJECTED) {
         /* The tarball broke a rule: the candidate's doing, not kiln's. */
         eliminate(out, "run", VERDICT_REJECTED_OUTPUT, "%s", err->msg);
@@ -514,7 +524,9 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
                 sbexec_describe(&sr, d, sizeof(d));
                 eliminate(out, "run", VERDICT_RUNTIME_ERROR, "the harness failed: %s", d);
             } else {
+                t0 = now_s();
                 rc = judge(req, out_dir, out, err);
+                out->t_verify = now_s() - t0;
             }
         }
     }
@@ -596,7 +608,10 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
                                    .arch = req->arch,
                                    .work_dir = cdir,
                                    .timeout_ms = req->compile_timeout_ms};
-    if ((rc = compile_candidate(&creq, &out->compile, err)))
+    double t0 = now_s();
+    rc = compile_candidate(&creq, &out->compile, err);
+    out->t_compile = now_s() - t0;
+    if (rc != KILN_OK)
         goto out;
     if (!out->compile.ok) {
         char d[400];

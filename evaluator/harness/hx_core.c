@@ -37,6 +37,7 @@ struct hx_ctx {
     json_t *timings; /* the "cases" array of timings.json */
     json_t *status;  /* the "cases" array of status.json */
     bool any_failed;
+    double t0_ms; /* start, for the log's timestamps (turnaround breakdown) */
 };
 
 struct hx_failure {
@@ -85,18 +86,27 @@ struct hx_case_run {
     bool fingerprint_bad[HARNESS_PLAN_MAX_SETS];
 };
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void hx_log(struct hx_ctx *x, const char *fmt, ...) KILN_PRINTF(2, 3);
 
 /* Unbuffered, one write per line, so a crash never loses what came before. */
 static void hx_log(struct hx_ctx *x, const char *fmt, ...)
 {
     char line[1024];
+    int off = snprintf(line, sizeof(line), "%10.3f ms  ", now_ms() - x->t0_ms);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    int n = vsnprintf(line + off, sizeof(line) - 1 - (size_t)off, fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
+    n += off;
     if ((size_t)n > sizeof(line) - 2)
         n = (int)sizeof(line) - 2;
     line[n++] = '\n';
@@ -517,13 +527,6 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
 
 /* ---- timing ---- */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Relative standard error of the mean of all samples so far. */
 static double samples_rse(const struct hx_case_run *cr, int nsets)
 {
@@ -733,7 +736,8 @@ static void usage_error(const char *argv0)
 
 int hx_main(const struct hx_ops *ops, int argc, char **argv)
 {
-    struct hx_ctx x = {.ops = ops, .in_dir = "/in", .out_dir = "/out", .log_fd = -1};
+    struct hx_ctx x = {
+        .ops = ops, .in_dir = "/in", .out_dir = "/out", .log_fd = -1, .t0_ms = now_ms()};
     struct harness_plan plan;
     struct kiln_err err;
     const char *plan_path = NULL;
