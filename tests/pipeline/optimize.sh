@@ -17,6 +17,12 @@ history_len()
     python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$1" 2>/dev/null
 }
 
+# has_history FILE: FILE lists at least one candidate.
+has_history()
+{
+    [ "$(history_len "$1")" -ge 1 ] 2>/dev/null
+}
+
 # check_run RUN N: the record of a finished run of N candidates.
 check_run()
 {
@@ -134,7 +140,7 @@ resume_candidate | resume_baseline)
     optimize_bg first --max-iterations 4
     run=$RES/run-001
     if [ "$case_name" = resume_candidate ]; then
-        wait_for 240 test "$(history_len "$run/history.json")" -ge 1 2>/dev/null ||
+        wait_for 240 has_history "$run/history.json" ||
             fail "no history entry within 240 s: $(cat "$T/first.err")"
     else
         # The starting kernel is being evaluated: the baseline stage.
