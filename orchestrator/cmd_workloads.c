@@ -93,14 +93,15 @@ static bool accepts_weak(const struct workload *w, const char *name)
 
 /* Runs the scripts for every case on one backend; prints a row per set. */
 static int check_backend(const struct workload *w, unsigned backend, bool held_out,
-                         const char *cache, uint64_t seed)
+                         const char *cache, uint64_t seed, long long timeout_ms)
 {
     struct inputs_request req = {.wl = w,
                                  .backend = backend,
                                  .held_out = held_out,
                                  .cache_dir = cache,
                                  .seed = seed,
-                                 .perf_sets = 1};
+                                 .perf_sets = 1,
+                                 .script_timeout_ms = timeout_ms};
     struct input_sets sets;
     struct kiln_err err;
     kiln_err_clear(&err);
@@ -138,11 +139,12 @@ static int workload_check(int argc, char **argv)
                                          {"backend", required_argument, NULL, 'b'},
                                          {"seed", required_argument, NULL, 's'},
                                          {"cache", required_argument, NULL, 'c'},
+                                         {"timeout", required_argument, NULL, 'T'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("workload");
     int done = 0, c;
     unsigned backends = KILN_BACKEND_ALL;
-    long seed = 1;
+    long seed = 1, timeout_s = 0;
     const char *cache = NULL;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -152,6 +154,9 @@ static int workload_check(int argc, char **argv)
             return cli_usage_error("workload", "--seed needs a number, got '%s'", optarg);
         if (c == 'c')
             cache = optarg;
+        if (c == 'T' && cli_parse_long(optarg, 1, 86400, &timeout_s) != 0)
+            return cli_usage_error("workload", "--timeout needs 1..86400 seconds, got '%s'",
+                                   optarg);
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
@@ -185,7 +190,7 @@ static int workload_check(int argc, char **argv)
         if (!(w->backends & backends & all[b]))
             continue;
         for (int held = 0; held < 2; held++) {
-            int s = check_backend(w, all[b], held, cache, (uint64_t)seed);
+            int s = check_backend(w, all[b], held, cache, (uint64_t)seed, 1000LL * timeout_s);
             if (s != KILN_EXIT_OK)
                 status = s;
         }

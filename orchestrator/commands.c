@@ -31,6 +31,7 @@ const struct kiln_cmd kiln_commands[] = {
      cmd_workloads},
     {"workload", "validate a workload end to end (kiln workload check DIR)",
      "usage: kiln workload check DIR|NAME [--backend cuda|cpu|all] [--seed N] [--cache DIR]\n"
+     "                           [--timeout S]\n"
      "\n"
      "Parses workload.json strictly, then runs inputs.py and reference.py in the\n"
      "`script` sandbox for every visible and held-out case of each backend, checks\n"
@@ -43,6 +44,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  --seed N      base seed for the inputs (default 1)\n"
      "  --cache DIR   keep generated inputs and references in DIR (default: a\n"
      "                temporary directory, removed afterwards)\n"
+     "  --timeout S   wall-clock limit of each script run (default: the script\n"
+     "                policy's, 120 s plus 40 ms per MiB of the case)\n"
      "\n"
      "example:\n"
      "  kiln workload check saxpy --backend cpu\n",

@@ -115,6 +115,16 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
             return kiln_fail(err, KILN_E_REJECTED, "%s did not write %s", script, e->names[i]);
         struct tensor t = {0};
         rc = npy_read_file(path, (size_t)s->nbytes, &t, err);
+        if (rc == KILN_E_LIMIT) {
+            /* The cap is the signature's size, so a wider dtype or a bigger
+             * shape lands here: say what the signature expects. */
+            char shape[160], msg[KILN_ERR_MSG_MAX];
+            tensor_shape_format(s->ndim, s->shape, shape, sizeof(shape));
+            snprintf(msg, sizeof(msg), "%s", err->msg);
+            kiln_err_clear(err);
+            rc = kiln_fail(err, KILN_E_LIMIT, "%s (the signature says %s is %s %s)", msg,
+                           e->names[i], tensor_dtype_name(s->dtype), shape);
+        }
         if (rc == KILN_OK)
             rc = tensor_check_shape(&t, e->names[i], s->dtype, s->ndim, s->shape, err);
         if (rc == KILN_OK && weak) {

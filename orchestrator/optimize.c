@@ -107,7 +107,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     char when[32];
     time_t t = time(NULL);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    enum kiln_backend b = eval_session_backend(r->s);
+    enum kiln_backend b = r->o.backend;
     json_t *doc = json_pack(
         "{s:{s:s, s:s, s:s}, s:o, s:s, s:s, s:s, s:o, s:{s:s, s:s, s:s}, s:{s:I, s:I}, s:s, "
         "s:s?, s:s?, s:s?, s:i, s:i, s:i, s:b, s:s?}",
@@ -157,13 +157,13 @@ static void keep_file(struct opt_run *r, const char *from_dir, const char *name,
     }
 }
 
-static json_t *config_json(const struct opt_attempt *a, const char *src)
+static json_t *config_json(const struct opt_attempt *a, const char *src, enum kiln_backend b)
 {
     json_t *c = json_object();
     struct candidate *cand = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (!a->has_config || !src || candidate_parse(src, strlen(src), KILN_BACKEND_CUDA, &cand, &e))
+    if (!a->has_config || !src || candidate_parse(src, strlen(src), b, &cand, &e))
         (void)(cand == NULL || (candidate_free(cand), 0));
     for (size_t i = 0; cand && i < cand->ntunables && i < a->nconfig; i++)
         json_object_set_new(c, cand->tunables[i].name, json_integer(a->config[i]));
@@ -210,7 +210,7 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
         json_object_set_new(vj, "stage", json_string(a->stage));
         json_object_set_new(vj, "proposer", json_string(proposer_name(r->prop)));
         json_object_set_new(vj, "note", json_string(p->note));
-        json_object_set_new(vj, "config", config_json(a, p->source));
+        json_object_set_new(vj, "config", config_json(a, p->source, eval_session_backend(r->s)));
         snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", a->id);
         rc = runrec_write_json(&r->rr, rel, vj, err);
     }
@@ -528,6 +528,19 @@ static void run_free(struct opt_run *r)
     eval_session_close(r->s);
 }
 
+/* The llm proposer's key; none is fine for a --base-url server (a local one
+ * needs no key). */
+static enum kiln_rc load_key(const struct opt_run *r, char *key, size_t cap, struct kiln_err *err)
+{
+    enum kiln_rc rc = apikey_load(r->o.dotenv, key, cap, err);
+    if (rc == KILN_E_NOTFOUND && r->o.base_url) {
+        kiln_err_clear(err);
+        key[0] = '\0';
+        rc = KILN_OK;
+    }
+    return rc;
+}
+
 static enum kiln_rc make_proposer(struct opt_run *r, struct kiln_err *err)
 {
     const struct workload *wl = eval_session_workload(r->s);
@@ -548,14 +561,9 @@ static enum kiln_rc make_proposer(struct opt_run *r, struct kiln_err *err)
         s.cfg.base_url = r->o.base_url;
         s.cfg.model = r->o.model;
         s.cfg.max_retries = 4;
-        enum kiln_rc rc = apikey_load(r->o.dotenv, s.api_key, sizeof(s.api_key), err);
-        /* A local server needs no key; a missing one is fine there. */
-        if (rc == KILN_E_NOTFOUND && r->o.base_url) {
-            kiln_err_clear(err);
-            s.api_key[0] = '\0';
-        } else if (rc != KILN_OK) {
+        enum kiln_rc rc = load_key(r, s.api_key, sizeof(s.api_key), err);
+        if (rc != KILN_OK)
             return rc;
-        }
         rc = proposer_new_llm(&s, &r->prop, err);
         memset(s.api_key, 0, sizeof(s.api_key));
         return rc;
@@ -640,6 +648,16 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = workload_load(wdir, &wl, err);
     if (rc == KILN_OK && o->initial_kernel)
         rc = fs_read_file(o->initial_kernel, 1u << 20, &initial, &ilen, err);
+    if (rc == KILN_OK && strcmp(r.o.proposer, "llm") == 0) {
+        /* A key kiln refuses to read (a world-readable .env) is the
+         * environment's problem: say so now, before inputs and the
+         * baseline take minutes, and exit as a usage error. */
+        char key[512];
+        rc = load_key(&r, key, sizeof(key), err);
+        explicit_bzero(key, sizeof(key));
+        if (rc != KILN_OK && rc != KILN_E_NOMEM)
+            rc = err->rc = KILN_E_USAGE;
+    }
     if (rc == KILN_OK)
         rc = alloc_history(&r, err);
     if (rc == KILN_OK)
@@ -653,12 +671,22 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = copy_workload(&r, wl, initial, ilen, err);
     }
     free(initial);
+    /* run.json and the empty history come first, so a run killed while its
+     * inputs or its baseline are prepared can be resumed. They describe the
+     * run's own copy of the workload (its hash covers --initial-kernel). */
+    struct workload *used = NULL;
+    char udir[PATH_MAX];
     if (rc == KILN_OK)
-        rc = open_session(&r, err);
+        rc = runrec_path(&r.rr, "workload", udir, sizeof(udir), err);
     if (rc == KILN_OK)
-        rc = write_run_json(&r, eval_session_workload(r.s), err);
+        rc = workload_load(udir, &used, err);
+    if (rc == KILN_OK)
+        rc = write_run_json(&r, used, err);
+    workload_free(used);
     if (rc == KILN_OK)
         rc = runrec_write_json(&r.rr, "history.json", r.history, err);
+    if (rc == KILN_OK)
+        rc = open_session(&r, err);
     if (rc == KILN_OK)
         rc = make_proposer(&r, err);
     if (rc == KILN_OK)

@@ -27,6 +27,14 @@ GOOD = {
     "language": "cuda",
 }
 HUGE = 10 * 1024 * 1024
+# The saxpy_* scenarios answer `kiln optimize saxpy --backend cpu` (the
+# pipeline tests): the workload's own kernel.c with another UNROLL default.
+SAXPY_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads",
+                       "saxpy", "kernel.c")
+# saxpy_mix, by request number: a good candidate, malformed JSON, a missing
+# field, a source that does not compile, 500 then (the retry) a good one,
+# 401; good ones after that.
+SAXPY_MIX = ["good:2", "malformed", "missing", "nocompile", "500", "good:8", "401"]
 LIFETIME_S = 120
 
 counts = {}
@@ -86,6 +94,33 @@ def check_request(req, raw):
     return None
 
 
+def saxpy_source(unroll):
+    with open(SAXPY_C) as f:
+        src = f.read()
+    return src.replace("tunable UNROLL {1, 2, 4, 8} = 4", "tunable UNROLL {1, 2, 4, 8} = %d" % unroll)
+
+
+def saxpy_answer(kind):
+    """(status, body) of one saxpy_* scenario step."""
+    if kind.startswith("good"):
+        unroll = int(kind.split(":")[1]) if ":" in kind else 2
+        return 200, envelope(json.dumps({"source": saxpy_source(unroll),
+                                         "rationale": "UNROLL=%d" % unroll, "language": "c"}))
+    if kind == "malformed":
+        return 200, envelope('{"source": "void f(void) {}", "rationale": ')
+    if kind == "missing":
+        return 200, envelope(json.dumps({"source": saxpy_source(2), "rationale": "no language"}))
+    if kind == "nocompile":
+        src = saxpy_source(2).replace("a * x[i] + y[i];\n}", "a * x[i] + y[i] + kiln_undeclared;\n}")
+        return 200, envelope(json.dumps({"source": src, "rationale": "broken", "language": "c"}))
+    if kind == "500":
+        return 500, {"error": {"message": "upstream exploded"}}
+    if kind == "401":
+        return 401, {"error": {"message": "Incorrect API key provided",
+                               "type": "invalid_request_error"}}
+    return 422, {"error": {"message": "fake server: bad saxpy step " + kind}}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -135,6 +170,17 @@ class Handler(BaseHTTPRequestHandler):
         fmt = req["response_format"]["type"]
         good = json.dumps(GOOD)
 
+        if scen.startswith("saxpy_"):
+            kind = scen[len("saxpy_"):]
+            if kind == "mix":
+                kind = SAXPY_MIX[nth - 1] if nth <= len(SAXPY_MIX) else "good:1"
+            elif kind == "500then":
+                kind = "500" if nth % 2 == 1 else "good:8"
+            status, body = saxpy_answer(kind)
+            if isinstance(body, dict) and status == 200:
+                # The key as the server saw it: kiln must mask it in its records.
+                body["echo"] = "you sent " + str(auth)
+            return self.reply(status, body)
         if scen == "good":
             if auth != "Bearer " + KEY:
                 return self.reply(401, {"error": {"message": "Incorrect API key provided",

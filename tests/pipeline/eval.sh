@@ -1,0 +1,128 @@
+#!/bin/bash
+# eval.sh CASE SHARED_WORK - `kiln eval` end to end on the cpu backend.
+#
+# CASE pass fills SHARED_WORK (inputs and references of saxpy, seed 1) and
+# is the fixture of the others, which start from a copy of those inputs so
+# that each judges its candidate without regenerating anything.
+. "$(dirname "$0")/lib.sh"
+case_name=$1
+shared=$2
+[ "$case_name" = usage ] || needs_harness
+
+# eval_candidate FILE [ARGS...]: `kiln eval saxpy FILE --json` in $T/work.
+eval_candidate()
+{
+    local file=$1
+    shift
+    if [ ! -d "$T/work/inputs" ]; then
+        [ -d "$shared/inputs" ] || fail "$shared/inputs is missing (the pipeline_eval_pass fixture did not run)"
+        mkdir -p "$T/work" && cp -a "$shared/inputs" "$T/work/inputs" || fail "copying the shared inputs"
+    fi
+    run_kiln "$T/out" "$T/err" eval saxpy "$file" --backend cpu "${FAST[@]}" --no-reference \
+        --work "$T/work" --json "$@"
+}
+
+case "$case_name" in
+pass)
+    rm -rf "$shared"
+    run_kiln "$T/out" "$T/err" eval saxpy "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" \
+        --backend cpu "${FAST[@]}" --work "$shared" --json
+    expect_rc 0 "the starting kernel"
+    expect_json "$T/out" 'd["status"]' pass
+    expect_json "$T/out" 'd["reverified"]' True
+    expect_json "$T/out" 'len(d["cases"])' 11
+    expect_json "$T/out" 'all(c["correct"] for c in d["cases"])' True
+    expect_json "$T/out" 'd["speedup_ref"] > 0' True
+    [ -d "$shared/inputs" ] || fail "--work $shared holds no inputs"
+    # The table form of the same verdict.
+    run_kiln "$T/out" "$T/err" eval saxpy "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" \
+        --backend cpu "${FAST[@]}" --work "$shared" --no-reference
+    expect_rc 0 "the starting kernel (table)"
+    contains "$T/out" "status: pass (stage pass)"
+    contains "$T/out" "held-out check (fresh inputs, secret seed, unseen sizes): pass"
+    ;;
+wrong)
+    eval_candidate "$FIX/saxpy_wrong.c" --junit "$T/junit.xml"
+    expect_rc 1 "a wrong candidate"
+    expect_json "$T/out" 'd["status"]' wrong_answer
+    expect_json "$T/out" 'd["detail"].startswith("case n1 (set 0): output out: 1 of 1 elements differ")' True
+    expect_json "$T/out" 'any(c["correct"] for c in d["cases"])' False
+    python3 - "$T/junit.xml" <<'PY' || fail "the JUnit report"
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuite", root.tag
+cases = root.findall("testcase")
+assert len(cases) == int(root.get("tests")) and len(cases) >= 11, len(cases)
+failures = [c for c in cases if c.find("failure") is not None]
+assert len(failures) == int(root.get("failures")) and len(failures) >= 11, len(failures)
+n1 = [c for c in cases if c.get("name") == "n1.s0"]
+assert n1 and "1 of 1 elements differ" in n1[0].find("failure").get("message")
+PY
+    ;;
+junit_pass)
+    # A passing candidate's JUnit report has no failure element.
+    eval_candidate "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" --junit "$T/junit.xml"
+    expect_rc 0 "the starting kernel with --junit"
+    python3 - "$T/junit.xml" <<'PY' || fail "the JUnit report of a pass"
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuite" and root.get("failures") == "0", root.attrib
+assert len(root.findall("testcase")) >= 11
+assert not list(root.iter("failure"))
+PY
+    ;;
+half)
+    eval_candidate "$FIX/saxpy_half.c"
+    expect_rc 1 "a candidate that writes half the output"
+    expect_json "$T/out" 'd["status"]' wrong_answer
+    expect_json "$T/out" '"output not written" in d["detail"]' True
+    expect_json "$T/out" '[o["unwritten"] for c in d["cases"] if c["case"] == "n31" for o in c["outputs"]]' '[16]'
+    expect_json "$T/out" '[o["first_unwritten"] for c in d["cases"] if c["case"] == "n31" for o in c["outputs"]]' '[15]'
+    ;;
+segv)
+    eval_candidate "$FIX/saxpy_segv.c"
+    expect_rc 1 "a crashing candidate"
+    expect_json "$T/out" 'd["status"]' runtime_error
+    expect_json "$T/out" '"signal 11" in d["detail"]' True
+    ;;
+hang)
+    start=$SECONDS
+    eval_candidate "$FIX/saxpy_hang.c" --timeout 5
+    expect_rc 1 "a hanging candidate"
+    expect_json "$T/out" 'd["status"]' timeout
+    expect_json "$T/out" '"timeout after" in d["detail"]' True
+    [ $((SECONDS - start)) -lt 60 ] || fail "--timeout 5 took $((SECONDS - start)) s"
+    ;;
+nocompile)
+    eval_candidate "$FIX/saxpy_nocompile.c"
+    expect_rc 1 "a candidate that does not compile"
+    expect_json "$T/out" 'd["status"]' compile_error
+    expect_json "$T/out" '"kiln_undeclared_thing" in d["detail"]' True
+    # The compiler's diagnostics reach the user, with the line.
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_nocompile.c" --backend cpu "${FAST[@]}" \
+        --no-reference --work "$T/work"
+    expect_rc 1 "a candidate that does not compile (table)"
+    contains "$T/out" "status: compile_error"
+    contains "$T/out" "kiln_undeclared_thing"
+    contains "$T/out" "candidate.c:6:"
+    ;;
+badarg)
+    eval_candidate "$FIX/saxpy_badarg.c"
+    expect_rc 1 "a plan naming an unknown argument"
+    expect_json "$T/out" 'd["status"]' compile_error
+    expect_json "$T/out" '"bogus_arg" in d["detail"] and "not in the signature" in d["detail"]' True
+    ;;
+usage)
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --bogus-option
+    expect_rc 2 "an unknown option"
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "an unknown option printed $(wc -l <"$T/err") lines: $(cat "$T/err")"
+    contains "$T/err" "--bogus-option"
+    [ ! -s "$T/out" ] || fail "an unknown option printed on stdout"
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "ok: eval $case_name"

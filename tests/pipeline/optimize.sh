@@ -1,0 +1,207 @@
+#!/bin/bash
+# optimize.sh CASE - `kiln optimize`, `kiln resume` and `kiln report` end to
+# end on the cpu backend with saxpy:
+#   tune              the embedded tuner, the run record, best.c, report
+#   llm               the llm proposer against tests/llm/fake_server.py, then
+#                     replay of that run
+#   resume_candidate  kill -9 after the first candidate, resume
+#   resume_baseline   kill -9 while the starting kernel is timed, resume
+#   concurrent        two runs into one --results directory
+#   dotenv            a world-readable .env is refused before any work
+. "$(dirname "$0")/lib.sh"
+case_name=$1
+RES=$T/results
+[ "$case_name" = dotenv ] || needs_harness
+
+history_len()
+{
+    python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$1" 2>/dev/null
+}
+
+# has_history FILE: FILE lists at least one candidate.
+has_history()
+{
+    [ "$(history_len "$1")" -ge 1 ] 2>/dev/null
+}
+
+# check_run RUN N: the record of a finished run of N candidates.
+check_run()
+{
+    local run=$1 n=$2 id f
+    for f in run.json history.json summary.json best.c heatmap.svg report.html \
+        workload/workload.json workload/kernel.c; do
+        [ -s "$run/$f" ] || fail "$run/$f is missing or empty"
+    done
+    expect_json "$run/history.json" 'len(d)' "$n"
+    expect_json "$run/history.json" '[h["candidate"] for h in d]' \
+        "$(python3 -c 'import json,sys; print(json.dumps(["%03d" % i for i in range(1, int(sys.argv[1]) + 1)]))' "$n")"
+    expect_json "$run/history.json" '[h["iteration"] for h in d] == list(range(1, len(d) + 1))' True
+    expect_json "$run/summary.json" 'len(d["candidates"])' "$n"
+    expect_json "$run/summary.json" 'd["workload"] + " " + d["backend"]' "saxpy cpu"
+    expect_json "$run/summary.json" 'd["best"]["held_out"]' pass
+    for id in $(seq -f %03g 1 "$n"); do
+        [ -s "$run/candidates/$id/verdict.json" ] || fail "$run/candidates/$id/verdict.json is missing"
+    done
+}
+
+# optimize_bg NAME ARGS...: starts kiln optimize in the background.
+optimize_bg()
+{
+    local name=$1
+    shift
+    "$KILN_BIN" optimize saxpy --backend cpu "${FAST[@]}" --results "$RES" --quiet "$@" \
+        >"$T/$name.out" 2>"$T/$name.err" &
+    bg_pid=$!
+    _kiln_bg_pids+=("$bg_pid")
+}
+
+case "$case_name" in
+tune)
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer tune --max-iterations 3 \
+        --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --proposer tune"
+    run=$RES/run-001
+    contains "$T/out" "3 candidates, results in $run"
+    check_run "$run" 3
+    for id in 001 002 003; do
+        for f in candidate.c verdict.json compile.log timings.json; do
+            [ -f "$run/candidates/$id/$f" ] || fail "$run/candidates/$id/$f is missing"
+        done
+        expect_json "$run/candidates/$id/verdict.json" 'd["status"]' pass
+        # The configuration the tuner tried is recorded as the note says.
+        note=$(jq_py "$run/candidates/$id/verdict.json" 'd["note"]')
+        expect_json "$run/candidates/$id/verdict.json" \
+            '" ".join("%s=%d" % kv for kv in sorted(d["config"].items()))' "$note"
+    done
+    expect_json "$run/history.json" 'sorted(h["note"] for h in d)' \
+        '["UNROLL=2", "UNROLL=4", "UNROLL=8"]'
+    expect_json "$run/history.json" '[h["status"] for h in d]' '["pass", "pass", "pass"]'
+    best=$(jq_py "$run/summary.json" 'd["best"]["candidate"]')
+    expect_json "$run/history.json" "[h['note'] for h in d if h['candidate'] == '$best']" \
+        "[\"UNROLL=$(sed -n 's/.*tunable UNROLL {1, 2, 4, 8} = \([0-9]*\)$/\1/p' "$run/best.c")\"]"
+    # best.c is a complete candidate: kiln eval re-runs it (the run's inputs reused).
+    run_kiln "$T/out" "$T/err" eval saxpy "$run/best.c" --backend cpu "${FAST[@]}" \
+        --no-reference --work "$run/work" --json
+    expect_rc 0 "kiln eval of best.c"
+    expect_json "$T/out" 'd["status"]' pass
+    # kiln report rebuilds the heatmap and the page from the records.
+    rm -f "$run/report.html" "$run/heatmap.svg"
+    run_kiln "$T/out" "$T/err" report "$run"
+    expect_rc 0 "kiln report"
+    [ -s "$run/report.html" ] && [ -s "$run/heatmap.svg" ] || fail "kiln report wrote nothing"
+    contains "$run/report.html" "<svg"
+    contains "$run/report.html" "saxpy"
+    python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$run/heatmap.svg" ||
+        fail "heatmap.svg is not well-formed XML"
+    ;;
+llm)
+    python3 "$KILN_SOURCE_DIR/tests/llm/fake_server.py" "$T/port" &
+    _kiln_bg_pids+=($!)
+    wait_for 10 test -s "$T/port" || fail "the fake server did not start"
+    url="http://127.0.0.1:$(cat "$T/port")/v1"
+    key=sk-test-secret-123
+    KILN_API_KEY=$key run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
+        --model saxpy_mix --base-url "$url" --max-iterations 6 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --proposer llm"
+    run=$RES/run-001
+    check_run "$run" 6
+    statuses='["pass", "compile_error", "compile_error", "compile_error", "pass", "compile_error"]'
+    expect_json "$run/history.json" '[h["status"] for h in d]' "$statuses"
+    expect_json "$run/history.json" '[h["stage"] for h in d]' \
+        '["pass", "propose", "propose", "compile", "pass", "propose"]'
+    expect_json "$run/history.json" '"JSON" in d[1]["reason"]' True
+    expect_json "$run/history.json" '"language" in d[2]["reason"]' True
+    expect_json "$run/history.json" '"kiln_undeclared" in d[3]["reason"]' True
+    expect_json "$run/history.json" '"401" in d[5]["reason"]' True
+    for id in 001 002 003 004 005 006; do
+        [ -s "$run/candidates/$id/exchange.json" ] || fail "$run/candidates/$id/exchange.json is missing"
+    done
+    expect_json "$run/candidates/005/exchange.json" 'd["attempts"]' 2
+    expect_json "$run/candidates/005/exchange.json" 'd["status"]' ok
+    expect_json "$run/candidates/006/exchange.json" 'd["http_status"]' 401
+    expect_json "$run/candidates/001/exchange.json" '"you sent Bearer " in d["reply"]' True
+    [ -s "$run/candidates/004/compile.log" ] || fail "the non-compiling candidate has no compile.log"
+    contains "$run/candidates/004/compile.log" "kiln_undeclared"
+    expect_json "$run/run.json" 'd["model"]' saxpy_mix
+    if grep -rlF "$key" "$run" "$T/out" "$T/err"; then
+        fail "the API key is in the run record or the output"
+    fi
+    # Replay: the recorded replies, no server, the same outcomes.
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer replay --replay "$run" \
+        --max-iterations 6 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --proposer replay"
+    check_run "$RES/run-002" 6
+    expect_json "$RES/run-002/history.json" '[h["status"] for h in d]' "$statuses"
+    expect_json "$RES/run-002/history.json" '[h["proposer"] for h in d]' \
+        '["replay", "replay", "replay", "replay", "replay", "replay"]'
+    cmp -s "$run/candidates/005/candidate.c" "$RES/run-002/candidates/005/candidate.c" ||
+        fail "replay proposed another source for 005"
+    ;;
+resume_candidate | resume_baseline)
+    optimize_bg first --max-iterations 4
+    run=$RES/run-001
+    if [ "$case_name" = resume_candidate ]; then
+        wait_for 240 has_history "$run/history.json" ||
+            fail "no history entry within 240 s: $(cat "$T/first.err")"
+    else
+        # The starting kernel is being evaluated: the baseline stage.
+        wait_for 240 test -d "$run/work/cand-reference" ||
+            fail "the baseline did not start within 240 s: $(cat "$T/first.err")"
+    fi
+    kill -9 "$bg_pid"
+    wait "$bg_pid" 2>/dev/null
+    n=$(history_len "$run/history.json")
+    if [ "$case_name" = resume_candidate ]; then
+        [ "${n:-0}" -ge 1 ] && [ "$n" -lt 4 ] || fail "killed with ${n:-no} history entries"
+    else
+        [ "${n:-0}" = 0 ] || fail "killed during the baseline with $n history entries"
+        [ ! -e "$run/summary.json" ] || fail "summary.json exists before the run finished"
+    fi
+    run_kiln "$T/out" "$T/err" resume "$run"
+    expect_rc 0 "kiln resume"
+    check_run "$run" 4
+    expect_json "$run/history.json" 'len(set(h["candidate"] for h in d))' 4
+    expect_json "$run/history.json" 'len(set(h["note"] for h in d))' 4
+    [ ! -e "$RES/run-002" ] || fail "kiln resume started a new run"
+    ;;
+concurrent)
+    optimize_bg a --max-iterations 2
+    pid_a=$bg_pid
+    optimize_bg b --max-iterations 2
+    pid_b=$bg_pid
+    wait "$pid_a"
+    rc_a=$?
+    wait "$pid_b"
+    rc_b=$?
+    [ $rc_a = 0 ] && [ $rc_b = 0 ] ||
+        fail "concurrent runs exited $rc_a and $rc_b: $(cat "$T/a.err" "$T/b.err")"
+    check_run "$RES/run-001" 2
+    check_run "$RES/run-002" 2
+    [ ! -e "$RES/run-003" ] || fail "two runs made three run directories"
+    # Each run's record is its own: the command lines name one run each.
+    a=$(grep -o 'results in [^ ]*' "$T/a.out")
+    b=$(grep -o 'results in [^ ]*' "$T/b.out")
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] || fail "runs reported '$a' and '$b'"
+    ;;
+dotenv)
+    mkdir -p "$T/cwd"
+    printf 'KILN_API_KEY=sk-test-secret-123\n' >"$T/cwd/.env"
+    chmod 0644 "$T/cwd/.env"
+    start=$SECONDS
+    (cd "$T/cwd" && run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
+        --model m --base-url http://127.0.0.1:9/v1 --results "$RES" "${FAST[@]}" &&
+        echo "$rc" >"$T/rc")
+    rc=$(cat "$T/rc")
+    expect_rc 2 "a world-readable .env"
+    contains "$T/err" "chmod 600"
+    contains "$T/err" "mode 0644"
+    not_contains "$T/err" "sk-test-secret-123"
+    # Refused before any work: no run directory, no inputs generated.
+    [ ! -e "$RES/run-001" ] || fail "a run directory was created before the key was checked"
+    [ $((SECONDS - start)) -lt 10 ] || fail "the refusal took $((SECONDS - start)) s"
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "ok: optimize $case_name"
