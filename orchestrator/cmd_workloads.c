@@ -83,14 +83,6 @@ static void print_sizes(const struct workload *w, const struct wl_case *c, char 
                                 (long long)c->sizes[i]);
 }
 
-static bool accepts_weak(const struct workload *w, const char *name)
-{
-    for (size_t i = 0; i < w->naccept_weak; i++)
-        if (strcmp(w->accept_weak[i], name) == 0)
-            return true;
-    return false;
-}
-
 /* Runs the scripts for every case on one backend; prints a row per set. */
 static int check_backend(const struct workload *w, unsigned backend, bool held_out,
                          const char *cache, uint64_t seed, long long timeout_ms)
@@ -118,8 +110,7 @@ static int check_backend(const struct workload *w, unsigned backend, bool held_o
         const char *kind = held_out                                ? "held-out"
                            : s->wcase->kind == WL_CASE_PERFORMANCE ? "perf"
                                                                    : "correct";
-        bool bad =
-            s->weak && s->wcase->kind == WL_CASE_PERFORMANCE && !accepts_weak(w, s->wcase->name);
+        bool bad = s->weak && s->wcase->kind == WL_CASE_PERFORMANCE && !inputs_set_scored(w, s);
         printf("  %-5s %-4s %-12s %-8s %10.1f MB  %-32s %s%s\n",
                bad       ? "FAIL"
                : s->weak ? "WEAK"

@@ -91,14 +91,6 @@ static enum harness_scalar scalar_of(enum wl_scalar_type t)
     return HS_INT64;
 }
 
-static bool accepts_weak(const struct workload *w, const char *name)
-{
-    for (size_t i = 0; i < w->naccept_weak; i++)
-        if (strcmp(w->accept_weak[i], name) == 0)
-            return true;
-    return false;
-}
-
 /* Fills the case-independent part of the plan from the workload signature
  * and the candidate's launches. */
 static enum kiln_rc plan_signature(const struct eval_request *req, const struct candidate *cand,
@@ -229,20 +221,6 @@ static enum kiln_rc lay_out_inputs(const struct eval_request *req, const char *c
     return rc;
 }
 
-static struct compare_tol tolerance_for(const struct workload *wl, int arg)
-{
-    struct compare_tol tol = compare_default_tol(wl->args[arg].dtype);
-    for (size_t k = 0; k < wl->ntolerances; k++) {
-        if (wl->tolerances[k].arg != arg)
-            continue;
-        if (wl->tolerances[k].has_atol)
-            tol.atol = wl->tolerances[k].atol;
-        if (wl->tolerances[k].has_rtol)
-            tol.rtol = wl->tolerances[k].rtol;
-    }
-    return tol;
-}
-
 /* Compares every output of one set with its reference. */
 static enum kiln_rc verify_set(const struct eval_request *req, const struct input_set *s,
                                const char *out_dir, struct verdict_case *vc, struct kiln_err *err)
@@ -274,7 +252,7 @@ static enum kiln_rc verify_set(const struct eval_request *req, const struct inpu
             continue;
         }
         rc = npy_read_file(ref_path, (size_t)shapes[t].nbytes, &ref, err);
-        struct compare_tol tol = tolerance_for(wl, shapes[t].arg);
+        struct compare_tol tol = inputs_tolerance(wl, shapes[t].arg);
         if (rc == KILN_OK)
             rc = compare_tensors(&got, &ref, &tol, &vo->cmp, err);
         if (rc == KILN_OK && !vo->cmp.pass && !vc->detail[0])
@@ -404,7 +382,7 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
     for (size_t i = 0; rc == KILN_OK && i < req->sets->n; i++) {
         const struct input_set *s = &req->sets->sets[i];
         bool perf = s->wcase->kind == WL_CASE_PERFORMANCE;
-        bool scored = perf && !(s->weak && !accepts_weak(wl, s->wcase->name));
+        bool scored = inputs_set_scored(wl, s);
         struct verdict_case *vc;
         if ((rc = verdict_add_case(&out->v, s->wcase->name, s->set, scored, &vc, err)))
             break;

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "compare.h"
 #include "error.h"
 #include "workload.h"
 
@@ -47,6 +48,14 @@ struct inputs_request {
     long long script_timeout_ms; /* 0: the script policy's default */
     bool verbose;                /* progress lines on stderr */
 };
+
+/* The tolerance of output argument `arg`: the dtype's default with the
+ * workload's overrides applied. */
+struct compare_tol inputs_tolerance(const struct workload *wl, int arg);
+
+/* True when the set counts towards the score: a performance case whose
+ * reference is not weak, or is weak and accepted by name in accept_weak. */
+bool inputs_set_scored(const struct workload *wl, const struct input_set *s);
 
 /* Per-set seed: a hash of the base seed, the case name and the set index. */
 uint64_t inputs_seed(uint64_t base, const char *case_name, int set);
