@@ -76,8 +76,11 @@ struct hx_ops {
      * failure that is the candidate's (missing kernel, bad image) fills
      * `fault` and returns KILN_E_REJECTED. */
     enum kiln_rc (*reload)(struct hx_backend *b, struct hx_fault *fault, struct kiln_err *err);
-    /* Outside the timed region: flush caches (when `flush`), reset any
-     * persisting-cache carve-out, and wait until the device is idle. */
+    /* Outside the timed region: wait for the restores, reset any
+     * persisting-cache carve-out and flush caches (when `flush`). A GPU
+     * backend leaves the device busy (the flush, or a short spin) so the
+     * timed region starts when the device reaches the first launch, not
+     * when the host enqueues it. */
     enum kiln_rc (*prepare)(struct hx_backend *b, bool flush, struct kiln_err *err);
     /* Runs every launch of case `c` once, timing from before the first to
      * after the last. params[l][i] points at launch l's i-th argument value

@@ -39,6 +39,7 @@ struct hx_backend {
     CUevent ev0, ev1;
     CUmodule helpers;
     CUfunction fp_fn;
+    CUfunction spin_fn; /* kiln_spin: keeps the device busy before a timed run */
     CUmodule mod;
     CUfunction fn[HARNESS_PLAN_MAX_LAUNCH];
     void *image;
@@ -174,6 +175,8 @@ static enum kiln_rc cuda_setup(struct hx_backend *b, const char *module_path, st
     CU_TRY(cuModuleLoadData(&b->helpers, kiln_helpers_fatbin), "loading kiln's helper kernels");
     CU_TRY(cuModuleGetFunction(&b->fp_fn, b->helpers, "kiln_fingerprint"),
            "cuModuleGetFunction(kiln_fingerprint)");
+    CU_TRY(cuModuleGetFunction(&b->spin_fn, b->helpers, "kiln_spin"),
+           "cuModuleGetFunction(kiln_spin)");
     CU_TRY(cuMemAlloc(&b->fp_dev, sizeof(b->fp_host)), "cuMemAlloc(fingerprints)");
     if (b->plan->l2_flush) {
         /* Writing twice the L2 evicts everything the last run left there. */
@@ -325,18 +328,34 @@ static enum kiln_rc cuda_reload(struct hx_backend *b, struct hx_fault *fault, st
     return KILN_OK;
 }
 
+/* How long the hot mode's spin kernel keeps the device busy: well over the
+ * few microseconds the host needs to enqueue the start event and the
+ * launches behind it. */
+#define HX_SPIN_NS 50000ULL
+
 static enum kiln_rc cuda_prepare(struct hx_backend *b, bool flush, struct kiln_err *err)
 {
+    /* Lines a candidate marked persisting would survive a flush. The
+     * restores queued before this must finish first. */
+    CU_TRY(cuStreamSynchronize(b->stream), "cuStreamSynchronize(prepare)");
+    CUresult r = cuCtxResetPersistingL2Cache();
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_SUPPORTED)
+        return cu_fail(r, "cuCtxResetPersistingL2Cache", err);
+    /* The device is left busy, not idle: with an idle device the start
+     * event is stamped as soon as it is enqueued and the host's launch
+     * latency (microseconds) lands in the sample. Queued behind the flush
+     * (or a short spin), the start event is stamped when the device turns
+     * to the candidate's first launch, already waiting in the stream. */
     if (flush && b->flush_buf) {
         b->flush_byte++;
         CU_TRY(cuMemsetD8Async(b->flush_buf, b->flush_byte, b->flush_bytes, b->stream),
                "cuMemsetD8Async(L2 flush)");
+    } else {
+        unsigned long long ns = HX_SPIN_NS;
+        void *params[] = {&ns};
+        CU_TRY(cuLaunchKernel(b->spin_fn, 1, 1, 1, 1, 1, 1, 0, b->stream, params, NULL),
+               "cuLaunchKernel(kiln_spin)");
     }
-    /* Lines a candidate marked persisting would survive a flush. */
-    CUresult r = cuCtxResetPersistingL2Cache();
-    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_SUPPORTED)
-        return cu_fail(r, "cuCtxResetPersistingL2Cache", err);
-    CU_TRY(cuStreamSynchronize(b->stream), "cuStreamSynchronize(prepare)");
     return KILN_OK;
 }
 

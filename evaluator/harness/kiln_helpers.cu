@@ -6,6 +6,10 @@
  * (hx_fp.h). The sum is order-independent, so blocks reduce with atomics
  * and any launch geometry gives the same value; the host finishes it with
  * hx_fp_finish. *out must be zeroed before the launch.
+ *
+ * kiln_spin: one thread that busy-waits `ns` nanoseconds of %globaltimer,
+ * enqueued before a timed run in the hot (no flush) mode so the device is
+ * busy while the host enqueues the start event and the launches.
  */
 #include <stdint.h>
 
@@ -62,4 +66,13 @@ extern "C" __global__ void __launch_bounds__(HX_FP_THREADS)
         if (lane == 0)
             atomicAdd(out, acc);
     }
+}
+
+extern "C" __global__ void kiln_spin(unsigned long long ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
 }
