@@ -24,7 +24,8 @@ set(KILN_HARNESS_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/harness_plan.c
     ${CMAKE_CURRENT_SOURCE_DIR}/npy.c
     ${CMAKE_CURRENT_SOURCE_DIR}/tensor.c
-    ${CMAKE_SOURCE_DIR}/orchestrator/error.c)
+    ${CMAKE_SOURCE_DIR}/orchestrator/error.c
+    ${CMAKE_SOURCE_DIR}/orchestrator/json_nesting.c)
 
 function(kiln_harness_binary name)
   add_executable(${name} ${ARGN} ${KILN_HARNESS_SOURCES})

@@ -1,5 +1,7 @@
 #include "harness_plan.h"
 
+#include "json_nesting.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -249,32 +251,6 @@ enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err
 }
 
 /* ---- parser ---- */
-
-/* Rejects nesting deeper than HARNESS_PLAN_MAX_DEPTH before jansson sees the
- * text, so a hostile document cannot drive its recursion. Brackets inside
- * strings are skipped. */
-static bool depth_ok(const char *s, size_t n)
-{
-    int depth = 0;
-    bool in_str = false;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (in_str) {
-            if (ch == '\\')
-                i++;
-            else if (ch == '"')
-                in_str = false;
-        } else if (ch == '"') {
-            in_str = true;
-        } else if (ch == '[' || ch == '{') {
-            if (++depth > HARNESS_PLAN_MAX_DEPTH)
-                return false;
-        } else if (ch == ']' || ch == '}') {
-            depth--;
-        }
-    }
-    return true;
-}
 
 /* Fails on any key of `obj` not in the NULL-terminated `allowed`. */
 static enum kiln_rc check_keys(json_t *obj, const char *what, const char *const *allowed,
@@ -652,7 +628,7 @@ enum kiln_rc harness_plan_parse(const void *buf, size_t len, struct harness_plan
                          HARNESS_PLAN_MAX_BYTES);
     if (memchr(buf, '\0', len))
         return kiln_fail(err, KILN_E_PARSE, "plan: NUL byte in the document");
-    if (!depth_ok(buf, len))
+    if (!json_nesting_ok(buf, len, HARNESS_PLAN_MAX_DEPTH, NULL))
         return kiln_fail(err, KILN_E_LIMIT, "plan: nested deeper than %d", HARNESS_PLAN_MAX_DEPTH);
     json_error_t jerr;
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);

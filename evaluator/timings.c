@@ -3,40 +3,13 @@
  */
 #include "timings.h"
 
+#include "json_nesting.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Rejects nesting deeper than TIMINGS_MAX_DEPTH before jansson recurses into
- * it. Strings are skipped so brackets inside them do not count. */
-static enum kiln_rc check_depth(const char *s, size_t len, struct kiln_err *err)
-{
-    int depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (in_string) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > TIMINGS_MAX_DEPTH)
-                return kiln_fail(err, KILN_E_LIMIT,
-                                 "timings.json nests deeper than %d levels at byte %zu",
-                                 TIMINGS_MAX_DEPTH, i);
-        } else if (c == ']' || c == '}') {
-            depth--;
-        }
-    }
-    return KILN_OK;
-}
 
 static bool name_ok(const char *s)
 {
@@ -210,7 +183,11 @@ enum kiln_rc timings_parse(const void *buf, size_t len, struct timings *out, str
     if (len > TIMINGS_MAX_BYTES)
         return kiln_fail(err, KILN_E_LIMIT, "timings.json is %zu bytes, more than the %u allowed",
                          len, TIMINGS_MAX_BYTES);
-    enum kiln_rc rc = check_depth(buf, len, err);
+    size_t at = 0;
+    enum kiln_rc rc = KILN_OK;
+    if (!json_nesting_ok(buf, len, TIMINGS_MAX_DEPTH, &at))
+        rc = kiln_fail(err, KILN_E_LIMIT, "timings.json nests deeper than %d levels at byte %zu",
+                       TIMINGS_MAX_DEPTH, at);
     if (rc)
         return rc;
     json_error_t jerr;

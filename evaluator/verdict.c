@@ -3,6 +3,8 @@
  */
 #include "verdict.h"
 
+#include "json_nesting.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -385,32 +387,6 @@ enum kiln_rc verdict_to_text(const struct verdict *v, char **out, struct kiln_er
 
 /* ---- JSON in ----------------------------------------------------------- */
 
-static enum kiln_rc check_depth(const char *s, size_t len, struct kiln_err *err)
-{
-    int depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (in_string) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > VERDICT_MAX_DEPTH)
-                return kiln_fail(err, KILN_E_LIMIT, "verdict: nests deeper than %d levels",
-                                 VERDICT_MAX_DEPTH);
-        } else if (c == ']' || c == '}') {
-            depth--;
-        }
-    }
-    return KILN_OK;
-}
-
 /* The object must hold exactly `keys` (NULL-terminated). */
 static enum kiln_rc exact_keys(json_t *o, const char *const *keys, const char *what,
                                struct kiln_err *err)
@@ -653,7 +629,10 @@ enum kiln_rc verdict_from_json(const void *buf, size_t len, struct verdict *out,
     if (len > VERDICT_MAX_JSON)
         return kiln_fail(err, KILN_E_LIMIT, "verdict: %zu bytes, more than the %u allowed", len,
                          VERDICT_MAX_JSON);
-    enum kiln_rc rc = check_depth(buf, len, err);
+    enum kiln_rc rc = KILN_OK;
+    if (!json_nesting_ok(buf, len, VERDICT_MAX_DEPTH, NULL))
+        rc =
+            kiln_fail(err, KILN_E_LIMIT, "verdict: nests deeper than %d levels", VERDICT_MAX_DEPTH);
     if (rc)
         return rc;
     json_error_t jerr;

@@ -19,6 +19,24 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The description's first sentence (ending at a '.' that follows a non-dot
+ * and precedes a space or the end, so "x[1] + ... + x[n]" is not an end),
+ * cut at a word boundary with "..." when it would not fit in `cap`. */
+static void first_sentence(const char *d, char *out, size_t cap)
+{
+    size_t n = 0;
+    while (d[n] && !(d[n] == '.' && n > 0 && d[n - 1] != '.' && (d[n + 1] == ' ' || !d[n + 1])))
+        n++;
+    if (n < cap) {
+        snprintf(out, cap, "%.*s", (int)n, d);
+        return;
+    }
+    size_t cut = cap - 4;
+    while (cut > cap / 2 && d[cut] != ' ')
+        cut--;
+    snprintf(out, cap, "%.*s...", (int)cut, d);
+}
+
 int cmd_workloads(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION, {0, 0, 0, 0}};
@@ -57,13 +75,13 @@ int cmd_workloads(int argc, char **argv)
             size_t perf = 0;
             for (size_t c = 0; c < w->ncases; c++)
                 perf += w->cases[c].kind == WL_CASE_PERFORMANCE;
-            /* First sentence of the description keeps the list to one line each. */
-            int len = (int)strcspn(w->description, ".");
-            printf("%-14s %-9s %2zu cases (%zu perf)  %.*s\n", w->name,
+            char line[80];
+            first_sentence(w->description, line, sizeof(line));
+            printf("%-14s %-9s %2zu cases (%zu perf)  %s\n", w->name,
                    w->backends == KILN_BACKEND_ALL    ? "cuda,cpu"
                    : w->backends == KILN_BACKEND_CUDA ? "cuda"
                                                       : "cpu",
-                   w->ncases, perf, len > 70 ? 70 : len, w->description);
+                   w->ncases, perf, line);
         } else if (names[i]) {
             printf("%-14s BROKEN: %s\n", names[i], err.msg);
             status = KILN_EXIT_FAIL;

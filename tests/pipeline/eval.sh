@@ -7,7 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 case_name=$1
 shared=$2
-[ "$case_name" = usage ] || needs_harness
 
 # eval_candidate FILE [ARGS...]: `kiln eval saxpy FILE --json` in $T/work.
 eval_candidate()

@@ -26,18 +26,6 @@ cleanup()
 }
 trap cleanup EXIT
 
-# needs_harness: this test runs candidates in kiln's harness. An ASan build's
-# harness dies in the gpu-run sandbox (LeakSanitizer's exit-time check calls
-# clone, which the policy refuses), so there the test is skipped, saying why.
-needs_harness()
-{
-    if [ "${KILN_PIPELINE_SANITIZED:-0}" = 1 ]; then
-        echo "skipped: the ASan+UBSan harness cannot run under the gpu-run seccomp policy" \
-            "(LeakSanitizer calls clone at exit); run this test in a normal build"
-        exit 77
-    fi
-}
-
 fail()
 {
     echo "FAIL: $*" >&2
