@@ -381,22 +381,50 @@ static json_t *case_ms_json(const struct verdict *v)
     return o;
 }
 
+/* The order in which finalize() tries candidates on the held-out cases:
+ * the ranking, with every pass allowed to rank. */
+static enum kiln_rc held_out_order(const struct opt_run *r, struct rank_entry **order,
+                                   struct kiln_err *err)
+{
+    *order = NULL;
+    if (r->n == 0)
+        return KILN_OK;
+    struct verdict *v = malloc(r->n * sizeof(*v));
+    if (!v)
+        return kiln_fail(err, KILN_E_NOMEM, "finalize: out of memory");
+    memcpy(v, r->verdicts, r->n * sizeof(*v)); /* shallow: only read by the ranking */
+    for (size_t i = 0; i < r->n; i++)
+        if (v[i].status == VERDICT_PASS)
+            v[i].reverified = true;
+    enum kiln_rc rc = rank_verdicts(v, r->n, NULL, order, err);
+    free(v);
+    return rc;
+}
+
 static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
 {
     progress(r, (int)r->n, "finalize");
     const struct workload *wl = eval_session_workload(r->s);
     enum kiln_backend b = eval_session_backend(r->s);
-    /* Held-out check of the best by score; a failure there eliminates it
-     * and the next one is checked (at most three). */
+    /* Held-out check in rank order (the order summary.json reports, noise-
+     * aware: within noise the earlier candidate keeps its place), counting
+     * passes that await re-verification as eligible since this check is
+     * their re-verification. A failure there eliminates the candidate and
+     * the next one is checked (at most three). */
     int best = -1;
-    for (int tries = 0; tries < 3; tries++) {
-        int cand = -1;
-        for (size_t i = 0; i < r->n; i++)
-            if (r->verdicts[i].status == VERDICT_PASS && !r->verdicts[i].reverified &&
-                (cand < 0 || r->verdicts[i].score_ms < r->verdicts[cand].score_ms))
-                cand = (int)i;
-        if (cand < 0)
+    struct rank_entry *order = NULL;
+    enum kiln_rc orc = held_out_order(r, &order, err);
+    if (orc != KILN_OK)
+        return orc;
+    for (size_t k = 0, tries = 0; k < r->n && tries < 3 && best < 0; k++) {
+        int cand = (int)order[k].index;
+        if (r->verdicts[cand].status != VERDICT_PASS)
+            continue;
+        if (r->verdicts[cand].reverified) { /* checked before an interruption */
+            best = cand;
             break;
+        }
+        tries++;
         struct eval_outcome held;
         memset(&held, 0, sizeof(held));
         enum kiln_rc rc = eval_session_held_out(
@@ -404,6 +432,7 @@ static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
             r->hist[cand].has_config ? r->hist[cand].config : NULL, &held, err);
         if (rc != KILN_OK) {
             eval_outcome_free(&held);
+            free(order);
             return rc;
         }
         struct eval_outcome vis;
@@ -420,9 +449,8 @@ static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
             best = cand;
         }
         eval_outcome_free(&held);
-        if (best >= 0)
-            break;
     }
+    free(order);
     struct rank_entry *rank = NULL;
     enum kiln_rc rc = rank_verdicts(r->verdicts, r->n, NULL, &rank, err);
     if (rc != KILN_OK)
