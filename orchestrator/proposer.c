@@ -203,7 +203,9 @@ static enum kiln_rc replay_propose(struct proposer *p, const struct opt_state *s
     out->exchange = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (strcmp(status, "ok") != 0 || !reply) {
         const char *e = json_string_value(json_object_get(doc, "error"));
-        snprintf(out->invalid, sizeof(out->invalid), "%s", e ? e : "the model call failed");
+        /* The same words the llm proposer used when it recorded the call. */
+        snprintf(out->invalid, sizeof(out->invalid), "the model call failed: %s",
+                 e ? e : "no error recorded");
     } else {
         char *content = NULL;
         size_t clen = 0;
