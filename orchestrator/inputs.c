@@ -1,5 +1,7 @@
 #include "inputs.h"
 
+#include "forkpool.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -282,6 +284,34 @@ static enum kiln_rc prepare_set(const struct inputs_request *req, const char *sc
     return fs_write_atomic(ok, mark, (size_t)n < sizeof(mark) ? (size_t)n : sizeof(mark) - 1, err);
 }
 
+/* A set's estimated peak memory while its scripts run: numpy's arrays (the
+ * reference may widen them to float64) plus the files in /out. */
+static enum kiln_rc set_cost(const struct workload *wl, const struct wl_case *c, long long *cost,
+                             struct kiln_err *err)
+{
+    struct wl_shape shapes[WL_MAX_ARGS];
+    enum kiln_rc rc = workload_case_shapes(wl, c, shapes, err);
+    if (rc != KILN_OK)
+        return rc;
+    long long bytes = 0;
+    for (size_t t = 0; t < wl->ntensors; t++)
+        bytes += (long long)shapes[t].nbytes;
+    *cost = 3 * bytes + (512ll << 20);
+    return KILN_OK;
+}
+
+struct prepare_job {
+    const struct inputs_request *req;
+    const char *scripts;
+    struct input_set *sets;
+};
+
+static enum kiln_rc prepare_job_run(size_t i, void *arg, struct kiln_err *err)
+{
+    struct prepare_job *j = arg;
+    return prepare_set(j->req, j->scripts, &j->sets[i], err);
+}
+
 enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
                             struct kiln_err *err)
 {
@@ -309,16 +339,33 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
         if (!(cases[i].backends & req->backend))
             continue;
         int sets = cases[i].kind == WL_CASE_PERFORMANCE ? req->perf_sets : 1;
-        for (int k = 0; rc == KILN_OK && k < sets; k++) {
+        for (int k = 0; k < sets; k++) {
             struct input_set *s = &out->sets[out->n++];
             s->wcase = &cases[i];
             s->set = k;
             s->seed = inputs_seed(req->seed, cases[i].name, k);
             snprintf(s->dir, sizeof(s->dir), "%s/%s-%llu", base, cases[i].name,
                      (unsigned long long)s->seed);
-            rc = prepare_set(req, scripts, s, err);
         }
     }
+    /* The sets are independent: generate them in parallel workers, then
+     * read every set's result (its `ok` mark) back here, in order. */
+    long long *cost = rc == KILN_OK ? calloc(out->n, sizeof(*cost)) : NULL;
+    if (rc == KILN_OK && !cost)
+        rc = kiln_fail(err, KILN_E_NOMEM, "input sets");
+    for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
+        rc = set_cost(wl, out->sets[i].wcase, &cost[i], err);
+    if (rc == KILN_OK) {
+        struct prepare_job job = {req, scripts, out->sets};
+        struct forkpool_opts fo = {.jobs = req->jobs > 0 ? req->jobs
+                                                         : forkpool_default_jobs(INPUTS_MAX_JOBS),
+                                   .cost = cost,
+                                   .budget = forkpool_memory_budget(4ll << 30)};
+        rc = forkpool_run(out->n, prepare_job_run, &job, &fo, err);
+    }
+    free(cost);
+    for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
+        rc = prepare_set(req, scripts, &out->sets[i], err);
     if (rc != KILN_OK)
         input_sets_free(out);
     return rc;

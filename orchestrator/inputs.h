@@ -10,6 +10,9 @@
  * ref/<tensor>.npy for out/inout tensors, and `ok` (written last: a set
  * without it is incomplete and is rebuilt).
  *
+ * Sets are generated in parallel worker processes (forkpool.h), each set's
+ * result left in its directory; a set is complete once `ok` exists.
+ *
  * Lifecycle: inputs_prepare fills a caller-owned `struct input_sets`;
  * input_sets_free releases it.
  */
@@ -47,7 +50,11 @@ struct inputs_request {
     int perf_sets;               /* input sets per performance case (>= 1) */
     long long script_timeout_ms; /* 0: the script policy's default */
     bool verbose;                /* progress lines on stderr */
+    int jobs;                    /* sets generated at a time; 0: the CPUs, at most
+                                    INPUTS_MAX_JOBS, within half the free memory */
 };
+
+#define INPUTS_MAX_JOBS 8
 
 /* The tolerance of output argument `arg`: the dtype's default with the
  * workload's overrides applied. */
