@@ -69,13 +69,13 @@ static json_t *profile_one(struct opt_profile *op, const char *id, const char *d
     struct profile_result *res = calloc(1, sizeof(*res));
     struct kiln_err e;
     kiln_err_clear(&e);
+    op->best[0] = '\0'; /* the best changed: the old block no longer describes it */
     if (!res || profiler_run(op->prof, &t, res, &e) != KILN_OK) {
         if (!op->quiet)
             fprintf(stderr, "kiln: --profile: %s: %s\n", id, res ? e.msg : "out of memory");
         free(res);
         return NULL;
     }
-    op->best[0] = '\0';
     if (res->status == PROFILE_OK)
         snprintf(op->best, sizeof(op->best), "%s", res->summary);
     else if (res->status == PROFILE_FAILED && !op->quiet)

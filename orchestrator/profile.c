@@ -198,6 +198,9 @@ static void judge(struct profiler *p, const struct sbexec_result *sr, const char
     struct kiln_err e;
     kiln_err_clear(&e);
     const char *text = sr->sb.out.data ? sr->sb.out.data : "";
+    /* ncu may print its errors on stderr: the refusal is looked for there too. */
+    if (sr->sb.err.data && strstr(sr->sb.err.data, "ERR_NVGPUCTRPERM"))
+        goto refused;
     if (ncu_csv_parse(text, strlen(text), &res->report, &e) != KILN_OK) {
         if (res->report.counters_refused)
             goto refused;

@@ -64,8 +64,9 @@ struct profile_result {
 
 struct profiler;
 
-/* Opens a profiler for GPU `gpu` of backend `b`; scratch goes under
- * `work_dir`. Unavailability is not an error (profiler_why says why). */
+/* Opens a profiler for GPU `gpu` (-1: none granted, for tests with a
+ * stand-in ncu) of backend `b`; scratch goes under `work_dir`.
+ * Unavailability is not an error (profiler_why says why). */
 enum kiln_rc profiler_open(enum kiln_backend b, int gpu, const char *work_dir,
                            struct profiler **out, struct kiln_err *err) KILN_NODISCARD;
 
