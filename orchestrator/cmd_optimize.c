@@ -107,8 +107,7 @@ int cmd_optimize(int argc, char **argv)
             o.dotenv = optarg;
             break;
         case 'P':
-            fprintf(stderr, "kiln optimize: --profile: Nsight Compute feedback is not "
-                            "available in this build; continuing without it\n");
+            o.profile = true;
             break;
         case 'q':
             o.quiet = true;

@@ -76,11 +76,17 @@ const struct kiln_cmd kiln_commands[] = {
      "  --seed N             base seed of inputs and the tuner (default 1)\n"
      "  --warmups N, --iterations N   timing runs per case (default 10, 100)\n"
      "  --quiet              no progress line; --json  print summary.json at the end\n"
+     "  --profile            Nsight Compute metrics of each new best (and the starting\n"
+     "                       kernel) on one performance case, fed to the llm proposer and\n"
+     "                       kept in profile.json; where ncu or its counters are not\n"
+     "                       available (cpu backend, admin-only counters) it says so\n"
+     "                       once and the run goes on without\n"
      "  --jobs N             accepted; candidates are evaluated one at a time\n"
      "\n"
      "examples:\n"
      "  kiln optimize saxpy --max-iterations 7\n"
-     "  kiln optimize sgemm --proposer llm --model gpt-4o-mini\n",
+     "  kiln optimize sgemm --proposer llm --model gpt-4o-mini\n"
+     "  kiln optimize saxpy --proposer llm --model gpt-4o-mini --profile\n",
      cmd_optimize},
     {"resume", "continue an interrupted kiln optimize run",
      "usage: kiln resume RUN_DIR [--quiet] [--json]\n"
@@ -152,9 +158,9 @@ const struct kiln_cmd kiln_commands[] = {
      "by signal N; 2 the sandbox could not be built (the message says which step).\n"
      "\n"
      "options:\n"
-     "  -p, --policy P       compile, script or gpu-run (policies/P.json)\n"
+     "  -p, --policy P       compile, script, gpu-run or profile (policies/P.json)\n"
      "  --image I            images/I.json (default: same name as the policy)\n"
-     "  --gpu N              grant GPU N (gpu-run only): /dev/nvidiaN's node only\n"
+     "  --gpu N              grant GPU N (gpu-run, profile): /dev/nvidiaN's node only\n"
      "  --in HOST[:NAME]     place a file or directory read-only at /in/NAME\n"
      "  --out FILE.tar       write /out as a tar stream (regular files only)\n"
      "  --timeout S          wall clock in seconds (kills everything)\n"

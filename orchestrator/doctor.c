@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gpuinfo.h"
+#include "profile.h"
 #include "proc.h"
 #include "pyfind.h"
 #include "sandbox.h"
@@ -338,9 +339,24 @@ static void check_images(struct doctor_report *r)
     }
 }
 
+/* Nsight Compute for `kiln optimize --profile` (cheap: ncu is not run). */
+static void check_profiler(struct doctor_report *r)
+{
+    char desc[512];
+    bool found = profile_describe_host(desc, sizeof(desc));
+    struct doctor_item *it = add(r, "profiler", found ? DOCTOR_OK : DOCTOR_DEGRADED);
+    if (!it)
+        return;
+    SETF(it->detail, "%s", desc);
+    if (!found) {
+        SETF(it->fix, "install Nsight Compute (cuda-nsight-compute) or set KILN_NCU to ncu");
+        SETF(it->disables, "kiln optimize --profile (runs go on without it)");
+    }
+}
+
 static void (*const checks[])(struct doctor_report *) = {
     check_kernel, check_userns, check_seccomp, check_cgroups, check_gpus,
-    check_nvcc,   check_nvrtc,  check_python,  check_images,
+    check_nvcc,   check_nvrtc,  check_python,  check_images,  check_profiler,
 };
 
 enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err)

@@ -2,6 +2,7 @@
  * main.c - kiln's entry point: finds the subcommand and hands it the rest of
  * the command line. Everything else lives in libraries the commands call.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,10 @@ static void print_version(void)
 
 int main(int argc, char **argv)
 {
+    /* A pipe whose reader died (a sandbox whose init failed a set-up step
+     * before reading its go byte) must be an EPIPE error the caller
+     * reports, not a signal that kills kiln mid-run. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
         fprintf(stderr, "kiln: missing command (see kiln --help)\n");
         return KILN_EXIT_USAGE;

@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "gpuinfo.h"
 #include "kiln_version.h"
+#include "opt_profile.h"
 #include "rank.h"
 #include "runrec.h"
 #include "session.h"
@@ -36,7 +37,8 @@ struct opt_run {
     json_t *history;
     double t0;
     bool tty;
-    char start_file[16]; /* kernel.cu / kernel.c */
+    char start_file[16];    /* kernel.cu / kernel.c */
+    struct opt_profile *op; /* --profile; NULL when not asked for */
 };
 
 static double now_s(void)
@@ -122,6 +124,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     if (!doc)
         return kiln_fail(err, KILN_E_NOMEM, "run.json");
     json_object_set_new(doc, "gpu_index", json_integer(r->o.gpu));
+    json_object_set_new(doc, "profile", json_boolean(r->o.profile));
     enum kiln_rc rc = runrec_write_json(&r->rr, "run.json", doc, err);
     json_decref(doc);
     return rc;
@@ -225,11 +228,17 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     keep_file(r, run_out, "timings.json", a->id);
     keep_file(r, run_out, "status.json", a->id);
     keep_file(r, run_out, "log.txt", a->id);
+    /* --profile: a new best is profiled while its scratch still exists. */
+    json_t *prof = rc == KILN_OK
+                       ? opt_profile_on_record(r->op, a->id, a->improved, cdir, o->compile.artifact)
+                       : NULL;
     struct kiln_err ignore;
     kiln_err_clear(&ignore);
     (void)(fs_remove_tree(cdir, &ignore) == KILN_OK); /* big outputs: not kept */
-    if (rc != KILN_OK)
+    if (rc != KILN_OK) {
+        json_decref(prof);
         return rc;
+    }
 
     if (a->improved)
         r->best = (int)r->n;
@@ -240,8 +249,12 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
                   verdict_status_name(a->status), "stage", a->stage, "reason", a->reason,
                   "improved", a->improved, "best", r->best >= 0 ? r->hist[r->best].id : NULL,
                   "geomean_ms", a->geomean_ms, "elapsed_s", now_s() - r->t0);
-    if (!h)
+    if (!h) {
+        json_decref(prof);
         return kiln_fail(err, KILN_E_NOMEM, "history entry");
+    }
+    if (prof)
+        json_object_set_new(h, "profile", prof);
     if (p->cost_usd >= 0)
         json_object_set_new(h, "cost_usd", json_real(p->cost_usd));
     if (p->prompt_tokens >= 0)
@@ -266,7 +279,8 @@ static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, st
                            .nhistory = r->n,
                            .reference = eval_session_reference_outcome(r->s),
                            .iteration = it,
-                           .max_iterations = r->o.max_iterations};
+                           .max_iterations = r->o.max_iterations,
+                           .profile = opt_profile_text(r->op)};
     progress(r, it, "propose");
     struct proposal p;
     enum kiln_rc rc = proposer_propose(r->prop, &st, &p, err);
@@ -553,6 +567,7 @@ static void run_free(struct opt_run *r)
     free(r->hist);
     json_decref(r->history);
     proposer_free(r->prop);
+    opt_profile_close(r->op);
     eval_session_close(r->s);
 }
 
@@ -623,6 +638,9 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
         progress(r, 0, "baseline");
         rc = eval_session_reference(r->s, err);
     }
+    if (rc == KILN_OK)
+        rc = opt_profile_open(r->o.profile, eval_session_backend(r->s), r->o.gpu, &r->rr, work,
+                              r->o.quiet || r->o.json, &r->op, err);
     return rc;
 }
 
@@ -642,6 +660,15 @@ static enum kiln_rc loop(struct opt_run *r, int first, struct kiln_err *err)
 {
     enum kiln_rc rc = KILN_OK;
     bool exhausted = false;
+    if (r->op) {
+        /* --profile: from here on profiles run (the starting kernel's first,
+         * when nothing passed yet); replayed records were read back. */
+        char ref_dir[PATH_MAX];
+        eval_session_candidate_dir(r->s, "reference", false, ref_dir, sizeof(ref_dir));
+        const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
+        rc = opt_profile_go_live(r->op, r->best >= 0, ref_dir, ref ? ref->compile.artifact : "",
+                                 err);
+    }
     for (int it = first; rc == KILN_OK && !exhausted && it <= r->o.max_iterations; it++)
         rc = one_iteration(r, it, &exhausted, err);
     if (rc == KILN_OK)
@@ -761,6 +788,8 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
         (uint64_t)json_integer_value(json_object_get(json_object_get(run, "seeds"), "inputs"));
     r.o.warmups = (int)json_integer_value(json_object_get(run, "warmups"));
     r.o.iterations = (int)json_integer_value(json_object_get(run, "iterations"));
+    r.o.profile = json_is_true(json_object_get(run, "profile")) ||
+                  json_is_object(json_object_get(run, "profile"));
     if (r.o.max_iterations <= 0 || r.o.max_iterations > OPT_MAX_ITER || !r.o.proposer ||
         !json_is_array(hist))
         rc = kiln_fail(err, KILN_E_PARSE, "%s/run.json: missing or bad fields", run_dir);

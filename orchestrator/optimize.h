@@ -35,7 +35,8 @@ struct opt_options {
     uint64_t seed;
     int warmups, iterations;
     bool quiet, json;
-    int argc; /* the command line, for run.json */
+    bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
+    int argc;     /* the command line, for run.json */
     char **argv;
 };
 

@@ -51,6 +51,7 @@ struct opt_state {
     size_t nhistory;
     const struct eval_outcome *reference; /* the starting kernel's outcome */
     int iteration, max_iterations;
+    const char *profile; /* --profile: Nsight Compute metrics of the current best, or NULL */
 };
 
 struct proposal {

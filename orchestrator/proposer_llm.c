@@ -83,6 +83,8 @@ char *proposer_build_prompt(const struct opt_state *st)
     strbuf_puts(&sb, "\n```\n");
     if (b)
         strbuf_printf(&sb, "Its result: %s\n", b->feedback);
+    if (st->profile) /* kiln's own text from parsed, range-checked numbers */
+        strbuf_printf(&sb, "%s\n", st->profile);
     size_t from = st->nhistory > PROMPT_HISTORY ? st->nhistory - PROMPT_HISTORY : 0;
     if (st->nhistory)
         strbuf_printf(&sb, "\nHistory (%zu attempts, the last %zu shown):\n", st->nhistory,

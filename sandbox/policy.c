@@ -188,6 +188,7 @@ enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_
     }
     snprintf(p->name, sizeof(p->name), "%s", name);
     p->allow_gpu = json_is_true(json_object_get(doc, "gpu"));
+    p->dev_shm = json_is_true(json_object_get(doc, "dev_shm"));
     json_t *lim = json_object_get(doc, "limits");
     if (!json_is_object(lim)) {
         kiln_fail(err, KILN_E_PARSE, "%s: \"limits\" must be an object", path);

@@ -21,6 +21,7 @@ struct sandbox_policy {
     char name[32];
     int allow_gpu;
     int allow_exec;               /* documented only: execve is in the rules or not */
+    int dev_shm;                  /* "dev_shm": true: /dev/shm is a symlink to /tmp */
     struct sandbox_limits limits; /* defaults, every field > 0 */
     void *rules;                  /* json_t array of rule objects, owned */
     void *bpf;                    /* struct sock_filter[], owned */

@@ -240,6 +240,11 @@ static void build_root(struct plan *pl)
     STEP(pl, symlink("/proc/self/fd/0", "dev/stdin") == 0, "create /dev/stdin");
     STEP(pl, symlink("/proc/self/fd/1", "dev/stdout") == 0, "create /dev/stdout");
     STEP(pl, symlink("/proc/self/fd/2", "dev/stderr") == 0, "create /dev/stderr");
+    /* POSIX shared memory and named semaphores (shm_open, sem_open) of
+     * programs that need them (ncu: policy "dev_shm") land in the size-capped
+     * /tmp the program can already write: no new writable place. */
+    if (pl->pol.dev_shm)
+        STEP(pl, symlink("/tmp", "dev/shm") == 0, "create /dev/shm -> /tmp");
     struct mount_attr ma = {.attr_set = MOUNT_ATTR_RDONLY};
     STEP(pl, mount_setattr(AT_FDCWD, "dev", 0, &ma, sizeof(ma)) == 0, "make /dev read-only");
 

@@ -117,4 +117,11 @@ const char *sandbox_data_dir(void);
 enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *buf, size_t cap,
                                     struct kiln_err *err) KILN_NODISCARD;
 
+/* Nsight Compute's install directory on this host (the image placeholder
+ * "@ncu@"): from $KILN_NCU (the ncu program or its directory) if set,
+ * else `ncu` on $PATH, else the CUDA toolkit's newest nsight-compute-*,
+ * else /opt/nvidia/nsight-compute/<newest>. The directory holds the `ncu`
+ * launcher and target/. Returns 1 and the real path in root, or 0. */
+int sandbox_find_ncu(char *root, size_t cap);
+
 #endif
