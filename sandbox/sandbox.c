@@ -78,7 +78,7 @@ struct plan {
     char **envp;
     struct sandbox_cgroup cg;
     int status_w, out_w, err_w, tar_w;
-    int go_r, go_w; /* the parent says init is in the cgroup: '1' */
+    int go_r, go_w; /* socketpair: the parent says init is in the cgroup: '1' */
     pid_t kiln_pid;
 };
 
@@ -886,7 +886,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
         goto out;
     }
     if (pipe2(st_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC) ||
-        pipe2(tar_p, O_CLOEXEC) || pipe2(go_p, O_CLOEXEC)) {
+        pipe2(tar_p, O_CLOEXEC) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go_p)) {
         rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
         goto out;
     }
@@ -971,7 +971,10 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
                                              "sandbox: moving init into cgroup %s failed",
                                              pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
                     }
-                    if (write(go_p[1], e ? "0" : "1", 1) != 1 && rc == KILN_OK)
+                    /* A socket, so a dead init is EPIPE, never a SIGPIPE that
+                     * kills the caller; its own failure report says why. */
+                    if (send(go_p[1], e ? "0" : "1", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
+                        rc == KILN_OK)
                         rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: releasing init");
                     close_fd(&go_p[1]);
                 }
