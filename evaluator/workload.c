@@ -721,11 +721,29 @@ static enum kiln_rc check_coverage(struct ctx *c)
     return KILN_OK;
 }
 
+/* "provenance": who wrote the workload. Only "model-generated" exists: a
+ * workload without the key was written by a person. */
+static enum kiln_rc parse_provenance(struct ctx *c, json_t *j)
+{
+    char q[72];
+    enum kiln_rc rc = want(c, j, JSON_STRING, "provenance", "a string");
+    if (rc != KILN_OK)
+        return rc;
+    if (strcmp(json_string_value(j), "model-generated") != 0 ||
+        json_string_length(j) != strlen("model-generated"))
+        return fail(c, KILN_E_PARSE, "provenance",
+                    "\"%s\" is not a provenance (the only one is \"model-generated\"; leave "
+                    "the key out for a workload a person wrote)",
+                    safe(json_string_value(j), q, sizeof(q)));
+    c->w->provenance = WL_PROVENANCE_MODEL;
+    return KILN_OK;
+}
+
 static enum kiln_rc parse_root(struct ctx *c, json_t *root)
 {
-    static const char *const keys[] = {"name",     "description", "sizes",       "signature",
-                                       "cases",    "held_out",    "tolerance",   "cost",
-                                       "backends", "baseline",    "accept_weak", NULL};
+    static const char *const keys[] = {
+        "name", "description", "sizes",    "signature",   "cases",      "held_out", "tolerance",
+        "cost", "backends",    "baseline", "accept_weak", "provenance", NULL};
     static const char *const req[] = {"name",     "description", "sizes", "signature", "cases",
                                       "held_out", "tolerance",   "cost",  "backends",  NULL};
     static const char *const cost_keys[] = {"bytes", "flops", NULL};
@@ -776,6 +794,8 @@ static enum kiln_rc parse_root(struct ctx *c, json_t *root)
         (rc = parse_tolerance(c, json_object_get(root, "tolerance"))) != KILN_OK)
         return rc;
     if ((v = json_object_get(root, "accept_weak")) && (rc = parse_accept_weak(c, v)) != KILN_OK)
+        return rc;
+    if ((v = json_object_get(root, "provenance")) && (rc = parse_provenance(c, v)) != KILN_OK)
         return rc;
     uint64_t total = 0;
     for (size_t i = 0; i < w->ncases; i++)

@@ -48,6 +48,10 @@ enum wl_role { WL_ROLE_IN, WL_ROLE_OUT, WL_ROLE_INOUT };
 enum wl_scalar_type { WL_SCALAR_INT32, WL_SCALAR_INT64, WL_SCALAR_FLOAT32, WL_SCALAR_FLOAT64 };
 enum wl_case_kind { WL_CASE_CORRECTNESS, WL_CASE_PERFORMANCE, WL_CASE_HELD_OUT };
 enum wl_baseline_kind { WL_BASELINE_NONE, WL_BASELINE_CUBLAS_SGEMM, WL_BASELINE_MEMCPY };
+/* Who wrote the workload: a person (no "provenance" key), or a model
+ * ("provenance": "model-generated"), whose reference is then no independent
+ * oracle: the same model may write the kernels it judges. */
+enum wl_provenance { WL_PROVENANCE_AUTHOR = 0, WL_PROVENANCE_MODEL = 1 };
 
 /* The files of a workload directory, in content-hash order. */
 enum wl_file {
@@ -117,6 +121,7 @@ struct workload {
     char accept_weak[WL_MAX_CASES][WL_CASE_NAME_MAX + 1];
     size_t naccept_weak;
     unsigned backends; /* mask of enum kiln_backend, non-empty */
+    enum wl_provenance provenance;
     /* Filled by workload_load (empty after workload_parse_json). */
     struct wl_file_data files[WL_FILE_COUNT];
     char hash[SHA256_HEX_LEN + 1]; /* content hash; "" when not loaded from a directory */

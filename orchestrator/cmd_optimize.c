@@ -8,11 +8,13 @@
 #include "commands.h"
 #include "gpuinfo.h"
 #include "optimize.h"
+#include "wlgen.h"
 
 int cmd_optimize(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"description", required_argument, NULL, 'd'},
+                                         {"gen-attempts", required_argument, NULL, 'G'},
                                          {"max-iterations", required_argument, NULL, 'n'},
                                          {"proposer", required_argument, NULL, 'p'},
                                          {"model", required_argument, NULL, 'm'},
@@ -43,6 +45,12 @@ int cmd_optimize(int argc, char **argv)
         switch (c) {
         case 'd':
             description = optarg;
+            break;
+        case 'G':
+            if (cli_parse_long(optarg, 1, WLGEN_MAX_ATTEMPTS, &v))
+                return cli_usage_error("optimize", "--gen-attempts needs 1..%d, got '%s'",
+                                       WLGEN_MAX_ATTEMPTS, optarg);
+            o.gen_attempts = (int)v;
             break;
         case 'n':
             if (cli_parse_long(optarg, 1, 1000, &v))
@@ -119,12 +127,20 @@ int cmd_optimize(int argc, char **argv)
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
-    if (argc - optind == 0 && description)
-        return cli_usage_error("optimize", "generating a workload from --description alone is "
-                                           "not supported yet: give a WORKLOAD as well");
-    if (argc - optind != 1)
-        return cli_usage_error("optimize", "needs exactly one WORKLOAD");
-    o.workload = argv[optind];
+    if (description && argc - optind != 0)
+        return cli_usage_error("optimize", "give either a WORKLOAD or --description TEXT (the "
+                                           "model writes the workload), not both");
+    if (!description && argc - optind != 1)
+        return cli_usage_error("optimize", "needs exactly one WORKLOAD (or --description TEXT)");
+    if (description && !description[0])
+        return cli_usage_error("optimize", "--description is empty: say what to compute");
+    if (description && strlen(description) > WLGEN_DESC_MAX)
+        return cli_usage_error("optimize", "--description is longer than %d bytes", WLGEN_DESC_MAX);
+    if (description && !o.replay_dir && !o.model)
+        return cli_usage_error("optimize", "--description needs --model NAME (the model writes "
+                                           "the workload), or --replay RUN_DIR of such a run");
+    o.workload = description ? NULL : argv[optind];
+    o.description = description;
     if (o.proposer && !strcmp(o.proposer, "replay") && !o.replay_dir)
         return cli_usage_error("optimize", "--proposer replay needs --replay RUN_DIR");
     if (o.proposer && !strcmp(o.proposer, "llm") && !o.model)

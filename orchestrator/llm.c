@@ -152,11 +152,24 @@ static enum kiln_rc build_request(const struct llm_config *cfg, const char *syst
         goto out;
     }
     json_array_append_new(msgs, json_pack("{s:s, s:o}", "role", "user", "content", u));
-    if (schema)
+    if (schema && cfg->schema) {
+        json_error_t jerr;
+        json_t *sch = json_loads(cfg->schema, JSON_REJECT_DUPLICATES, &jerr);
+        if (!json_is_object(sch)) {
+            json_decref(sch);
+            rc = kiln_fail(err, KILN_E_INTERNAL, "the response schema is not a JSON object: %s",
+                           jerr.text);
+            goto out;
+        }
+        fmt = json_pack("{s:s, s:{s:s, s:b, s:o}}", "type", "json_schema", "json_schema", "name",
+                        cfg->schema_name ? cfg->schema_name : "kiln_answer", "strict", 1, "schema",
+                        sch);
+    } else if (schema) {
         fmt = json_pack("{s:s, s:{s:s, s:b, s:o}}", "type", "json_schema", "json_schema", "name",
                         "kiln_candidate", "strict", 1, "schema", candidate_schema());
-    else
+    } else {
         fmt = json_pack("{s:s}", "type", "json_object");
+    }
     json_t *model = json_string(cfg->model);
     if (!model) {
         rc = kiln_fail(err, KILN_E_USAGE, "the model name is not valid UTF-8");
@@ -278,6 +291,19 @@ static bool curl_retryable(CURLcode cc)
     default:
         return false;
     }
+}
+
+char *llm_exchange_to_json(const struct llm_exchange *ex, const char *error)
+{
+    json_t *doc = json_pack(
+        "{s:s, s:s?, s:i, s:i, s:f, s:i, s:i, s:f, s:s?, s:s?}", "status", error ? "error" : "ok",
+        "error", error, "http_status", (json_int_t)ex->http_status, "attempts",
+        (json_int_t)ex->attempts, "latency_s", ex->latency_s, "prompt_tokens",
+        (json_int_t)ex->prompt_tokens, "completion_tokens", (json_int_t)ex->completion_tokens,
+        "cost_usd", ex->cost_usd, "request", ex->request_body, "reply", ex->reply_body);
+    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    return text;
 }
 
 void llm_exchange_free(struct llm_exchange *ex)

@@ -17,7 +17,7 @@
  * http except to a loopback host.
  *
  * The model is asked for structured output: response_format json_schema with
- * the candidate schema of llm_reply.h; when the server answers 400 to that
+ * the candidate schema of llm_reply.h (or cfg->schema); when the server answers 400 to that
  * (many local servers), the request is repeated once with json_object. The
  * caller parses exchange.content with llm_reply_parse().
  */
@@ -47,6 +47,10 @@ struct llm_config {
     long max_tokens;           /* sent as max_tokens when > 0 */
     double price_in_per_mtok;  /* USD per million prompt tokens; 0: unknown */
     double price_out_per_mtok; /* USD per million completion tokens; 0: unknown */
+    /* The structured answer asked for: a JSON Schema as JSON text and its
+     * name. NULL: the candidate schema of llm_reply.h ("kiln_candidate"). */
+    const char *schema;
+    const char *schema_name;
 };
 
 /* What one llm_chat call did. All pointers are owned by the exchange. */
@@ -82,6 +86,12 @@ struct llm_exchange {
 enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const char *system_prompt,
                       const char *user_prompt, struct llm_exchange *out,
                       struct kiln_err *err) KILN_NODISCARD;
+
+/* The exchange as a run records it (results/README.md, exchange.json): status
+ * ("ok", or "error" with `error`), HTTP status, attempts, latency, tokens,
+ * cost, the request and the raw reply; never the key. Indented JSON text
+ * (free()), or NULL when out of memory. */
+char *llm_exchange_to_json(const struct llm_exchange *ex, const char *error);
 
 /* Frees what the exchange owns and zeroes it; safe on a zeroed exchange. */
 void llm_exchange_free(struct llm_exchange *ex);

@@ -84,8 +84,8 @@ static enum kiln_rc take_string(const json_t *v, const char *key, size_t max, ch
  * number of lines before the JSON text, so parser line numbers can be
  * reported relative to what the model wrote.
  */
-static enum kiln_rc unfence(const char *s, size_t n, const char **body, size_t *body_len,
-                            int *line_skip, struct kiln_err *err)
+static enum kiln_rc unfence(const char *s, size_t n, const char *keys, const char **body,
+                            size_t *body_len, int *line_skip, struct kiln_err *err)
 {
     char snip[SNIPPET_MAX * 4 + 8];
     int skipped = 0;
@@ -99,8 +99,7 @@ static enum kiln_rc unfence(const char *s, size_t n, const char **body, size_t *
     *line_skip = skipped;
     if (n == 0)
         return kiln_fail(err, KILN_E_REJECTED,
-                         "reply was empty: answer with one JSON object with the keys source, "
-                         "rationale and language");
+                         "reply was empty: answer with one JSON object with the keys %s", keys);
     if (n < 3 || memcmp(s, "```", 3) != 0) {
         if (s[0] != '{')
             return kiln_fail(err, KILN_E_REJECTED,
@@ -143,15 +142,15 @@ static enum kiln_rc unfence(const char *s, size_t n, const char **body, size_t *
     return KILN_OK;
 }
 
-enum kiln_rc llm_reply_parse(const char *content, size_t len, struct llm_proposal *out,
-                             struct kiln_err *err)
+enum kiln_rc llm_reply_object(const char *content, size_t len, const char *keys, json_t **out,
+                              struct kiln_err *err)
 {
-    memset(out, 0, sizeof(*out));
+    *out = NULL;
     if (!content)
-        return kiln_fail(err, KILN_E_INTERNAL, "llm_reply_parse: content is NULL");
+        return kiln_fail(err, KILN_E_INTERNAL, "llm_reply_object: content is NULL");
     if (len > LLM_CONTENT_MAX)
         return kiln_fail(err, KILN_E_LIMIT,
-                         "reply is %zu bytes; the limit is %u bytes: send a smaller kernel", len,
+                         "reply is %zu bytes; the limit is %u bytes: send a smaller answer", len,
                          LLM_CONTENT_MAX);
     /* jansson stops at nothing, but a raw NUL in a model reply is never
      * intended; name it instead of reporting a confusing parse error. */
@@ -163,7 +162,7 @@ enum kiln_rc llm_reply_parse(const char *content, size_t len, struct llm_proposa
     const char *body = NULL;
     size_t body_len = 0;
     int line_skip = 0;
-    enum kiln_rc rc = unfence(content, len, &body, &body_len, &line_skip, err);
+    enum kiln_rc rc = unfence(content, len, keys, &body, &body_len, &line_skip, err);
     if (rc != KILN_OK)
         return rc;
 
@@ -172,17 +171,34 @@ enum kiln_rc llm_reply_parse(const char *content, size_t len, struct llm_proposa
     if (!root)
         return kiln_fail(err, KILN_E_PARSE, "reply was not valid JSON at line %d column %d: %s",
                          jerr.line + line_skip, jerr.column, jerr.text);
+    if (!json_is_object(root)) {
+        rc = kiln_fail(err, KILN_E_REJECTED,
+                       "reply must be a JSON object with the keys %s, not a JSON %s", keys,
+                       json_is_array(root) ? "array" : "scalar");
+        json_decref(root);
+        return rc;
+    }
+    *out = root;
+    return KILN_OK;
+}
 
+enum kiln_rc llm_reply_string(const json_t *obj, const char *key, size_t max, char **out,
+                              size_t *out_len, struct kiln_err *err)
+{
+    return take_string(json_object_get(obj, key), key, max, out, out_len, err);
+}
+
+enum kiln_rc llm_reply_parse(const char *content, size_t len, struct llm_proposal *out,
+                             struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    json_t *root = NULL;
+    enum kiln_rc rc = llm_reply_object(content, len, "source, rationale and language", &root, err);
+    if (rc != KILN_OK)
+        return rc;
     char snip[SNIPPET_MAX * 4 + 8];
     const char *key;
     json_t *v;
-    if (!json_is_object(root)) {
-        rc = kiln_fail(err, KILN_E_REJECTED,
-                       "reply must be a JSON object with the keys source, rationale and "
-                       "language, not a JSON %s",
-                       json_is_array(root) ? "array" : "scalar");
-        goto out;
-    }
     json_object_foreach(root, key, v)
     {
         if (strcmp(key, "source") != 0 && strcmp(key, "rationale") != 0 &&

@@ -17,6 +17,7 @@
 #ifndef KILN_LLM_REPLY_H
 #define KILN_LLM_REPLY_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -60,6 +61,23 @@ enum kiln_rc llm_reply_parse(const char *content, size_t len, struct llm_proposa
                              struct kiln_err *err) KILN_NODISCARD;
 
 void llm_proposal_free(struct llm_proposal *p);
+
+/*
+ * The first half of llm_reply_parse, for other structured answers (a
+ * generated workload, wlgen_reply.h): checks the size and NULs, unwraps the
+ * one allowed ```json fence and parses exactly one JSON object (duplicate
+ * keys rejected) into *out, which the caller json_decref()s. `keys` lists
+ * the expected keys for messages ("source, rationale and language"). Same
+ * errors as llm_reply_parse; *out is NULL on failure.
+ */
+enum kiln_rc llm_reply_object(const char *content, size_t len, const char *keys, json_t **out,
+                              struct kiln_err *err) KILN_NODISCARD;
+
+/* Copies the string member `key` of `obj` into *out (heap, NUL-terminated;
+ * *out_len bytes when out_len is not NULL): KILN_E_REJECTED when it is not a
+ * string or holds a NUL, KILN_E_LIMIT over `max` bytes. */
+enum kiln_rc llm_reply_string(const json_t *obj, const char *key, size_t max, char **out,
+                              size_t *out_len, struct kiln_err *err) KILN_NODISCARD;
 
 /*
  * Extracts choices[0].message.content (a string) from a chat-completions

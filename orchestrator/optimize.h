@@ -22,7 +22,9 @@
 #include "proposer.h"
 
 struct opt_options {
-    const char *workload;      /* directory or built-in name */
+    const char *workload;      /* directory or built-in name; NULL with description */
+    const char *description;   /* generate the workload from these words (wlgen.h) */
+    int gen_attempts;          /* generation attempts; 0: the default (3) */
     const char *results_dir;   /* default "results" */
     enum kiln_backend backend; /* 0: auto */
     int gpu;

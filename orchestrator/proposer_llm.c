@@ -118,20 +118,6 @@ struct llm_proposer {
     struct llm_settings s;
 };
 
-/* The exchange as recorded in the run (never the key). */
-static char *exchange_record(const struct llm_exchange *ex, const char *error)
-{
-    json_t *doc = json_pack(
-        "{s:s, s:s?, s:i, s:i, s:f, s:i, s:i, s:f, s:s?, s:s?}", "status", error ? "error" : "ok",
-        "error", error, "http_status", (json_int_t)ex->http_status, "attempts",
-        (json_int_t)ex->attempts, "latency_s", ex->latency_s, "prompt_tokens",
-        (json_int_t)ex->prompt_tokens, "completion_tokens", (json_int_t)ex->completion_tokens,
-        "cost_usd", ex->cost_usd, "request", ex->request_body, "reply", ex->reply_body);
-    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(doc);
-    return text;
-}
-
 static enum kiln_rc llm_propose(struct proposer *p, const struct opt_state *st,
                                 struct proposal *out, struct kiln_err *err)
 {
@@ -154,7 +140,7 @@ static enum kiln_rc llm_propose(struct proposer *p, const struct opt_state *st,
         *err = cerr;
         return rc;
     }
-    out->exchange = exchange_record(&ex, rc == KILN_OK ? NULL : cerr.msg);
+    out->exchange = llm_exchange_to_json(&ex, rc == KILN_OK ? NULL : cerr.msg);
     if (rc != KILN_OK)
         snprintf(out->invalid, sizeof(out->invalid), "the model call failed: %s", cerr.msg);
     else

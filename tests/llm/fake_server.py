@@ -37,6 +37,64 @@ SAXPY_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 SAXPY_MIX = ["good:2", "malformed", "missing", "nocompile", "500", "good:8", "401"]
 LIFETIME_S = 120
 
+# The wlgen_* scenarios answer `kiln optimize --description ... --backend cpu`
+# (tests/pipeline/generate.sh): a tiny axpy workload with a kernel.c, broken
+# in one way per scenario. Candidate requests of the same model get the
+# workload's kernel with another UNROLL.
+WLGEN_KEYS = ["inputs_py", "kernel_c", "kernel_cu", "rationale", "reference_py", "workload_json"]
+TINY_JSON = {
+    "name": "tiny_axpy",
+    "description": "out = 2.5 * x + y for float32 vectors of length n.",
+    "sizes": ["n"],
+    "signature": [
+        {"name": "n", "kind": "scalar", "type": "int64", "expr": "n"},
+        {"name": "a", "kind": "scalar", "type": "float32", "value": 2.5},
+        {"name": "x", "kind": "tensor", "dtype": "float32", "shape": ["n"], "role": "in"},
+        {"name": "y", "kind": "tensor", "dtype": "float32", "shape": ["n"], "role": "in"},
+        {"name": "out", "kind": "tensor", "dtype": "float32", "shape": ["n"], "role": "out"},
+    ],
+    "cases": [
+        {"name": "small", "kind": "correctness", "sizes": {"n": 3}},
+        {"name": "odd", "kind": "correctness", "sizes": {"n": 1001}},
+        {"name": "perf", "kind": "performance", "sizes": {"n": 262144}},
+    ],
+    "held_out": [{"name": "held", "sizes": {"n": 77}}],
+    "tolerance": {"out": {"atol": 1e-5, "rtol": 1e-5}},
+    "cost": {"bytes": "12*n", "flops": "2*n"},
+    "backends": ["cpu"],
+}
+TINY_INPUTS = """import json, os, sys
+import numpy as np
+case = json.load(open(sys.argv[1]))
+n = int(case["sizes"]["n"])
+rng = np.random.default_rng(int(case["seed"]))
+np.save(os.path.join(sys.argv[2], "x.npy"), rng.standard_normal(n).astype(np.DTYPE))
+np.save(os.path.join(sys.argv[2], "y.npy"), rng.uniform(-4, 4, n).astype(np.float32))
+"""
+TINY_REFERENCE = """import json, os, sys
+import numpy as np
+x = np.load(os.path.join(sys.argv[2], "x.npy")).astype(np.float64)
+y = np.load(os.path.join(sys.argv[2], "y.npy")).astype(np.float64)
+np.save(os.path.join(sys.argv[3], "out.npy"), (2.5 * x + y).astype(np.float32))
+"""
+TINY_KERNEL = """// kiln: tunable UNROLL {1, 2, 4} = 1
+// kiln: launch axpy args(n, a, x, y, out)
+void axpy(long long n, float a, const float *x, const float *y, float *out)
+{
+    long long i = 0;
+    for (; i + UNROLL <= n; i += UNROLL)
+        for (int j = 0; j < UNROLL; j++)
+            out[i + j] = A * x[i + j] + y[i + j];
+    for (; i < n; i++)
+        out[i] = A * x[i] + y[i];
+}
+"""
+# wlgen_fix, by request number: a workload.json without held_out, then a
+# starting kernel that computes the wrong thing, then a good answer. Each
+# retry must carry the problem kiln found in the previous one.
+WLGEN_FIX = ["nohelds", "badkernel", "good"]
+WLGEN_FIX_FEEDBACK = {2: 'missing required key \\"held_out\\"', 3: "starting kernel (kernel.c) fails"}
+
 counts = {}
 lock = threading.Lock()
 
@@ -83,6 +141,12 @@ def check_request(req, raw):
         schema = js.get("schema", {})
         if js.get("strict") is not True:
             return "json_schema is not strict"
+        if js.get("name") == "kiln_workload":
+            if sorted(schema.get("required", [])) != WLGEN_KEYS:
+                return "the workload schema does not require " + ", ".join(WLGEN_KEYS)
+            if schema.get("additionalProperties") is not False:
+                return "the workload schema allows additional properties"
+            return None
         if sorted(schema.get("required", [])) != ["language", "rationale", "source"]:
             return "schema does not require source, rationale, language"
         if schema.get("additionalProperties") is not False:
@@ -92,6 +156,29 @@ def check_request(req, raw):
     elif fmt.get("type") != "json_object":
         return "unknown response_format " + str(fmt.get("type"))
     return None
+
+
+def wlgen_answer(kind):
+    """The content of one wlgen_* generation answer."""
+    wl = json.loads(json.dumps(TINY_JSON))
+    files = {"inputs_py": TINY_INPUTS.replace("DTYPE", "float32"), "reference_py": TINY_REFERENCE,
+             "kernel_c": TINY_KERNEL.replace("A *", "a *"), "kernel_cu": None,
+             "rationale": "float64 reference of a * x + y"}
+    if kind == "nohelds":
+        del wl["held_out"]
+    elif kind == "badkernel":
+        files["kernel_c"] = TINY_KERNEL.replace("A *", "3 * a *")
+    elif kind == "dtype":
+        files["inputs_py"] = TINY_INPUTS.replace("DTYPE", "float64")
+    elif kind == "never":
+        del files["reference_py"]
+    files["workload_json"] = json.dumps(wl, indent=2) + "\n"
+    return json.dumps(files)
+
+
+def wlgen_candidate(unroll):
+    src = TINY_KERNEL.replace("A *", "a *").replace("= 1\n", "= %d\n" % unroll, 1)
+    return json.dumps({"source": src, "rationale": "UNROLL=%d" % unroll, "language": "c"})
 
 
 def saxpy_source(unroll):
@@ -170,6 +257,24 @@ class Handler(BaseHTTPRequestHandler):
         fmt = req["response_format"]["type"]
         good = json.dumps(GOOD)
 
+        if scen.startswith("wlgen_"):
+            kind = scen[len("wlgen_"):]
+            if req["response_format"].get("json_schema", {}).get("name") != "kiln_workload":
+                with lock:
+                    counts[model + "/candidate"] = counts.get(model + "/candidate", 0) + 1
+                    nc = counts[model + "/candidate"]
+                return self.reply(200, envelope(wlgen_candidate(2 if nc % 2 else 4)))
+            if kind == "fix":
+                want = WLGEN_FIX_FEEDBACK.get(nth)
+                if want and want not in raw.decode():
+                    return self.reply(422, {"error": {"message": "fake server: attempt %d "
+                                                      "does not carry '%s'" % (nth, want)}})
+                kind = WLGEN_FIX[nth - 1] if nth <= len(WLGEN_FIX) else "good"
+            if kind not in ("good", "dtype", "never", "nohelds", "badkernel"):
+                return self.reply(422, {"error": {"message": "fake server: bad wlgen " + kind}})
+            body = envelope(wlgen_answer(kind))
+            body["echo"] = "you sent " + str(auth)
+            return self.reply(200, body)
         if scen.startswith("saxpy_"):
             kind = scen[len("saxpy_"):]
             if kind == "mix":

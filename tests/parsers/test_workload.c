@@ -128,6 +128,31 @@ static void backends_per_case(void **state)
                "workload.json: backends[0]: unknown backend \"tpu\" (cuda or cpu)");
 }
 
+/* "provenance": absent means a person wrote it; "model-generated" is kept;
+ * anything else is refused rather than read as "a person wrote it". */
+static void provenance(void **state)
+{
+    (void)state;
+    struct workload *w = parse_ok(saxpy_json);
+    assert_int_equal(w->provenance, WL_PROVENANCE_AUTHOR);
+    workload_free(w);
+    static char buf[8192];
+    fixture_replace(buf, sizeof(buf), "\"accept_weak\": []",
+                    "\"accept_weak\": [], \"provenance\": \"model-generated\"");
+    w = parse_ok(buf);
+    assert_int_equal(w->provenance, WL_PROVENANCE_MODEL);
+    workload_free(w);
+    mutate_bad("\"accept_weak\": []", "\"accept_weak\": [], \"provenance\": \"human\"",
+               KILN_E_PARSE,
+               "workload.json: provenance: \"human\" is not a provenance (the only one is "
+               "\"model-generated\"; leave the key out for a workload a person wrote)");
+    mutate_bad("\"accept_weak\": []", "\"accept_weak\": [], \"provenance\": null", KILN_E_PARSE,
+               "workload.json: provenance: must be a string, not null");
+    mutate_bad("\"accept_weak\": []",
+               "\"accept_weak\": [], \"provenance\": \"model-generated\\u0000x\"", KILN_E_PARSE,
+               "workload.json: line 22 column 59: \\u0000 is not allowed without JSON_ALLOW_NUL");
+}
+
 static void hostile_fields(void **state)
 {
     (void)state;
@@ -372,7 +397,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(saxpy_example),     cmocka_unit_test(backends_per_case),
         cmocka_unit_test(hostile_fields),    cmocka_unit_test(hostile_json),
-        cmocka_unit_test(directory_loading),
+        cmocka_unit_test(directory_loading), cmocka_unit_test(provenance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

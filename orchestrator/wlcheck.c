@@ -1,0 +1,117 @@
+#include "wlcheck.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "inputs.h"
+
+static void problem(struct wlcheck_result *res, const char *fmt, ...) KILN_PRINTF(2, 3);
+
+static void problem(struct wlcheck_result *res, const char *fmt, ...)
+{
+    size_t off = strlen(res->problems);
+    va_list ap;
+    va_start(ap, fmt);
+    if (off + 2 < sizeof(res->problems)) {
+        vsnprintf(res->problems + off, sizeof(res->problems) - off - 1, fmt, ap);
+        strcat(res->problems, "\n");
+    }
+    va_end(ap);
+    res->nproblems++;
+}
+
+bool wlcheck_host_failure(enum kiln_rc rc)
+{
+    switch (rc) {
+    case KILN_E_NOMEM:
+    case KILN_E_IO:
+    case KILN_E_SANDBOX:
+    case KILN_E_UNSUPPORTED:
+    case KILN_E_INTERNAL:
+    case KILN_E_CUDA:
+    case KILN_E_NOTFOUND:
+        return true;
+    case KILN_OK:
+    case KILN_E_USAGE:
+    case KILN_E_PARSE:
+    case KILN_E_LIMIT:
+    case KILN_E_REJECTED:
+    case KILN_E_CHILD:
+    case KILN_E_TIMEOUT:
+        return false;
+    }
+    return true;
+}
+
+static void print_sizes(const struct workload *w, const struct wl_case *c, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < w->nsizes && off < cap; i++)
+        off += (size_t)snprintf(buf + off, cap - off, "%s%s=%lld", i ? " " : "", w->size_names[i],
+                                (long long)c->sizes[i]);
+}
+
+/* Runs the scripts for every case of one backend; a row per set. */
+static void check_backend(const struct workload *w, unsigned backend, bool held_out,
+                          const struct wlcheck_opts *o, struct wlcheck_result *res)
+{
+    struct inputs_request req = {.wl = w,
+                                 .backend = backend,
+                                 .held_out = held_out,
+                                 .cache_dir = held_out && o->held_cache_dir ? o->held_cache_dir
+                                                                            : o->cache_dir,
+                                 .seed = o->seed,
+                                 .perf_sets = 1,
+                                 .script_timeout_ms = o->script_timeout_ms,
+                                 .verbose = o->verbose};
+    struct input_sets sets;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    const char *which = held_out ? "held-out" : "visible";
+    enum kiln_rc rc = inputs_prepare(&req, &sets, &err);
+    if (rc != KILN_OK) {
+        if (o->table)
+            fprintf(o->table, "  FAIL  %s cases on %s: %s\n", which, kiln_backend_name(backend),
+                    err.msg);
+        problem(res, "%s cases on %s: %s", which, kiln_backend_name(backend), err.msg);
+        if (wlcheck_host_failure(rc) && res->environment == KILN_OK)
+            res->environment = rc;
+        return;
+    }
+    for (size_t i = 0; i < sets.n; i++) {
+        const struct input_set *s = &sets.sets[i];
+        char sizes[160];
+        print_sizes(w, s->wcase, sizes, sizeof(sizes));
+        const char *kind = held_out                                ? "held-out"
+                           : s->wcase->kind == WL_CASE_PERFORMANCE ? "perf"
+                                                                   : "correct";
+        bool bad = s->weak && s->wcase->kind == WL_CASE_PERFORMANCE && !inputs_set_scored(w, s);
+        if (o->table)
+            fprintf(o->table, "  %-5s %-4s %-12s %-8s %10.1f MB  %-32s %s%s\n",
+                    bad       ? "FAIL"
+                    : s->weak ? "WEAK"
+                              : "ok",
+                    kiln_backend_name(backend), s->wcase->name, kind, (double)s->wcase->bytes / 1e6,
+                    sizes, s->weak ? "weak: " : "", s->weak ? s->weak_why : "");
+        if (bad)
+            problem(res,
+                    "performance case %s on %s has a weak reference (%s): make its outputs "
+                    "depend on the inputs, or accept it by name in accept_weak and say why in "
+                    "the description",
+                    s->wcase->name, kiln_backend_name(backend), s->weak_why);
+    }
+    input_sets_free(&sets);
+}
+
+void wlcheck_run(const struct workload *w, const struct wlcheck_opts *o, struct wlcheck_result *res)
+{
+    memset(res, 0, sizeof(*res));
+    const unsigned all[] = {KILN_BACKEND_CUDA, KILN_BACKEND_CPU};
+    for (size_t b = 0; b < 2; b++) {
+        if (!(w->backends & o->backends & all[b]))
+            continue;
+        for (int held = 0; held < 2; held++)
+            check_backend(w, all[b], held, o, res);
+    }
+}

@@ -1,0 +1,6 @@
+# A model's generated workload (`kiln optimize --description`): the answer
+# parser in orchestrator/wlgen_reply.c over llm_reply.c (no curl needed).
+kiln_fuzz_target(wlgen_reply
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_wlgen_reply.c ${CMAKE_SOURCE_DIR}/orchestrator/wlgen_reply.c
+          ${CMAKE_SOURCE_DIR}/orchestrator/llm_reply.c
+  LIBS kiln_parse kiln_base PkgConfig::JANSSON)
