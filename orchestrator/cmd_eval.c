@@ -16,7 +16,7 @@
 struct eval_cli {
     const char *workload, *candidate, *work, *junit;
     enum kiln_backend backend;
-    int gpu, warmups, iterations, json, hot, keep, no_reference, timeout_s;
+    int gpu, warmups, iterations, json, hot, keep, no_reference, no_baseline, timeout_s;
     long seed;
 };
 
@@ -24,24 +24,44 @@ static void print_table(const struct eval_outcome *o, const char *title)
 {
     const struct verdict *v = &o->v;
     printf("%s\n", title);
-    printf("  %-14s %-4s %-6s %12s %10s %8s\n", "case", "set", "status", "median ms", "vs ref",
-           "% SOL");
+    printf("  %-14s %-4s %-6s %12s %10s %11s %8s\n", "case", "set", "status", "median ms", "vs ref",
+           "vs baseline", "% SOL");
     for (size_t i = 0; i < v->ncases; i++) {
         const struct verdict_case *c = &v->cases[i];
-        char med[32] = "-", ref[32] = "-", sol[32] = "-";
+        char med[32] = "-", ref[32] = "-", base[32] = "-", sol[32] = "-";
         if (c->timed) {
             snprintf(med, sizeof(med), "%.4f", c->timing.median);
             if (c->ref_median_ms > 0)
                 snprintf(ref, sizeof(ref), "%.2fx", c->ref_median_ms / c->timing.median);
+            if (c->speedup_vendor > 0)
+                snprintf(base, sizeof(base), "%.2fx", c->speedup_vendor);
             if (c->sol > 0)
                 snprintf(sol, sizeof(sol), "%.1f", 100 * c->sol);
         }
-        printf("  %-14s %-4d %-6s %12s %10s %8s%s%s\n", c->name, c->set, c->correct ? "ok" : "FAIL",
-               med, ref, sol, c->scored ? "" : "  (not scored)", c->correct ? "" : "");
+        printf("  %-14s %-4d %-6s %12s %10s %11s %8s%s%s\n", c->name, c->set,
+               c->correct ? "ok" : "FAIL", med, ref, base, sol, c->scored ? "" : "  (not scored)",
+               c->correct ? "" : "");
         if (!c->correct && c->detail[0])
             printf("      %s\n", c->detail);
     }
     printf("  status: %s (stage %s)\n  %s\n", verdict_status_name(v->status), o->stage, v->summary);
+}
+
+/* One line on the vendor baseline under the table. */
+static void print_baseline(const struct eval_baseline *b)
+{
+    if (!b || b->kind == WL_BASELINE_NONE) {
+        printf("  vendor baseline: none declared by the workload\n");
+        return;
+    }
+    printf("  vendor baseline (%s): ", eval_baseline_kind_name(b->kind));
+    if (b->state == EVAL_BASELINE_OK) {
+        for (size_t i = 0; i < b->medians.n; i++)
+            printf("%s%s %.4f ms", i ? ", " : "", b->medians.cases[i].name, b->medians.cases[i].ms);
+        printf("%s%s\n", b->detail[0] ? "; " : "", b->detail);
+    } else {
+        printf("%s\n", b->detail);
+    }
 }
 
 static void xml_escape(FILE *f, const char *s)
@@ -110,6 +130,7 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          {"iterations", required_argument, NULL, 'i'},
                                          {"hot", no_argument, NULL, 'H'},
                                          {"no-reference", no_argument, NULL, 'R'},
+                                         {"no-baseline", no_argument, NULL, 'B'},
                                          {"timeout", required_argument, NULL, 'T'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("eval");
@@ -152,6 +173,9 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
             break;
         case 'R':
             o->no_reference = 1;
+            break;
+        case 'B':
+            o->no_baseline = 1;
             break;
         case 'T':
             if (cli_parse_long(optarg, 1, 86400, &v))
@@ -199,6 +223,7 @@ int cmd_eval(int argc, char **argv)
     if (fs_read_file(o.candidate, 1u << 20, &src, &len, &err) != KILN_OK ||
         eval_session_open(&so, &s, &err) != KILN_OK ||
         (!o.no_reference && eval_session_reference(s, &err) != KILN_OK) ||
+        (!o.no_baseline && eval_session_baseline(s, &err) != KILN_OK) ||
         eval_session_run(s, "candidate", src, len, NULL, &out, &err) != KILN_OK)
         goto fail;
     if (out.v.status == VERDICT_PASS) {
@@ -220,6 +245,10 @@ int cmd_eval(int argc, char **argv)
                             json_string(kiln_backend_name(eval_session_backend(s))));
         if (have_held)
             json_object_set_new(doc, "held_out", json_string(verdict_status_name(held.v.status)));
+        /* The vendor baseline: kind, status and why not, per-case medians
+         * (null when it was not timed: --no-baseline). */
+        const struct eval_baseline *bl = eval_session_baseline_result(s);
+        json_object_set_new(doc, "baseline", bl ? eval_baseline_json(bl) : json_null());
         json_dumpf(doc, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(doc);
@@ -228,6 +257,8 @@ int cmd_eval(int argc, char **argv)
         snprintf(title, sizeof(title), "kiln eval %s %s (%s backend)", o.workload, o.candidate,
                  kiln_backend_name(eval_session_backend(s)));
         print_table(&out, title);
+        if (!o.no_baseline)
+            print_baseline(eval_session_baseline_result(s));
         printf("  turnaround: compile %.3f s, run %.3f s (sandbox, CUDA context, upload, "
                "timing), verify %.3f s\n",
                out.t_compile, out.t_run, out.t_verify);
