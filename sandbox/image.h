@@ -6,7 +6,7 @@
  * Host-specific paths are placeholders resolved here at load time:
  * "@python_prefix@" (the prefixes of the python3 that imports numpy),
  * "@cuda@" (the CUDA toolkit), "@nvidia_libs@" (where libcuda.so.1 lives);
- * "@python_bin@" inside env values. Optional paths that are absent are
+ * "@python_bin@" and "@cuda@" inside env values. Optional paths that are absent are
  * skipped and listed. image_load() fills a caller-owned struct that
  * image_free() releases.
  */
