@@ -497,8 +497,7 @@ static enum kiln_rc unavailable(struct hx_fault *fault, struct kiln_err *err, co
 static enum kiln_rc cublas_load(struct hx_backend *b, struct hx_fault *fault, struct kiln_err *err)
 {
     const int majors[] = {CUDA_VERSION / 1000, 13, 12, 11};
-    char tried[160] = "";
-    const char *why = "";
+    char tried[160] = "", why[240] = "?";
     struct hx_cublas *cb = calloc(1, sizeof(*cb));
     if (!cb)
         return kiln_fail(err, KILN_E_NOMEM, "cuda: out of memory for cuBLAS");
@@ -508,9 +507,10 @@ static enum kiln_rc cublas_load(struct hx_backend *b, struct hx_fault *fault, st
         snprintf(cb->soname, sizeof(cb->soname), "libcublas.so.%d", majors[i]);
         cb->lib = dlopen(cb->soname, RTLD_NOW | RTLD_LOCAL);
         if (!cb->lib) {
+            /* dlerror's text does not survive the next dlopen: copy it. */
             const char *e = dlerror();
-            if (i == 0)
-                why = e ? e : "?";
+            if (i == 0 && e)
+                snprintf(why, sizeof(why), "%s", e);
             size_t n = strlen(tried);
             snprintf(tried + n, sizeof(tried) - n, "%s%s", n ? ", " : "", cb->soname);
         }
