@@ -6,7 +6,7 @@
 # jansson statically, so they need nothing beyond libc, libm, libdl (and
 # libcuda.so.1 from the driver for the CUDA one).
 
-add_library(kiln_harness_plan STATIC harness_plan.c cpu_trampoline.c)
+add_library(kiln_harness_plan STATIC harness_plan.c harness_plan_baseline.c cpu_trampoline.c)
 target_include_directories(kiln_harness_plan PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(kiln_harness_plan PUBLIC kiln_eval kiln_base PkgConfig::JANSSON m)
 
@@ -21,7 +21,9 @@ endif()
 
 set(KILN_HARNESS_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_core.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_baseline.c
     ${CMAKE_CURRENT_SOURCE_DIR}/harness_plan.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/harness_plan_baseline.c
     ${CMAKE_CURRENT_SOURCE_DIR}/npy.c
     ${CMAKE_CURRENT_SOURCE_DIR}/tensor.c
     ${CMAKE_SOURCE_DIR}/orchestrator/error.c

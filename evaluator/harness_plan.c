@@ -1,6 +1,7 @@
 #include "harness_plan.h"
 
 #include "json_nesting.h"
+#include "harness_plan_baseline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -189,6 +190,8 @@ enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err
                              "plan: adaptive.max_iterations must be iterations .. %d",
                              HARNESS_PLAN_MAX_RUNS);
     }
+    if (p->baseline != HBL_NONE) /* a vendor operation per case: HARNESS.md section 7 */
+        return harness_plan_validate_baseline(p, err);
     if (p->guard_bytes < 256 || p->guard_bytes > HARNESS_PLAN_MAX_GUARD || p->guard_bytes % 256)
         return kiln_fail(err, KILN_E_REJECTED,
                          "plan: guard_bytes must be a multiple of 256 in 256 .. 16 MiB");
@@ -550,9 +553,9 @@ static enum kiln_rc parse_case(json_t *e, struct harness_plan *p, struct harness
 
 static enum kiln_rc parse_root(json_t *root, struct harness_plan *p, struct kiln_err *err)
 {
-    static const char *const keys[] = {"kiln_plan", "backend",  "warmups", "iterations",
-                                       "adaptive",  "l2_flush", "reload",  "guard_bytes",
-                                       "signature", "launches", "cases",   NULL};
+    static const char *const keys[] = {
+        "kiln_plan",   "backend",   "warmups",  "iterations", "adaptive", "l2_flush", "reload",
+        "guard_bytes", "signature", "launches", "cases",      "baseline", NULL};
     enum kiln_rc rc;
     int64_t version = 0, warmups = p->warmups, iterations = p->iterations;
     int64_t guard = (int64_t)p->guard_bytes;
@@ -602,6 +605,8 @@ static enum kiln_rc parse_root(json_t *root, struct harness_plan *p, struct kiln
         p->max_iterations = (int)maxit;
     }
 
+    if (json_object_get(root, "baseline")) /* HARNESS.md section 7 */
+        return harness_plan_parse_baseline(root, p, err);
     if ((rc = parse_signature(json_object_get(root, "signature"), p, err)) ||
         (rc = parse_launches(json_object_get(root, "launches"), p, err)))
         return rc;
@@ -750,6 +755,8 @@ enum kiln_rc harness_plan_write(const struct harness_plan *p, char **out, struct
     enum kiln_rc rc = harness_plan_validate(p, err);
     if (rc != KILN_OK)
         return rc;
+    if (p->baseline != HBL_NONE)
+        return harness_plan_write_baseline(p, out, err);
     bool ok = true;
     json_t *root = json_object();
     json_t *sig = json_array(), *launches = json_array(), *cases = json_array();

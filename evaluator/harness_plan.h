@@ -10,6 +10,10 @@
  * though the writer is trusted: unknown or duplicate keys, wrong types,
  * out-of-range numbers and references to unknown names are rejected.
  *
+ * A baseline plan (`baseline` set, evaluator/harness_plan_baseline.c) names
+ * a vendor operation per case instead of a signature and launches; the same
+ * functions read, check and write it.
+ *
  * Lifecycle: a parsed or built plan owns `cases`; release it with
  * harness_plan_free() (safe on a zeroed plan and after a failed parse).
  */
@@ -42,6 +46,9 @@
 #define HARNESS_PLAN_DEFAULT_GUARD      65536
 
 enum harness_backend { HB_CUDA = 0, HB_CPU = 1 };
+/* Baseline mode (HARNESS.md section 7): instead of a candidate module the
+ * plan names a vendor operation the harness times itself. */
+enum harness_baseline { HBL_NONE = 0, HBL_MEMCPY = 1, HBL_CUBLAS_SGEMM = 2 };
 enum harness_role { HR_IN = 0, HR_OUT = 1, HR_INOUT = 2 };
 enum harness_scalar { HS_INT32 = 0, HS_INT64 = 1, HS_FLOAT32 = 2, HS_FLOAT64 = 3 };
 
@@ -87,6 +94,9 @@ struct harness_case {
     struct harness_dims dims[HARNESS_PLAN_MAX_LAUNCH]; /* cuda only */
     int nsets;
     char sets[HARNESS_PLAN_MAX_SETS][HARNESS_PLAN_CASE_MAX];
+    /* Baseline mode only (then the fields above are unused and nsets is 0):
+     * memcpy {bytes read plus written, -, -}; cublas_sgemm {m, n, k}. */
+    int64_t baseline[3];
 };
 
 struct harness_plan {
@@ -106,6 +116,9 @@ struct harness_plan {
     struct harness_launch launches[HARNESS_PLAN_MAX_LAUNCH];
     int ncases;
     struct harness_case *cases; /* owned */
+    /* HBL_NONE: a candidate plan. Otherwise a baseline plan: no signature,
+     * launches, reload or guard_bytes; every case is timed. */
+    enum harness_baseline baseline;
 };
 
 /* Fills `plan` with the defaults above and no args, launches or cases. */
@@ -136,6 +149,15 @@ enum kiln_rc harness_plan_write(const struct harness_plan *plan, char **out,
  * must be valid (the product cannot overflow then). */
 uint64_t harness_case_tensor_bytes(const struct harness_plan *plan, const struct harness_case *c,
                                    int arg);
+
+/* "memcpy", "cublas_sgemm"; NULL for HBL_NONE or a value outside the enum. */
+const char *harness_baseline_name(enum harness_baseline b);
+
+/* Device bytes one case of a baseline plan allocates: memcpy, a source and
+ * a destination of ceil(bytes / 2) each; cublas_sgemm, float32 A (m*k), B
+ * (k*n) and C (m*n). UINT64_MAX when that overflows. A valid plan keeps it
+ * at most HARNESS_PLAN_MAX_CASE_BYTES. */
+uint64_t harness_baseline_case_bytes(enum harness_baseline b, const int64_t v[3]);
 
 /* Index of the argument named `name`, or -1. */
 int harness_plan_find_arg(const struct harness_plan *plan, const char *name);

@@ -130,10 +130,13 @@ void verdict_finish(struct verdict *v, const struct stats_ceilings *ceil)
     for (size_t i = 0; i < v->ncases; i++) {
         struct verdict_case *c = &v->cases[i];
         c->sol = 0.0;
+        c->speedup_vendor = 0.0;
         if (!c->timed || !(c->timing.median > 0.0))
             continue;
         if (c->floor_ms > 0.0)
             c->sol = c->floor_ms / c->timing.median;
+        if (c->vendor_median_ms > 0.0)
+            c->speedup_vendor = c->vendor_median_ms / c->timing.median;
         if (!c->scored)
             continue;
         stats_score_add(&score, &c->timing);
@@ -325,7 +328,8 @@ static json_t *case_to_json(const struct verdict_case *c, bool *ok)
     put(j, "outputs", outs, ok);
     put(j, "timing", c->timed ? timing_to_json(&c->timing, ok) : json_null(), ok);
     put(j, "ref_median", num_or_null(c->ref_median_ms), ok);
-    put(j, "vendor_median", num_or_null(c->vendor_median_ms), ok);
+    put(j, "baseline_ms", num_or_null(c->vendor_median_ms), ok);
+    put(j, "speedup_vs_baseline", num_or_null(c->speedup_vendor), ok);
     put(j, "floor_ms", num_or_null(c->floor_ms), ok);
     put(j, "sol", num_or_null(c->sol), ok);
     return j;
@@ -353,7 +357,7 @@ enum kiln_rc verdict_to_json(const struct verdict *v, json_t **out, struct kiln_
     put(j, "score_ms", num_or_null(v->score_ms), &ok);
     put(j, "sigma", num(v->sigma), &ok);
     put(j, "speedup_ref", num_or_null(v->speedup_ref), &ok);
-    put(j, "speedup_vendor", num_or_null(v->speedup_vendor), &ok);
+    put(j, "speedup_vs_baseline", num_or_null(v->speedup_vendor), &ok);
     put(j, "sol", num_or_null(v->sol), &ok);
     put(j, "needs_reverify", json_boolean(v->needs_reverify), &ok);
     put(j, "reverified", json_boolean(v->reverified), &ok);
@@ -549,8 +553,8 @@ static enum kiln_rc timing_from_json(json_t *j, struct stats_summary *t, struct 
 }
 
 static const char *const case_keys[] = {
-    "case",   "set",        "scored",        "inputs_modified", "correct", "detail", "outputs",
-    "timing", "ref_median", "vendor_median", "floor_ms",        "sol",     NULL};
+    "case",   "set",        "scored",      "inputs_modified",     "correct",  "detail", "outputs",
+    "timing", "ref_median", "baseline_ms", "speedup_vs_baseline", "floor_ms", "sol",    NULL};
 
 static enum kiln_rc case_from_json(json_t *j, struct verdict_case *c, struct kiln_err *err)
 {
@@ -575,15 +579,28 @@ static enum kiln_rc case_from_json(json_t *j, struct verdict_case *c, struct kil
     if (c->timed)
         TRY(timing_from_json(t, &c->timing, err));
     TRY(get_nonneg(j, "ref_median", true, &c->ref_median_ms, err));
-    TRY(get_nonneg(j, "vendor_median", true, &c->vendor_median_ms, err));
+    TRY(get_nonneg(j, "baseline_ms", true, &c->vendor_median_ms, err));
+    TRY(get_nonneg(j, "speedup_vs_baseline", true, &c->speedup_vendor, err));
     TRY(get_nonneg(j, "floor_ms", true, &c->floor_ms, err));
     TRY(get_nonneg(j, "sol", true, &c->sol, err));
     return KILN_OK;
 }
 
-static const char *const verdict_keys[] = {
-    "version",     "candidate",      "status", "detail",         "summary",    "score_ms", "sigma",
-    "speedup_ref", "speedup_vendor", "sol",    "needs_reverify", "reverified", "cases",    NULL};
+/* Top-level keys, in the order verdict_to_json writes them. */
+static const char *const verdict_keys[] = {"version",
+                                           "candidate",
+                                           "status",
+                                           "detail",
+                                           "summary",
+                                           "score_ms",
+                                           "sigma",
+                                           "speedup_ref",
+                                           "speedup_vs_baseline",
+                                           "sol",
+                                           "needs_reverify",
+                                           "reverified",
+                                           "cases",
+                                           NULL};
 
 static enum kiln_rc root_from_json(json_t *j, struct verdict *v, struct kiln_err *err)
 {
@@ -600,7 +617,7 @@ static enum kiln_rc root_from_json(json_t *j, struct verdict *v, struct kiln_err
     TRY(get_nonneg(j, "score_ms", true, &v->score_ms, err));
     TRY(get_nonneg(j, "sigma", false, &v->sigma, err));
     TRY(get_nonneg(j, "speedup_ref", true, &v->speedup_ref, err));
-    TRY(get_nonneg(j, "speedup_vendor", true, &v->speedup_vendor, err));
+    TRY(get_nonneg(j, "speedup_vs_baseline", true, &v->speedup_vendor, err));
     TRY(get_nonneg(j, "sol", true, &v->sol, err));
     TRY(get_bool(j, "needs_reverify", &v->needs_reverify, err));
     TRY(get_bool(j, "reverified", &v->reverified, err));

@@ -61,9 +61,10 @@ struct verdict_case {
     bool timed;                  /* `timing` holds a summary */
     struct stats_summary timing; /* ms */
     double ref_median_ms;        /* the reference kernel's median, 0: unknown */
-    double vendor_median_ms;     /* the vendor baseline's median, 0: none */
+    double vendor_median_ms;     /* the vendor baseline's median, 0: none ("baseline_ms") */
     double floor_ms;             /* physics floor, 0: none */
     double sol;                  /* floor_ms / median, 0 without a floor (verdict_finish) */
+    double speedup_vendor;       /* vendor_median_ms / median, 0: none (verdict_finish) */
 };
 
 struct verdict {
@@ -74,7 +75,8 @@ struct verdict {
     double score_ms;                   /* geometric mean of scored medians, 0: none */
     double sigma;                      /* standard error of ln(score_ms) */
     double speedup_ref;                /* reference geomean / score, 0: unknown */
-    double speedup_vendor;             /* vendor geomean / score, 0: no baseline */
+    double speedup_vendor;             /* vendor geomean / score, 0: no baseline
+                                          ("speedup_vs_baseline") */
     double sol;                        /* geometric mean of per-case sol, 0: no floors */
     bool needs_reverify;               /* > reverify_speedup faster than the reference */
     bool reverified;                   /* the caller re-verified it on fresh inputs */

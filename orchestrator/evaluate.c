@@ -403,6 +403,7 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
             if (stats_compute(tc->samples_ms, tc->nsamples, &vc->timing, &rerr) == KILN_OK)
                 vc->timed = true;
             vc->ref_median_ms = median_of(req->reference, s->wcase->name);
+            vc->vendor_median_ms = median_of(req->baseline, s->wcase->name);
             if (req->backend == KILN_BACKEND_CUDA)
                 vc->floor_ms =
                     stats_floor_ms(req->ceilings ? req->ceilings : &STATS_CEILINGS_H200,

@@ -56,6 +56,7 @@ struct eval_request {
     const struct device_limits *limits;           /* NULL: H200 */
     const struct stats_ceilings *ceilings;        /* NULL: H200 (cuda only) */
     const struct eval_medians *reference;         /* NULL: no reference timings */
+    const struct eval_medians *baseline;          /* NULL: no vendor baseline timings */
     long long compile_timeout_ms, run_timeout_ms; /* 0: the policies' defaults */
 };
 

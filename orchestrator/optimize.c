@@ -420,6 +420,37 @@ static enum kiln_rc held_out_order(const struct opt_run *r, struct rank_entry **
     return rc;
 }
 
+/* A ratio or JSON null when there is none (0 in C), never 0.0. */
+static json_t *ratio_or_null(double x)
+{
+    return x > 0 ? json_real(x) : json_null();
+}
+
+/* summary.json's "baseline": the vendor baseline's kind, status, reason and
+ * per-case medians, plus their geometric mean over the performance cases
+ * ("geomean_ms", null unless every one has a time). */
+static json_t *baseline_summary_json(const struct opt_run *r, const json_t *perf_cases)
+{
+    const struct eval_baseline *b = eval_session_baseline_result(r->s);
+    struct eval_baseline none;
+    memset(&none, 0, sizeof(none));
+    none.kind = eval_session_workload(r->s)->baseline;
+    json_t *j = eval_baseline_json(b ? b : &none);
+    double lsum = 0;
+    size_t n = 0, want = json_array_size(perf_cases);
+    for (size_t i = 0; b && i < want; i++)
+        for (size_t k = 0; k < b->medians.n; k++)
+            if (!strcmp(b->medians.cases[k].name,
+                        json_string_value(json_array_get(perf_cases, i)))) {
+                lsum += log(b->medians.cases[k].ms);
+                n++;
+            }
+    if (j)
+        json_object_set_new(j, "geomean_ms",
+                            n > 0 && n == want ? json_real(exp(lsum / (double)n)) : json_null());
+    return j;
+}
+
 static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
 {
     progress(r, (int)r->n, "finalize");
@@ -485,12 +516,14 @@ static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
     json_t *cands = json_array(), *ranking = json_array();
     for (size_t i = 0; i < r->n; i++) {
         const struct verdict *v = &r->verdicts[i];
-        json_array_append_new(
-            cands, json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:o}", "id", r->hist[i].id, "status",
-                             verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage,
-                             "reason", r->hist[i].reason, "geomean_ms",
-                             v->status == VERDICT_PASS ? v->score_ms : 0.0, "speedup_vs_reference",
-                             v->speedup_ref, "case_ms", case_ms_json(v)));
+        json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:o}", "id", r->hist[i].id, "status",
+                               verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage,
+                               "reason", r->hist[i].reason, "geomean_ms",
+                               v->status == VERDICT_PASS ? v->score_ms : 0.0,
+                               "speedup_vs_reference", v->speedup_ref, "case_ms", case_ms_json(v));
+        if (cj)
+            json_object_set_new(cj, "speedup_vs_baseline", ratio_or_null(v->speedup_vendor));
+        json_array_append_new(cands, cj);
         const struct verdict *rv = &r->verdicts[rank[i].index];
         json_array_append_new(ranking,
                               json_pack("{s:s, s:i, s:s, s:s}", "candidate",
@@ -501,10 +534,10 @@ static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
     json_t *bestj = json_null();
     if (best >= 0) {
         const struct verdict *v = &r->verdicts[best];
-        bestj = json_pack("{s:s, s:f, s:f, s:f, s:f, s:s, s:s}", "candidate", r->hist[best].id,
+        bestj = json_pack("{s:s, s:f, s:f, s:o, s:f, s:s, s:s}", "candidate", r->hist[best].id,
                           "geomean_ms", v->score_ms, "speedup_vs_reference", v->speedup_ref,
-                          "speedup_vs_baseline", v->speedup_vendor, "fraction_of_floor", v->sol,
-                          "held_out", "pass", "summary", v->summary);
+                          "speedup_vs_baseline", ratio_or_null(v->speedup_vendor),
+                          "fraction_of_floor", v->sol, "held_out", "pass", "summary", v->summary);
         char *pinned = pin_config(r->sources[best], &r->hist[best], b);
         char name[16];
         snprintf(name, sizeof(name), "best.%s", ext_of(b));
@@ -521,6 +554,9 @@ static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
         "perf_cases", cases, "reference_ms", medians_json(ref ? &ref->medians : NULL),
         "reference_geomean_ms", ref ? ref->v.score_ms : 0.0, "best", bestj, "candidates", cands,
         "ranking", ranking, "held_out_seed", (json_int_t)eval_session_secret_seed(r->s));
+    if (summary)
+        json_object_set_new(summary, "baseline",
+                            baseline_summary_json(r, json_object_get(summary, "perf_cases")));
     if (rc == KILN_OK && !summary)
         rc = kiln_fail(err, KILN_E_NOMEM, "summary.json");
     if (rc == KILN_OK)
@@ -645,6 +681,10 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
     if (rc == KILN_OK) {
         progress(r, 0, "baseline");
         rc = eval_session_reference(r->s, err);
+    }
+    if (rc == KILN_OK) {
+        progress(r, 0, "vendor"); /* the workload's vendor baseline, once per run */
+        rc = eval_session_baseline(r->s, err);
     }
     if (rc == KILN_OK)
         rc = opt_profile_open(r->o.profile, eval_session_backend(r->s), r->o.gpu, &r->rr, work,

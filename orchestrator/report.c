@@ -138,6 +138,47 @@ static void latency_plot(struct strbuf *sb, const json_t *history)
     strbuf_puts(sb, "</svg>\n");
 }
 
+/* The vendor baseline (summary.json "baseline"): kind, status or why it is
+ * missing, and its median per performance case. Old records have none. */
+static void baseline_section(struct strbuf *sb, const json_t *summary)
+{
+    const json_t *b = json_object_get(summary, "baseline");
+    if (!json_is_object(b))
+        return;
+    strbuf_puts(sb, "<h2>Vendor baseline</h2>\n<p>");
+    const char *kind = json_string_value(json_object_get(b, "kind"));
+    if (!kind) {
+        strbuf_puts(sb, "none declared by the workload</p>\n");
+        return;
+    }
+    strbuf_put_escaped(sb, kind);
+    strbuf_puts(sb, ": ");
+    strbuf_put_escaped(sb, str_or(b, "status", "?"));
+    const char *detail = str_or(b, "detail", "");
+    if (*detail) {
+        strbuf_puts(sb, " (");
+        strbuf_put_escaped(sb, detail);
+        strbuf_puts(sb, ")");
+    }
+    double g = json_number_value(json_object_get(b, "geomean_ms"));
+    if (g > 0)
+        strbuf_printf(sb, "; geomean %.4g ms", g);
+    strbuf_puts(sb, "</p>\n");
+    const json_t *ms = json_object_get(b, "ms");
+    if (!json_is_object(ms) || json_object_size(ms) == 0)
+        return;
+    strbuf_puts(sb, "<table><tr><th>case</th><th>baseline ms</th></tr>\n");
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)ms, key, v)
+    {
+        strbuf_puts(sb, "<tr><td>");
+        strbuf_put_escaped(sb, key);
+        strbuf_printf(sb, "</td><td>%.4g</td></tr>\n", json_number_value(v));
+    }
+    strbuf_puts(sb, "</table>\n");
+}
+
 enum kiln_rc report_html(const json_t *summary, const json_t *history, const char *best_source,
                          char **out, struct kiln_err *err)
 {
@@ -182,13 +223,14 @@ enum kiln_rc report_html(const json_t *summary, const json_t *history, const cha
     } else {
         strbuf_puts(&sb, "<p>No candidate passed.</p>\n");
     }
+    baseline_section(&sb, summary);
     strbuf_puts(&sb, "<h2>Heatmap</h2>\n");
     strbuf_puts(&sb, heat);
     free(heat);
     strbuf_puts(&sb, "<h2>Latency per iteration</h2>\n");
     latency_plot(&sb, history);
     strbuf_puts(&sb, "<h2>Candidates</h2><table><tr><th>id</th><th>status</th><th>stage</th>"
-                     "<th>geomean ms</th><th>why</th></tr>\n");
+                     "<th>geomean ms</th><th>vs baseline</th><th>why</th></tr>\n");
     const json_t *cands = json_object_get(summary, "candidates");
     for (size_t i = 0; i < json_array_size(cands); i++) {
         const json_t *c = json_array_get(cands, i);
@@ -203,6 +245,11 @@ enum kiln_rc report_html(const json_t *summary, const json_t *history, const cha
             strbuf_printf(&sb, "</td><td>%.4g</td><td>", g);
         else
             strbuf_puts(&sb, "</td><td>-</td><td>");
+        double vb = json_number_value(json_object_get(c, "speedup_vs_baseline"));
+        if (vb > 0)
+            strbuf_printf(&sb, "%.2fx</td><td>", vb);
+        else
+            strbuf_puts(&sb, "-</td><td>");
         strbuf_put_escaped(&sb, str_or(c, "reason", ""));
         strbuf_puts(&sb, "</td></tr>\n");
     }

@@ -42,6 +42,8 @@ struct eval_session {
     struct eval_outcome reference;
     bool have_reference;
     struct eval_medians ref_medians;
+    struct eval_baseline baseline; /* eval_session_baseline */
+    bool have_baseline;
 };
 
 enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hint,
@@ -134,6 +136,9 @@ static enum kiln_rc run_on(struct eval_session *s, const struct input_sets *sets
                                .hot = s->opts.hot,
                                .run_timeout_ms = s->opts.run_timeout_ms,
                                .reference = s->have_reference ? &s->ref_medians : NULL};
+    /* The vendor baseline's medians, once eval_session_baseline timed some. */
+    if (s->have_baseline && s->baseline.medians.n)
+        req.baseline = &s->baseline.medians;
     if (s->opts.verbose)
         fprintf(stderr, "kiln: evaluating %s%s\n", name,
                 sets == &s->held ? " on the held-out cases" : "");
@@ -170,6 +175,43 @@ enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err
 const struct eval_outcome *eval_session_reference_outcome(const struct eval_session *s)
 {
     return s->have_reference ? &s->reference : NULL;
+}
+
+/* ---- the vendor baseline (baseline.h) ---- */
+
+enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
+{
+    char work[PATH_MAX];
+    snprintf(work, sizeof(work), "%s/baseline", s->dir);
+    struct eval_baseline_request req = {.wl = s->wl,
+                                        .backend = s->backend,
+                                        .harness = s->harness,
+                                        .work_dir = work,
+                                        .gpu = s->opts.gpu,
+                                        .warmups = s->opts.warmups,
+                                        .iterations = s->opts.iterations,
+                                        .hot = s->opts.hot,
+                                        .run_timeout_ms = s->opts.run_timeout_ms};
+    if (s->opts.verbose && s->wl->baseline != WL_BASELINE_NONE)
+        fprintf(stderr, "kiln: timing the vendor baseline (%s)\n",
+                eval_baseline_kind_name(s->wl->baseline));
+    enum kiln_rc rc = eval_baseline_run(&req, &s->baseline, err);
+    if (rc != KILN_OK)
+        return rc;
+    s->have_baseline = true;
+    if (s->opts.verbose && s->baseline.state == EVAL_BASELINE_UNAVAILABLE)
+        fprintf(stderr, "kiln: no baseline times: %s\n", s->baseline.detail);
+    if (s->own_dir) {
+        struct kiln_err ignore;
+        kiln_err_clear(&ignore);
+        (void)(fs_remove_tree(work, &ignore) == KILN_OK);
+    }
+    return KILN_OK;
+}
+
+const struct eval_baseline *eval_session_baseline_result(const struct eval_session *s)
+{
+    return s->have_baseline ? &s->baseline : NULL;
 }
 
 enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const char *src, size_t len,

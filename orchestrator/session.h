@@ -5,7 +5,8 @@
  * candidate through a session; `kiln optimize` runs many.
  *
  * Lifecycle: eval_session_open -> [eval_session_reference] ->
- * (eval_session_run | eval_session_held_out)* -> eval_session_close.
+ * [eval_session_baseline] -> (eval_session_run | eval_session_held_out)* ->
+ * eval_session_close.
  */
 #ifndef KILN_SESSION_H
 #define KILN_SESSION_H
@@ -13,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "baseline.h"
 #include "evaluate.h"
 
 struct eval_session_opts {
@@ -50,6 +52,15 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
 enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err) KILN_NODISCARD;
 
 const struct eval_outcome *eval_session_reference_outcome(const struct eval_session *s);
+
+/* Times the workload's vendor baseline once (baseline.h), in its own
+ * sandboxed harness process; its per-case medians become every later
+ * verdict's baseline_ms. A baseline that cannot be timed is a state with a
+ * reason (eval_session_baseline_result), not an error. */
+enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err) KILN_NODISCARD;
+
+/* The baseline's outcome; NULL before eval_session_baseline ran. */
+const struct eval_baseline *eval_session_baseline_result(const struct eval_session *s);
 
 /* Evaluates one candidate on the visible cases. */
 enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const char *src, size_t len,

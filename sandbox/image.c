@@ -286,6 +286,16 @@ static enum kiln_rc add_env(struct sandbox_image *im, const char *k, const char 
     } else {
         snprintf(val, sizeof(val), "%s", v);
     }
+    /* @cuda@ in a value (LD_LIBRARY_PATH of gpu-run, so the harness can
+     * dlopen cuBLAS from the toolkit the image binds): the toolkit found on
+     * this host, /usr/local/cuda when there is none. */
+    char *cu = strstr(val, "@cuda@");
+    if (cu) {
+        char dir[PATH_MAX] = "/usr/local/cuda", rest[8192];
+        (void)find_cuda(dir, sizeof(dir));
+        snprintf(rest, sizeof(rest), "%s", cu + 6);
+        snprintf(cu, sizeof(val) - (size_t)(cu - val), "%s%s", dir, rest);
+    }
     size_t n = strlen(k) + strlen(val) + 2;
     char *s = malloc(n);
     if (!s)

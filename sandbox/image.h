@@ -7,7 +7,7 @@
  * "@python_prefix@" (the prefixes of the python3 that imports numpy),
  * "@cuda@" (the CUDA toolkit), "@nvidia_libs@" (where libcuda.so.1 lives),
  * "@ncu@" (Nsight Compute's install directory, sandbox_find_ncu());
- * "@python_bin@" inside env values. Optional paths that are absent are
+ * "@python_bin@" and "@cuda@" inside env values. Optional paths that are absent are
  * skipped and listed. image_load() fills a caller-owned struct that
  * image_free() releases.
  */

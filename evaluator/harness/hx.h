@@ -5,7 +5,8 @@
  * restore, poison, cache flush and fingerprint checks, and the output
  * documents. A backend (hx_cuda.c: CUDA driver API; hx_cpu.c: dlopen'd
  * shared object) supplies memory, copies, fingerprints and the timed
- * execution of one plan.
+ * execution of one plan. In baseline mode (hx_baseline.c) the same core
+ * times a vendor operation the backend runs instead of a candidate.
  *
  * Lifecycle: hx_main() parses the command line, reads the plan, opens the
  * backend through its ops table, runs every case, writes the documents and
@@ -53,7 +54,8 @@ struct hx_backend;
 struct hx_ops {
     const char *name;        /* "cuda" or "cpu": must equal the plan's backend */
     const char *module_file; /* "candidate.cubin" or "candidate.so" */
-    /* Opens the device and reads the candidate module (not yet loaded). */
+    /* Opens the device and reads the candidate module (not yet loaded);
+     * `module_path` is NULL in baseline mode, which has no module. */
     enum kiln_rc (*open)(struct hx_backend **out, const struct harness_plan *plan,
                          const char *module_path, struct hx_where *where, int log_fd,
                          struct kiln_err *err);
@@ -90,6 +92,21 @@ struct hx_ops {
     enum kiln_rc (*run)(struct hx_backend *b, const struct harness_case *c,
                         void *const *const *params, double *ms, struct hx_fault *fault,
                         struct kiln_err *err);
+
+    /* ---- baseline mode (HARNESS.md section 7): no candidate module ---- */
+    /* Makes baseline `kind` ready (CUDA cublas_sgemm: dlopen libcublas and
+     * create a handle, once). One this backend or host cannot run fills
+     * `fault` (kind "unavailable") and returns KILN_E_REJECTED, err saying
+     * why ("baseline unavailable: ..."). */
+    enum kiln_rc (*baseline_open)(struct hx_backend *b, enum harness_baseline kind,
+                                  struct hx_fault *fault, struct kiln_err *err);
+    /* One timed execution of the vendor operation for case `c`, after
+     * prepare() like a candidate's run: memcpy copies ceil(bytes / 2) bytes
+     * from buf[1] to buf[0]; cublas_sgemm computes row-major float32
+     * C = A B with A = buf[0] (m x k), B = buf[1] (k x n), C = buf[2]. */
+    enum kiln_rc (*baseline_run)(struct hx_backend *b, enum harness_baseline kind,
+                                 const struct harness_case *c, const hx_addr *buf, double *ms,
+                                 struct hx_fault *fault, struct kiln_err *err);
 };
 
 /* The backends; each file that defines one is linked into its own binary. */

@@ -4,6 +4,8 @@
  */
 #include "hx.h"
 
+#include "hx_baseline.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -795,7 +797,9 @@ int hx_main(const struct hx_ops *ops, int argc, char **argv)
     if ((rc = path_join(path, sizeof(path), &err, "%s/%s", x.in_dir, ops->module_file)))
         goto out;
     x.where.launch = -1;
-    if ((rc = ops->open(&x.be, &plan, path, &x.where, x.log_fd, &err)))
+    /* A baseline plan has no candidate module to read. */
+    if ((rc = ops->open(&x.be, &plan, plan.baseline != HBL_NONE ? NULL : path, &x.where, x.log_fd,
+                        &err)))
         goto out;
     hx_log(&x, "device: %s", ops->device_name(x.be));
     x.timings = json_array();
@@ -804,8 +808,20 @@ int hx_main(const struct hx_ops *ops, int argc, char **argv)
         rc = kiln_fail(&err, KILN_E_NOMEM, "out of memory");
         goto out;
     }
+    /* ---- baseline mode (HARNESS.md section 7): each case in hx_baseline.c ---- */
+    struct hx_bl bl = {.ops = ops,
+                       .be = x.be,
+                       .plan = &plan,
+                       .where = &x.where,
+                       .log_fd = x.log_fd,
+                       .t0_ms = x.t0_ms,
+                       .timings = x.timings,
+                       .status = x.status,
+                       .broken = &x.broken,
+                       .any_failed = &x.any_failed};
     for (int i = 0; i < plan.ncases; i++)
-        if ((rc = run_case(&x, &plan.cases[i], &err)))
+        if ((rc = plan.baseline != HBL_NONE ? hx_baseline_case(&bl, &plan.cases[i], &err)
+                                            : run_case(&x, &plan.cases[i], &err)))
             goto out;
 
     json_t *timings = json_pack("{s:i,s:O}", "version", 1, "cases", x.timings);

@@ -198,15 +198,17 @@ static enum kiln_rc cpu_open(struct hx_backend **out, const struct harness_plan 
         return kiln_fail(err, KILN_E_NOMEM, "cpu: out of memory");
     b->plan = plan;
     b->where = where;
-    if (strlen(module_path) >= sizeof(b->module_path)) {
+    if (module_path && strlen(module_path) >= sizeof(b->module_path)) {
         free(b);
         return kiln_fail(err, KILN_E_LIMIT, "cpu: module path too long");
     }
-    strcpy(b->module_path, module_path);
-    if (access(module_path, R_OK) != 0) {
+    /* No module in baseline mode: nothing to check. */
+    if (module_path && access(module_path, R_OK) != 0) {
         free(b);
         return kiln_fail_errno(err, KILN_E_IO, "cpu: candidate module %s", module_path);
     }
+    if (module_path)
+        strcpy(b->module_path, module_path);
     if (plan->l2_flush) {
         b->flush_bytes = flush_size();
         b->flush_buf = malloc(b->flush_bytes);
@@ -390,6 +392,40 @@ static enum kiln_rc cpu_run(struct hx_backend *b, const struct harness_case *c,
     return KILN_OK;
 }
 
+/* ---- baseline mode (HARNESS.md section 7) ---- */
+
+static enum kiln_rc cpu_baseline_open(struct hx_backend *b, enum harness_baseline kind,
+                                      struct hx_fault *fault, struct kiln_err *err)
+{
+    (void)b;
+    if (kind == HBL_MEMCPY)
+        return KILN_OK;
+    snprintf(fault->kind, sizeof(fault->kind), "unavailable");
+    return kiln_fail(err, KILN_E_REJECTED,
+                     "baseline unavailable: %s is not available on the cpu backend (only memcpy "
+                     "is; cuBLAS needs the cuda backend)",
+                     harness_baseline_name(kind) ? harness_baseline_name(kind) : "?");
+}
+
+/* memcpy of ceil(bytes / 2) bytes: the declared bytes are read plus written. */
+static enum kiln_rc cpu_baseline_run(struct hx_backend *b, enum harness_baseline kind,
+                                     const struct harness_case *c, const hx_addr *buf, double *ms,
+                                     struct hx_fault *fault, struct kiln_err *err)
+{
+    if (kind != HBL_MEMCPY)
+        return cpu_baseline_open(b, kind, fault, err);
+    size_t n = (size_t)((uint64_t)c->baseline[0] / 2 + (uint64_t)c->baseline[0] % 2);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memcpy((void *)(uintptr_t)buf[0], (const void *)(uintptr_t)buf[1], n);
+    __asm__ __volatile__("" : : "r"(buf[0]) : "memory");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *ms = ts_ms(&t1) - ts_ms(&t0);
+    if (*ms < 1e-6)
+        *ms = 1e-6;
+    return KILN_OK;
+}
+
 const struct hx_ops hx_cpu_ops = {
     .name = "cpu",
     .module_file = "candidate.so",
@@ -406,4 +442,6 @@ const struct hx_ops hx_cpu_ops = {
     .reload = cpu_reload,
     .prepare = cpu_prepare,
     .run = cpu_run,
+    .baseline_open = cpu_baseline_open,
+    .baseline_run = cpu_baseline_run,
 };

@@ -8,12 +8,18 @@
  * ordinary pageable host memory: nothing is pinned-and-mapped or managed.
  * All work goes to one non-blocking stream, so the candidate's launches,
  * the fingerprint kernels and the copies are strictly ordered.
+ *
+ * Baseline mode (HARNESS.md section 7) runs no candidate: it times
+ * cuMemcpyDtoDAsync, or cuBLAS SGEMM from a libcublas.so.<major> opened
+ * with dlopen, so the harness never links cuBLAS and starts without it.
  */
 #include "hx.h"
 
 #include <cuda.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +56,7 @@ struct hx_backend {
     unsigned long long fp_host[HX_FP_MAX_REGION];
     int sm_count;
     char name[256];
+    struct hx_cublas *cublas; /* baseline mode, cublas_sgemm: loaded once */
 };
 
 static const char *cu_name(CUresult r)
@@ -118,10 +125,13 @@ static enum kiln_rc read_image(const char *path, void **out, struct kiln_err *er
     return KILN_OK;
 }
 
+static void cublas_unload(struct hx_cublas *cb);
+
 static void cuda_close(struct hx_backend *b)
 {
     if (!b)
         return;
+    cublas_unload(b->cublas);
     /* Best effort: after a sticky error these fail, and the process ends. */
     if (b->ctx_retained) {
         if (b->mod)
@@ -183,7 +193,7 @@ static enum kiln_rc cuda_setup(struct hx_backend *b, const char *module_path, st
         b->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
         CU_TRY(cuMemAlloc(&b->flush_buf, b->flush_bytes), "cuMemAlloc(L2 flush buffer)");
     }
-    if ((rc = read_image(module_path, &b->image, err)) != KILN_OK)
+    if (module_path && (rc = read_image(module_path, &b->image, err)) != KILN_OK)
         return rc;
     return KILN_OK;
 }
@@ -421,6 +431,196 @@ static enum kiln_rc cuda_run(struct hx_backend *b, const struct harness_case *c,
     return KILN_OK;
 }
 
+/* ---- baseline mode (HARNESS.md section 7) ---- */
+
+/* The few cuBLAS entry points kiln uses, declared here rather than taken
+ * from cublas_v2.h so that nothing links against cuBLAS: the ABI is the
+ * documented C API (enums are ints, the handle an opaque pointer, a
+ * cudaStream_t is a CUstream). */
+typedef int (*cublas_create_fn)(void **handle);
+typedef int (*cublas_destroy_fn)(void *handle);
+typedef int (*cublas_set_stream_fn)(void *handle, CUstream stream);
+typedef int (*cublas_set_math_mode_fn)(void *handle, int mode);
+typedef int (*cublas_get_version_fn)(void *handle, int *version);
+typedef int (*cublas_sgemm_fn)(void *handle, int transa, int transb, int m, int n, int k,
+                               const float *alpha, const float *a, int lda, const float *b, int ldb,
+                               const float *beta, float *c, int ldc);
+
+#define HX_CUBLAS_OP_N         0
+#define HX_CUBLAS_DEFAULT_MATH 0 /* float32 math: no TF32 tensor cores */
+
+struct hx_cublas {
+    void *lib;
+    void *handle;
+    char soname[32];
+    int version;
+    cublas_destroy_fn destroy;
+    cublas_sgemm_fn sgemm;
+};
+
+static void cublas_unload(struct hx_cublas *cb)
+{
+    if (!cb)
+        return;
+    if (cb->handle && cb->destroy)
+        cb->destroy(cb->handle);
+    if (cb->lib)
+        dlclose(cb->lib);
+    free(cb);
+}
+
+static enum kiln_rc unavailable(struct hx_fault *fault, struct kiln_err *err, const char *fmt, ...)
+    KILN_PRINTF(3, 4);
+
+static enum kiln_rc unavailable(struct hx_fault *fault, struct kiln_err *err, const char *fmt, ...)
+{
+    char why[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    snprintf(fault->kind, sizeof(fault->kind), "unavailable");
+    return kiln_fail(err, KILN_E_REJECTED, "baseline unavailable: %s", why);
+}
+
+/* dlsym into a function pointer (POSIX guarantees the conversion; memcpy
+ * keeps ISO C quiet), noting a missing symbol. */
+#define HX_DLSYM(lib, fn, name, missing)                                                           \
+    do {                                                                                           \
+        void *f_ = dlsym((lib), (name));                                                           \
+        (missing) = (missing) || !f_;                                                              \
+        memcpy(&(fn), &f_, sizeof(f_));                                                            \
+    } while (0)
+
+/* dlopen's the cuBLAS of the toolkit kiln was built with, else another
+ * major, then one handle on the harness's stream with float32 math. */
+static enum kiln_rc cublas_load(struct hx_backend *b, struct hx_fault *fault, struct kiln_err *err)
+{
+    const int majors[] = {CUDA_VERSION / 1000, 13, 12, 11};
+    char tried[160] = "", why[240] = "?";
+    struct hx_cublas *cb = calloc(1, sizeof(*cb));
+    if (!cb)
+        return kiln_fail(err, KILN_E_NOMEM, "cuda: out of memory for cuBLAS");
+    for (size_t i = 0; i < sizeof(majors) / sizeof(majors[0]) && !cb->lib; i++) {
+        if (i > 0 && majors[i] == majors[0])
+            continue;
+        snprintf(cb->soname, sizeof(cb->soname), "libcublas.so.%d", majors[i]);
+        cb->lib = dlopen(cb->soname, RTLD_NOW | RTLD_LOCAL);
+        if (!cb->lib) {
+            /* dlerror's text does not survive the next dlopen: copy it. */
+            const char *e = dlerror();
+            if (i == 0 && e)
+                snprintf(why, sizeof(why), "%s", e);
+            size_t n = strlen(tried);
+            snprintf(tried + n, sizeof(tried) - n, "%s%s", n ? ", " : "", cb->soname);
+        }
+    }
+    if (!cb->lib) {
+        enum kiln_rc rc = unavailable(fault, err,
+                                      "cannot load cuBLAS (tried %s): %.200s; the gpu-run image "
+                                      "must expose the CUDA toolkit's lib64 directory "
+                                      "(LD_LIBRARY_PATH)",
+                                      tried, why);
+        free(cb);
+        return rc;
+    }
+    bool missing = false;
+    cublas_create_fn create;
+    cublas_set_stream_fn set_stream;
+    cublas_set_math_mode_fn set_math;
+    cublas_get_version_fn get_version;
+    HX_DLSYM(cb->lib, create, "cublasCreate_v2", missing);
+    HX_DLSYM(cb->lib, cb->destroy, "cublasDestroy_v2", missing);
+    HX_DLSYM(cb->lib, set_stream, "cublasSetStream_v2", missing);
+    HX_DLSYM(cb->lib, set_math, "cublasSetMathMode", missing);
+    HX_DLSYM(cb->lib, get_version, "cublasGetVersion_v2", missing);
+    HX_DLSYM(cb->lib, cb->sgemm, "cublasSgemm_v2", missing);
+    int st = 0;
+    const char *step = "";
+    if (missing)
+        step = "a cuBLAS entry point is missing";
+    else if ((st = create(&cb->handle)) != 0)
+        step = "cublasCreate failed";
+    else if ((st = set_stream(cb->handle, b->stream)) != 0)
+        step = "cublasSetStream failed";
+    else if ((st = set_math(cb->handle, HX_CUBLAS_DEFAULT_MATH)) != 0)
+        step = "cublasSetMathMode(CUBLAS_DEFAULT_MATH) failed";
+    else if ((st = get_version(cb->handle, &cb->version)) != 0)
+        step = "cublasGetVersion failed";
+    if (step[0]) {
+        enum kiln_rc rc =
+            unavailable(fault, err, "%s: %s (cublasStatus_t %d)", cb->soname, step, st);
+        cublas_unload(cb);
+        return rc;
+    }
+    b->cublas = cb;
+    char msg[128];
+    snprintf(msg, sizeof(msg), "baseline: %s loaded, cuBLAS version %d, CUBLAS_DEFAULT_MATH\n",
+             cb->soname, cb->version);
+    hx_log(b, msg);
+    return KILN_OK;
+}
+
+static enum kiln_rc cuda_baseline_open(struct hx_backend *b, enum harness_baseline kind,
+                                       struct hx_fault *fault, struct kiln_err *err)
+{
+    if (kind == HBL_MEMCPY || (kind == HBL_CUBLAS_SGEMM && b->cublas))
+        return KILN_OK;
+    if (kind == HBL_CUBLAS_SGEMM)
+        return cublas_load(b, fault, err);
+    return unavailable(fault, err, "unknown baseline %d", (int)kind);
+}
+
+static enum kiln_rc baseline_fault(struct hx_backend *b, struct hx_fault *fault, CUresult r,
+                                   const char *what, struct kiln_err *err)
+{
+    snprintf(fault->kind, sizeof(fault->kind), "cuda_error");
+    snprintf(fault->cuda_error, sizeof(fault->cuda_error), "%s", cu_name(r));
+    fault->broken = context_broken(b);
+    return kiln_fail(err, fault->broken ? KILN_E_CUDA : KILN_E_REJECTED, "%s: %s", what,
+                     cu_name(r));
+}
+
+static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baseline kind,
+                                      const struct harness_case *c, const hx_addr *buf, double *ms,
+                                      struct hx_fault *fault, struct kiln_err *err)
+{
+    const int64_t *v = c->baseline;
+    CUresult r;
+    int st = 0;
+    CU_TRY(cuEventRecord(b->ev0, b->stream), "cuEventRecord(start)");
+    if (kind == HBL_MEMCPY) {
+        size_t n = (size_t)((uint64_t)v[0] / 2 + (uint64_t)v[0] % 2);
+        r = cuMemcpyDtoDAsync((CUdeviceptr)buf[0], (CUdeviceptr)buf[1], n, b->stream);
+        if (r != CUDA_SUCCESS)
+            return baseline_fault(b, fault, r, "cuMemcpyDtoDAsync(baseline)", err);
+    } else if (kind == HBL_CUBLAS_SGEMM && b->cublas) {
+        /* Row-major C = A B is column-major C^T = B^T A^T: swap the
+         * operands and pass n, m; leading dimensions are the row lengths. */
+        int m = (int)v[0], n = (int)v[1], k = (int)v[2];
+        const float alpha = 1.0f, beta = 0.0f;
+        st = b->cublas->sgemm(b->cublas->handle, HX_CUBLAS_OP_N, HX_CUBLAS_OP_N, n, m, k, &alpha,
+                              (const float *)(uintptr_t)buf[1], n, (const float *)(uintptr_t)buf[0],
+                              k, &beta, (float *)(uintptr_t)buf[2], n);
+    } else {
+        return unavailable(fault, err, "baseline %d is not open", (int)kind);
+    }
+    CU_TRY(cuEventRecord(b->ev1, b->stream), "cuEventRecord(stop)");
+    r = cuStreamSynchronize(b->stream);
+    if (st != 0) {
+        snprintf(fault->kind, sizeof(fault->kind), "launch_failed");
+        fault->broken = context_broken(b);
+        return kiln_fail(err, fault->broken ? KILN_E_CUDA : KILN_E_REJECTED,
+                         "cublasSgemm failed (cublasStatus_t %d)", st);
+    }
+    if (r != CUDA_SUCCESS)
+        return baseline_fault(b, fault, r, "the baseline failed at synchronization", err);
+    float elapsed = 0;
+    CU_TRY(cuEventElapsedTime(&elapsed, b->ev0, b->ev1), "cuEventElapsedTime");
+    *ms = elapsed > 0 ? (double)elapsed : 1e-6; /* VERDICT.md: samples are > 0 */
+    return KILN_OK;
+}
+
 const struct hx_ops hx_cuda_ops = {
     .name = "cuda",
     .module_file = "candidate.cubin",
@@ -437,4 +637,6 @@ const struct hx_ops hx_cuda_ops = {
     .reload = cuda_reload,
     .prepare = cuda_prepare,
     .run = cuda_run,
+    .baseline_open = cuda_baseline_open,
+    .baseline_run = cuda_baseline_run,
 };

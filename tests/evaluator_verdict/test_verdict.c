@@ -61,6 +61,44 @@ static void geomean_over_performance_cases_only(void **state)
     verdict_free(&v);
 }
 
+/* The vendor baseline: per case baseline / median, and the ratio of
+ * geometric means only when every scored case has a baseline time. */
+static void baseline_speedups(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "c1b");
+    add(&v, "tiny", false, 100.0, 0.01, 0.0);
+    struct verdict_case *a = add(&v, "a", true, 1.0, 0.01, 0.0);
+    a->vendor_median_ms = 2.0;
+    struct verdict_case *b = add(&v, "b", true, 4.0, 0.01, 0.0);
+    b->vendor_median_ms = 2.0;
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_PASS);
+    near(v.cases[1].speedup_vendor, 2.0);
+    near(v.cases[2].speedup_vendor, 0.5);
+    assert_true(v.cases[0].speedup_vendor == 0.0);
+    near(v.speedup_vendor, 1.0); /* geomean 2 ms against 2 ms */
+    assert_non_null(strstr(v.summary, "1.00x the vendor baseline"));
+    char *text;
+    struct kiln_err e = {0};
+    assert_int_equal(verdict_to_text(&v, &text, &e), KILN_OK);
+    assert_non_null(strstr(text, "\"baseline_ms\":2"));
+    assert_non_null(strstr(text, "\"speedup_vs_baseline\":0.5"));
+    assert_non_null(strstr(text, "\"baseline_ms\":null,\"speedup_vs_baseline\":null"));
+    free(text);
+    /* One scored case without a baseline: no overall ratio (JSON null). */
+    v.cases[2].vendor_median_ms = 0.0;
+    verdict_finish(&v, NULL);
+    assert_true(v.speedup_vendor == 0.0);
+    near(v.cases[1].speedup_vendor, 2.0);
+    assert_int_equal(verdict_to_text(&v, &text, &e), KILN_OK);
+    assert_non_null(strstr(text, "\"speedup_ref\":null,\"speedup_vs_baseline\":null"));
+    assert_null(strstr(text, "vendor"));
+    free(text);
+    verdict_free(&v);
+}
+
 static void wrong_output_makes_wrong_answer(void **state)
 {
     (void)state;
@@ -212,6 +250,7 @@ static void json_round_trip(void **state)
     assert_memory_equal(&b->timing, &a->timing, sizeof(a->timing));
     assert_true(b->ref_median_ms == 2.3 && b->vendor_median_ms == 0.8 && b->floor_ms == 0.65);
     assert_true(b->sol == a->sol);
+    assert_true(b->speedup_vendor == a->speedup_vendor && a->speedup_vendor == 0.8 / 0.7412);
     const struct compare_report *ra = &a->outputs[0].cmp, *rb = &b->outputs[0].cmp;
     assert_string_equal(b->outputs[0].name, "out");
     assert_string_equal(rb->reason, "2 differ \"q\"");
@@ -367,6 +406,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(geomean_over_performance_cases_only),
+        cmocka_unit_test(baseline_speedups),
         cmocka_unit_test(wrong_output_makes_wrong_answer),
         cmocka_unit_test(faster_than_the_floor_is_impossible),
         cmocka_unit_test(tenfold_speedup_needs_reverify),

@@ -20,8 +20,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kiln_err_clear(&err);
     if (harness_plan_parse(text, strlen(text), &q, &err) != KILN_OK)
         abort();
-    if (q.ncases != p.ncases || q.nargs != p.nargs || q.nlaunches != p.nlaunches)
+    if (q.ncases != p.ncases || q.nargs != p.nargs || q.nlaunches != p.nlaunches ||
+        q.baseline != p.baseline)
         abort();
+    for (int i = 0; i < p.ncases; i++)
+        if (memcmp(q.cases[i].baseline, p.cases[i].baseline, sizeof(p.cases[i].baseline)))
+            abort();
     harness_plan_free(&q);
     harness_plan_free(&p);
     free(text);

@@ -20,9 +20,11 @@ static json_t *summary(void)
                    "{\"id\":\"001\",\"status\":\"pass\",\"geomean_ms\":2.83,\"case_ms\":{\"big\":2."
                    "0,\"huge\":4.0}},"
                    "{\"id\":\"002\",\"status\":\"pass\",\"geomean_ms\":1.0,\"case_ms\":{\"big\":0."
-                   "5,\"huge\":2.0}},"
+                   "5,\"huge\":2.0},\"speedup_vs_baseline\":1.25},"
                    "{\"id\":\"003\",\"status\":\"wrong_answer\",\"stage\":\"verify\","
-                   "\"reason\":\"<script>alert(1)</script>\"}]}",
+                   "\"reason\":\"<script>alert(1)</script>\"}],"
+                   "\"baseline\":{\"kind\":\"memcpy\",\"status\":\"ok\",\"detail\":\"<b>\","
+                   "\"ms\":{\"big\":0.625,\"huge\":2.5},\"geomean_ms\":1.25}}",
                    0, &je);
     assert_non_null(s);
     return s;
@@ -63,6 +65,12 @@ static void html_is_self_contained_and_escaped(void **state)
     assert_null(strstr(html, "http://www.w3.org/1999/xhtml\" src")); /* no external loads */
     assert_null(strstr(html, " src="));
     assert_non_null(strstr(html, "<polyline"));
+    /* The vendor baseline: its section, escaped, and the candidates' ratio. */
+    assert_non_null(
+        strstr(html, "<h2>Vendor baseline</h2>\n<p>memcpy: ok (&lt;b&gt;); geomean 1.25 ms"));
+    assert_non_null(strstr(html, "<td>huge</td><td>2.5</td>"));
+    assert_non_null(strstr(html, "<td>1.25x</td>"));
+    assert_null(strstr(html, "<b>"));
     free(html);
     json_decref(h);
     json_decref(s);

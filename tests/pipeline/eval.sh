@@ -120,6 +120,63 @@ usage)
     contains "$T/err" "--bogus-option"
     [ ! -s "$T/out" ] || fail "an unknown option printed on stdout"
     ;;
+baseline)
+    # The workload's memcpy baseline, timed by the cpu harness in its own
+    # sandbox, reaches the verdict: per case baseline_ms and the ratio.
+    eval_candidate "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c"
+    expect_rc 0 "the starting kernel with its baseline"
+    python3 - "$T/out" "$KILN_SOURCE_DIR/workloads/saxpy/workload.json" <<'PY' || fail "the baseline in the verdict"
+import json, sys
+d = json.load(open(sys.argv[1]))
+wl = json.load(open(sys.argv[2]))
+b = d["baseline"]
+assert b["kind"] == "memcpy" and b["status"] == "ok" and b["detail"] == "", b
+perf = {c["name"]: c["sizes"]["n"] for c in wl["cases"]
+        if c["kind"] == "performance" and "cpu" in c.get("backends", ["cpu"])}
+assert set(b["ms"]) == set(perf), (b["ms"], perf)
+for name, ms in b["ms"].items():
+    # 12*n bytes read plus written: a plausible memory bandwidth for a CPU.
+    gbs = 12 * perf[name] / (ms * 1e-3) / 1e9
+    assert 0.05 < gbs < 2000, (name, ms, gbs)
+for c in d["cases"]:
+    if c["scored"]:
+        assert c["baseline_ms"] == b["ms"][c["case"]], c
+        want = c["baseline_ms"] / c["timing"]["median"]
+        assert abs(c["speedup_vs_baseline"] - want) <= 1e-9 * want, c
+    else:
+        assert c["baseline_ms"] is None and c["speedup_vs_baseline"] is None, c
+assert d["speedup_vs_baseline"] > 0, d["speedup_vs_baseline"]
+assert "the vendor baseline" in d["summary"], d["summary"]
+PY
+    # The table: a "vs baseline" column and the baseline's own line.
+    run_kiln "$T/out" "$T/err" eval saxpy "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" \
+        --backend cpu "${FAST[@]}" --no-reference --work "$T/work"
+    expect_rc 0 "the starting kernel with its baseline (table)"
+    contains "$T/out" "vs baseline"
+    contains "$T/out" "vendor baseline (memcpy): cpu_4m "
+    ;;
+no_baseline)
+    # --no-baseline: nothing timed, every baseline field null.
+    eval_candidate "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" --no-baseline
+    expect_rc 0 "the starting kernel without its baseline"
+    expect_json "$T/out" 'd["baseline"]' None
+    expect_json "$T/out" 'd["speedup_vs_baseline"]' None
+    expect_json "$T/out" 'all(c["baseline_ms"] is None and c["speedup_vs_baseline"] is None for c in d["cases"])' True
+    ;;
+baseline_unavailable)
+    # cuBLAS on the cpu backend: reported as unavailable with the reason,
+    # the candidate judged as usual, every baseline field null.
+    run_kiln "$T/out" "$T/err" eval sgemm "$KILN_SOURCE_DIR/workloads/sgemm/kernel.c" \
+        --backend cpu "${FAST[@]}" --no-reference --work "$T/work" --json
+    expect_rc 0 "the sgemm starting kernel on the cpu backend"
+    expect_json "$T/out" 'd["status"]' pass
+    expect_json "$T/out" 'd["baseline"]["kind"]' cublas_sgemm
+    expect_json "$T/out" 'd["baseline"]["status"]' unavailable
+    expect_json "$T/out" '"not available on the cpu backend" in d["baseline"]["detail"]' True
+    expect_json "$T/out" 'd["baseline"]["ms"]' '{}'
+    expect_json "$T/out" 'd["speedup_vs_baseline"]' None
+    expect_json "$T/out" 'all(c["baseline_ms"] is None for c in d["cases"])' True
+    ;;
 *)
     fail "unknown case $case_name"
     ;;

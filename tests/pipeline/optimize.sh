@@ -38,6 +38,17 @@ check_run()
     expect_json "$run/summary.json" 'len(d["candidates"])' "$n"
     expect_json "$run/summary.json" 'd["workload"] + " " + d["backend"]' "saxpy cpu"
     expect_json "$run/summary.json" 'd["best"]["held_out"]' pass
+    # The vendor baseline (saxpy: a memcpy of 12*n bytes) timed once and
+    # carried to the summary, the candidates and the report.
+    expect_json "$run/summary.json" '[d["baseline"][k] for k in ("kind", "status", "detail")]' \
+        '["memcpy", "ok", ""]'
+    expect_json "$run/summary.json" 'sorted(d["baseline"]["ms"]) == sorted(d["perf_cases"])' True
+    expect_json "$run/summary.json" 'd["baseline"]["geomean_ms"] > 0' True
+    expect_json "$run/summary.json" 'd["best"]["speedup_vs_baseline"] > 0' True
+    expect_json "$run/summary.json" \
+        'all(c["speedup_vs_baseline"] > 0 for c in d["candidates"] if c["status"] == "pass")' True
+    [ -s "$run/work/baseline/run/timings.json" ] || fail "the baseline's timings.json is not kept"
+    contains "$run/report.html" "<h2>Vendor baseline</h2>"
     for id in $(seq -f %03g 1 "$n"); do
         [ -s "$run/candidates/$id/verdict.json" ] || fail "$run/candidates/$id/verdict.json is missing"
     done

@@ -196,6 +196,43 @@ static void test_images(void **state)
     free(im);
 }
 
+/* @cuda@ in an env value: the toolkit found on the host ($CUDA_HOME with a
+ * bin/nvcc, resolved), so the gpu-run harness can dlopen its libcublas. */
+static void test_image_env_cuda(void **state)
+{
+    (void)state;
+    char kit[512], bin[600], nvcc[700], real[PATH_MAX];
+    snprintf(kit, sizeof(kit), "%s/cuda-kit", tmp);
+    snprintf(bin, sizeof(bin), "%s/bin", kit);
+    assert_int_equal(mkdir(kit, 0755), 0);
+    assert_int_equal(mkdir(bin, 0755), 0);
+    snprintf(nvcc, sizeof(nvcc), "%s/nvcc", bin);
+    put(bin, "nvcc", "#!/bin/sh\n");
+    assert_int_equal(chmod(nvcc, 0755), 0);
+    assert_non_null(realpath(kit, real));
+    const char *old = getenv("CUDA_HOME");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("CUDA_HOME", kit, 1);
+    put(tmp, "images/t.json",
+        "{\"binds\": [], \"env\": {\"LD_LIBRARY_PATH\": \"/a:@cuda@/lib64:/b\"}, \"cwd\": "
+        "\"/\"}");
+    struct sandbox_image *im = malloc(sizeof(*im));
+    assert_non_null(im);
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(image_load(tmp, "t", im, &err), KILN_OK);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof(want), "LD_LIBRARY_PATH=/a:%s/lib64:/b", real);
+    assert_string_equal(im->env[0], want);
+    image_free(im);
+    free(im);
+    if (saved)
+        setenv("CUDA_HOME", saved, 1);
+    else
+        unsetenv("CUDA_HOME");
+    free(saved);
+}
+
 struct skips {
     char text[4096];
     int n;
@@ -267,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_shipped_policies_compile),
         cmocka_unit_test(test_hostile_policies),
         cmocka_unit_test(test_images),
+        cmocka_unit_test(test_image_env_cuda),
         cmocka_unit_test(test_outpack),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

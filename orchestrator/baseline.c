@@ -1,0 +1,270 @@
+/*
+ * baseline.c - times the workload's vendor baseline in kiln's harness
+ * (baseline mode) and turns what the sandbox returned into per-case
+ * medians, the way evaluate.c judges a candidate's timings: strict
+ * parsers, statistics recomputed from the raw samples.
+ */
+#include "baseline.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fsutil.h"
+#include "harness_plan.h"
+#include "hstatus.h"
+#include "sbexec.h"
+#include "stats.h"
+#include "timings.h"
+
+const char *eval_baseline_kind_name(enum wl_baseline_kind k)
+{
+    switch (k) {
+    case WL_BASELINE_MEMCPY:
+        return "memcpy";
+    case WL_BASELINE_CUBLAS_SGEMM:
+        return "cublas_sgemm";
+    case WL_BASELINE_NONE:
+        break;
+    }
+    return NULL;
+}
+
+const char *eval_baseline_state_name(enum eval_baseline_state s)
+{
+    switch (s) {
+    case EVAL_BASELINE_OK:
+        return "ok";
+    case EVAL_BASELINE_UNAVAILABLE:
+        return "unavailable";
+    case EVAL_BASELINE_NONE:
+        break;
+    }
+    return "none";
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void note(struct eval_baseline *b, const char *fmt, ...) KILN_PRINTF(2, 3);
+
+/* Keeps the first reason a case has no baseline time (the rest are alike). */
+static void note(struct eval_baseline *b, const char *fmt, ...)
+{
+    if (b->detail[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->detail, sizeof(b->detail), fmt, ap);
+    va_end(ap);
+}
+
+/* One plan case per performance case of the backend whose buffers fit. */
+static enum kiln_rc build_plan(const struct eval_baseline_request *req, struct eval_baseline *b,
+                               struct harness_plan *hp, struct kiln_err *err)
+{
+    const struct workload *wl = req->wl;
+    harness_plan_init(hp);
+    hp->backend = req->backend == KILN_BACKEND_CUDA ? HB_CUDA : HB_CPU;
+    hp->baseline = wl->baseline == WL_BASELINE_MEMCPY ? HBL_MEMCPY : HBL_CUBLAS_SGEMM;
+    if (req->warmups > 0)
+        hp->warmups = req->warmups;
+    if (req->iterations > 0)
+        hp->iterations = req->iterations;
+    hp->max_iterations = hp->iterations;
+    hp->l2_flush = !req->hot;
+    int nvals = hp->baseline == HBL_MEMCPY ? 1 : 3;
+    for (size_t i = 0; i < wl->ncases; i++) {
+        const struct wl_case *c = &wl->cases[i];
+        if (c->kind != WL_CASE_PERFORMANCE || !(c->backends & req->backend))
+            continue;
+        int64_t v[3] = {0, 0, 0};
+        struct expr_var vars[WL_MAX_SIZES];
+        workload_case_vars(wl, c, vars);
+        for (int k = 0; k < nvals; k++) {
+            struct kiln_err e;
+            kiln_err_clear(&e);
+            /* The loader evaluated these for every case: this cannot fail. */
+            if (expr_eval(wl->baseline_expr[k], vars, wl->nsizes, &v[k], &e) != KILN_OK)
+                return kiln_fail(err, KILN_E_INTERNAL, "baseline of case %s: %s", c->name, e.msg);
+        }
+        uint64_t bytes = harness_baseline_case_bytes(hp->baseline, v);
+        if (bytes > HARNESS_PLAN_MAX_CASE_BYTES) {
+            note(b,
+                 "case %s: the baseline's buffers take %llu bytes, more than the 4 GiB kiln "
+                 "allows a case",
+                 c->name, (unsigned long long)bytes);
+            continue;
+        }
+        struct harness_case *hc;
+        enum kiln_rc rc = harness_plan_add_case(hp, &hc, err);
+        if (rc != KILN_OK)
+            return rc;
+        snprintf(hc->name, sizeof(hc->name), "%s", c->name);
+        hc->timed = true;
+        memcpy(hc->baseline, v, sizeof(v));
+    }
+    return KILN_OK;
+}
+
+/* Reads status.json and timings.json from the harness's out_dir. */
+static void judge(const char *out_dir, struct eval_baseline *b)
+{
+    char path[PATH_MAX];
+    char *text = NULL;
+    size_t len = 0;
+    struct kiln_err e;
+    struct hstatus st = {0};
+    struct timings tm = {0};
+    kiln_err_clear(&e);
+    snprintf(path, sizeof(path), "%s/status.json", out_dir);
+    if (fs_read_file(path, HSTATUS_MAX_BYTES, &text, &len, &e) != KILN_OK ||
+        hstatus_parse(text, len, &st, &e) != KILN_OK) {
+        note(b, "the harness's status.json: %s", e.msg);
+        goto done;
+    }
+    free(text);
+    text = NULL;
+    snprintf(path, sizeof(path), "%s/timings.json", out_dir);
+    if (fs_read_file(path, TIMINGS_MAX_BYTES, &text, &len, &e) != KILN_OK ||
+        timings_parse(text, len, &tm, &e) != KILN_OK) {
+        note(b, "the harness's timings.json: %s", e.msg);
+        goto done;
+    }
+    for (size_t i = 0; i < st.ncases && b->medians.n < EVAL_MAX_CASE_REFS; i++) {
+        const struct hstatus_case *c = &st.cases[i];
+        const struct timings_case *tc = timings_find(&tm, c->name, 0);
+        struct stats_summary sum;
+        if (c->failed || strcmp(c->status, "ok") != 0) {
+            /* "baseline unavailable: ..." comes from the harness itself. */
+            if (!strcmp(c->kind, "unavailable"))
+                note(b, "%s", c->detail);
+            else
+                note(b, "case %s: %s%s%s (%s): %s", c->name, c->kind[0] ? c->kind : c->status,
+                     c->cuda_error[0] ? " " : "", c->cuda_error, c->phase, c->detail);
+            continue;
+        }
+        if (!tc || stats_compute(tc->samples_ms, tc->nsamples, &sum, &e) != KILN_OK) {
+            note(b, "case %s: no timings reported", c->name);
+            continue;
+        }
+        struct eval_case_ms *m = &b->medians.cases[b->medians.n++];
+        snprintf(m->name, sizeof(m->name), "%s", c->name);
+        m->ms = sum.median;
+    }
+done:
+    free(text);
+    hstatus_free(&st);
+    timings_free(&tm);
+}
+
+/* The harness in the gpu-run sandbox, as for a candidate but with no
+ * module and no inputs: /in holds the harness and plan.json only. */
+static enum kiln_rc run_sandboxed(const struct eval_baseline_request *req, const char *plan_path,
+                                  const char *out_dir, struct eval_baseline *b,
+                                  struct kiln_err *err)
+{
+    const char *patterns[] = {"timings.json", "status.json", "log.txt"};
+    struct tar_rules rules = {.patterns = patterns,
+                              .n_patterns = 3,
+                              .max_file_bytes = TIMINGS_MAX_BYTES,
+                              .max_total_bytes = 3u * TIMINGS_MAX_BYTES,
+                              .max_files = 3};
+    struct sandbox_input in[] = {{req->harness, "kiln-harness"}, {plan_path, "plan.json"}};
+    char *argv[] = {"/in/kiln-harness", "/in/plan.json", NULL};
+    struct sbexec_step step = {.what = "the baseline harness", .rules = &rules, .out_dir = out_dir};
+    step.spec.policy = "gpu-run";
+    step.spec.image = "gpu-run";
+    step.spec.inputs = in;
+    step.spec.n_inputs = 2;
+    step.spec.gpu = req->backend == KILN_BACKEND_CUDA ? req->gpu : -1;
+    step.spec.argv = argv;
+    step.spec.stdin_fd = -1;
+    step.spec.limits.timeout_ms = req->run_timeout_ms;
+    step.spec.limits.out_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
+    step.spec.limits.tar_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
+    step.spec.limits.fsize_bytes = TIMINGS_MAX_BYTES + (1 << 20);
+    struct sbexec_result sr;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    double t0 = now_s();
+    enum kiln_rc rc = sbexec_run(&step, &sr, &e);
+    b->t_run = now_s() - t0;
+    if (rc == KILN_E_NOMEM) {
+        sbexec_result_free(&sr);
+        return kiln_fail(err, rc, "%s", e.msg);
+    }
+    if (rc != KILN_OK) {
+        note(b, "the baseline harness could not run: %s", e.msg);
+    } else if (sr.sb.verdict != SANDBOX_EXITED || !sr.exited_ok) {
+        char d[400];
+        sbexec_describe(&sr, d, sizeof(d));
+        note(b, "the baseline harness failed: %s; %s", sr.line, d);
+    } else {
+        judge(out_dir, b);
+    }
+    sbexec_result_free(&sr);
+    return KILN_OK;
+}
+
+enum kiln_rc eval_baseline_run(const struct eval_baseline_request *req, struct eval_baseline *out,
+                               struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->kind = req->wl->baseline;
+    if (out->kind == WL_BASELINE_NONE)
+        return KILN_OK;
+    out->state = EVAL_BASELINE_UNAVAILABLE;
+    if (out->kind == WL_BASELINE_CUBLAS_SGEMM && req->backend != KILN_BACKEND_CUDA) {
+        /* What the cpu harness would answer, without starting it. */
+        note(out,
+             "baseline unavailable: cublas_sgemm is not available on the %s backend (only "
+             "memcpy is; cuBLAS needs the cuda backend)",
+             kiln_backend_name(req->backend));
+        return KILN_OK;
+    }
+    struct harness_plan hp;
+    char plan_path[PATH_MAX], out_dir[PATH_MAX], *text = NULL;
+    snprintf(plan_path, sizeof(plan_path), "%s/plan.json", req->work_dir);
+    snprintf(out_dir, sizeof(out_dir), "%s/run", req->work_dir);
+    enum kiln_rc rc = build_plan(req, out, &hp, err);
+    if (rc == KILN_OK && hp.ncases == 0) {
+        harness_plan_free(&hp);
+        return KILN_OK; /* every case too large: the note says so */
+    }
+    if (rc == KILN_OK)
+        rc = fs_mkdirs(req->work_dir, err);
+    if (rc == KILN_OK)
+        rc = fs_remove_tree(out_dir, err);
+    if (rc == KILN_OK)
+        rc = harness_plan_write(&hp, &text, err);
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(plan_path, text, strlen(text), err);
+    if (rc == KILN_OK)
+        rc = run_sandboxed(req, plan_path, out_dir, out, err);
+    if (rc == KILN_OK && out->medians.n > 0)
+        out->state = EVAL_BASELINE_OK;
+    if (rc == KILN_OK && out->state != EVAL_BASELINE_OK && !out->detail[0])
+        note(out, "the baseline harness reported no case");
+    free(text);
+    harness_plan_free(&hp);
+    return rc;
+}
+
+json_t *eval_baseline_json(const struct eval_baseline *b)
+{
+    json_t *ms = json_object();
+    const char *kind = eval_baseline_kind_name(b->kind);
+    for (size_t i = 0; ms && i < b->medians.n; i++)
+        json_object_set_new(ms, b->medians.cases[i].name, json_real(b->medians.cases[i].ms));
+    return json_pack("{s:o, s:s, s:s, s:o}", "kind", kind ? json_string(kind) : json_null(),
+                     "status", eval_baseline_state_name(b->state), "detail", b->detail, "ms",
+                     ms ? ms : json_null());
+}

@@ -1,0 +1,66 @@
+/*
+ * baseline.h - the workload's vendor baseline (workloads/README.md,
+ * `baseline`): a device-to-device copy of the declared bytes or cuBLAS
+ * SGEMM on the declared m, n, k, timed per performance case by kiln's own
+ * harness in baseline mode (evaluator/HARNESS.md section 7), in its own
+ * gpu-run sandbox, with the same warmups, iterations and cache flush as the
+ * candidates. Its medians become each verdict's `baseline_ms`.
+ *
+ * A baseline that cannot be timed (none declared, cuBLAS on the cpu
+ * backend, libcublas missing, a case too large, the process failing) is a
+ * state with a reason, never an error of the candidate or of the session:
+ * the verdicts then carry null where a baseline time would be.
+ *
+ * Lifecycle: eval_baseline_run() fills a caller-owned struct eval_baseline
+ * (no heap memory inside); eval_baseline_json() builds its JSON form.
+ */
+#ifndef KILN_BASELINE_H
+#define KILN_BASELINE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "evaluate.h"
+
+enum eval_baseline_state {
+    EVAL_BASELINE_NONE = 0,    /* the workload declares none */
+    EVAL_BASELINE_OK,          /* timed on at least one performance case */
+    EVAL_BASELINE_UNAVAILABLE, /* declared, but no case could be timed */
+};
+
+struct eval_baseline {
+    enum wl_baseline_kind kind;
+    enum eval_baseline_state state;
+    char detail[512];            /* why (some) cases have no time; "" when all do */
+    struct eval_medians medians; /* per performance case that was timed */
+    double t_run;                /* seconds in the sandbox */
+};
+
+struct eval_baseline_request {
+    const struct workload *wl;
+    enum kiln_backend backend;
+    const char *harness;  /* kiln-harness-cuda / kiln-harness-cpu */
+    const char *work_dir; /* scratch: plan.json and the harness's run/ (created) */
+    int gpu;
+    int warmups, iterations; /* 0: harness defaults */
+    bool hot;
+    long long run_timeout_ms; /* 0: the gpu-run policy's default */
+};
+
+/* Times the baseline of every performance case of `req->backend`. KILN_OK
+ * whatever the baseline's state (read out->state); an error only when kiln
+ * could not write its own scratch files. */
+enum kiln_rc eval_baseline_run(const struct eval_baseline_request *req, struct eval_baseline *out,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+/* "memcpy", "cublas_sgemm", or NULL for none. */
+const char *eval_baseline_kind_name(enum wl_baseline_kind k);
+
+/* "none", "ok", "unavailable". */
+const char *eval_baseline_state_name(enum eval_baseline_state s);
+
+/* {"kind": "memcpy" | "cublas_sgemm" | null, "status": "ok" | "unavailable"
+ * | "none", "detail": "...", "ms": {case: median, ...}}; NULL on ENOMEM. */
+json_t *eval_baseline_json(const struct eval_baseline *b);
+
+#endif
