@@ -83,21 +83,45 @@ static void print_sizes(const struct workload *w, const struct wl_case *c, char 
                                 (long long)c->sizes[i]);
 }
 
-/* Runs the scripts for every case on one backend; prints a row per set. */
+/* What workload check was given in place of the workload's own data. */
+struct check_given {
+    const char *input_cases;                 /* NULL: inputs.py */
+    const struct given_reference *reference; /* NULL: reference.py */
+};
+
+static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const char *cache,
+                        long long timeout_ms, const struct check_given *cg);
+
+/* Runs the scripts for every case on one backend; prints a row per set.
+ * Given input cases are checked and stand in for the visible inputs. */
 static int check_backend(const struct workload *w, unsigned backend, bool held_out,
-                         const char *cache, uint64_t seed, long long timeout_ms)
+                         const char *cache, uint64_t seed, long long timeout_ms,
+                         const struct check_given *cg)
 {
+    struct given_inputs gi = {.root_fd = -1};
     struct inputs_request req = {.wl = w,
                                  .backend = backend,
                                  .held_out = held_out,
                                  .cache_dir = cache,
                                  .seed = seed,
                                  .perf_sets = 1,
-                                 .script_timeout_ms = timeout_ms};
+                                 .script_timeout_ms = timeout_ms,
+                                 .reference = cg->reference};
     struct input_sets sets;
     struct kiln_err err;
     kiln_err_clear(&err);
-    if (inputs_prepare(&req, &sets, &err) != KILN_OK) {
+    if (!held_out && cg->input_cases) {
+        if (given_inputs_open(cg->input_cases, w, backend, 1, cache, &gi, &err) != KILN_OK) {
+            printf("  FAIL  visible cases on %s: %s\n", kiln_backend_name(backend), err.msg);
+            return KILN_EXIT_FAIL;
+        }
+        printf("  ok    %s: %zu input sets from %s (sha256 %.16s)\n", kiln_backend_name(backend),
+               gi.n, gi.shown, gi.sha256);
+        req.given = &gi;
+    }
+    enum kiln_rc rc = inputs_prepare(&req, &sets, &err);
+    given_inputs_free(&gi);
+    if (rc != KILN_OK) {
         printf("  FAIL  %s cases on %s: %s\n", held_out ? "held-out" : "visible",
                kiln_backend_name(backend), err.msg);
         return KILN_EXIT_FAIL;
@@ -131,8 +155,12 @@ static int workload_check(int argc, char **argv)
                                          {"seed", required_argument, NULL, 's'},
                                          {"cache", required_argument, NULL, 'c'},
                                          {"timeout", required_argument, NULL, 'T'},
+                                         {"input-cases", required_argument, NULL, 'I'},
+                                         {"reference", required_argument, NULL, 'R'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("workload");
+    struct check_given cg = {0};
+    const char *reference = NULL;
     int done = 0, c;
     unsigned backends = KILN_BACKEND_ALL;
     long seed = 1, timeout_s = 0;
@@ -148,18 +176,47 @@ static int workload_check(int argc, char **argv)
         if (c == 'T' && cli_parse_long(optarg, 1, 86400, &timeout_s) != 0)
             return cli_usage_error("workload", "--timeout needs 1..86400 seconds, got '%s'",
                                    optarg);
+        if (c == 'I')
+            cg.input_cases = optarg;
+        if (c == 'R')
+            reference = optarg;
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind + 1 != argc)
         return cli_usage_error("workload", "check needs exactly one workload directory");
-    char dir[PATH_MAX], tmp[PATH_MAX] = "";
+    char dir[PATH_MAX];
     struct kiln_err err;
     kiln_err_clear(&err);
     if (workload_resolve_dir(argv[optind], dir, sizeof(dir), &err) != KILN_OK) {
         cli_report("workload check", &err);
         return KILN_EXIT_USAGE;
     }
+    struct stat st;
+    if (cg.input_cases && stat(cg.input_cases, &st) != 0) {
+        kiln_fail_errno(&err, KILN_E_NOTFOUND, "--input-cases %s", cg.input_cases);
+        cli_report("workload check", &err);
+        return KILN_EXIT_USAGE;
+    }
+    struct given_reference ref;
+    if (reference && given_reference_load(reference, &ref, &err) != KILN_OK) {
+        cli_report("workload check", &err);
+        return KILN_EXIT_USAGE;
+    }
+    cg.reference = reference ? &ref : NULL;
+    int status = check_loaded(dir, backends, (uint64_t)seed, cache, 1000LL * timeout_s, &cg);
+    if (reference)
+        given_reference_free(&ref);
+    return status;
+}
+
+/* workload check once the arguments are in: load, then every backend. */
+static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const char *cache,
+                        long long timeout_ms, const struct check_given *cg)
+{
+    char tmp[PATH_MAX] = "";
+    struct kiln_err err;
+    kiln_err_clear(&err);
     struct workload *w = NULL;
     if (workload_load(dir, &w, &err) != KILN_OK) {
         printf("FAIL  %s\n", err.msg);
@@ -167,6 +224,9 @@ static int workload_check(int argc, char **argv)
     }
     printf("ok    %s/workload.json parses: %s, %zu cases, %zu held out, hash %.16s\n", dir, w->name,
            w->ncases, w->nheld_out, w->hash);
+    if (cg->reference)
+        printf("ok    reference: --reference %s (sha256 %.16s) instead of reference.py\n",
+               cg->reference->path, cg->reference->sha256);
     if (!cache) {
         if (fs_make_tempdir("check", tmp, sizeof(tmp), &err) != KILN_OK) {
             cli_report("workload check", &err);
@@ -181,7 +241,7 @@ static int workload_check(int argc, char **argv)
         if (!(w->backends & backends & all[b]))
             continue;
         for (int held = 0; held < 2; held++) {
-            int s = check_backend(w, all[b], held, cache, (uint64_t)seed, 1000LL * timeout_s);
+            int s = check_backend(w, all[b], held, cache, seed, timeout_ms, cg);
             if (s != KILN_EXIT_OK)
                 status = s;
         }
