@@ -31,7 +31,7 @@ const struct kiln_cmd kiln_commands[] = {
      cmd_workloads},
     {"workload", "validate a workload end to end (kiln workload check DIR)",
      "usage: kiln workload check DIR|NAME [--backend cuda|cpu|all] [--seed N] [--cache DIR]\n"
-     "                           [--timeout S]\n"
+     "                           [--timeout S] [--input-cases PATH] [--reference FILE]\n"
      "\n"
      "Parses workload.json strictly, then runs inputs.py and reference.py in the\n"
      "`script` sandbox for every visible and held-out case of each backend, checks\n"
@@ -46,6 +46,10 @@ const struct kiln_cmd kiln_commands[] = {
      "                temporary directory, removed afterwards)\n"
      "  --timeout S   wall-clock limit of each script run (default: the script\n"
      "                policy's, 120 s plus 40 ms per MiB of the case)\n"
+     "  --input-cases PATH   check these input cases (a run's directory, its\n"
+     "                work/inputs/, or a ustar .tar of that layout) against the\n"
+     "                workload instead of running inputs.py for the visible cases\n"
+     "  --reference FILE     run this python script instead of reference.py\n"
      "\n"
      "example:\n"
      "  kiln workload check saxpy --backend cpu\n",
@@ -70,6 +74,12 @@ const struct kiln_cmd kiln_commands[] = {
      "  --env-file FILE      llm: read the key from FILE (must be mode 0600)\n"
      "  --replay RUN_DIR     replay: the run whose recorded model replies to replay\n"
      "  --initial-kernel F   start from F instead of the workload's kernel\n"
+     "  --input-cases PATH   use these inputs for the visible cases instead of\n"
+     "                       running inputs.py: a run's directory (or its\n"
+     "                       work/inputs/) or a ustar .tar of that layout; checked\n"
+     "                       against the signature, copied into the run\n"
+     "  --reference FILE     a python script with reference.py's contract to use\n"
+     "                       instead of the workload's (held-out check included)\n"
      "  --backend B          cuda or cpu (default: cuda when a GPU is present)\n"
      "  --gpu N              the GPU to use (default 0)\n"
      "  --results DIR        where run-NNN/ goes (default results)\n"
@@ -80,6 +90,7 @@ const struct kiln_cmd kiln_commands[] = {
      "\n"
      "examples:\n"
      "  kiln optimize saxpy --max-iterations 7\n"
+     "  kiln optimize saxpy --input-cases results/run-001   # the same data as run-001\n"
      "  kiln optimize sgemm --proposer llm --model gpt-4o-mini\n",
      cmd_optimize},
     {"resume", "continue an interrupted kiln optimize run",
@@ -123,6 +134,11 @@ const struct kiln_cmd kiln_commands[] = {
      "  --no-reference     do not time the workload's starting kernel\n"
      "  --timeout S        wall-clock limit of each harness run (default: the\n"
      "                     gpu-run policy's, 300 s)\n"
+     "  --input-cases PATH use these inputs for the visible cases: a run's (or a\n"
+     "                     --work) directory, its inputs/, or a ustar .tar of that\n"
+     "                     layout; the held-out check still generates fresh ones\n"
+     "  --reference FILE   a python script with reference.py's contract, used\n"
+     "                     instead of the workload's\n"
      "\n"
      "example:\n"
      "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu\n",
