@@ -28,7 +28,12 @@ enum kiln_rc given_reference_load(const char *path, struct given_reference *out,
     if (!S_ISREG(st.st_mode) || pl < 4 || strcmp(path + pl - 3, ".py") != 0)
         return kiln_fail(err, KILN_E_USAGE, "--reference %s is not a .py file: %s", path, takes);
     snprintf(out->path, sizeof(out->path), "%s", path);
-    enum kiln_rc rc = fs_read_file(path, WL_MAX_SCRIPT, &out->data, &out->len, err);
+    /* The user's own path may be a symlink; the file it names is read
+     * without following anything further. */
+    char real[PATH_MAX];
+    enum kiln_rc rc = realpath(path, real)
+                          ? fs_read_file(real, WL_MAX_SCRIPT, &out->data, &out->len, err)
+                          : kiln_fail_errno(err, KILN_E_USAGE, "cannot resolve it");
     if (rc == KILN_OK && out->len == 0)
         rc = kiln_fail(err, KILN_E_USAGE, "--reference %s is empty: %s", path, takes);
     if (rc == KILN_OK && memchr(out->data, '\0', out->len))
