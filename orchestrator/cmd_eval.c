@@ -15,6 +15,7 @@
 
 struct eval_cli {
     const char *workload, *candidate, *work, *junit;
+    const char *input_cases, *reference; /* given data (given.h) */
     enum kiln_backend backend;
     int gpu, warmups, iterations, json, hot, keep, no_reference, no_baseline, timeout_s;
     long seed;
@@ -117,6 +118,29 @@ static int write_junit(const char *path, const char *workload, const struct eval
     return fclose(f);
 }
 
+/* Where the data came from when not from the workload (given.h). */
+static void add_given_json(json_t *doc, const struct eval_session *s)
+{
+    const struct given_inputs *gi = eval_session_given_inputs(s);
+    const struct given_reference *gr = eval_session_given_reference(s);
+    json_object_set_new(doc, "input_cases",
+                        given_source_json(gi ? gi->path : NULL, gi ? gi->sha256 : NULL));
+    json_object_set_new(doc, "reference_script",
+                        given_source_json(gr ? gr->path : NULL, gr ? gr->sha256 : NULL));
+}
+
+static void print_given(const struct eval_session *s)
+{
+    const struct given_inputs *gi = eval_session_given_inputs(s);
+    const struct given_reference *gr = eval_session_given_reference(s);
+    if (gi)
+        printf("  inputs: from --input-cases %s (sha256 %.16s), not the workload's inputs.py\n",
+               gi->path, gi->sha256);
+    if (gr)
+        printf("  reference: --reference %s (sha256 %.16s), not the workload's reference.py\n",
+               gr->path, gr->sha256);
+}
+
 static int parse_args(int argc, char **argv, struct eval_cli *o)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
@@ -132,6 +156,8 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          {"no-reference", no_argument, NULL, 'R'},
                                          {"no-baseline", no_argument, NULL, 'B'},
                                          {"timeout", required_argument, NULL, 'T'},
+                                         {"input-cases", required_argument, NULL, 'I'},
+                                         {"reference", required_argument, NULL, 'F'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("eval");
     int done = 0, c;
@@ -182,6 +208,12 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                 return cli_usage_error("eval", "--timeout needs seconds, got '%s'", optarg);
             o->timeout_s = (int)v;
             break;
+        case 'I':
+            o->input_cases = optarg;
+            break;
+        case 'F':
+            o->reference = optarg;
+            break;
         }
     }
     if (done)
@@ -212,7 +244,9 @@ int cmd_eval(int argc, char **argv)
                                    .hot = o.hot,
                                    .run_timeout_ms = 1000LL * o.timeout_s,
                                    .candidate_hint = o.candidate,
-                                   .verbose = !o.json};
+                                   .verbose = !o.json,
+                                   .input_cases = o.input_cases,
+                                   .reference = o.reference};
     char *src = NULL;
     size_t len = 0;
     int status = KILN_EXIT_USAGE;
@@ -252,6 +286,7 @@ int cmd_eval(int argc, char **argv)
          * (null when it was not timed: --no-baseline). */
         const struct eval_baseline *bl = eval_session_baseline_result(s);
         json_object_set_new(doc, "baseline", bl ? eval_baseline_json(bl) : json_null());
+        add_given_json(doc, s);
         json_dumpf(doc, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(doc);
@@ -270,6 +305,7 @@ int cmd_eval(int argc, char **argv)
         if (have_held)
             printf("  held-out check (fresh inputs, secret seed, unseen sizes): %s%s%s\n",
                    verdict_status_name(held.v.status), held.v.detail[0] ? ": " : "", held.v.detail);
+        print_given(s);
         if (out.compile.diagnostics && out.v.status == VERDICT_COMPILE_ERROR)
             printf("compiler diagnostics:\n%s", out.compile.diagnostics);
         if (out.log_tail && out.v.status != VERDICT_PASS)

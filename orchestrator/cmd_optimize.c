@@ -74,12 +74,11 @@ int cmd_optimize(int argc, char **argv)
             o.replay_dir = optarg;
             break;
         case 'I':
+            o.input_cases = optarg;
+            break;
         case 'R':
-            return cli_usage_error("optimize",
-                                   "--%s is not supported yet: kiln generates "
-                                   "inputs and references with the workload's own "
-                                   "scripts (give a workload directory instead)",
-                                   c == 'I' ? "input-cases" : "reference");
+            o.reference = optarg;
+            break;
         case 'k':
             o.initial_kernel = optarg;
             break;

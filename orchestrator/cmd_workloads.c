@@ -91,6 +91,15 @@ int cmd_workloads(int argc, char **argv)
     return status;
 }
 
+/* What workload check was given in place of the workload's own data. */
+struct check_given {
+    const char *input_cases;                 /* NULL: inputs.py */
+    const struct given_reference *reference; /* NULL: reference.py */
+};
+
+static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const char *cache,
+                        long long timeout_ms, const struct check_given *cg);
+
 static int workload_check(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
@@ -98,8 +107,12 @@ static int workload_check(int argc, char **argv)
                                          {"seed", required_argument, NULL, 's'},
                                          {"cache", required_argument, NULL, 'c'},
                                          {"timeout", required_argument, NULL, 'T'},
+                                         {"input-cases", required_argument, NULL, 'I'},
+                                         {"reference", required_argument, NULL, 'R'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("workload");
+    struct check_given cg = {0};
+    const char *reference = NULL;
     int done = 0, c;
     unsigned backends = KILN_BACKEND_ALL;
     long seed = 1, timeout_s = 0;
@@ -115,18 +128,47 @@ static int workload_check(int argc, char **argv)
         if (c == 'T' && cli_parse_long(optarg, 1, 86400, &timeout_s) != 0)
             return cli_usage_error("workload", "--timeout needs 1..86400 seconds, got '%s'",
                                    optarg);
+        if (c == 'I')
+            cg.input_cases = optarg;
+        if (c == 'R')
+            reference = optarg;
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind + 1 != argc)
         return cli_usage_error("workload", "check needs exactly one workload directory");
-    char dir[PATH_MAX], tmp[PATH_MAX] = "";
+    char dir[PATH_MAX];
     struct kiln_err err;
     kiln_err_clear(&err);
     if (workload_resolve_dir(argv[optind], dir, sizeof(dir), &err) != KILN_OK) {
         cli_report("workload check", &err);
         return KILN_EXIT_USAGE;
     }
+    struct stat st;
+    if (cg.input_cases && stat(cg.input_cases, &st) != 0) {
+        kiln_fail_errno(&err, KILN_E_NOTFOUND, "--input-cases %s", cg.input_cases);
+        cli_report("workload check", &err);
+        return KILN_EXIT_USAGE;
+    }
+    struct given_reference ref;
+    if (reference && given_reference_load(reference, &ref, &err) != KILN_OK) {
+        cli_report("workload check", &err);
+        return KILN_EXIT_USAGE;
+    }
+    cg.reference = reference ? &ref : NULL;
+    int status = check_loaded(dir, backends, (uint64_t)seed, cache, 1000LL * timeout_s, &cg);
+    if (reference)
+        given_reference_free(&ref);
+    return status;
+}
+
+/* workload check once the arguments are in: load, then every backend. */
+static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const char *cache,
+                        long long timeout_ms, const struct check_given *cg)
+{
+    char tmp[PATH_MAX] = "";
+    struct kiln_err err;
+    kiln_err_clear(&err);
     struct workload *w = NULL;
     if (workload_load(dir, &w, &err) != KILN_OK) {
         printf("FAIL  %s\n", err.msg);
@@ -134,6 +176,9 @@ static int workload_check(int argc, char **argv)
     }
     printf("ok    %s/workload.json parses: %s, %zu cases, %zu held out, hash %.16s\n", dir, w->name,
            w->ncases, w->nheld_out, w->hash);
+    if (cg->reference)
+        printf("ok    reference: --reference %s (sha256 %.16s) instead of reference.py\n",
+               cg->reference->path, cg->reference->sha256);
     if (!cache) {
         if (fs_make_tempdir("check", tmp, sizeof(tmp), &err) != KILN_OK) {
             cli_report("workload check", &err);
@@ -147,8 +192,10 @@ static int workload_check(int argc, char **argv)
                "(workload.json: provenance)\n");
     struct wlcheck_opts co = {.backends = backends,
                               .cache_dir = cache,
-                              .seed = (uint64_t)seed,
-                              .script_timeout_ms = 1000LL * timeout_s,
+                              .seed = seed,
+                              .script_timeout_ms = timeout_ms,
+                              .input_cases = cg->input_cases,
+                              .reference = cg->reference,
                               .table = stdout};
     struct wlcheck_result res;
     wlcheck_run(w, &co, &res);

@@ -14,6 +14,7 @@
 #include "fsutil.h"
 #include "npy.h"
 #include "sbexec.h"
+#include "sha256.h"
 
 #define NPY_HEADER_SLACK 65536u /* bytes an .npy may add to its data */
 
@@ -80,18 +81,47 @@ static enum kiln_rc write_case_json(const struct workload *wl, const struct wl_c
     return rc;
 }
 
-/* Writes the workload's scripts, exactly the bytes that were hashed. */
-static enum kiln_rc write_scripts(const struct workload *wl, const char *dir, struct kiln_err *err)
+/* Writes the workload's scripts, exactly the bytes that were hashed (the
+ * given reference instead of reference.py when there is one). */
+static enum kiln_rc write_scripts(const struct inputs_request *req, const char *dir,
+                                  struct kiln_err *err)
 {
+    const struct workload *wl = req->wl;
     enum kiln_rc rc = fs_mkdirs(dir, err);
     const enum wl_file files[] = {WL_FILE_INPUTS, WL_FILE_REFERENCE};
     for (size_t i = 0; rc == KILN_OK && i < 2; i++) {
         char path[PATH_MAX];
+        const char *data = wl->files[files[i]].data;
+        size_t len = wl->files[files[i]].len;
+        if (files[i] == WL_FILE_REFERENCE && req->reference)
+            data = req->reference->data, len = req->reference->len;
         rc = fs_join(path, sizeof(path), dir, workload_file_name(files[i]), err);
         if (rc == KILN_OK && !exists(path))
-            rc = fs_write_atomic(path, wl->files[files[i]].data, wl->files[files[i]].len, err);
+            rc = fs_write_atomic(path, data, len, err);
     }
     return rc;
+}
+
+/* The cache directory's name: the workload's content hash, or with given
+ * data a hash over it and the given reference's and input cases' digests. */
+static void cache_key(const struct inputs_request *req, char key[17])
+{
+    const char *h = req->wl->hash[0] ? req->wl->hash : "nohash";
+    if (!req->given && !req->reference) {
+        snprintf(key, 17, "%.16s", h);
+        return;
+    }
+    struct sha256_ctx c;
+    sha256_init(&c);
+    const char *parts[] = {"kiln-inputs-cache-v1", h, req->reference ? req->reference->sha256 : "-",
+                           req->given ? req->given->sha256 : "-"};
+    for (size_t i = 0; i < 4; i++)
+        sha256_update(&c, parts[i], strlen(parts[i]) + 1);
+    uint8_t d[SHA256_DIGEST_LEN];
+    char hex[SHA256_HEX_LEN + 1];
+    sha256_final(&c, d);
+    sha256_hex(d, hex);
+    snprintf(key, 17, "%.16s", hex);
 }
 
 /* Rules for a script's /out: exactly the tensors of the given roles. */
@@ -173,6 +203,25 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
     return KILN_OK;
 }
 
+/* Copies the given inputs of set `gi` into in_dir. */
+static enum kiln_rc copy_given(const struct inputs_request *req, size_t gi,
+                               const struct wl_shape *shapes, const struct expected *ein,
+                               const char *in_dir, struct kiln_err *err)
+{
+    enum kiln_rc rc = fs_mkdirs(in_dir, err);
+    for (size_t i = 0; rc == KILN_OK && i < ein->n; i++) {
+        char path[PATH_MAX], *data;
+        size_t len;
+        int arg = shapes[ein->args[i]].arg;
+        if ((rc = fs_join(path, sizeof(path), in_dir, ein->names[i], err)) ||
+            (rc = given_inputs_read(req->given, gi, arg, &data, &len, err)))
+            break;
+        rc = fs_write_atomic(path, data, len, err);
+        free(data);
+    }
+    return rc;
+}
+
 static enum kiln_rc run_script(const struct inputs_request *req, const char *what,
                                const struct sandbox_input *in, size_t n_in, char *const *argv,
                                const struct expected *e, const char *out_dir, struct kiln_err *err)
@@ -207,7 +256,9 @@ static enum kiln_rc run_script(const struct inputs_request *req, const char *wha
     return rc;
 }
 
-static enum kiln_rc prepare_set(const struct inputs_request *req, const char *scripts,
+/* Builds one set: its inputs from inputs.py, or from given set `gi` when
+ * the request has given inputs; then its reference. */
+static enum kiln_rc prepare_set(const struct inputs_request *req, const char *scripts, size_t gi,
                                 struct input_set *s, struct kiln_err *err)
 {
     const struct workload *wl = req->wl;
@@ -247,16 +298,26 @@ static enum kiln_rc prepare_set(const struct inputs_request *req, const char *sc
     if ((rc = fs_join(inputs_py, sizeof(inputs_py), scripts, "inputs.py", err)) ||
         (rc = fs_join(reference_py, sizeof(reference_py), scripts, "reference.py", err)))
         return rc;
+    const char *ref_name = req->reference ? "the --reference script" : "reference.py";
     if (req->verbose)
-        fprintf(stderr, "kiln: generating inputs and reference for case %s set %d\n",
+        fprintf(stderr, "kiln: %s for case %s set %d\n",
+                req->given ? "copying the given inputs and computing the reference"
+                           : "generating inputs and reference",
                 s->wcase->name, s->set);
-    snprintf(what, sizeof(what), "inputs.py (case %s, seed %llu)", s->wcase->name,
-             (unsigned long long)s->seed);
-    struct sandbox_input in1[] = {{inputs_py, "inputs.py"}, {case_json, "case.json"}};
-    char *argv1[] = {"python3", "/in/inputs.py", "/in/case.json", "/out", NULL};
-    rc = run_script(req, what, in1, 2, argv1, &ein, in_dir, err);
-    if (rc == KILN_OK)
-        rc = check_tensors(wl, shapes, &ein, in_dir, "inputs.py", NULL, NULL, 0, err);
+    if (req->given) {
+        rc = copy_given(req, gi, shapes, &ein, in_dir, err);
+        /* Checked when given; checked again as copied, like generated ones. */
+        if (rc == KILN_OK)
+            rc = check_tensors(wl, shapes, &ein, in_dir, "--input-cases", NULL, NULL, 0, err);
+    } else {
+        snprintf(what, sizeof(what), "inputs.py (case %s, seed %llu)", s->wcase->name,
+                 (unsigned long long)s->seed);
+        struct sandbox_input in1[] = {{inputs_py, "inputs.py"}, {case_json, "case.json"}};
+        char *argv1[] = {"python3", "/in/inputs.py", "/in/case.json", "/out", NULL};
+        rc = run_script(req, what, in1, 2, argv1, &ein, in_dir, err);
+        if (rc == KILN_OK)
+            rc = check_tensors(wl, shapes, &ein, in_dir, "inputs.py", NULL, NULL, 0, err);
+    }
     if (rc != KILN_OK)
         return rc;
 
@@ -270,12 +331,12 @@ static enum kiln_rc prepare_set(const struct inputs_request *req, const char *sc
             return rc;
         in2[n2++] = (struct sandbox_input){paths[i], ein.names[i]};
     }
-    snprintf(what, sizeof(what), "reference.py (case %s, seed %llu)", s->wcase->name,
+    snprintf(what, sizeof(what), "%s (case %s, seed %llu)", ref_name, s->wcase->name,
              (unsigned long long)s->seed);
     char *argv2[] = {"python3", "/in/reference.py", "/in/case.json", "/in", "/out", NULL};
     rc = run_script(req, what, in2, n2, argv2, &eout, ref_dir, err);
     if (rc == KILN_OK)
-        rc = check_tensors(wl, shapes, &eout, ref_dir, "reference.py", &s->weak, s->weak_why,
+        rc = check_tensors(wl, shapes, &eout, ref_dir, ref_name, &s->weak, s->weak_why,
                            sizeof(s->weak_why), err);
     if (rc != KILN_OK)
         return rc;
@@ -309,7 +370,8 @@ struct prepare_job {
 static enum kiln_rc prepare_job_run(size_t i, void *arg, struct kiln_err *err)
 {
     struct prepare_job *j = arg;
-    return prepare_set(j->req, j->scripts, &j->sets[i], err);
+    /* Set i is the given set i when the inputs were given (given.h order). */
+    return prepare_set(j->req, j->scripts, j->req->given ? i : 0, &j->sets[i], err);
 }
 
 enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
@@ -319,8 +381,14 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
     const struct workload *wl = req->wl;
     const struct wl_case *cases = req->held_out ? wl->held_out : wl->cases;
     size_t ncases = req->held_out ? wl->nheld_out : wl->ncases;
-    size_t cap = 0;
-    for (size_t i = 0; i < ncases; i++)
+    /* Held-out inputs always come fresh from inputs.py and the secret seed:
+     * given data can never stand in for them. */
+    if (req->held_out && req->given)
+        return kiln_fail(err, KILN_E_INTERNAL, "given input cases never replace held-out ones");
+    if (req->given && req->given->wl != wl)
+        return kiln_fail(err, KILN_E_INTERNAL, "given input cases of another workload object");
+    size_t cap = req->given ? req->given->n : 0;
+    for (size_t i = 0; !req->given && i < ncases; i++)
         if (cases[i].backends & req->backend)
             cap += cases[i].kind == WL_CASE_PERFORMANCE ? (size_t)req->perf_sets : 1;
     if (cap == 0)
@@ -330,12 +398,23 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
     if (!out->sets)
         return kiln_fail(err, KILN_E_NOMEM, "input sets");
 
-    char base[PATH_MAX], scripts[PATH_MAX];
-    snprintf(base, sizeof(base), "%s/%.16s", req->cache_dir, wl->hash[0] ? wl->hash : "nohash");
+    char base[PATH_MAX], scripts[PATH_MAX], key[17];
+    cache_key(req, key);
+    snprintf(base, sizeof(base), "%s/%s", req->cache_dir, key);
     enum kiln_rc rc = fs_join(scripts, sizeof(scripts), base, "scripts", err);
     if (rc == KILN_OK)
-        rc = write_scripts(wl, scripts, err);
-    for (size_t i = 0; rc == KILN_OK && i < ncases; i++) {
+        rc = write_scripts(req, scripts, err);
+    for (size_t i = 0; rc == KILN_OK && req->given && i < req->given->n; i++) {
+        /* The given sets, their seeds, in case order (given.h). */
+        const struct given_set *g = &req->given->sets[i];
+        struct input_set *s = &out->sets[out->n++];
+        s->wcase = g->wcase;
+        s->set = out->n > 1 && s[-1].wcase == g->wcase ? s[-1].set + 1 : 0;
+        s->seed = g->seed;
+        snprintf(s->dir, sizeof(s->dir), "%s/%s-%llu", base, g->wcase->name,
+                 (unsigned long long)s->seed);
+    }
+    for (size_t i = 0; rc == KILN_OK && !req->given && i < ncases; i++) {
         if (!(cases[i].backends & req->backend))
             continue;
         int sets = cases[i].kind == WL_CASE_PERFORMANCE ? req->perf_sets : 1;
@@ -365,7 +444,7 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
     }
     free(cost);
     for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
-        rc = prepare_set(req, scripts, &out->sets[i], err);
+        rc = prepare_set(req, scripts, req->given ? i : 0, &out->sets[i], err);
     if (rc != KILN_OK)
         input_sets_free(out);
     return rc;

@@ -6,6 +6,13 @@
  * weak cases (evaluator/compare.h). Results are cached on disk per
  * (workload content hash, case, seed), so a run computes each once.
  *
+ * Given data (given.h) replaces the workload's own: `given` input cases
+ * replace inputs.py for the visible cases (their sets and seeds are the
+ * given ones; held-out cases never take them), `reference` replaces
+ * reference.py everywhere. The cache key then also covers the given
+ * reference's and input cases' digests, so a different replacement never
+ * reuses a cached set.
+ *
  * Layout of one set's directory: in/<tensor>.npy for in/inout tensors,
  * ref/<tensor>.npy for out/inout tensors, and `ok` (written last: a set
  * without it is incomplete and is rebuilt).
@@ -25,6 +32,7 @@
 
 #include "compare.h"
 #include "error.h"
+#include "given.h"
 #include "workload.h"
 
 struct input_set {
@@ -43,15 +51,17 @@ struct input_sets {
 
 struct inputs_request {
     const struct workload *wl;
-    unsigned backend;            /* enum kiln_backend: cases that run on it */
-    bool held_out;               /* the held-out cases instead of the visible ones */
-    const char *cache_dir;       /* sets live in cache_dir/<hash>/<case>-<seed>/ */
-    uint64_t seed;               /* base seed; per-set seeds derive from it */
-    int perf_sets;               /* input sets per performance case (>= 1) */
-    long long script_timeout_ms; /* 0: the script policy's default */
-    bool verbose;                /* progress lines on stderr */
-    int jobs;                    /* sets generated at a time; 0: the CPUs, at most
-                                    INPUTS_MAX_JOBS, within half the free memory */
+    unsigned backend;                        /* enum kiln_backend: cases that run on it */
+    bool held_out;                           /* the held-out cases instead of the visible ones */
+    const char *cache_dir;                   /* sets live in cache_dir/<hash>/<case>-<seed>/ */
+    uint64_t seed;                           /* base seed; per-set seeds derive from it */
+    int perf_sets;                           /* input sets per performance case (>= 1) */
+    long long script_timeout_ms;             /* 0: the script policy's default */
+    bool verbose;                            /* progress lines on stderr */
+    const struct given_inputs *given;        /* NULL: inputs.py generates (visible only) */
+    const struct given_reference *reference; /* NULL: the workload's reference.py */
+    int jobs; /* sets generated at a time; 0: the CPUs, at most INPUTS_MAX_JOBS,
+                 within half the free memory */
 };
 
 #define INPUTS_MAX_JOBS 8

@@ -18,6 +18,7 @@
 #include "gpuinfo.h"
 #include "kiln_version.h"
 #include "opt_profile.h"
+#include "opt_given.h"
 #include "rank.h"
 #include "runrec.h"
 #include "session.h"
@@ -41,6 +42,7 @@ struct opt_run {
     bool generated;         /* the workload (and its reference) came from the model */
     char start_file[16];    /* kernel.cu / kernel.c */
     struct opt_profile *op; /* --profile; NULL when not asked for */
+    struct opt_given given; /* --input-cases, --reference */
 };
 
 static double now_s(void)
@@ -130,6 +132,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     json_object_set_new(doc, "profile", json_boolean(r->o.profile));
     if (r->o.description)
         json_object_set_new(doc, "description", json_string(r->o.description));
+    opt_given_add_json(&r->given, doc);
     enum kiln_rc rc = runrec_write_json(&r->rr, "run.json", doc, err);
     json_decref(doc);
     return rc;
@@ -559,6 +562,8 @@ static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
                             baseline_summary_json(r, json_object_get(summary, "perf_cases")));
     if (rc == KILN_OK && !summary)
         rc = kiln_fail(err, KILN_E_NOMEM, "summary.json");
+    if (summary)
+        opt_given_add_json(&r->given, summary);
     if (rc == KILN_OK)
         rc = runrec_write_json(&r->rr, "summary.json", summary, err);
     if (rc == KILN_OK)
@@ -613,6 +618,7 @@ static void run_free(struct opt_run *r)
     proposer_free(r->prop);
     opt_profile_close(r->op);
     eval_session_close(r->s);
+    opt_given_free(&r->given);
 }
 
 /* The llm proposer's key; none is fine for a --base-url server (a local one
@@ -675,6 +681,12 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
                                    .warmups = r->o.warmups,
                                    .iterations = r->o.iterations,
                                    .verbose = !r->o.quiet && !r->o.json};
+    /* Given data: always the run's own copies (opt_given.h). */
+    so.input_cases = r->given.inputs_copy[0] ? r->given.inputs_copy : NULL;
+    so.reference = r->given.reference_copy[0] ? r->given.reference_copy : NULL;
+    so.input_cases_sha256 = opt_given_sha256(r->given.inputs);
+    so.reference_sha256 = opt_given_sha256(r->given.reference);
+    so.reference_origin = opt_given_path(r->given.reference);
     if (!r->o.quiet && !r->o.json)
         fprintf(stderr, "kiln: run %s\n", r->rr.dir);
     rc = eval_session_open(&so, &r->s, err);
@@ -819,6 +831,10 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = workload_resolve_dir(o->workload, wdir, sizeof(wdir), err);
     if (rc == KILN_OK)
         rc = workload_load(wdir, &wl, err);
+    /* Given data is checked before a run directory exists. */
+    if (rc == KILN_OK && (o->input_cases || o->reference))
+        rc = opt_given_prepare(&r.given, o->input_cases, o->reference, wl,
+                               eval_backend_auto(o->backend, o->initial_kernel, wl), err);
     if (rc == KILN_OK)
         rc = alloc_history(&r, err);
     if (rc == KILN_OK && !r.generated)
@@ -831,6 +847,8 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
                                                                      : WL_FILE_KERNEL_C));
         rc = copy_workload(&r, wl, initial, ilen, err);
     }
+    if (rc == KILN_OK)
+        rc = opt_given_store(&r.given, &r.rr, err);
     free(initial);
     /* run.json and the empty history come first, so a run killed while its
      * inputs or its baseline are prepared can be resumed. They describe the
@@ -903,6 +921,8 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
         rc = kiln_fail(err, KILN_E_PARSE, "%s/run.json: missing or bad fields", run_dir);
     if (rc == KILN_OK)
         rc = alloc_history(&r, err);
+    if (rc == KILN_OK)
+        rc = opt_given_load(&r.given, &r.rr, run, err);
     if (rc == KILN_OK)
         rc = open_session(&r, err);
     if (rc == KILN_OK)

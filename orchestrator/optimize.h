@@ -33,6 +33,8 @@ struct opt_options {
     const char *model, *base_url;
     const char *replay_dir;     /* replay: the run whose replies to replay */
     const char *initial_kernel; /* replaces the workload's starting kernel */
+    const char *input_cases;    /* replace the visible inputs (given.h); NULL: generated */
+    const char *reference;      /* replaces reference.py (given.h); NULL: the workload's */
     const char *dotenv;         /* NULL: ./.env */
     uint64_t seed;
     int warmups, iterations;

@@ -44,6 +44,10 @@ struct eval_session {
     struct eval_medians ref_medians;
     struct eval_baseline baseline; /* eval_session_baseline */
     bool have_baseline;
+    struct given_inputs given; /* have_given: --input-cases */
+    bool have_given;
+    struct given_reference given_ref; /* have_given_ref: --reference */
+    bool have_given_ref;
 };
 
 enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hint,
@@ -63,6 +67,18 @@ enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hin
     kiln_err_clear(&e);
     bool gpu = gpuinfo_list("/proc", g, &ng, &e) == KILN_OK && ng > 0;
     return gpu && (w->backends & KILN_BACKEND_CUDA) ? KILN_BACKEND_CUDA : KILN_BACKEND_CPU;
+}
+
+/* Given data that must be what a record says it was. */
+static enum kiln_rc expect_digest(const char *path, const char *want, const char *have,
+                                  struct kiln_err *err)
+{
+    if (!want || !strcmp(want, have))
+        return KILN_OK;
+    return kiln_fail(err, KILN_E_REJECTED,
+                     "%s has sha256 %.16s, the run recorded %.16s: it was changed after the run "
+                     "started (start a new run)",
+                     path, have, want);
 }
 
 enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
@@ -92,6 +108,20 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
         rc = fs_make_tempdir("eval", s->dir, sizeof(s->dir), err);
         s->own_dir = rc == KILN_OK;
     }
+    if (rc == KILN_OK && opts->reference) {
+        rc = given_reference_load(opts->reference, &s->given_ref, err);
+        s->have_given_ref = rc == KILN_OK;
+        if (rc == KILN_OK)
+            rc = expect_digest(opts->reference, opts->reference_sha256, s->given_ref.sha256, err);
+    }
+    if (rc == KILN_OK && opts->input_cases) {
+        s->given.root_fd = -1;
+        rc = given_inputs_open(opts->input_cases, s->wl, s->backend, EVAL_SESSION_PERF_SETS, s->dir,
+                               &s->given, err);
+        s->have_given = rc == KILN_OK;
+        if (rc == KILN_OK)
+            rc = expect_digest(opts->input_cases, opts->input_cases_sha256, s->given.sha256, err);
+    }
     if (rc == KILN_OK) {
         char cache[PATH_MAX];
         snprintf(cache, sizeof(cache), "%s/inputs", s->dir);
@@ -99,13 +129,19 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
                                      .backend = s->backend,
                                      .cache_dir = cache,
                                      .seed = opts->seed,
-                                     .perf_sets = 3,
-                                     .verbose = opts->verbose};
+                                     .perf_sets = EVAL_SESSION_PERF_SETS,
+                                     .verbose = opts->verbose,
+                                     .given = s->have_given ? &s->given : NULL,
+                                     .reference = s->have_given_ref ? &s->given_ref : NULL};
         if (opts->verbose)
             fprintf(stderr, "kiln: preparing inputs and references for %s (%s backend)\n",
                     s->wl->name, kiln_backend_name(s->backend));
         rc = inputs_prepare(&req, &s->visible, err);
     }
+    /* The sets are copied: the given data (a tarball's unpacked copy) is no
+     * longer needed; its path and digest stay for the records. */
+    if (s->have_given)
+        given_inputs_free(&s->given);
     if (rc != KILN_OK) {
         eval_session_close(s);
         return rc;
@@ -164,6 +200,14 @@ enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err
     if (rc != KILN_OK)
         return rc;
     s->have_reference = true;
+    if (s->reference.v.status != VERDICT_PASS && s->have_given_ref)
+        return kiln_fail(err, KILN_E_CHILD,
+                         "the workload's own starting kernel (%s) fails against the "
+                         "--reference script %s: %s: %s (that script replaces the workload's "
+                         "reference.py: check it computes what the workload describes)",
+                         workload_file_name(f),
+                         s->opts.reference_origin ? s->opts.reference_origin : s->given_ref.path,
+                         verdict_status_name(s->reference.v.status), s->reference.v.detail);
     if (s->reference.v.status != VERDICT_PASS)
         return kiln_fail(err, KILN_E_CHILD, "the workload's own starting kernel (%s) fails: %s: %s",
                          workload_file_name(f), verdict_status_name(s->reference.v.status),
@@ -239,7 +283,8 @@ enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, con
                                      .cache_dir = cache,
                                      .seed = s->secret,
                                      .perf_sets = 1,
-                                     .verbose = s->opts.verbose};
+                                     .verbose = s->opts.verbose,
+                                     .reference = s->have_given_ref ? &s->given_ref : NULL};
         enum kiln_rc rc = inputs_prepare(&req, &s->held, err);
         if (rc != KILN_OK)
             return rc;
@@ -290,15 +335,30 @@ uint64_t eval_session_secret_seed(const struct eval_session *s)
     return s->have_held ? s->secret : 0;
 }
 
+const struct given_inputs *eval_session_given_inputs(const struct eval_session *s)
+{
+    return s->have_given ? &s->given : NULL;
+}
+
+const struct given_reference *eval_session_given_reference(const struct eval_session *s)
+{
+    return s->have_given_ref ? &s->given_ref : NULL;
+}
+
 void eval_session_close(struct eval_session *s)
 {
     if (!s)
         return;
+    /* Before the directory goes: a tarball's staging lives inside it. */
+    if (s->have_given)
+        given_inputs_free(&s->given);
     if (s->own_dir) {
         struct kiln_err ignore;
         kiln_err_clear(&ignore);
         (void)(fs_remove_tree(s->dir, &ignore) == KILN_OK);
     }
+    if (s->have_given_ref)
+        given_reference_free(&s->given_ref);
     input_sets_free(&s->visible);
     input_sets_free(&s->held);
     if (s->have_reference)

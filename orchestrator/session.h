@@ -4,6 +4,11 @@
  * a held-out set drawn from a secret seed on first use. `kiln eval` runs one
  * candidate through a session; `kiln optimize` runs many.
  *
+ * Given data (given.h): `input_cases` replaces the workload's inputs for the
+ * visible cases (checked when the session opens), `reference` replaces its
+ * reference.py for every case, held-out ones included. Held-out inputs are
+ * always the workload's own, from the secret seed.
+ *
  * Lifecycle: eval_session_open -> [eval_session_reference] ->
  * [eval_session_baseline] -> (eval_session_run | eval_session_held_out)* ->
  * eval_session_close.
@@ -16,6 +21,11 @@
 
 #include "baseline.h"
 #include "evaluate.h"
+#include "given.h"
+
+/* Input sets per performance case of a session (the harness's minimum for a
+ * timed case). */
+#define EVAL_SESSION_PERF_SETS HARNESS_PLAN_MIN_TIMED_SETS
 
 struct eval_session_opts {
     const char *workload;      /* directory or built-in name */
@@ -28,6 +38,12 @@ struct eval_session_opts {
     long long run_timeout_ms;   /* 0: the gpu-run policy's default */
     const char *candidate_hint; /* a file name whose extension picks the backend */
     bool verbose;               /* progress on stderr */
+    const char *input_cases;    /* NULL: inputs.py generates the visible inputs */
+    const char *reference;      /* NULL: the workload's reference.py */
+    /* Non-NULL: the digest (given.h) the given data must have, checked
+     * before any work (a run's copies, on resume). */
+    const char *input_cases_sha256, *reference_sha256;
+    const char *reference_origin; /* how messages name `reference` (NULL: its path) */
 };
 
 struct eval_session;
@@ -85,6 +101,10 @@ const struct workload *eval_session_workload(const struct eval_session *s);
 enum kiln_backend eval_session_backend(const struct eval_session *s);
 const char *eval_session_dir(const struct eval_session *s);
 uint64_t eval_session_secret_seed(const struct eval_session *s);
+
+/* The given input cases and reference script in use; NULL when none. */
+const struct given_inputs *eval_session_given_inputs(const struct eval_session *s);
+const struct given_reference *eval_session_given_reference(const struct eval_session *s);
 
 void eval_session_close(struct eval_session *s);
 

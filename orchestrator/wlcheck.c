@@ -64,12 +64,26 @@ static void check_backend(const struct workload *w, unsigned backend, bool held_
                                  .seed = o->seed,
                                  .perf_sets = 1,
                                  .script_timeout_ms = o->script_timeout_ms,
-                                 .verbose = o->verbose};
+                                 .verbose = o->verbose,
+                                 .reference = o->reference};
     struct input_sets sets;
     struct kiln_err err;
     kiln_err_clear(&err);
     const char *which = held_out ? "held-out" : "visible";
-    enum kiln_rc rc = inputs_prepare(&req, &sets, &err);
+    /* Given input cases are checked and stand in for the visible inputs;
+     * held-out inputs always come from inputs.py. */
+    struct given_inputs gi = {.root_fd = -1};
+    enum kiln_rc rc = KILN_OK;
+    if (!held_out && o->input_cases) {
+        rc = given_inputs_open(o->input_cases, w, backend, 1, req.cache_dir, &gi, &err);
+        if (rc == KILN_OK && o->table)
+            fprintf(o->table, "  ok    %s: %zu input sets from %s (sha256 %.16s)\n",
+                    kiln_backend_name(backend), gi.n, gi.shown, gi.sha256);
+        req.given = &gi;
+    }
+    if (rc == KILN_OK)
+        rc = inputs_prepare(&req, &sets, &err);
+    given_inputs_free(&gi);
     if (rc != KILN_OK) {
         if (o->table)
             fprintf(o->table, "  FAIL  %s cases on %s: %s\n", which, kiln_backend_name(backend),

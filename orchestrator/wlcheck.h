@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "given.h"
 #include "workload.h"
 
 struct wlcheck_opts {
@@ -26,6 +27,8 @@ struct wlcheck_opts {
     long long script_timeout_ms; /* 0: the script policy's default */
     FILE *table;                 /* a row per input set, as `kiln workload check`; NULL: none */
     bool verbose;                /* progress lines on stderr */
+    const char *input_cases;     /* --input-cases: stand in for the visible inputs; NULL: none */
+    const struct given_reference *reference; /* --reference; NULL: reference.py */
 };
 
 #define WLCHECK_PROBLEMS_MAX 2048

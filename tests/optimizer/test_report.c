@@ -76,6 +76,30 @@ static void html_is_self_contained_and_escaped(void **state)
     json_decref(s);
 }
 
+/* Given data (opt_given.h) is flagged on the page, its path escaped. */
+static void html_warns_about_given_data(void **state)
+{
+    (void)state;
+    json_t *s = summary(), *h = json_array();
+    char *html = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(report_html(s, h, NULL, &html, &e), KILN_OK);
+    assert_null(strstr(html, "--input-cases"));
+    assert_null(strstr(html, "--reference"));
+    free(html);
+    json_object_set_new(s, "input_cases",
+                        json_pack("{s:s, s:s}", "path", "<x>.tar", "sha256", "abc123"));
+    json_object_set_new(s, "reference_script",
+                        json_pack("{s:s, s:s}", "path", "my_ref.py", "sha256", "def456"));
+    assert_int_equal(report_html(s, h, NULL, &html, &e), KILN_OK);
+    assert_non_null(strstr(html, "given with --input-cases &lt;x&gt;.tar (sha256 abc123)"));
+    assert_non_null(strstr(html, "given with --reference my_ref.py (sha256 def456)"));
+    free(html);
+    json_decref(h);
+    json_decref(s);
+}
+
 static void rejects_malformed_summary(void **state)
 {
     (void)state;
@@ -93,6 +117,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(heatmap_marks_speedups_and_failures),
         cmocka_unit_test(html_is_self_contained_and_escaped),
+        cmocka_unit_test(html_warns_about_given_data),
         cmocka_unit_test(rejects_malformed_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

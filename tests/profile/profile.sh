@@ -14,7 +14,6 @@ RES=$T/results
 
 case "$case_name" in
 cpu)
-    needs_harness
     run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --profile --max-iterations 2 \
         --results "$RES" --quiet "${FAST[@]}"
     expect_rc 0 "kiln optimize --profile on the cpu backend"
