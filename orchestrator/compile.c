@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fsutil.h"
 #include "sbexec.h"
+#include "sha256.h"
 #include "strbuf.h"
 
 static int line_rank(const char *line, size_t len)
@@ -86,8 +88,57 @@ void compile_parse_ptxas(const char *text, struct compile_result *res)
     }
 }
 
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct compile_result *res,
+                                      struct kiln_err *err);
+
+void compile_request_hash(const struct compile_request *req, char hex[65])
+{
+    struct sha256_ctx c;
+    sha256_init(&c);
+    /* Each field with its length first, so no two requests hash alike. */
+    char head[96];
+    int n = snprintf(head, sizeof(head), "kiln-compile-1 %d %s %zu", (int)req->backend,
+                     req->arch ? req->arch : "sm_90", req->ndefines);
+    sha256_update(&c, head, (size_t)n + 1);
+    const char *parts[COMPILE_MAX_DEFINES + 2];
+    size_t np = 0, lens[COMPILE_MAX_DEFINES + 2];
+    for (size_t i = 0; i < req->ndefines && i < COMPILE_MAX_DEFINES; i++, np++)
+        lens[np] = strlen(parts[np] = req->defines[i]);
+    parts[np] = req->source;
+    lens[np++] = req->len;
+    parts[np] = req->trampoline ? req->trampoline : "";
+    lens[np] = strlen(parts[np]);
+    np++;
+    for (size_t i = 0; i < np; i++) {
+        uint64_t l = lens[i];
+        sha256_update(&c, &l, sizeof(l));
+        sha256_update(&c, parts[i], lens[i]);
+    }
+    uint8_t d[SHA256_DIGEST_LEN];
+    sha256_final(&c, d);
+    sha256_hex(d, hex);
+}
+
 enum kiln_rc compile_candidate(const struct compile_request *req, struct compile_result *res,
                                struct kiln_err *err)
+{
+    double started = wall_now();
+    enum kiln_rc rc = compile_sandboxed(req, res, err);
+    res->started = started;
+    res->finished = wall_now();
+    compile_request_hash(req, res->input_sha256);
+    return rc;
+}
+
+static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct compile_result *res,
+                                      struct kiln_err *err)
 {
     memset(res, 0, sizeof(*res));
     bool cuda = req->backend == KILN_BACKEND_CUDA;
