@@ -37,6 +37,14 @@ struct eval_medians {
     size_t n;
 };
 
+/* Split evaluation, for `kiln optimize --jobs` (a compile worker process
+ * runs the first half while the parent runs an earlier candidate). */
+enum eval_mode {
+    EVAL_ALL = 0,      /* every stage */
+    EVAL_COMPILE_ONLY, /* stop after "compile", leaving compile/result.json */
+    EVAL_PRECOMPILED,  /* use compile/result.json when valid, else compile */
+};
+
 struct eval_request {
     const struct workload *wl;
     enum kiln_backend backend;
@@ -57,6 +65,7 @@ struct eval_request {
     const struct stats_ceilings *ceilings;        /* NULL: H200 (cuda only) */
     const struct eval_medians *reference;         /* NULL: no reference timings */
     long long compile_timeout_ms, run_timeout_ms; /* 0: the policies' defaults */
+    enum eval_mode mode;
 };
 
 struct eval_outcome {
@@ -71,12 +80,15 @@ struct eval_outcome {
      * CUDA context, upload, timing, tar), verify (ingest done; comparison,
      * statistics in the parent). */
     double t_compile, t_run, t_verify;
+    bool precompiled; /* the compile result came from compile/result.json */
 };
 
 /*
  * Evaluates one candidate. KILN_OK whenever a verdict was reached, whatever
  * it is (read out->v.status); an error only when kiln itself could not do
  * its job (sandbox set-up, I/O). Free `out` with eval_outcome_free always.
+ * EVAL_COMPILE_ONLY reaches no verdict: out->compile holds the result (not
+ * compiled when parse or plan eliminated the candidate: out->stage says).
  */
 enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
                             struct kiln_err *err) KILN_NODISCARD;

@@ -56,6 +56,20 @@ enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const ch
                               const int64_t *tunables, struct eval_outcome *out,
                               struct kiln_err *err) KILN_NODISCARD;
 
+/* Split evaluation (`kiln optimize --jobs`): eval_session_compile runs the
+ * parse, plan and compile stages alone, leaving the compile result in the
+ * candidate's scratch directory (it is what a compile worker process runs);
+ * eval_session_run_compiled is eval_session_run using that result when it
+ * is there and matches (else it compiles itself). */
+enum kiln_rc eval_session_compile(struct eval_session *s, const char *name, const char *src,
+                                  size_t len, const int64_t *tunables, struct eval_outcome *out,
+                                  struct kiln_err *err) KILN_NODISCARD;
+
+enum kiln_rc eval_session_run_compiled(struct eval_session *s, const char *name, const char *src,
+                                       size_t len, const int64_t *tunables,
+                                       struct eval_outcome *out,
+                                       struct kiln_err *err) KILN_NODISCARD;
+
 /* Re-verifies a candidate on the held-out cases with fresh inputs from a
  * secret seed (drawn once per session, never recorded before the end). */
 enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, const char *src,
