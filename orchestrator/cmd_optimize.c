@@ -90,7 +90,8 @@ int cmd_optimize(int argc, char **argv)
         case 'j':
             if (cli_parse_long(optarg, 1, 64, &v))
                 return cli_usage_error("optimize", "--jobs needs 1..64, got '%s'", optarg);
-            break; /* candidates are evaluated one at a time for now */
+            o.jobs = (int)v;
+            break;
         case 's':
             if (cli_parse_long(optarg, 0, 1L << 52, &v))
                 return cli_usage_error("optimize", "--seed needs a number, got '%s'", optarg);
