@@ -63,3 +63,14 @@ if(KILN_HAVE_CUDA)
   # The driver API only: libcuda.so.1 comes from the driver, never cudart.
   target_link_libraries(kiln-harness-cuda PRIVATE CUDA::cuda_driver)
 endif()
+
+if(TARGET CUDA::nvrtc)
+  # kiln-nvrtc: the compiler of --compiler nvrtc, run in the `nvrtc` sandbox
+  # (libnvrtc from the toolkit, found through the build's RPATH, which the
+  # compile image binds).
+  add_executable(kiln-nvrtc harness/kiln_nvrtc.c)
+  target_link_libraries(kiln-nvrtc PRIVATE CUDA::nvrtc)
+  list(GET CUDAToolkit_INCLUDE_DIRS 0 _kiln_cuda_inc)
+  target_compile_definitions(kiln-nvrtc PRIVATE KILN_CUDA_INCLUDE="${_kiln_cuda_inc}")
+  set_target_properties(kiln-nvrtc PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+endif()

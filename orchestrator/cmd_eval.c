@@ -16,6 +16,7 @@
 struct eval_cli {
     const char *workload, *candidate, *work, *junit;
     enum kiln_backend backend;
+    enum compile_tool compiler;
     int gpu, warmups, iterations, json, hot, keep, no_reference, timeout_s;
     long seed;
 };
@@ -111,6 +112,7 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          {"hot", no_argument, NULL, 'H'},
                                          {"no-reference", no_argument, NULL, 'R'},
                                          {"timeout", required_argument, NULL, 'T'},
+                                         {"compiler", required_argument, NULL, 'C'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("eval");
     int done = 0, c;
@@ -158,6 +160,10 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                 return cli_usage_error("eval", "--timeout needs seconds, got '%s'", optarg);
             o->timeout_s = (int)v;
             break;
+        case 'C':
+            if (!compile_tool_from_name(optarg, &o->compiler))
+                return cli_usage_error("eval", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
+            break;
         }
     }
     if (done)
@@ -188,6 +194,7 @@ int cmd_eval(int argc, char **argv)
                                    .hot = o.hot,
                                    .run_timeout_ms = 1000LL * o.timeout_s,
                                    .candidate_hint = o.candidate,
+                                   .compiler = o.compiler,
                                    .verbose = !o.json};
     char *src = NULL;
     size_t len = 0;

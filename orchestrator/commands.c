@@ -78,6 +78,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  --quiet              no progress line; --json  print summary.json at the end\n"
      "  --jobs N             candidates in flight (default 1): the next N-1 compile\n"
      "                       in worker processes while one runs; tune and replay only\n"
+     "  --compiler C         cuda: nvcc (default) or nvrtc (NVRTC in one process,\n"
+     "                       in the narrower nvrtc sandbox; several times faster)\n"
      "\n"
      "examples:\n"
      "  kiln optimize saxpy --max-iterations 7\n"
@@ -124,6 +126,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  --no-reference     do not time the workload's starting kernel\n"
      "  --timeout S        wall-clock limit of each harness run (default: the\n"
      "                     gpu-run policy's, 300 s)\n"
+     "  --compiler C       cuda: nvcc (default) or nvrtc (kiln-nvrtc: NVRTC in one\n"
+     "                     process, in the narrower nvrtc sandbox; several times faster)\n"
      "\n"
      "example:\n"
      "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu\n",

@@ -70,7 +70,11 @@ void compile_parse_ptxas(const char *text, struct compile_result *res)
                 snprintf(k->name, sizeof(k->name), "%s", n);
             }
         } else if (k && (s = strstr(line, "bytes stack frame"))) {
-            sscanf(line, " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+            /* nvcc indents the line; NVRTC's log prefixes it "ptxas   .". */
+            const char *q = line;
+            while (*q && (*q < '0' || *q > '9'))
+                q++;
+            sscanf(q, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
                    &k->stack_bytes, &k->spill_stores, &k->spill_loads);
         } else if (k && (s = strstr(line, "Used "))) {
             sscanf(s, "Used %d registers", &k->registers);
@@ -86,6 +90,22 @@ void compile_parse_ptxas(const char *text, struct compile_result *res)
         }
         p = nl ? nl + 1 : NULL;
     }
+}
+
+bool compile_tool_from_name(const char *name, enum compile_tool *out)
+{
+    if (name && strcmp(name, "nvcc") == 0)
+        *out = COMPILE_NVCC;
+    else if (name && strcmp(name, "nvrtc") == 0)
+        *out = COMPILE_NVRTC;
+    else
+        return false;
+    return true;
+}
+
+const char *compile_tool_name(enum compile_tool t)
+{
+    return t == COMPILE_NVRTC ? "nvrtc" : "nvcc";
 }
 
 static double wall_now(void)
@@ -104,8 +124,10 @@ void compile_request_hash(const struct compile_request *req, char hex[65])
     sha256_init(&c);
     /* Each field with its length first, so no two requests hash alike. */
     char head[96];
-    int n = snprintf(head, sizeof(head), "kiln-compile-1 %d %s %zu", (int)req->backend,
-                     req->arch ? req->arch : "sm_90", req->ndefines);
+    int n =
+        snprintf(head, sizeof(head), "kiln-compile-1 %d %s %zu%s", (int)req->backend,
+                 req->arch ? req->arch : "sm_90", req->ndefines,
+                 req->backend == KILN_BACKEND_CUDA && req->tool == COMPILE_NVRTC ? " nvrtc" : "");
     sha256_update(&c, head, (size_t)n + 1);
     const char *parts[COMPILE_MAX_DEFINES + 2];
     size_t np = 0, lens[COMPILE_MAX_DEFINES + 2];
@@ -162,7 +184,15 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
     snprintf(arch, sizeof(arch), "-arch=%s", req->arch ? req->arch : "sm_90");
     const char *argv[24 + COMPILE_MAX_DEFINES];
     size_t n = 0;
-    if (cuda) {
+    bool nvrtc = cuda && req->tool == COMPILE_NVRTC;
+    if (nvrtc && !req->nvrtc)
+        return kiln_fail(err, KILN_E_INTERNAL, "--compiler nvrtc without the kiln-nvrtc path");
+    if (nvrtc) {
+        const char *head[] = {"/in/kiln-nvrtc", arch, "-o", "/out/candidate.cubin",
+                              "/in/candidate.cu"};
+        for (size_t i = 0; i < sizeof(head) / sizeof(*head); i++)
+            argv[n++] = head[i];
+    } else if (cuda) {
         const char *head[] = {"nvcc",
                               "-cubin",
                               arch,
@@ -200,13 +230,14 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
                               .max_file_bytes = 64u << 20,
                               .max_total_bytes = 64u << 20,
                               .max_files = 1};
-    struct sandbox_input in[] = {{src, cuda ? "candidate.cu" : "candidate.c"},
-                                 {tramp, "trampoline.c"}};
+    struct sandbox_input in[] = {
+        {src, cuda ? "candidate.cu" : "candidate.c"},
+        {nvrtc ? req->nvrtc : tramp, nvrtc ? "kiln-nvrtc" : "trampoline.c"}};
     struct sbexec_step step = {.what = "the compiler", .rules = &rules, .out_dir = out_dir};
-    step.spec.policy = "compile";
+    step.spec.policy = nvrtc ? "nvrtc" : "compile";
     step.spec.image = "compile";
     step.spec.inputs = in;
-    step.spec.n_inputs = cuda ? 1 : 2;
+    step.spec.n_inputs = cuda && !nvrtc ? 1 : 2;
     step.spec.gpu = -1;
     step.spec.argv = (char *const *)argv;
     step.spec.stdin_fd = -1;

@@ -7,6 +7,12 @@
  *
  * A compile failure is not an error of this function: it returns KILN_OK
  * with res->ok false and the diagnostics (a `compile_error` verdict).
+ *
+ * cuda has two compilers: nvcc (the default; the `compile` sandbox, which
+ * lets the driver start cicc and ptxas) and kiln-nvrtc (`--compiler nvrtc`:
+ * NVRTC in one process, several times faster, in the narrower `nvrtc`
+ * sandbox: no new processes, no exec after the first). Same options (arch,
+ * -D flags, ptxas -v), same code in the cubin (bench/compile checks it).
  */
 #ifndef KILN_COMPILE_H
 #define KILN_COMPILE_H
@@ -22,8 +28,19 @@
 #define COMPILE_DIAG_MAX    (16u << 10) /* diagnostics kept for records and prompts */
 #define COMPILE_MAX_KERNELS 16
 
+enum compile_tool {
+    COMPILE_NVCC = 0, /* cuda: nvcc -cubin (the default) */
+    COMPILE_NVRTC,    /* cuda: kiln-nvrtc (NVRTC); ignored for cpu */
+};
+
+/* "nvcc" / "nvrtc" to a tool; false for anything else. */
+bool compile_tool_from_name(const char *name, enum compile_tool *out);
+const char *compile_tool_name(enum compile_tool t);
+
 struct compile_request {
     enum kiln_backend backend;
+    enum compile_tool tool;
+    const char *nvrtc;  /* COMPILE_NVRTC: the kiln-nvrtc program (eval_program_path) */
     const char *source; /* the candidate file */
     size_t len;
     const char *trampoline;     /* cpu: kiln-generated C; NULL for cuda */
@@ -58,8 +75,8 @@ enum kiln_rc compile_candidate(const struct compile_request *req, struct compile
 
 void compile_result_free(struct compile_result *res);
 
-/* SHA-256 (hex) over everything that decides the artifact: backend, arch,
- * the -D flags, the source and the trampoline. A result is reused only for
+/* SHA-256 (hex) over everything that decides the artifact: backend, tool,
+ * arch, the -D flags, the source and the trampoline. A result is reused only for
  * a request with the same hash. */
 void compile_request_hash(const struct compile_request *req, char hex[65]);
 

@@ -50,7 +50,12 @@ static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_
 
 enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap, struct kiln_err *err)
 {
-    const char *name = b == KILN_BACKEND_CUDA ? "kiln-harness-cuda" : "kiln-harness-cpu";
+    return eval_program_path(b == KILN_BACKEND_CUDA ? "kiln-harness-cuda" : "kiln-harness-cpu", out,
+                             cap, err);
+}
+
+enum kiln_rc eval_program_path(const char *name, char *out, size_t cap, struct kiln_err *err)
+{
     const char *dir = getenv("KILN_HARNESS_DIR");
     char self[PATH_MAX];
     if (!dir || !*dir) {
@@ -67,7 +72,8 @@ enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap, struc
         return kiln_fail(err, KILN_E_USAGE, "harness path too long");
     if (access(out, X_OK) != 0)
         return kiln_fail(err, KILN_E_NOTFOUND, "%s not found%s (build it, or set KILN_HARNESS_DIR)",
-                         out, b == KILN_BACKEND_CUDA ? ": kiln was built without CUDA?" : "");
+                         out,
+                         strcmp(name, "kiln-harness-cpu") ? ": kiln was built without CUDA?" : "");
     return KILN_OK;
 }
 
@@ -642,7 +648,9 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
                                    .ndefines = cand->ntunables,
                                    .arch = req->arch,
                                    .work_dir = cdir,
-                                   .timeout_ms = req->compile_timeout_ms};
+                                   .timeout_ms = req->compile_timeout_ms,
+                                   .tool = req->compiler,
+                                   .nvrtc = req->nvrtc};
     double t0 = now_s();
     if (req->mode == EVAL_PRECOMPILED && load_precompiled(req, &creq, cdir, &out->compile)) {
         out->precompiled = true;

@@ -66,6 +66,8 @@ struct eval_request {
     const struct eval_medians *reference;         /* NULL: no reference timings */
     long long compile_timeout_ms, run_timeout_ms; /* 0: the policies' defaults */
     enum eval_mode mode;
+    enum compile_tool compiler; /* cuda: nvcc (default) or NVRTC */
+    const char *nvrtc;          /* COMPILE_NVRTC: the kiln-nvrtc program */
 };
 
 struct eval_outcome {
@@ -97,6 +99,10 @@ void eval_outcome_free(struct eval_outcome *out);
 
 /* The harness program next to the running kiln binary (or $KILN_HARNESS_DIR). */
 enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+/* Any of kiln's in-sandbox programs ("kiln-nvrtc"), found the same way. */
+enum kiln_rc eval_program_path(const char *name, char *out, size_t cap,
                                struct kiln_err *err) KILN_NODISCARD;
 
 #endif

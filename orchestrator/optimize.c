@@ -106,6 +106,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
         return kiln_fail(err, KILN_E_NOMEM, "run.json");
     json_object_set_new(doc, "gpu_index", json_integer(r->o.gpu));
     json_object_set_new(doc, "jobs", json_integer(r->o.jobs > 0 ? r->o.jobs : 1));
+    json_object_set_new(doc, "compiler", json_string(compile_tool_name(r->o.compiler)));
     enum kiln_rc rc = runrec_write_json(&r->rr, "run.json", doc, err);
     json_decref(doc);
     return rc;
@@ -621,6 +622,7 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
                                    .seed = r->o.seed,
                                    .warmups = r->o.warmups,
                                    .iterations = r->o.iterations,
+                                   .compiler = r->o.compiler,
                                    .verbose = !r->o.quiet && !r->o.json};
     if (!r->o.quiet && !r->o.json)
         fprintf(stderr, "kiln: run %s\n", r->rr.dir);
@@ -737,6 +739,12 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
                 "kiln: --jobs %d has no effect with --proposer %s: each proposal "
                 "needs the verdict on the one before\n",
                 r.o.jobs, proposer_name(r.prop));
+    if (rc == KILN_OK && r.o.compiler == COMPILE_NVRTC &&
+        eval_session_backend(r.s) != KILN_BACKEND_CUDA && !r.o.quiet && !r.o.json)
+        fprintf(stderr,
+                "kiln: --compiler nvrtc applies to the cuda backend; the %s backend "
+                "compiles with cc\n",
+                kiln_backend_name(eval_session_backend(r.s)));
     if (rc == KILN_OK)
         rc = loop(&r, 1, err);
     workload_free(wl);
@@ -784,8 +792,10 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
     /* Runs made before --jobs have no "jobs": they ran one at a time. */
     json_t *jobs = json_object_get(run, "jobs");
     r.o.jobs = jobs ? (int)json_integer_value(jobs) : 1;
+    bool compiler_ok = !json_object_get(run, "compiler") || /* older runs: nvcc */
+                       compile_tool_from_name(jstr(run, "compiler"), &r.o.compiler);
     if (r.o.max_iterations <= 0 || r.o.max_iterations > OPT_MAX_ITER || !r.o.proposer ||
-        !json_is_array(hist) || r.o.jobs < 1 || r.o.jobs > OPT_MAX_JOBS)
+        !json_is_array(hist) || r.o.jobs < 1 || r.o.jobs > OPT_MAX_JOBS || !compiler_ok)
         rc = kiln_fail(err, KILN_E_PARSE, "%s/run.json: missing or bad fields", run_dir);
     if (rc == KILN_OK)
         rc = alloc_history(&r, err);

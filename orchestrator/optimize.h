@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "compile.h"
 #include "error.h"
 #include "proposer.h"
 
@@ -27,9 +28,10 @@ struct opt_options {
     const char *results_dir;   /* default "results" */
     enum kiln_backend backend; /* 0: auto */
     int gpu;
-    int max_iterations;   /* budget of candidates (default 7) */
-    int jobs;             /* candidates in flight: compiles ahead of the run (default 1) */
-    const char *proposer; /* tune (default), llm, replay */
+    int max_iterations;         /* budget of candidates (default 7) */
+    int jobs;                   /* candidates in flight: compiles ahead of the run (default 1) */
+    enum compile_tool compiler; /* cuda: nvcc (default) or nvrtc */
+    const char *proposer;       /* tune (default), llm, replay */
     const char *model, *base_url;
     const char *replay_dir;     /* replay: the run whose replies to replay */
     const char *initial_kernel; /* replaces the workload's starting kernel */

@@ -36,6 +36,7 @@ struct eval_session {
     char dir[PATH_MAX];
     bool own_dir;
     char harness[PATH_MAX];
+    char nvrtc[PATH_MAX]; /* kiln-nvrtc, when the cuda backend compiles with NVRTC */
     struct input_sets visible, held;
     bool have_held;
     uint64_t secret;
@@ -83,6 +84,8 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
     }
     if (rc == KILN_OK)
         rc = eval_harness_path(s->backend, s->harness, sizeof(s->harness), err);
+    if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA && opts->compiler == COMPILE_NVRTC)
+        rc = eval_program_path("kiln-nvrtc", s->nvrtc, sizeof(s->nvrtc), err);
     if (rc == KILN_OK && opts->work_dir) {
         snprintf(s->dir, sizeof(s->dir), "%s", opts->work_dir);
         rc = fs_mkdirs(s->dir, err);
@@ -147,7 +150,9 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
                                .hot = s->opts.hot,
                                .run_timeout_ms = s->opts.run_timeout_ms,
                                .reference = s->have_reference ? &s->ref_medians : NULL,
-                               .mode = mode};
+                               .mode = mode,
+                               .compiler = s->opts.compiler,
+                               .nvrtc = s->nvrtc[0] ? s->nvrtc : NULL};
     if (s->opts.verbose && mode != EVAL_COMPILE_ONLY)
         fprintf(stderr, "kiln: evaluating %s%s\n", name,
                 sets == &s->held ? " on the held-out cases" : "");

@@ -25,6 +25,7 @@ struct eval_session_opts {
     bool hot;
     long long run_timeout_ms;   /* 0: the gpu-run policy's default */
     const char *candidate_hint; /* a file name whose extension picks the backend */
+    enum compile_tool compiler; /* cuda: nvcc (default) or nvrtc (kiln-nvrtc) */
     bool verbose;               /* progress on stderr */
 };
 

@@ -198,6 +198,46 @@ static void hash_covers_every_input(void **state)
     b.arch = "sm_80";
     compile_request_hash(&b, h);
     assert_string_not_equal(h, h0);
+    /* The tool matters for cuda (NVRTC's cubin carries another tool note),
+     * not for cpu, which has one compiler. */
+    b = a;
+    b.tool = COMPILE_NVRTC;
+    compile_request_hash(&b, h);
+    assert_string_equal(h, h0);
+    b.backend = KILN_BACKEND_CUDA;
+    char hc[65];
+    compile_request_hash(&b, h);
+    b.tool = COMPILE_NVCC;
+    compile_request_hash(&b, hc);
+    assert_string_not_equal(h, hc);
+}
+
+/* ptxas -v as nvcc prints it and as NVRTC's log does ("ptxas   ." prefix). */
+static void parses_ptxas_from_both_compilers(void **state)
+{
+    (void)state;
+    static const char *const logs[] = {
+        "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+        "ptxas info    : Function properties for k\n"
+        "    24 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem\n",
+        "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+        "ptxas info    : Function properties for k\n"
+        "ptxas         .     24 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        struct compile_result r;
+        memset(&r, 0, sizeof(r));
+        compile_parse_ptxas(logs[i], &r);
+        assert_int_equal(r.nkernels, 1);
+        assert_string_equal(r.kernels[0].name, "k");
+        assert_int_equal(r.kernels[0].registers, 40);
+        assert_int_equal(r.kernels[0].smem_bytes, 2048);
+        assert_int_equal(r.kernels[0].stack_bytes, 24);
+        assert_int_equal(r.kernels[0].spill_stores, 8);
+        assert_int_equal(r.kernels[0].spill_loads, 4);
+    }
 }
 
 int main(void)
@@ -207,6 +247,7 @@ int main(void)
         cmocka_unit_test(rejects_what_it_does_not_know),
         cmocka_unit_test(caps_sizes),
         cmocka_unit_test(hash_covers_every_input),
+        cmocka_unit_test(parses_ptxas_from_both_compilers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #   jobs              --jobs 3: overlapping compiles, history in order
 #   resume_jobs       --jobs 3, kill -9 while a compile worker runs: no
 #                     process survives kiln; resume redoes only what was in flight
+#   nvrtc_gpu         (GPU) --compiler nvrtc --jobs 2 on the cuda backend
 #   dotenv            a world-readable .env is refused before any work
 . "$(dirname "$0")/lib.sh"
 case_name=$1
@@ -307,6 +308,22 @@ PY
         '["UNROLL=1", "UNROLL=2", "UNROLL=4", "UNROLL=8"]'
     # The finished candidates were neither compiled nor run again.
     echo "$finished" | sha256sum -c --quiet - || fail "resume redid a finished candidate"
+    ;;
+nvrtc_gpu)
+    if [ ! -e /dev/nvidiactl ]; then
+        echo "skipped: no NVIDIA GPU (/dev/nvidiactl absent)"
+        exit 77
+    fi
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cuda --compiler nvrtc --jobs 2 \
+        --max-iterations 3 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --backend cuda --compiler nvrtc --jobs 2"
+    run=$RES/run-001
+    expect_json "$run/run.json" 'd["compiler"] + " %d" % d["jobs"]' "nvrtc 2"
+    expect_json "$run/history.json" '[h["status"] for h in d]' '["pass", "pass", "pass"]'
+    for id in 001 002 003; do
+        expect_json "$run/candidates/$id/compile.json" 'd["ok"] and d["kernels"][0]["registers"] > 0' True
+    done
+    [ -s "$run/best.cu" ] || fail "no best.cu"
     ;;
 dotenv)
     mkdir -p "$T/cwd"
