@@ -66,3 +66,23 @@ if(KILN_HAVE_CUDA)
   # The driver API only: libcuda.so.1 comes from the driver, never cudart.
   target_link_libraries(kiln-harness-cuda PRIVATE CUDA::cuda_driver)
 endif()
+
+if(TARGET CUDA::nvrtc)
+  # kiln-nvrtc: the compiler of --compiler nvrtc, run in the `nvrtc` sandbox
+  # (libnvrtc from the toolkit, found through the build's RPATH, which the
+  # compile image binds).
+  add_executable(kiln-nvrtc harness/kiln_nvrtc.c)
+  # CUDA::nvrtc drags in libcuda.so.1, which NVRTC does not need and the
+  # compile image (no driver) does not have.
+  target_link_libraries(kiln-nvrtc PRIVATE CUDA::nvrtc)
+  target_link_options(kiln-nvrtc PRIVATE -Wl,--as-needed)
+  # Never sanitized: LeakSanitizer's exit-time clone is refused by the
+  # nvrtc policy (no new processes), as it would be for the harness.
+  if(KILN_SANITIZE)
+    target_compile_options(kiln-nvrtc PRIVATE -fno-sanitize=all)
+    target_link_options(kiln-nvrtc PRIVATE -fno-sanitize=all)
+  endif()
+  list(GET CUDAToolkit_INCLUDE_DIRS 0 _kiln_cuda_inc)
+  target_compile_definitions(kiln-nvrtc PRIVATE KILN_CUDA_INCLUDE="${_kiln_cuda_inc}")
+  set_target_properties(kiln-nvrtc PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+endif()

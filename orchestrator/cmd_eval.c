@@ -17,6 +17,7 @@ struct eval_cli {
     const char *workload, *candidate, *work, *junit;
     const char *input_cases, *reference; /* given data (given.h) */
     enum kiln_backend backend;
+    enum compile_tool compiler;
     int gpu, warmups, iterations, json, hot, keep, no_reference, no_baseline, timeout_s;
     long seed;
 };
@@ -158,6 +159,7 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          {"timeout", required_argument, NULL, 'T'},
                                          {"input-cases", required_argument, NULL, 'I'},
                                          {"reference", required_argument, NULL, 'F'},
+                                         {"compiler", required_argument, NULL, 'C'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("eval");
     int done = 0, c;
@@ -214,6 +216,10 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
         case 'F':
             o->reference = optarg;
             break;
+        case 'C':
+            if (!compile_tool_from_name(optarg, &o->compiler))
+                return cli_usage_error("eval", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
+            break;
         }
     }
     if (done)
@@ -244,6 +250,7 @@ int cmd_eval(int argc, char **argv)
                                    .hot = o.hot,
                                    .run_timeout_ms = 1000LL * o.timeout_s,
                                    .candidate_hint = o.candidate,
+                                   .compiler = o.compiler,
                                    .verbose = !o.json,
                                    .input_cases = o.input_cases,
                                    .reference = o.reference};

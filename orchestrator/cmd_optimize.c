@@ -27,6 +27,7 @@ int cmd_optimize(int argc, char **argv)
                                          {"backend", required_argument, NULL, 'b'},
                                          {"results", required_argument, NULL, 'o'},
                                          {"jobs", required_argument, NULL, 'j'},
+                                         {"compiler", required_argument, NULL, 'C'},
                                          {"seed", required_argument, NULL, 's'},
                                          {"iterations", required_argument, NULL, 'i'},
                                          {"warmups", required_argument, NULL, 'W'},
@@ -97,7 +98,12 @@ int cmd_optimize(int argc, char **argv)
         case 'j':
             if (cli_parse_long(optarg, 1, 64, &v))
                 return cli_usage_error("optimize", "--jobs needs 1..64, got '%s'", optarg);
-            break; /* candidates are evaluated one at a time for now */
+            o.jobs = (int)v;
+            break;
+        case 'C':
+            if (!compile_tool_from_name(optarg, &o.compiler))
+                return cli_usage_error("optimize", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
+            break;
         case 's':
             if (cli_parse_long(optarg, 0, 1L << 52, &v))
                 return cli_usage_error("optimize", "--seed needs a number, got '%s'", optarg);

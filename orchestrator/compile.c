@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fsutil.h"
 #include "sbexec.h"
+#include "sha256.h"
 #include "strbuf.h"
 
 static int line_rank(const char *line, size_t len)
@@ -68,7 +70,11 @@ void compile_parse_ptxas(const char *text, struct compile_result *res)
                 snprintf(k->name, sizeof(k->name), "%s", n);
             }
         } else if (k && (s = strstr(line, "bytes stack frame"))) {
-            sscanf(line, " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+            /* nvcc indents the line; NVRTC's log prefixes it "ptxas   .". */
+            const char *q = line;
+            while (*q && (*q < '0' || *q > '9'))
+                q++;
+            sscanf(q, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
                    &k->stack_bytes, &k->spill_stores, &k->spill_loads);
         } else if (k && (s = strstr(line, "Used "))) {
             sscanf(s, "Used %d registers", &k->registers);
@@ -86,8 +92,75 @@ void compile_parse_ptxas(const char *text, struct compile_result *res)
     }
 }
 
+bool compile_tool_from_name(const char *name, enum compile_tool *out)
+{
+    if (name && strcmp(name, "nvcc") == 0)
+        *out = COMPILE_NVCC;
+    else if (name && strcmp(name, "nvrtc") == 0)
+        *out = COMPILE_NVRTC;
+    else
+        return false;
+    return true;
+}
+
+const char *compile_tool_name(enum compile_tool t)
+{
+    return t == COMPILE_NVRTC ? "nvrtc" : "nvcc";
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct compile_result *res,
+                                      struct kiln_err *err);
+
+void compile_request_hash(const struct compile_request *req, char hex[65])
+{
+    struct sha256_ctx c;
+    sha256_init(&c);
+    /* Each field with its length first, so no two requests hash alike. */
+    char head[96];
+    int n =
+        snprintf(head, sizeof(head), "kiln-compile-1 %d %s %zu%s", (int)req->backend,
+                 req->arch ? req->arch : "sm_90", req->ndefines,
+                 req->backend == KILN_BACKEND_CUDA && req->tool == COMPILE_NVRTC ? " nvrtc" : "");
+    sha256_update(&c, head, (size_t)n + 1);
+    const char *parts[COMPILE_MAX_DEFINES + 2];
+    size_t np = 0, lens[COMPILE_MAX_DEFINES + 2];
+    for (size_t i = 0; i < req->ndefines && i < COMPILE_MAX_DEFINES; i++, np++)
+        lens[np] = strlen(parts[np] = req->defines[i]);
+    parts[np] = req->source;
+    lens[np++] = req->len;
+    parts[np] = req->trampoline ? req->trampoline : "";
+    lens[np] = strlen(parts[np]);
+    np++;
+    for (size_t i = 0; i < np; i++) {
+        uint64_t l = lens[i];
+        sha256_update(&c, &l, sizeof(l));
+        sha256_update(&c, parts[i], lens[i]);
+    }
+    uint8_t d[SHA256_DIGEST_LEN];
+    sha256_final(&c, d);
+    sha256_hex(d, hex);
+}
+
 enum kiln_rc compile_candidate(const struct compile_request *req, struct compile_result *res,
                                struct kiln_err *err)
+{
+    double started = wall_now();
+    enum kiln_rc rc = compile_sandboxed(req, res, err);
+    res->started = started;
+    res->finished = wall_now();
+    compile_request_hash(req, res->input_sha256);
+    return rc;
+}
+
+static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct compile_result *res,
+                                      struct kiln_err *err)
 {
     memset(res, 0, sizeof(*res));
     bool cuda = req->backend == KILN_BACKEND_CUDA;
@@ -111,7 +184,15 @@ enum kiln_rc compile_candidate(const struct compile_request *req, struct compile
     snprintf(arch, sizeof(arch), "-arch=%s", req->arch ? req->arch : "sm_90");
     const char *argv[24 + COMPILE_MAX_DEFINES];
     size_t n = 0;
-    if (cuda) {
+    bool nvrtc = cuda && req->tool == COMPILE_NVRTC;
+    if (nvrtc && !req->nvrtc)
+        return kiln_fail(err, KILN_E_INTERNAL, "--compiler nvrtc without the kiln-nvrtc path");
+    if (nvrtc) {
+        const char *head[] = {"/in/kiln-nvrtc", arch, "-o", "/out/candidate.cubin",
+                              "/in/candidate.cu"};
+        for (size_t i = 0; i < sizeof(head) / sizeof(*head); i++)
+            argv[n++] = head[i];
+    } else if (cuda) {
         const char *head[] = {"nvcc",
                               "-cubin",
                               arch,
@@ -149,13 +230,14 @@ enum kiln_rc compile_candidate(const struct compile_request *req, struct compile
                               .max_file_bytes = 64u << 20,
                               .max_total_bytes = 64u << 20,
                               .max_files = 1};
-    struct sandbox_input in[] = {{src, cuda ? "candidate.cu" : "candidate.c"},
-                                 {tramp, "trampoline.c"}};
+    struct sandbox_input in[] = {
+        {src, cuda ? "candidate.cu" : "candidate.c"},
+        {nvrtc ? req->nvrtc : tramp, nvrtc ? "kiln-nvrtc" : "trampoline.c"}};
     struct sbexec_step step = {.what = "the compiler", .rules = &rules, .out_dir = out_dir};
-    step.spec.policy = "compile";
+    step.spec.policy = nvrtc ? "nvrtc" : "compile";
     step.spec.image = "compile";
     step.spec.inputs = in;
-    step.spec.n_inputs = cuda ? 1 : 2;
+    step.spec.n_inputs = cuda && !nvrtc ? 1 : 2;
     step.spec.gpu = -1;
     step.spec.argv = (char *const *)argv;
     step.spec.stdin_fd = -1;

@@ -7,6 +7,12 @@
  *
  * A compile failure is not an error of this function: it returns KILN_OK
  * with res->ok false and the diagnostics (a `compile_error` verdict).
+ *
+ * cuda has two compilers: nvcc (the default; the `compile` sandbox, which
+ * lets the driver start cicc and ptxas) and kiln-nvrtc (`--compiler nvrtc`:
+ * NVRTC in one process, several times faster, in the narrower `nvrtc`
+ * sandbox: no new processes, no exec after the first). Same options (arch,
+ * -D flags, ptxas -v), same code in the cubin (bench/compile checks it).
  */
 #ifndef KILN_COMPILE_H
 #define KILN_COMPILE_H
@@ -22,8 +28,19 @@
 #define COMPILE_DIAG_MAX    (16u << 10) /* diagnostics kept for records and prompts */
 #define COMPILE_MAX_KERNELS 16
 
+enum compile_tool {
+    COMPILE_NVCC = 0, /* cuda: nvcc -cubin (the default) */
+    COMPILE_NVRTC,    /* cuda: kiln-nvrtc (NVRTC); ignored for cpu */
+};
+
+/* "nvcc" / "nvrtc" to a tool; false for anything else. */
+bool compile_tool_from_name(const char *name, enum compile_tool *out);
+const char *compile_tool_name(enum compile_tool t);
+
 struct compile_request {
     enum kiln_backend backend;
+    enum compile_tool tool;
+    const char *nvrtc;  /* COMPILE_NVRTC: the kiln-nvrtc program (eval_program_path) */
     const char *source; /* the candidate file */
     size_t len;
     const char *trampoline;     /* cpu: kiln-generated C; NULL for cuda */
@@ -47,6 +64,8 @@ struct compile_result {
     char artifact[PATH_MAX]; /* the cubin or .so when ok */
     char *diagnostics;       /* NUL-terminated, capped, error lines first; may be "" */
     double seconds;
+    double started, finished; /* wall clock (Unix time, s) around the compile stage */
+    char input_sha256[65];    /* compile_request_hash of what was compiled */
     struct compile_kernel_usage kernels[COMPILE_MAX_KERNELS];
     size_t nkernels;
 };
@@ -56,6 +75,11 @@ enum kiln_rc compile_candidate(const struct compile_request *req, struct compile
 
 void compile_result_free(struct compile_result *res);
 
+/* SHA-256 (hex) over everything that decides the artifact: backend, tool,
+ * arch, the -D flags, the source and the trampoline. A result is reused only for
+ * a request with the same hash. */
+void compile_request_hash(const struct compile_request *req, char hex[65]);
+
 /* Parses `ptxas -v` output into res->kernels (exposed for tests). */
 void compile_parse_ptxas(const char *text, struct compile_result *res);
 
@@ -63,5 +87,22 @@ void compile_parse_ptxas(const char *text, struct compile_result *res);
  * the rest, capped at COMPILE_DIAG_MAX with a note of what was dropped.
  * Returns a malloc'd string or NULL on allocation failure. */
 char *compile_order_diagnostics(const char *text);
+
+/*
+ * The result as JSON (results/README.md, compile.json): it crosses from a
+ * compile worker process to its parent (`kiln optimize --jobs`) and stays in
+ * the run record. `artifact` is not in it: the reader knows where its own
+ * compile directory is. The reader is strict (known keys and types, sizes
+ * capped at COMPILE_JSON_MAX) because the file lies in a directory a
+ * sandbox's output is extracted next to.
+ */
+#define COMPILE_JSON_MAX (8 * COMPILE_DIAG_MAX + (16u << 10))
+
+enum kiln_rc compile_result_to_json(const struct compile_result *res, char **out,
+                                    struct kiln_err *err) KILN_NODISCARD;
+
+/* Fills *res (artifact left empty); free it with compile_result_free. */
+enum kiln_rc compile_result_from_json(const char *text, size_t len, struct compile_result *res,
+                                      struct kiln_err *err) KILN_NODISCARD;
 
 #endif

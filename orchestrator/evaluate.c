@@ -50,7 +50,12 @@ static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_
 
 enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap, struct kiln_err *err)
 {
-    const char *name = b == KILN_BACKEND_CUDA ? "kiln-harness-cuda" : "kiln-harness-cpu";
+    return eval_program_path(b == KILN_BACKEND_CUDA ? "kiln-harness-cuda" : "kiln-harness-cpu", out,
+                             cap, err);
+}
+
+enum kiln_rc eval_program_path(const char *name, char *out, size_t cap, struct kiln_err *err)
+{
     const char *dir = getenv("KILN_HARNESS_DIR");
     char self[PATH_MAX];
     if (!dir || !*dir) {
@@ -67,7 +72,8 @@ enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap, struc
         return kiln_fail(err, KILN_E_USAGE, "harness path too long");
     if (access(out, X_OK) != 0)
         return kiln_fail(err, KILN_E_NOTFOUND, "%s not found%s (build it, or set KILN_HARNESS_DIR)",
-                         out, b == KILN_BACKEND_CUDA ? ": kiln was built without CUDA?" : "");
+                         out,
+                         strcmp(name, "kiln-harness-cpu") ? ": kiln was built without CUDA?" : "");
     return KILN_OK;
 }
 
@@ -513,6 +519,63 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
     return rc;
 }
 
+/* ---- split evaluation (EVAL_COMPILE_ONLY / EVAL_PRECOMPILED) ---- */
+
+static void forget_compiled(const char *cdir)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/result.json", cdir);
+    (void)unlink(path);
+}
+
+static enum kiln_rc save_compiled(const char *cdir, const struct compile_result *res,
+                                  struct kiln_err *err)
+{
+    char path[PATH_MAX + 16], *text = NULL;
+    snprintf(path, sizeof(path), "%s/result.json", cdir);
+    enum kiln_rc rc = compile_result_to_json(res, &text, err);
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(path, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
+/* The result a compile worker left in cdir, if it is there, parses, and its
+ * artifact exists; false sends the caller to compile itself. */
+static bool load_precompiled(const struct eval_request *req, const struct compile_request *creq,
+                             const char *cdir, struct compile_result *res)
+{
+    char path[PATH_MAX + 16], *text = NULL;
+    size_t len = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    snprintf(path, sizeof(path), "%s/result.json", cdir);
+    if (fs_read_file(path, COMPILE_JSON_MAX, &text, &len, &e) != KILN_OK)
+        return false;
+    enum kiln_rc rc = compile_result_from_json(text, len, res, &e);
+    free(text);
+    forget_compiled(cdir); /* used once: a later evaluation compiles afresh */
+    if (rc != KILN_OK)
+        return false;
+    char want[65];
+    compile_request_hash(creq, want);
+    if (strcmp(want, res->input_sha256) != 0) { /* left by another candidate or run */
+        compile_result_free(res);
+        memset(res, 0, sizeof(*res));
+        return false;
+    }
+    const char *name = req->backend == KILN_BACKEND_CUDA ? "candidate.cubin" : "candidate.so";
+    struct stat st;
+    if (res->ok && (snprintf(res->artifact, sizeof(res->artifact), "%s/out/%s", cdir, name) >=
+                        (int)sizeof(res->artifact) ||
+                    stat(res->artifact, &st) != 0 || !S_ISREG(st.st_mode))) {
+        compile_result_free(res);
+        memset(res, 0, sizeof(*res));
+        return false;
+    }
+    return true;
+}
+
 enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
                             struct kiln_err *err)
 {
@@ -586,11 +649,22 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
                                    .ndefines = cand->ntunables,
                                    .arch = req->arch,
                                    .work_dir = cdir,
-                                   .timeout_ms = req->compile_timeout_ms};
+                                   .timeout_ms = req->compile_timeout_ms,
+                                   .tool = req->compiler,
+                                   .nvrtc = req->nvrtc};
     double t0 = now_s();
-    rc = compile_candidate(&creq, &out->compile, err);
-    out->t_compile = now_s() - t0;
-    if (rc != KILN_OK)
+    if (req->mode == EVAL_PRECOMPILED && load_precompiled(req, &creq, cdir, &out->compile)) {
+        out->precompiled = true;
+        out->t_compile = out->compile.finished - out->compile.started;
+    } else {
+        if (req->mode == EVAL_COMPILE_ONLY)
+            forget_compiled(cdir); /* before out/ changes: no stale result outlives it */
+        rc = compile_candidate(&creq, &out->compile, err);
+        out->t_compile = now_s() - t0;
+    }
+    if (rc == KILN_OK && req->mode == EVAL_COMPILE_ONLY)
+        rc = save_compiled(cdir, &out->compile, err);
+    if (rc != KILN_OK || req->mode == EVAL_COMPILE_ONLY)
         goto out;
     if (!out->compile.ok) {
         char d[400];

@@ -37,6 +37,14 @@ struct eval_medians {
     size_t n;
 };
 
+/* Split evaluation, for `kiln optimize --jobs` (a compile worker process
+ * runs the first half while the parent runs an earlier candidate). */
+enum eval_mode {
+    EVAL_ALL = 0,      /* every stage */
+    EVAL_COMPILE_ONLY, /* stop after "compile", leaving compile/result.json */
+    EVAL_PRECOMPILED,  /* use compile/result.json when valid, else compile */
+};
+
 struct eval_request {
     const struct workload *wl;
     enum kiln_backend backend;
@@ -58,6 +66,9 @@ struct eval_request {
     const struct eval_medians *reference;         /* NULL: no reference timings */
     const struct eval_medians *baseline;          /* NULL: no vendor baseline timings */
     long long compile_timeout_ms, run_timeout_ms; /* 0: the policies' defaults */
+    enum eval_mode mode;
+    enum compile_tool compiler; /* cuda: nvcc (default) or NVRTC */
+    const char *nvrtc;          /* COMPILE_NVRTC: the kiln-nvrtc program */
 };
 
 struct eval_outcome {
@@ -72,12 +83,15 @@ struct eval_outcome {
      * CUDA context, upload, timing, tar), verify (ingest done; comparison,
      * statistics in the parent). */
     double t_compile, t_run, t_verify;
+    bool precompiled; /* the compile result came from compile/result.json */
 };
 
 /*
  * Evaluates one candidate. KILN_OK whenever a verdict was reached, whatever
  * it is (read out->v.status); an error only when kiln itself could not do
  * its job (sandbox set-up, I/O). Free `out` with eval_outcome_free always.
+ * EVAL_COMPILE_ONLY reaches no verdict: out->compile holds the result (not
+ * compiled when parse or plan eliminated the candidate: out->stage says).
  */
 enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
                             struct kiln_err *err) KILN_NODISCARD;
@@ -86,6 +100,10 @@ void eval_outcome_free(struct eval_outcome *out);
 
 /* The harness program next to the running kiln binary (or $KILN_HARNESS_DIR). */
 enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+/* Any of kiln's in-sandbox programs ("kiln-nvrtc"), found the same way. */
+enum kiln_rc eval_program_path(const char *name, char *out, size_t cap,
                                struct kiln_err *err) KILN_NODISCARD;
 
 #endif

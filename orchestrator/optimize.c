@@ -19,31 +19,11 @@
 #include "kiln_version.h"
 #include "opt_profile.h"
 #include "opt_given.h"
+#include "optimize_impl.h"
 #include "rank.h"
 #include "runrec.h"
 #include "session.h"
 #include "wlgen.h"
-
-#define OPT_MAX_ITER 1000
-
-struct opt_run {
-    struct runrec rr;
-    struct opt_options o;
-    struct eval_session *s;
-    struct proposer *prop;
-    struct opt_attempt *hist; /* one per finished iteration */
-    char **sources;           /* owned, parallel to hist */
-    struct verdict *verdicts; /* parallel to hist */
-    size_t n;
-    int best; /* index into hist, -1: none */
-    json_t *history;
-    double t0;
-    bool tty;
-    bool generated;         /* the workload (and its reference) came from the model */
-    char start_file[16];    /* kernel.cu / kernel.c */
-    struct opt_profile *op; /* --profile; NULL when not asked for */
-    struct opt_given given; /* --input-cases, --reference */
-};
 
 static double now_s(void)
 {
@@ -133,6 +113,8 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     if (r->o.description)
         json_object_set_new(doc, "description", json_string(r->o.description));
     opt_given_add_json(&r->given, doc);
+    json_object_set_new(doc, "jobs", json_integer(r->o.jobs > 0 ? r->o.jobs : 1));
+    json_object_set_new(doc, "compiler", json_string(compile_tool_name(r->o.compiler)));
     enum kiln_rc rc = runrec_write_json(&r->rr, "run.json", doc, err);
     json_decref(doc);
     return rc;
@@ -230,6 +212,15 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
         snprintf(rel, sizeof(rel), "candidates/%s/compile.log", a->id);
         rc = runrec_write(&r->rr, rel, o->compile.diagnostics, strlen(o->compile.diagnostics), err);
     }
+    if (rc == KILN_OK && o->compile.started > 0) {
+        /* When and how it compiled (in a worker with --jobs). */
+        char *cj = NULL;
+        snprintf(rel, sizeof(rel), "candidates/%s/compile.json", a->id);
+        rc = compile_result_to_json(&o->compile, &cj, err);
+        if (rc == KILN_OK)
+            rc = runrec_write(&r->rr, rel, cj, strlen(cj), err);
+        free(cj);
+    }
     eval_session_candidate_dir(r->s, a->id, false, cdir, sizeof(cdir));
     char run_out[PATH_MAX + 8];
     snprintf(run_out, sizeof(run_out), "%s/run", cdir);
@@ -273,7 +264,10 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     return runrec_write_json(&r->rr, "history.json", r->history, err);
 }
 
-static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, struct kiln_err *err)
+/* ---- one candidate in steps (optimize_jobs.c runs them in a window) ---- */
+
+enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct proposal *p,
+                         bool *exhausted, struct kiln_err *err)
 {
     const struct workload *wl = eval_session_workload(r->s);
     enum wl_file sf =
@@ -289,45 +283,82 @@ static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, st
                            .iteration = it,
                            .max_iterations = r->o.max_iterations,
                            .profile = opt_profile_text(r->op)};
-    progress(r, it, "propose");
-    struct proposal p;
-    enum kiln_rc rc = proposer_propose(r->prop, &st, &p, err);
+    if (!replaying)
+        progress(r, it, "propose");
+    enum kiln_rc rc = proposer_propose(r->prop, &st, p, err);
     if (rc == KILN_E_NOTFOUND) {
         *exhausted = true;
-        if (!r->o.quiet && !r->o.json)
+        if (!r->o.quiet && !r->o.json && !replaying)
             fprintf(stderr, "%skiln: stopping early: %s\n", r->tty ? "\n" : "", err->msg);
         kiln_err_clear(err);
         return KILN_OK;
     }
-    if (rc != KILN_OK)
-        return rc;
+    return rc;
+}
+
+enum kiln_rc opt_write_proposal(struct opt_run *r, int it, const struct proposal *p,
+                                struct kiln_err *err)
+{
     char id[8], rel[96];
     snprintf(id, sizeof(id), "%03d", it);
-    if (p.exchange) {
+    enum kiln_rc rc = KILN_OK;
+    if (p->exchange) {
         snprintf(rel, sizeof(rel), "candidates/%s/exchange.json", id);
-        rc = runrec_write(&r->rr, rel, p.exchange, strlen(p.exchange), err);
+        rc = runrec_write(&r->rr, rel, p->exchange, strlen(p->exchange), err);
     }
-    if (rc == KILN_OK && p.source) {
+    if (rc == KILN_OK && p->source) {
         snprintf(rel, sizeof(rel), "candidates/%s/candidate.%s", id,
                  ext_of(eval_session_backend(r->s)));
-        rc = runrec_write(&r->rr, rel, p.source, p.len, err);
+        rc = runrec_write(&r->rr, rel, p->source, p->len, err);
     }
+    return rc;
+}
+
+void opt_invalid_outcome(const struct proposal *p, int it, struct eval_outcome *o)
+{
+    char id[8];
+    snprintf(id, sizeof(id), "%03d", it);
+    memset(o, 0, sizeof(*o));
+    verdict_init(&o->v, id);
+    verdict_fail(&o->v, VERDICT_COMPILE_ERROR, "%s", p->invalid);
+    verdict_finish(&o->v, NULL);
+    snprintf(o->stage, sizeof(o->stage), "propose");
+}
+
+enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, struct eval_outcome *o,
+                        struct kiln_err *err)
+{
+    enum kiln_rc rc = record(r, it, p, o, err);
+    if (rc == KILN_OK)
+        proposer_feedback(r->prop, p, r->hist[r->n - 1].status == VERDICT_PASS,
+                          r->hist[r->n - 1].improved);
+    return rc;
+}
+
+void opt_progress(struct opt_run *r, int it, const char *stage)
+{
+    progress(r, it, stage);
+}
+
+static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, struct kiln_err *err)
+{
+    struct proposal p;
+    enum kiln_rc rc = opt_propose(r, it, false, &p, exhausted, err);
+    if (rc != KILN_OK || *exhausted)
+        return rc;
+    char id[8];
+    snprintf(id, sizeof(id), "%03d", it);
+    rc = opt_write_proposal(r, it, &p, err);
     struct eval_outcome o;
     memset(&o, 0, sizeof(o));
     if (rc == KILN_OK && p.invalid[0]) {
-        verdict_init(&o.v, id);
-        verdict_fail(&o.v, VERDICT_COMPILE_ERROR, "%s", p.invalid);
-        verdict_finish(&o.v, NULL);
-        snprintf(o.stage, sizeof(o.stage), "propose");
+        opt_invalid_outcome(&p, it, &o);
     } else if (rc == KILN_OK) {
         progress(r, it, "evaluate");
         rc = eval_session_run(r->s, id, p.source, p.len, p.has_config ? p.config : NULL, &o, err);
     }
     if (rc == KILN_OK)
-        rc = record(r, it, &p, &o, err);
-    if (rc == KILN_OK)
-        proposer_feedback(r->prop, &p, r->hist[r->n - 1].status == VERDICT_PASS,
-                          r->hist[r->n - 1].improved);
+        rc = opt_finish(r, it, &p, &o, err);
     eval_outcome_free(&o);
     proposal_free(&p);
     return rc;
@@ -607,6 +638,7 @@ static enum kiln_rc finalize(struct opt_run *r, struct kiln_err *err)
 
 static void run_free(struct opt_run *r)
 {
+    opt_window_free(r);
     for (size_t i = 0; i < r->n; i++) {
         free(r->sources[i]);
         verdict_free(&r->verdicts[i]);
@@ -680,6 +712,7 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
                                    .seed = r->o.seed,
                                    .warmups = r->o.warmups,
                                    .iterations = r->o.iterations,
+                                   .compiler = r->o.compiler,
                                    .verbose = !r->o.quiet && !r->o.json};
     /* Given data: always the run's own copies (opt_given.h). */
     so.input_cases = r->given.inputs_copy[0] ? r->given.inputs_copy : NULL;
@@ -729,8 +762,11 @@ static enum kiln_rc loop(struct opt_run *r, int first, struct kiln_err *err)
         rc = opt_profile_go_live(r->op, r->best >= 0, ref_dir, ref ? ref->compile.artifact : "",
                                  err);
     }
-    for (int it = first; rc == KILN_OK && !exhausted && it <= r->o.max_iterations; it++)
-        rc = one_iteration(r, it, &exhausted, err);
+    if (opt_jobs(r) > 1 || r->win.n > 0)
+        rc = opt_loop_jobs(r, first, err); /* --jobs N: optimize_jobs.c */
+    else
+        for (int it = first; rc == KILN_OK && !exhausted && it <= r->o.max_iterations; it++)
+            rc = one_iteration(r, it, &exhausted, err);
     if (rc == KILN_OK)
         rc = finalize(r, err);
     return rc;
@@ -805,6 +841,10 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         r.o.max_iterations = 7;
     if (r.o.max_iterations > OPT_MAX_ITER)
         return kiln_fail(err, KILN_E_USAGE, "--max-iterations is at most %d", OPT_MAX_ITER);
+    if (r.o.jobs <= 0)
+        r.o.jobs = 1;
+    if (r.o.jobs > OPT_MAX_JOBS)
+        return kiln_fail(err, KILN_E_USAGE, "--jobs is at most %d", OPT_MAX_JOBS);
     if (!r.o.proposer)
         r.o.proposer = "tune";
     /* Load the workload once to learn its backend and copy it as used. */
@@ -869,6 +909,19 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
     if (rc == KILN_OK)
         rc = make_proposer(&r, err);
     if (rc == KILN_OK)
+        rc = opt_window_init(&r, err);
+    if (rc == KILN_OK && r.o.jobs > 1 && opt_jobs(&r) == 1 && !r.o.quiet && !r.o.json)
+        fprintf(stderr,
+                "kiln: --jobs %d has no effect with --proposer %s: each proposal "
+                "needs the verdict on the one before\n",
+                r.o.jobs, proposer_name(r.prop));
+    if (rc == KILN_OK && r.o.compiler == COMPILE_NVRTC &&
+        eval_session_backend(r.s) != KILN_BACKEND_CUDA && !r.o.quiet && !r.o.json)
+        fprintf(stderr,
+                "kiln: --compiler nvrtc applies to the cuda backend; the %s backend "
+                "compiles with cc\n",
+                kiln_backend_name(eval_session_backend(r.s)));
+    if (rc == KILN_OK)
         rc = loop(&r, 1, err);
     workload_free(wl);
     run_free(&r);
@@ -916,8 +969,13 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
     r.o.iterations = (int)json_integer_value(json_object_get(run, "iterations"));
     r.o.profile = json_is_true(json_object_get(run, "profile")) ||
                   json_is_object(json_object_get(run, "profile"));
+    /* Runs made before --jobs have no "jobs": they ran one at a time. */
+    json_t *jobs = json_object_get(run, "jobs");
+    r.o.jobs = jobs ? (int)json_integer_value(jobs) : 1;
+    bool compiler_ok = !json_object_get(run, "compiler") || /* older runs: nvcc */
+                       compile_tool_from_name(jstr(run, "compiler"), &r.o.compiler);
     if (r.o.max_iterations <= 0 || r.o.max_iterations > OPT_MAX_ITER || !r.o.proposer ||
-        !json_is_array(hist))
+        !json_is_array(hist) || r.o.jobs < 1 || r.o.jobs > OPT_MAX_JOBS || !compiler_ok)
         rc = kiln_fail(err, KILN_E_PARSE, "%s/run.json: missing or bad fields", run_dir);
     if (rc == KILN_OK)
         rc = alloc_history(&r, err);
@@ -927,6 +985,8 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
         rc = open_session(&r, err);
     if (rc == KILN_OK)
         rc = make_proposer(&r, err);
+    if (rc == KILN_OK)
+        rc = opt_window_init(&r, err);
     /* Rebuild the state from the records: every finished candidate's
      * verdict, source and configuration; the proposer replays its feedback
      * so the tuner never proposes a finished configuration again. */
@@ -974,24 +1034,19 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
             kiln_err_clear(&ign);
             (void)(fs_read_file(spath, 1u << 20, &p.source, &p.len, &ign) == KILN_OK);
         }
-        /* The tuner proposes deterministically for a seed: asking it again
-         * reproduces the finished configuration, which keeps its state. */
-        if (rc == KILN_OK && !strcmp(r.o.proposer, "tune")) {
-            struct opt_state st = {.wl = eval_session_workload(r.s),
-                                   .backend = eval_session_backend(r.s)};
+        /* The tuner proposes deterministically for a seed: asking it again,
+         * in the order the run asked (--jobs looks ahead), reproduces the
+         * finished configuration, which keeps its state. Replay re-reads its
+         * replies the same way; llm is not asked again. */
+        if (rc == KILN_OK && proposer_looks_ahead(r.prop)) {
             struct proposal again;
-            if ((rc = proposer_propose(r.prop, &st, &again, err)) == KILN_OK) {
+            if ((rc = opt_window_repropose(&r, (int)i + 1, &again, err)) == KILN_OK &&
+                !strcmp(r.o.proposer, "tune")) {
                 p.has_config = again.has_config;
                 p.nconfig = again.nconfig;
                 memcpy(p.config, again.config, sizeof(p.config));
-                proposal_free(&again);
             }
-        } else if (rc == KILN_OK && !strcmp(r.o.proposer, "replay")) {
-            struct opt_state st = {.wl = eval_session_workload(r.s),
-                                   .backend = eval_session_backend(r.s)};
-            struct proposal again;
-            if ((rc = proposer_propose(r.prop, &st, &again, err)) == KILN_OK)
-                proposal_free(&again);
+            proposal_free(&again);
         }
         json_decref(cfg);
         if (rc == KILN_OK) {

@@ -8,8 +8,9 @@
  *   best, best.cu, summary.json, heatmap.svg, report.html).
  *
  * Every file is written atomically; a candidate's record is complete before
- * its history entry is appended, so `kill -9` loses at most the candidate in
- * flight and optimize_resume() continues without redoing finished ones.
+ * its history entry is appended, so `kill -9` loses at most the candidates
+ * in flight (one, or up to --jobs) and optimize_resume() continues without
+ * redoing finished ones.
  */
 #ifndef KILN_OPTIMIZE_H
 #define KILN_OPTIMIZE_H
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "compile.h"
 #include "error.h"
 #include "proposer.h"
 
@@ -28,8 +30,10 @@ struct opt_options {
     const char *results_dir;   /* default "results" */
     enum kiln_backend backend; /* 0: auto */
     int gpu;
-    int max_iterations;   /* budget of candidates (default 7) */
-    const char *proposer; /* tune (default), llm, replay */
+    int max_iterations;         /* budget of candidates (default 7) */
+    int jobs;                   /* candidates in flight: compiles ahead of the run (default 1) */
+    enum compile_tool compiler; /* cuda: nvcc (default) or nvrtc */
+    const char *proposer;       /* tune (default), llm, replay */
     const char *model, *base_url;
     const char *replay_dir;     /* replay: the run whose replies to replay */
     const char *initial_kernel; /* replaces the workload's starting kernel */
@@ -43,6 +47,11 @@ struct opt_options {
     int argc;     /* the command line, for run.json */
     char **argv;
 };
+
+/* With jobs > 1 (and a proposer that can look ahead: tune, replay) up to
+ * `jobs` proposed candidates are in flight: the later ones compile in
+ * worker processes while the oldest runs; runs and records stay in
+ * proposal order. kill -9 loses at most those in flight. */
 
 /* Runs a new optimization; *run_dir gets its directory. Returns KILN_OK
  * when the run completed (whether or not a candidate beat the start). */

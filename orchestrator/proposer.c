@@ -40,6 +40,11 @@ const char *proposer_name(const struct proposer *p)
     return p->ops->name;
 }
 
+bool proposer_looks_ahead(const struct proposer *p)
+{
+    return p->ops->lookahead;
+}
+
 void proposer_free(struct proposer *p)
 {
     if (p)
@@ -129,7 +134,8 @@ static void tune_destroy(struct proposer *p)
     free(t);
 }
 
-static const struct proposer_ops tune_ops = {"tune", tune_propose, tune_feedback, tune_destroy};
+static const struct proposer_ops tune_ops = {"tune", tune_propose, tune_feedback, tune_destroy,
+                                             true};
 
 enum kiln_rc proposer_new_tune(const char *start_source, size_t len, enum kiln_backend backend,
                                uint64_t seed, struct proposer **out, struct kiln_err *err)
@@ -227,7 +233,8 @@ static void replay_destroy(struct proposer *p)
     free(p);
 }
 
-static const struct proposer_ops replay_ops = {"replay", replay_propose, NULL, replay_destroy};
+static const struct proposer_ops replay_ops = {"replay", replay_propose, NULL, replay_destroy,
+                                               true};
 
 enum kiln_rc proposer_new_replay(const char *run_dir, struct proposer **out, struct kiln_err *err)
 {

@@ -80,6 +80,13 @@ void proposer_feedback(struct proposer *p, const struct proposal *prop, bool pas
 
 const char *proposer_name(const struct proposer *p);
 
+/* Whether it may be asked for several proposals before the feedback on the
+ * first (`kiln optimize --jobs`): tune and replay yes (the tuner hands out
+ * distinct untried configurations; replay's replies are recorded), llm no
+ * (each prompt needs every earlier verdict). Reports still come in
+ * proposal order. */
+bool proposer_looks_ahead(const struct proposer *p);
+
 void proposer_free(struct proposer *p);
 
 enum kiln_rc proposer_new_tune(const char *start_source, size_t len, enum kiln_backend backend,

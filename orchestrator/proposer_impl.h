@@ -10,6 +10,11 @@ struct proposer_ops {
                             struct kiln_err *err);
     void (*feedback)(struct proposer *p, const struct proposal *prop, bool passed, bool improved);
     void (*destroy)(struct proposer *p);
+    /* Proposals depend only on earlier proposals and feedback (never on a
+     * verdict not yet fed back, the clock or the outside world): it may
+     * propose ahead (--jobs), and resume re-proposes finished candidates
+     * to rebuild its state. */
+    bool lookahead;
 };
 
 struct proposer {

@@ -156,7 +156,7 @@ static void llm_destroy(struct proposer *p)
     free(l);
 }
 
-static const struct proposer_ops llm_ops = {"llm", llm_propose, NULL, llm_destroy};
+static const struct proposer_ops llm_ops = {"llm", llm_propose, NULL, llm_destroy, false};
 
 enum kiln_rc proposer_new_llm(const struct llm_settings *s, struct proposer **out,
                               struct kiln_err *err)

@@ -36,6 +36,7 @@ struct eval_session {
     char dir[PATH_MAX];
     bool own_dir;
     char harness[PATH_MAX];
+    char nvrtc[PATH_MAX]; /* kiln-nvrtc, when the cuda backend compiles with NVRTC */
     struct input_sets visible, held;
     bool have_held;
     uint64_t secret;
@@ -101,6 +102,8 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
     }
     if (rc == KILN_OK)
         rc = eval_harness_path(s->backend, s->harness, sizeof(s->harness), err);
+    if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA && opts->compiler == COMPILE_NVRTC)
+        rc = eval_program_path("kiln-nvrtc", s->nvrtc, sizeof(s->nvrtc), err);
     if (rc == KILN_OK && opts->work_dir) {
         snprintf(s->dir, sizeof(s->dir), "%s", opts->work_dir);
         rc = fs_mkdirs(s->dir, err);
@@ -150,9 +153,22 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
     return KILN_OK;
 }
 
+static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets *sets,
+                                const char *name, const char *src, size_t len,
+                                const int64_t *tunables, enum eval_mode mode,
+                                struct eval_outcome *out, struct kiln_err *err);
+
 static enum kiln_rc run_on(struct eval_session *s, const struct input_sets *sets, const char *name,
                            const char *src, size_t len, const int64_t *tunables,
                            struct eval_outcome *out, struct kiln_err *err)
+{
+    return run_on_mode(s, sets, name, src, len, tunables, EVAL_ALL, out, err);
+}
+
+static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets *sets,
+                                const char *name, const char *src, size_t len,
+                                const int64_t *tunables, enum eval_mode mode,
+                                struct eval_outcome *out, struct kiln_err *err)
 {
     char work[PATH_MAX];
     eval_session_candidate_dir(s, name, sets == &s->held, work, sizeof(work));
@@ -171,16 +187,19 @@ static enum kiln_rc run_on(struct eval_session *s, const struct input_sets *sets
                                .iterations = s->opts.iterations,
                                .hot = s->opts.hot,
                                .run_timeout_ms = s->opts.run_timeout_ms,
-                               .reference = s->have_reference ? &s->ref_medians : NULL};
+                               .reference = s->have_reference ? &s->ref_medians : NULL,
+                               .mode = mode,
+                               .compiler = s->opts.compiler,
+                               .nvrtc = s->nvrtc[0] ? s->nvrtc : NULL};
     /* The vendor baseline's medians, once eval_session_baseline timed some. */
     if (s->have_baseline && s->baseline.medians.n)
         req.baseline = &s->baseline.medians;
-    if (s->opts.verbose)
+    if (s->opts.verbose && mode != EVAL_COMPILE_ONLY)
         fprintf(stderr, "kiln: evaluating %s%s\n", name,
                 sets == &s->held ? " on the held-out cases" : "");
     enum kiln_rc rc = eval_candidate(&req, out, err);
     /* Scratch of a candidate is not needed once judged (inputs stay cached). */
-    if (rc == KILN_OK && s->own_dir) {
+    if (rc == KILN_OK && s->own_dir && mode != EVAL_COMPILE_ONLY) {
         struct kiln_err ignore;
         kiln_err_clear(&ignore);
         (void)(fs_remove_tree(work, &ignore) == KILN_OK);
@@ -263,6 +282,22 @@ enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const ch
                               struct kiln_err *err)
 {
     return run_on(s, &s->visible, name, src, len, tunables, out, err);
+}
+
+/* ---- split evaluation (kiln optimize --jobs) ---- */
+
+enum kiln_rc eval_session_compile(struct eval_session *s, const char *name, const char *src,
+                                  size_t len, const int64_t *tunables, struct eval_outcome *out,
+                                  struct kiln_err *err)
+{
+    return run_on_mode(s, &s->visible, name, src, len, tunables, EVAL_COMPILE_ONLY, out, err);
+}
+
+enum kiln_rc eval_session_run_compiled(struct eval_session *s, const char *name, const char *src,
+                                       size_t len, const int64_t *tunables,
+                                       struct eval_outcome *out, struct kiln_err *err)
+{
+    return run_on_mode(s, &s->visible, name, src, len, tunables, EVAL_PRECOMPILED, out, err);
 }
 
 enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, const char *src,

@@ -37,6 +37,7 @@ struct eval_session_opts {
     bool hot;
     long long run_timeout_ms;   /* 0: the gpu-run policy's default */
     const char *candidate_hint; /* a file name whose extension picks the backend */
+    enum compile_tool compiler; /* cuda: nvcc (default) or nvrtc (kiln-nvrtc) */
     bool verbose;               /* progress on stderr */
     const char *input_cases;    /* NULL: inputs.py generates the visible inputs */
     const char *reference;      /* NULL: the workload's reference.py */
@@ -82,6 +83,20 @@ const struct eval_baseline *eval_session_baseline_result(const struct eval_sessi
 enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const char *src, size_t len,
                               const int64_t *tunables, struct eval_outcome *out,
                               struct kiln_err *err) KILN_NODISCARD;
+
+/* Split evaluation (`kiln optimize --jobs`): eval_session_compile runs the
+ * parse, plan and compile stages alone, leaving the compile result in the
+ * candidate's scratch directory (it is what a compile worker process runs);
+ * eval_session_run_compiled is eval_session_run using that result when it
+ * is there and matches (else it compiles itself). */
+enum kiln_rc eval_session_compile(struct eval_session *s, const char *name, const char *src,
+                                  size_t len, const int64_t *tunables, struct eval_outcome *out,
+                                  struct kiln_err *err) KILN_NODISCARD;
+
+enum kiln_rc eval_session_run_compiled(struct eval_session *s, const char *name, const char *src,
+                                       size_t len, const int64_t *tunables,
+                                       struct eval_outcome *out,
+                                       struct kiln_err *err) KILN_NODISCARD;
 
 /* Re-verifies a candidate on the held-out cases with fresh inputs from a
  * secret seed (drawn once per session, never recorded before the end). */

@@ -3,6 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct tuner_pending {
+    size_t idx[TUNER_MAX_DIMS];
+    int is_restart;
+};
+
 struct tuner {
     size_t n_dims;
     struct tuner_dim dims[TUNER_MAX_DIMS];
@@ -14,8 +19,10 @@ struct tuner {
     int have_best;
     size_t center[TUNER_MAX_DIMS]; /* the point the sweep explores around */
     int have_center;
-    size_t pending[TUNER_MAX_DIMS]; /* last proposed */
-    int have_pending, pending_is_restart;
+    /* Proposed, not yet reported, oldest first (reports come in proposal
+     * order; more than one only when the caller looks ahead: --jobs). */
+    struct tuner_pending pending[TUNER_MAX_PENDING];
+    size_t n_pending;
     /* Coordinate-descent cursor around the incumbent. */
     size_t dim; /* dimension being explored */
     int step;   /* next neighbour: 0 = idx-1, 1 = idx+1, 2 = done with dim */
@@ -136,6 +143,11 @@ static int random_unvisited(struct tuner *t, size_t *idx)
 
 enum kiln_rc tuner_next(struct tuner *t, size_t *idx, struct kiln_err *err)
 {
+    if (t->n_pending == TUNER_MAX_PENDING)
+        return kiln_fail(err, KILN_E_LIMIT,
+                         "tuner: %d configurations proposed and not reported (at most %d "
+                         "candidates in flight)",
+                         TUNER_MAX_PENDING, TUNER_MAX_PENDING);
     int restart = 0;
     if (t->n_visited == 0) {
         for (size_t d = 0; d < t->n_dims; d++)
@@ -149,28 +161,30 @@ enum kiln_rc tuner_next(struct tuner *t, size_t *idx, struct kiln_err *err)
     enum kiln_rc rc = tuner_mark_visited(t, idx, err);
     if (rc != KILN_OK)
         return rc;
-    memcpy(t->pending, idx, t->n_dims * sizeof(size_t));
-    t->have_pending = 1;
-    t->pending_is_restart = restart || t->n_visited == 1;
+    struct tuner_pending *p = &t->pending[t->n_pending++];
+    memcpy(p->idx, idx, t->n_dims * sizeof(size_t));
+    p->is_restart = restart || t->n_visited == 1;
     return KILN_OK;
 }
 
 void tuner_report(struct tuner *t, enum tuner_outcome outcome)
 {
-    if (!t->have_pending)
+    if (t->n_pending == 0)
         return;
-    t->have_pending = 0;
+    struct tuner_pending p = t->pending[0];
+    memmove(&t->pending[0], &t->pending[1], (t->n_pending - 1) * sizeof(t->pending[0]));
+    t->n_pending--;
     if (outcome == TUNER_FAILED)
         return;
     int better = !t->have_best || outcome == TUNER_BETTER;
     if (better) {
-        memcpy(t->best, t->pending, t->n_dims * sizeof(size_t));
+        memcpy(t->best, p.idx, t->n_dims * sizeof(size_t));
         t->have_best = 1;
     }
     /* Sweep around a new incumbent, or around a restart point that passed
      * (moving from there only on a global improvement). */
-    if (better || t->pending_is_restart) {
-        memcpy(t->center, t->pending, t->n_dims * sizeof(size_t));
+    if (better || p.is_restart) {
+        memcpy(t->center, p.idx, t->n_dims * sizeof(size_t));
         t->have_center = 1;
         t->sweep_dims_left = t->n_dims;
         t->dim = 0;

@@ -17,7 +17,8 @@
 
 #include "error.h"
 
-#define TUNER_MAX_DIMS 64
+#define TUNER_MAX_DIMS    64
+#define TUNER_MAX_PENDING 64 /* proposed and not yet reported (kiln optimize --jobs) */
 
 struct tuner_dim {
     size_t n_values;   /* how many values this tunable may take (>= 1) */
@@ -38,10 +39,15 @@ enum kiln_rc tuner_new(const struct tuner_dim *dims, size_t n_dims, uint64_t see
 
 /* The next configuration to try, as one value index per dimension. The
  * first is the all-defaults point. Returns KILN_E_NOTFOUND once every
- * configuration has been proposed. */
+ * configuration has been proposed, KILN_E_LIMIT when TUNER_MAX_PENDING are
+ * outstanding. A caller may ask again before reporting (looking ahead, as
+ * `kiln optimize --jobs N` does): it gets distinct untried configurations
+ * around the incumbent as known so far. */
 enum kiln_rc tuner_next(struct tuner *t, size_t *idx_out, struct kiln_err *err) KILN_NODISCARD;
 
-/* Reports how the configuration last returned by tuner_next did. */
+/* Reports how the oldest configuration returned by tuner_next and not yet
+ * reported did: reports come in proposal order (with one outstanding, that
+ * is the last one returned). */
 void tuner_report(struct tuner *t, enum tuner_outcome outcome);
 
 /* Marks a configuration as already evaluated (resume, or one the caller

@@ -558,6 +558,11 @@ static void run_setup(struct plan *pl)
         STEP(pl, setgroups(0, NULL) == 0, "drop supplementary groups");
         STEP(pl, setresgid(NOBODY_ID, NOBODY_ID, NOBODY_ID) == 0, "switch to gid %d", NOBODY_ID);
         STEP(pl, setresuid(NOBODY_ID, NOBODY_ID, NOBODY_ID) == 0, "switch to uid %d", NOBODY_ID);
+        /* A change of effective uid clears the parent-death signal: set it
+         * again, or a kill -9 of kiln leaves this sandbox running with no
+         * one to enforce its timeout. */
+        STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal again");
+        STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
         /* Lets init take the seccomp listener from the program (pidfd_getfd
          * checks dumpability); only kiln code runs until the exec. */
         STEP(pl, prctl(PR_SET_DUMPABLE, 1) == 0, "mark the set-up process dumpable");

@@ -82,6 +82,55 @@ static void failures_never_become_incumbent(void **state)
     tuner_free(t);
 }
 
+/* kiln optimize --jobs: several proposals before any report; each report
+ * goes to the oldest outstanding proposal. */
+static void looks_ahead_and_reports_in_proposal_order(void **state)
+{
+    (void)state;
+    struct tuner_dim dims[] = {{5, 2}};
+    struct tuner *t;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(tuner_new(dims, 1, 3, &t, &e), KILN_OK);
+    size_t a[1], b[1], c[1], d[1];
+    assert_int_equal(tuner_next(t, a, &e), KILN_OK);
+    assert_int_equal(a[0], 2);
+    tuner_report(t, TUNER_NOT_BETTER); /* the first pass: incumbent and centre */
+    assert_int_equal(tuner_next(t, b, &e), KILN_OK);
+    assert_int_equal(tuner_next(t, c, &e), KILN_OK);
+    assert_int_equal(tuner_next(t, d, &e), KILN_OK);
+    assert_int_equal(b[0], 1); /* both neighbours of the centre... */
+    assert_int_equal(c[0], 3);
+    assert_true(d[0] == 0 || d[0] == 4); /* ...then a restart: all distinct */
+    tuner_report(t, TUNER_FAILED);       /* b */
+    tuner_report(t, TUNER_BETTER);       /* c */
+    assert_int_equal(tuner_best(t)[0], 3);
+    tuner_report(t, TUNER_NOT_BETTER); /* d: passed, not better */
+    assert_int_equal(tuner_best(t)[0], 3);
+    size_t f[1];
+    assert_int_equal(tuner_next(t, f, &e), KILN_OK);
+    assert_int_equal(f[0], d[0] == 0 ? 4 : 0); /* the last one left */
+    assert_int_equal(tuner_next(t, f, &e), KILN_E_NOTFOUND);
+    tuner_free(t);
+}
+
+static void caps_outstanding_proposals(void **state)
+{
+    (void)state;
+    struct tuner_dim dims[] = {{TUNER_MAX_PENDING + 4, 0}};
+    struct tuner *t;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(tuner_new(dims, 1, 5, &t, &e), KILN_OK);
+    size_t idx[1];
+    for (int i = 0; i < TUNER_MAX_PENDING; i++)
+        assert_int_equal(tuner_next(t, idx, &e), KILN_OK);
+    assert_int_equal(tuner_next(t, idx, &e), KILN_E_LIMIT);
+    tuner_report(t, TUNER_NOT_BETTER);
+    assert_int_equal(tuner_next(t, idx, &e), KILN_OK);
+    tuner_free(t);
+}
+
 static void rejects_bad_dims(void **state)
 {
     (void)state;
@@ -99,6 +148,8 @@ int main(void)
         cmocka_unit_test(starts_at_defaults_and_never_repeats),
         cmocka_unit_test(descends_to_the_optimum_within_budget),
         cmocka_unit_test(failures_never_become_incumbent),
+        cmocka_unit_test(looks_ahead_and_reports_in_proposal_order),
+        cmocka_unit_test(caps_outstanding_proposals),
         cmocka_unit_test(rejects_bad_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,10 @@
 #   resume_candidate  kill -9 after the first candidate, resume
 #   resume_baseline   kill -9 while the starting kernel is timed, resume
 #   concurrent        two runs into one --results directory
+#   jobs              --jobs 3: overlapping compiles, history in order
+#   resume_jobs       --jobs 3, kill -9 while a compile worker runs: no
+#                     process survives kiln; resume redoes only what was in flight
+#   nvrtc_gpu         (GPU) --compiler nvrtc --jobs 2 on the cuda backend
 #   dotenv            a world-readable .env is refused before any work
 . "$(dirname "$0")/lib.sh"
 case_name=$1
@@ -54,6 +58,54 @@ check_run()
     done
 }
 
+# compile_intervals RUN: the candidates' compile [started, finished] in order.
+compile_intervals()
+{
+    python3 - "$1" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/candidates/*/compile.json")):
+    d = json.load(open(f))
+    print("%s %.6f %.6f" % (f.split("/")[-2], d["started"], d["finished"]))
+PY
+}
+
+# overlapping RUN: prints how many pairs of candidates compiled at once.
+overlapping()
+{
+    compile_intervals "$1" | python3 -c '
+import sys
+iv = [tuple(map(float, l.split()[1:])) for l in sys.stdin]
+print(sum(1 for i in range(len(iv)) for j in range(i + 1, len(iv))
+          if iv[i][0] < iv[j][1] and iv[j][0] < iv[i][1]))'
+}
+
+# descendants PID: every process below PID.
+descendants()
+{
+    ps -e -o pid=,ppid= | python3 -c '
+import sys
+kids = {}
+for l in sys.stdin:
+    p, pp = map(int, l.split())
+    kids.setdefault(pp, []).append(p)
+todo, out = [int(sys.argv[1])], []
+while todo:
+    for k in kids.get(todo.pop(), []):
+        out.append(k)
+        todo.append(k)
+print(" ".join(map(str, out)))' "$1"
+}
+
+# all_gone PID...: none of them runs any more (gone, or a zombie).
+all_gone()
+{
+    local p st
+    for p in "$@"; do
+        st=$(ps -o stat= -p "$p" 2>/dev/null) || continue
+        case "$st" in Z*) ;; *) return 1 ;; esac
+    done
+}
+
 # optimize_bg NAME ARGS...: starts kiln optimize in the background.
 optimize_bg()
 {
@@ -86,6 +138,10 @@ tune)
     expect_json "$run/history.json" 'sorted(h["note"] for h in d)' \
         '["UNROLL=2", "UNROLL=4", "UNROLL=8"]'
     expect_json "$run/history.json" '[h["status"] for h in d]' '["pass", "pass", "pass"]'
+    # --jobs 1 (the default): one compile at a time, in candidate order.
+    expect_json "$run/run.json" 'd["jobs"]' 1
+    [ "$(compile_intervals "$run" | wc -l)" = 3 ] || fail "compile.json missing: $(ls "$run"/candidates/*)"
+    [ "$(overlapping "$run")" = 0 ] || fail "--jobs 1 compiled candidates at once: $(compile_intervals "$run")"
     best=$(jq_py "$run/summary.json" 'd["best"]["candidate"]')
     expect_json "$run/history.json" "[h['note'] for h in d if h['candidate'] == '$best']" \
         "[\"UNROLL=$(sed -n 's/.*tunable UNROLL {1, 2, 4, 8} = \([0-9]*\)$/\1/p' "$run/best.c")\"]"
@@ -146,6 +202,22 @@ llm)
         '["replay", "replay", "replay", "replay", "replay", "replay"]'
     cmp -s "$run/candidates/005/candidate.c" "$RES/run-002/candidates/005/candidate.c" ||
         fail "replay proposed another source for 005"
+    # Replay looks ahead with --jobs: the same verdicts, compiled in parallel.
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer replay --replay "$run" \
+        --max-iterations 6 --jobs 3 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --proposer replay --jobs 3"
+    check_run "$RES/run-003" 6
+    expect_json "$RES/run-003/history.json" '[h["status"] for h in d]' "$statuses"
+    expect_json "$RES/run-003/history.json" '[h["stage"] for h in d]' \
+        '["pass", "propose", "propose", "compile", "pass", "propose"]'
+    [ "$(overlapping "$RES/run-003")" -ge 1 ] ||
+        fail "replay --jobs 3 never compiled two candidates at once: $(compile_intervals "$RES/run-003")"
+    # The llm proposer cannot look ahead: --jobs says so and changes nothing.
+    KILN_API_KEY=$key run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
+        --model saxpy_mix --base-url "$url" --max-iterations 2 --jobs 4 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --proposer llm --jobs 4"
+    contains "$T/err" "--jobs 4 has no effect with --proposer llm"
+    [ "$(overlapping "$RES/run-004")" = 0 ] || fail "llm candidates compiled at once"
     ;;
 resume_candidate | resume_baseline)
     optimize_bg first --max-iterations 4
@@ -192,6 +264,76 @@ concurrent)
     a=$(grep -o 'results in [^ ]*' "$T/a.out")
     b=$(grep -o 'results in [^ ]*' "$T/b.out")
     [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] || fail "runs reported '$a' and '$b'"
+    ;;
+jobs)
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer tune --max-iterations 4 \
+        --jobs 3 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --jobs 3"
+    run=$RES/run-001
+    check_run "$run" 4
+    expect_json "$run/run.json" 'd["jobs"]' 3
+    expect_json "$run/history.json" 'sorted(h["note"] for h in d)' \
+        '["UNROLL=1", "UNROLL=2", "UNROLL=4", "UNROLL=8"]'
+    expect_json "$run/history.json" '[h["elapsed_s"] for h in d] == sorted(h["elapsed_s"] for h in d)' True
+    [ "$(compile_intervals "$run" | wc -l)" = 4 ] || fail "compile.json missing: $(ls "$run"/candidates/*)"
+    for id in 001 002 003 004; do
+        expect_json "$run/candidates/$id/compile.json" 'd["ok"]' True
+    done
+    # 001..003 were proposed together: their compiles overlap.
+    [ "$(overlapping "$run")" -ge 2 ] ||
+        fail "--jobs 3 compiled one candidate at a time: $(compile_intervals "$run")"
+    ;;
+resume_jobs)
+    # UNROLL=1 (proposed 4th, once 001 is recorded) takes seconds to
+    # compile, so its worker is busy when kiln is killed.
+    python3 - "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" "$T/slow.c" <<'PY'
+import sys
+src = open(sys.argv[1]).read()
+body = "\n".join("    *p = *p * 3 + %d;" % i for i in range(1 << 14))
+open(sys.argv[2], "w").write(src + "\n#if UNROLL == 1\nint kiln_slow(volatile int *p)\n{\n"
+                             + body + "\n    return *p;\n}\n#endif\n")
+PY
+    optimize_bg first --max-iterations 4 --jobs 3 --initial-kernel "$T/slow.c"
+    run=$RES/run-001
+    wait_for 300 test -e "$run/candidates/004/candidate.c" ||
+        fail "candidate 004 was not proposed within 300 s: $(cat "$T/first.err")"
+    sleep 1
+    n=$(history_len "$run/history.json")
+    procs=$(descendants "$bg_pid")
+    [ -n "$procs" ] || fail "kiln had no worker or sandbox running"
+    kill -9 "$bg_pid"
+    wait "$bg_pid" 2>/dev/null
+    # shellcheck disable=SC2086
+    wait_for 3 all_gone $procs ||
+        fail "still running 3 s after kill -9 of kiln: $(ps -o pid,ppid,stat,comm -p "${procs// /,}")"
+    n=$(history_len "$run/history.json")
+    [ "${n:-0}" -ge 1 ] && [ "$n" -lt 4 ] || fail "killed with ${n:-no} history entries"
+    finished=$(for id in $(seq -f %03g 1 "$n"); do
+        sha256sum "$run/candidates/$id/compile.json" "$run/candidates/$id/timings.json"
+    done)
+    run_kiln "$T/out" "$T/err" resume "$run"
+    expect_rc 0 "kiln resume"
+    check_run "$run" 4
+    expect_json "$run/history.json" 'sorted(h["note"] for h in d)' \
+        '["UNROLL=1", "UNROLL=2", "UNROLL=4", "UNROLL=8"]'
+    # The finished candidates were neither compiled nor run again.
+    echo "$finished" | sha256sum -c --quiet - || fail "resume redid a finished candidate"
+    ;;
+nvrtc_gpu)
+    if [ ! -e /dev/nvidiactl ]; then
+        echo "skipped: no NVIDIA GPU (/dev/nvidiactl absent)"
+        exit 77
+    fi
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cuda --compiler nvrtc --jobs 2 \
+        --max-iterations 3 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --backend cuda --compiler nvrtc --jobs 2"
+    run=$RES/run-001
+    expect_json "$run/run.json" 'd["compiler"] + " %d" % d["jobs"]' "nvrtc 2"
+    expect_json "$run/history.json" '[h["status"] for h in d]' '["pass", "pass", "pass"]'
+    for id in 001 002 003; do
+        expect_json "$run/candidates/$id/compile.json" 'd["ok"] and d["kernels"][0]["registers"] > 0' True
+    done
+    [ -s "$run/best.cu" ] || fail "no best.cu"
     ;;
 dotenv)
     mkdir -p "$T/cwd"

@@ -124,6 +124,12 @@ forbidden-syscalls)
     run gpu-run --image minimal -- /in/attack forkbomb
     expect_rc 159
     expect_verdict "refused syscall clone (56) under policy gpu-run"
+    # nvrtc (kiln-nvrtc): one process too.
+    run nvrtc --image minimal -- /in/attack forkbomb
+    expect_rc 159
+    expect_verdict "refused syscall clone (56) under policy nvrtc"
+    run nvrtc --image minimal -- /in/attack syscall 101
+    expect_verdict "refused syscall ptrace (101) under policy nvrtc"
     run script --image minimal -- /in/attack clone3
     expect_rc 0
     expect_out "clone3: ENOSYS"

@@ -67,8 +67,8 @@ static int teardown(void **state)
 static void test_shipped_policies_compile(void **state)
 {
     (void)state;
-    const char *names[] = {"script", "compile", "gpu-run"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *names[] = {"script", "compile", "gpu-run", "nvrtc"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
         struct sandbox_policy p;
         struct kiln_err err;
         kiln_err_clear(&err);

@@ -1,0 +1,106 @@
+/*
+ * optimize_impl.h - what optimize.c and optimize_jobs.c share (not a public
+ * API): the run's state and one candidate's steps.
+ *
+ * A candidate goes: opt_propose -> opt_write_proposal -> evaluation (or
+ * opt_invalid_outcome) -> opt_finish (its record, then its history entry,
+ * then the proposer's feedback). `kiln optimize --jobs N` keeps up to N
+ * proposed candidates in a window (optimize_jobs.c): compile workers run
+ * ahead, evaluations and records stay one at a time in proposal order.
+ */
+#ifndef KILN_OPTIMIZE_IMPL_H
+#define KILN_OPTIMIZE_IMPL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "cworker.h"
+#include "opt_given.h"
+#include "optimize.h"
+#include "runrec.h"
+#include "session.h"
+
+#define OPT_MAX_ITER 1000
+
+struct opt_profile;
+#define OPT_MAX_JOBS 64
+
+/* A proposed candidate not yet recorded. */
+struct opt_slot {
+    int it;
+    struct proposal p;
+    struct cworker w;
+    bool started; /* its files are written and its compile worker started */
+};
+
+/* The candidates in flight, oldest first (a ring of `cap`). */
+struct opt_window {
+    struct opt_slot *slots;
+    size_t cap, head, n;
+    int next_it; /* the iteration number of the next proposal */
+    bool exhausted;
+};
+
+struct opt_run {
+    struct runrec rr;
+    struct opt_options o;
+    struct eval_session *s;
+    struct proposer *prop;
+    struct opt_attempt *hist; /* one per finished iteration */
+    char **sources;           /* owned, parallel to hist */
+    struct verdict *verdicts; /* parallel to hist */
+    size_t n;
+    int best; /* index into hist, -1: none */
+    json_t *history;
+    double t0;
+    bool tty;
+    bool generated;         /* the workload (and its reference) came from the model */
+    char start_file[16];    /* kernel.cu / kernel.c */
+    struct opt_profile *op; /* --profile; NULL when not asked for */
+    struct opt_given given; /* --input-cases, --reference */
+    struct opt_window win;
+};
+
+/* optimize.c */
+
+/* Asks the proposer for candidate `it`; *exhausted (and KILN_OK) when it has
+ * nothing more. `replaying`: resume rebuilding the proposer's state (no
+ * progress line, no message). */
+enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct proposal *p,
+                         bool *exhausted, struct kiln_err *err) KILN_NODISCARD;
+
+/* candidates/NNN/exchange.json and candidate.cu|c. */
+enum kiln_rc opt_write_proposal(struct opt_run *r, int it, const struct proposal *p,
+                                struct kiln_err *err) KILN_NODISCARD;
+
+/* The outcome of an invalid proposal (stage "propose"). */
+void opt_invalid_outcome(const struct proposal *p, int it, struct eval_outcome *o);
+
+/* Records candidate `it` (takes the verdict's cases out of *o), appends its
+ * history entry, feeds the proposer back. */
+enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, struct eval_outcome *o,
+                        struct kiln_err *err) KILN_NODISCARD;
+
+void opt_progress(struct opt_run *r, int it, const char *stage);
+
+/* optimize_jobs.c */
+
+/* The window's size: --jobs when the proposer can look ahead, else 1. */
+size_t opt_jobs(const struct opt_run *r);
+
+enum kiln_rc opt_window_init(struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
+
+/* Kills the workers still running and frees the proposals in flight. */
+void opt_window_free(struct opt_run *r);
+
+/* Resume: the proposal for finished candidate `it`, asked again in the
+ * order the run asked (up to `jobs - 1` ahead, as its window did), so the
+ * proposer's state comes back as it was. Proposals beyond the finished
+ * ones stay in the window: the candidates that were in flight, redone. */
+enum kiln_rc opt_window_repropose(struct opt_run *r, int it, struct proposal *again,
+                                  struct kiln_err *err) KILN_NODISCARD;
+
+/* The loop with a window: candidates `first`.. up to the budget. */
+enum kiln_rc opt_loop_jobs(struct opt_run *r, int first, struct kiln_err *err) KILN_NODISCARD;
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * optimize_jobs.c - `kiln optimize --jobs N`: up to N proposed candidates in
+ * flight. Their compile stages run in worker processes (cworker.h) while the
+ * parent runs the oldest on the GPU; runs, records and the proposer's
+ * feedback stay one at a time in proposal order, so history.json is written
+ * as with --jobs 1.
+ *
+ * The order of proposer calls depends only on N, never on timing:
+ * propose 1..N, then for each i: feedback i, propose i+N. Resume asks the
+ * proposer again in that same order (opt_window_repropose), which gives the
+ * tuner back its exact state and the in-flight candidates their exact
+ * configurations; run.json records N for that.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimize_impl.h"
+
+size_t opt_jobs(const struct opt_run *r)
+{
+    int j = r->o.jobs > 0 ? r->o.jobs : 1;
+    return r->prop && proposer_looks_ahead(r->prop) ? (size_t)j : 1;
+}
+
+enum kiln_rc opt_window_init(struct opt_run *r, struct kiln_err *err)
+{
+    struct opt_window *w = &r->win;
+    memset(w, 0, sizeof(*w));
+    w->cap = opt_jobs(r);
+    w->next_it = 1;
+    w->slots = calloc(w->cap, sizeof(*w->slots));
+    return w->slots ? KILN_OK : kiln_fail(err, KILN_E_NOMEM, "the candidates in flight");
+}
+
+static struct opt_slot *slot_at(struct opt_window *w, size_t k)
+{
+    return &w->slots[(w->head + k) % w->cap];
+}
+
+static void pop_head(struct opt_window *w)
+{
+    struct opt_slot *sl = slot_at(w, 0);
+    cworker_kill(&sl->w);
+    proposal_free(&sl->p);
+    memset(sl, 0, sizeof(*sl));
+    w->head = (w->head + 1) % w->cap;
+    w->n--;
+}
+
+void opt_window_free(struct opt_run *r)
+{
+    struct opt_window *w = &r->win;
+    while (w->slots && w->n > 0)
+        pop_head(w);
+    free(w->slots);
+    memset(w, 0, sizeof(*w));
+}
+
+/* Proposes until the window is full, the budget is spent or the proposer
+ * has nothing more. */
+static enum kiln_rc fill(struct opt_run *r, bool replaying, struct kiln_err *err)
+{
+    struct opt_window *w = &r->win;
+    enum kiln_rc rc = KILN_OK;
+    while (rc == KILN_OK && !w->exhausted && w->n < w->cap && w->next_it <= r->o.max_iterations) {
+        struct opt_slot *sl = slot_at(w, w->n);
+        memset(sl, 0, sizeof(*sl));
+        rc = opt_propose(r, w->next_it, replaying, &sl->p, &w->exhausted, err);
+        if (rc == KILN_OK && !w->exhausted) {
+            sl->it = w->next_it++;
+            w->n++;
+        } else {
+            proposal_free(&sl->p);
+        }
+    }
+    return rc;
+}
+
+enum kiln_rc opt_window_repropose(struct opt_run *r, int it, struct proposal *again,
+                                  struct kiln_err *err)
+{
+    struct opt_window *w = &r->win;
+    memset(again, 0, sizeof(*again));
+    enum kiln_rc rc = fill(r, true, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (w->n == 0 || slot_at(w, 0)->it != it)
+        return kiln_fail(err, KILN_E_PARSE,
+                         "the %s proposer no longer proposes candidate %03d: the run's records "
+                         "do not match its proposer (was run.json edited?)",
+                         proposer_name(r->prop), it);
+    *again = slot_at(w, 0)->p;
+    memset(&slot_at(w, 0)->p, 0, sizeof(again[0]));
+    pop_head(w);
+    return KILN_OK;
+}
+
+/* Writes the candidate's proposal files and starts its compile worker. */
+static enum kiln_rc start(struct opt_run *r, struct opt_slot *sl, struct kiln_err *err)
+{
+    if (sl->started)
+        return KILN_OK;
+    enum kiln_rc rc = opt_write_proposal(r, sl->it, &sl->p, err);
+    if (rc == KILN_OK && !sl->p.invalid[0]) {
+        char id[8];
+        snprintf(id, sizeof(id), "%03d", sl->it);
+        rc = cworker_start(r->s, id, sl->p.source, sl->p.len,
+                           sl->p.has_config ? sl->p.config : NULL, &sl->w, err);
+    }
+    sl->started = rc == KILN_OK;
+    return rc;
+}
+
+/* Waits for the oldest candidate's compile, runs it, records it. */
+static enum kiln_rc finish_head(struct opt_run *r, struct kiln_err *err)
+{
+    struct opt_slot *sl = slot_at(&r->win, 0);
+    char id[8];
+    snprintf(id, sizeof(id), "%03d", sl->it);
+    struct eval_outcome o;
+    memset(&o, 0, sizeof(o));
+    enum kiln_rc rc = KILN_OK;
+    if (sl->p.invalid[0]) {
+        opt_invalid_outcome(&sl->p, sl->it, &o);
+    } else {
+        bool left = true;
+        char why[64] = "";
+        if (sl->w.pid > 0) {
+            opt_progress(r, sl->it, "compile");
+            rc = cworker_wait(&sl->w, &left, why, sizeof(why), err);
+        }
+        if (rc == KILN_OK && !left && !r->o.quiet && !r->o.json)
+            fprintf(stderr, "%skiln: the compile worker of %s ended (%s); compiling it here\n",
+                    r->tty ? "\n" : "", id, why);
+        if (rc == KILN_OK) {
+            opt_progress(r, sl->it, "evaluate");
+            rc = eval_session_run_compiled(r->s, id, sl->p.source, sl->p.len,
+                                           sl->p.has_config ? sl->p.config : NULL, &o, err);
+        }
+    }
+    if (rc == KILN_OK)
+        rc = opt_finish(r, sl->it, &sl->p, &o, err);
+    eval_outcome_free(&o);
+    pop_head(&r->win);
+    return rc;
+}
+
+enum kiln_rc opt_loop_jobs(struct opt_run *r, int first, struct kiln_err *err)
+{
+    struct opt_window *w = &r->win;
+    if (w->n == 0)
+        w->next_it = first;
+    else if (slot_at(w, 0)->it != first)
+        return kiln_fail(err, KILN_E_INTERNAL, "the window starts at %03d, not %03d",
+                         slot_at(w, 0)->it, first);
+    enum kiln_rc rc = KILN_OK;
+    for (;;) {
+        rc = fill(r, false, err);
+        for (size_t k = 0; rc == KILN_OK && k < w->n; k++)
+            rc = start(r, slot_at(w, k), err);
+        if (rc != KILN_OK || w->n == 0)
+            break;
+        rc = finish_head(r, err);
+        if (rc != KILN_OK)
+            break;
+    }
+    /* On an error, the workers still running die here (the run's record
+     * stays resumable: their candidates were not recorded). */
+    opt_window_free(r);
+    return rc;
+}
