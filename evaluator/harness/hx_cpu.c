@@ -390,6 +390,12 @@ static enum kiln_rc cpu_run(struct hx_backend *b, const struct harness_case *c,
     return KILN_OK;
 }
 
+static void *cpu_host_ptr(struct hx_backend *b, hx_addr a)
+{
+    (void)b;
+    return (void *)(uintptr_t)a;
+}
+
 const struct hx_ops hx_cpu_ops = {
     .name = "cpu",
     .module_file = "candidate.so",
@@ -406,4 +412,5 @@ const struct hx_ops hx_cpu_ops = {
     .reload = cpu_reload,
     .prepare = cpu_prepare,
     .run = cpu_run,
+    .host_ptr = cpu_host_ptr,
 };
