@@ -213,9 +213,7 @@ int cmd_eval(int argc, char **argv)
         if (verdict_to_json(&out.v, &doc, &err) != KILN_OK)
             goto fail;
         json_object_set_new(doc, "stage", json_string(out.stage));
-        json_object_set_new(doc, "turnaround_s",
-                            json_pack("{s:f, s:f, s:f}", "compile", out.t_compile, "run", out.t_run,
-                                      "verify", out.t_verify));
+        json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out.t));
         json_object_set_new(doc, "backend",
                             json_string(kiln_backend_name(eval_session_backend(s))));
         if (have_held)
@@ -228,9 +226,9 @@ int cmd_eval(int argc, char **argv)
         snprintf(title, sizeof(title), "kiln eval %s %s (%s backend)", o.workload, o.candidate,
                  kiln_backend_name(eval_session_backend(s)));
         print_table(&out, title);
-        printf("  turnaround: compile %.3f s, run %.3f s (sandbox, CUDA context, upload, "
-               "timing), verify %.3f s\n",
-               out.t_compile, out.t_run, out.t_verify);
+        char line[600];
+        eval_turnaround_line(&out.t, line, sizeof(line));
+        printf("  turnaround: %s\n", line);
         if (have_held)
             printf("  held-out check (fresh inputs, secret seed, unseen sizes): %s%s%s\n",
                    verdict_status_name(held.v.status), held.v.detail[0] ? ": " : "", held.v.detail);
