@@ -41,6 +41,43 @@ static enum kiln_rc check_input(const struct tensor *t, const struct hx_io_want 
     return KILN_OK;
 }
 
+/* The staging buffer, at least `want` bytes (at most HX_STAGING). */
+static enum kiln_rc staging(struct hx_io *io, size_t want, struct kiln_err *err)
+{
+    if (io->staging_bytes >= want)
+        return KILN_OK;
+    unsigned char *nb = realloc(io->staging, want);
+    if (!nb)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory for a %zu-byte staging buffer", want);
+    io->staging = nb;
+    io->staging_bytes = want;
+    return KILN_OK;
+}
+
+/* The fallback when a driver refuses to copy from a file mapping: the file
+ * read a piece at a time into the staging buffer and each piece uploaded. */
+static enum kiln_rc upload_by_pieces(struct hx_io *io, const char *path,
+                                     const struct hx_io_want *want, hx_addr dst,
+                                     struct kiln_err *err)
+{
+    struct npy_stream st;
+    size_t piece = want->bytes < HX_STAGING ? (size_t)want->bytes : HX_STAGING;
+    enum kiln_rc rc = staging(io, piece, err);
+    if (rc == KILN_OK)
+        rc = npy_stream_open(path, (size_t)want->bytes, &st, err);
+    if (rc != KILN_OK)
+        return rc;
+    rc = check_input(&st.meta, want, path, err);
+    for (uint64_t off = 0; rc == KILN_OK && off < want->bytes; off += piece) {
+        size_t n = want->bytes - off < piece ? (size_t)(want->bytes - off) : piece;
+        rc = npy_stream_read(&st, io->staging, n, err);
+        if (rc == KILN_OK)
+            rc = io->ops->upload(io->be, dst + off, io->staging, n, err);
+    }
+    npy_stream_close(&st);
+    return rc;
+}
+
 /*
  * Host memory (CPU) is filled straight from the file; device memory is
  * uploaded straight from a read-only mapping of the file. Either way the
@@ -75,6 +112,12 @@ enum kiln_rc hx_io_read_input(struct hx_io *io, const char *path, const struct h
             *read_ms += now_ms() - t0;
             t0 = now_ms();
             rc = io->ops->upload(io->be, dst, m.t.data, want->bytes, err);
+            /* Not the candidate's doing (nothing of it has run): retry the
+             * ordinary way before giving up. A context error fails again. */
+            if (rc == KILN_E_CUDA) {
+                kiln_err_clear(err);
+                rc = upload_by_pieces(io, path, want, dst, err);
+            }
         }
         if (rc != KILN_OK)
             kiln_err_prefix(err, "input %s", path);
@@ -113,16 +156,7 @@ static enum kiln_rc write_data(struct hx_io *io, int fd, hx_addr src, uint64_t b
     void *host = host_view(io, src);
     if (host)
         return write_all(fd, host, (size_t)bytes, path, err);
-    size_t want = bytes < HX_STAGING ? (size_t)bytes : HX_STAGING;
-    if (io->staging_bytes < want) {
-        unsigned char *nb = realloc(io->staging, want);
-        if (!nb)
-            return kiln_fail(err, KILN_E_NOMEM, "out of memory for a %zu-byte staging buffer",
-                             want);
-        io->staging = nb;
-        io->staging_bytes = want;
-    }
-    enum kiln_rc rc = KILN_OK;
+    enum kiln_rc rc = staging(io, bytes < HX_STAGING ? (size_t)bytes : HX_STAGING, err);
     for (uint64_t off = 0; rc == KILN_OK && off < bytes; off += io->staging_bytes) {
         size_t n = bytes - off < io->staging_bytes ? (size_t)(bytes - off) : io->staging_bytes;
         rc = io->ops->download(io->be, io->staging, src + off, n, err);
