@@ -100,6 +100,10 @@ segv)
     expect_rc 1 "a crashing candidate"
     expect_json "$T/out" 'd["status"]' runtime_error
     expect_json "$T/out" '"signal 11" in d["detail"]' True
+    # A harness that died reported no phases: null, the parent's parts are there.
+    expect_json "$T/out" '[d["turnaround_s"][k] for k in ("context", "timing", "harness")]' \
+        '[null, null, null]'
+    expect_json "$T/out" 'd["turnaround_s"]["run"] > 0 and d["turnaround_s"]["sandbox"] > 0' True
     ;;
 hang)
     start=$SECONDS
