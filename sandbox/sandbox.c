@@ -929,6 +929,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     long long tar_cap = pl->lim.tar_bytes + TAR_SLACK;
     int tar_fd = spec->tar_fd, tar_write_failed = 0, killed = 0;
     long long tar_first = 0;
+    int tar_splice = 1;
     char buf[65536];
     /* The tar stream is read in pieces as big as the pipe; the stack buffer
      * will do when this allocation fails. */
@@ -994,7 +995,33 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
                 capture_feed(i == 1 ? &cout : &cerr, buf, (size_t)r);
         }
         if (p[3].revents) {
-            ssize_t r = read(tar_p[0], tbuf, tcap);
+            ssize_t r;
+            long long room = tar_cap - (long long)res->tar_bytes;
+            if (tar_splice && tar_fd >= 0 && !tar_write_failed && room > 0) {
+                /* Pipe to file inside the kernel, never past the cap: one
+                 * copy fewer than read + write. */
+                r = splice(tar_p[0], NULL, tar_fd, NULL,
+                           (size_t)(room < (long long)tcap ? room : (long long)tcap),
+                           SPLICE_F_MOVE);
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r < 0 && errno == EINVAL) {
+                    tar_splice = 0; /* tar_fd cannot take it: read and write from now on */
+                    continue;
+                }
+                if (r < 0) {
+                    tar_write_failed = errno ? errno : EIO;
+                    continue;
+                }
+                if (r > 0) {
+                    if (!tar_first)
+                        tar_first = now_us();
+                    res->tar_bytes += (unsigned long long)r;
+                    continue;
+                }
+            } else {
+                r = read(tar_p[0], tbuf, tcap);
+            }
             if (r > 0 && !tar_first)
                 tar_first = now_us();
             if (r <= 0) {
