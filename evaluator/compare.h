@@ -57,6 +57,14 @@ enum kiln_rc compare_tensors(const struct tensor *out, const struct tensor *ref,
                              const struct compare_tol *tol, struct compare_report *rep,
                              struct kiln_err *err) KILN_NODISCARD;
 
+/* compare_tensors, element by element through one generic decoder for
+ * every dtype: the reference implementation. compare_tensors takes typed
+ * paths (float32, float64, 4- and 8-byte integers) that give the same
+ * report to the bit; the tests hold them to that. */
+enum kiln_rc compare_tensors_generic(const struct tensor *out, const struct tensor *ref,
+                                     const struct compare_tol *tol, struct compare_report *rep,
+                                     struct kiln_err *err) KILN_NODISCARD;
+
 /* Weak-case reasons, a bit set. */
 enum compare_weak {
     COMPARE_WEAK_ALL_ZERO = 1u << 0,      /* every reference element is 0 */

@@ -22,9 +22,11 @@ endif()
 set(KILN_HARNESS_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_core.c
     ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_baseline.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_io.c
     ${CMAKE_CURRENT_SOURCE_DIR}/harness_plan.c
     ${CMAKE_CURRENT_SOURCE_DIR}/harness_plan_baseline.c
     ${CMAKE_CURRENT_SOURCE_DIR}/npy.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/npy_io.c
     ${CMAKE_CURRENT_SOURCE_DIR}/tensor.c
     ${CMAKE_SOURCE_DIR}/orchestrator/error.c
     ${CMAKE_SOURCE_DIR}/orchestrator/json_nesting.c)

@@ -67,10 +67,35 @@ static enum kiln_rc parse_case(json_t *c, size_t i, struct hstatus_case *out, st
     return KILN_OK;
 }
 
+/* "phases_s": exactly these keys, each a number in 0 .. HSTATUS_MAX_PHASE_S. */
+static enum kiln_rc parse_phases(json_t *o, struct hstatus_phases *ph, struct kiln_err *err)
+{
+    static const char *const pkeys[] = {"context", "layout",  "read",  "upload", "correctness",
+                                        "timing",  "outputs", "total", NULL};
+    double *dst[] = {&ph->context,     &ph->layout, &ph->read,    &ph->upload,
+                     &ph->correctness, &ph->timing, &ph->outputs, &ph->total};
+    if (!json_is_object(o) || only_keys(o, pkeys))
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "status.json: phases_s is not an object of "
+                         "the phases in HARNESS.md section 4");
+    for (size_t i = 0; pkeys[i]; i++) {
+        json_t *v = json_object_get(o, pkeys[i]);
+        double d = json_number_value(v);
+        /* jansson has no NaN or Inf; the range check is what is left. */
+        if (!json_is_number(v) || !(d >= 0 && d <= HSTATUS_MAX_PHASE_S))
+            return kiln_fail(err, KILN_E_REJECTED,
+                             "status.json: phases_s.%s is not a number of seconds in 0 .. %g",
+                             pkeys[i], HSTATUS_MAX_PHASE_S);
+        *dst[i] = d;
+    }
+    ph->present = true;
+    return KILN_OK;
+}
+
 enum kiln_rc hstatus_parse(const void *buf, size_t len, struct hstatus *out, struct kiln_err *err)
 {
-    static const char *const keys[] = {"version", "backend", "device", "l2_flush",
-                                       "status",  "cases",   NULL};
+    static const char *const keys[] = {"version", "backend", "device",   "l2_flush",
+                                       "status",  "cases",   "phases_s", NULL};
     memset(out, 0, sizeof(*out));
     if (len > HSTATUS_MAX_BYTES)
         return kiln_fail(err, KILN_E_LIMIT, "status.json: %zu bytes, more than %u", len,
@@ -107,6 +132,9 @@ enum kiln_rc hstatus_parse(const void *buf, size_t len, struct hstatus *out, str
     }
     for (size_t i = 0; rc == KILN_OK && i < out->ncases; i++)
         rc = parse_case(json_array_get(cases, i), i, &out->cases[i], err);
+    json_t *phases = json_object_get(root, "phases_s");
+    if (rc == KILN_OK && phases)
+        rc = parse_phases(phases, &out->phases, err);
 out:
     json_decref(root);
     if (rc != KILN_OK)

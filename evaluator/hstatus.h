@@ -27,6 +27,15 @@ struct hstatus_case {
     char detail[256];
 };
 
+/* Where the harness's own time went (status.json "phases_s"), seconds.
+ * Untrusted numbers: for the turnaround report only, never for a verdict. */
+struct hstatus_phases {
+    bool present; /* the document had "phases_s" */
+    double context, layout, read, upload, correctness, timing, outputs, total;
+};
+
+#define HSTATUS_MAX_PHASE_S 1e6 /* a phase longer than this (11 days) is rejected */
+
 struct hstatus {
     char backend[8];
     char device[128];
@@ -34,6 +43,7 @@ struct hstatus {
     bool failed;
     struct hstatus_case *cases; /* owned */
     size_t ncases;
+    struct hstatus_phases phases;
 };
 
 enum kiln_rc hstatus_parse(const void *buf, size_t len, struct hstatus *out,

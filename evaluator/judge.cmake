@@ -8,4 +8,5 @@ add_library(kiln_judge STATIC
             ${CMAKE_CURRENT_LIST_DIR}/rank.c
             ${CMAKE_CURRENT_LIST_DIR}/hstatus.c)
 target_include_directories(kiln_judge PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(kiln_judge PUBLIC kiln_base PkgConfig::JANSSON m)
+find_package(Threads REQUIRED) # compare.c spreads big comparisons over threads
+target_link_libraries(kiln_judge PUBLIC kiln_base PkgConfig::JANSSON m Threads::Threads)

@@ -226,11 +226,12 @@ static enum kiln_rc parse_header_dict(const char *p, const char *end, enum tenso
     return KILN_OK;
 }
 
-enum kiln_rc npy_read(const void *buf, size_t len, size_t max_bytes, struct tensor *out,
-                      struct kiln_err *err)
+enum kiln_rc npy_header_parse(const void *buf, size_t len, struct tensor *meta, size_t *data_off,
+                              struct kiln_err *err)
 {
     const unsigned char *b = buf;
-    memset(out, 0, sizeof(*out));
+    memset(meta, 0, sizeof(*meta));
+    *data_off = 0;
     if (len < 10 || memcmp(b, npy_magic, sizeof(npy_magic)) != 0)
         return kiln_fail(err, KILN_E_PARSE, ".npy: no \\x93NUMPY magic (not an .npy file)");
     unsigned major = b[6], minor = b[7];
@@ -269,8 +270,6 @@ enum kiln_rc npy_read(const void *buf, size_t len, size_t max_bytes, struct tens
     enum kiln_rc rc = parse_header_dict(h, h + hlen, &dtype, &ndim, shape, err);
     if (rc != KILN_OK)
         return rc;
-
-    /* The data length must equal what the header implies, exactly. */
     size_t count = 1, need;
     for (int i = 0; i < ndim; i++) {
         if (__builtin_mul_overflow(count, (size_t)shape[i], &count))
@@ -278,31 +277,82 @@ enum kiln_rc npy_read(const void *buf, size_t len, size_t max_bytes, struct tens
     }
     if (__builtin_mul_overflow(count, tensor_dtype_size(dtype), &need))
         return kiln_fail(err, KILN_E_REJECTED, ".npy: byte size of the shape overflows");
-    size_t have = len - prefix - hlen;
-    if (have != need) {
+    meta->dtype = dtype;
+    meta->ndim = ndim;
+    memcpy(meta->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    meta->count = count;
+    meta->nbytes = need;
+    *data_off = prefix + hlen;
+    return KILN_OK;
+}
+
+enum kiln_rc npy_check_length(const struct tensor *meta, size_t have, size_t max_bytes,
+                              struct kiln_err *err)
+{
+    /* The data length must equal what the header implies, exactly. */
+    if (have != meta->nbytes) {
         char s[160];
-        tensor_shape_format(ndim, shape, s, sizeof(s));
+        tensor_shape_format(meta->ndim, meta->shape, s, sizeof(s));
         return kiln_fail(err, KILN_E_REJECTED,
                          ".npy: shape %s of %s needs %zu data bytes but the file holds %zu", s,
-                         tensor_dtype_name(dtype), need, have);
+                         tensor_dtype_name(meta->dtype), meta->nbytes, have);
     }
-    if (need > max_bytes)
-        return kiln_fail(err, KILN_E_LIMIT, ".npy: %zu data bytes, over the %zu-byte limit", need,
-                         max_bytes);
-    const unsigned char *data = b + prefix + hlen;
-    if (dtype == DT_BOOL) {
-        /* Anything but 0/1 would compare differently byte-wise and as values. */
-        for (size_t i = 0; i < need; i++) {
-            if (data[i] > 1)
-                return kiln_fail(err, KILN_E_REJECTED,
-                                 ".npy: bool element %zu is 0x%02x, not 0 or 1", i, data[i]);
-        }
+    if (meta->nbytes > max_bytes)
+        return kiln_fail(err, KILN_E_LIMIT, ".npy: %zu data bytes, over the %zu-byte limit",
+                         meta->nbytes, max_bytes);
+    return KILN_OK;
+}
+
+enum kiln_rc npy_check_bool(const void *data, size_t n, size_t first_index, struct kiln_err *err)
+{
+    /* Anything but 0/1 would compare differently byte-wise and as values. */
+    const unsigned char *d = data;
+    for (size_t i = 0; i < n; i++) {
+        if (d[i] > 1)
+            return kiln_fail(err, KILN_E_REJECTED, ".npy: bool element %zu is 0x%02x, not 0 or 1",
+                             first_index + i, d[i]);
     }
-    rc = tensor_alloc(out, dtype, ndim, shape, max_bytes, err);
-    if (rc != KILN_OK)
+    return KILN_OK;
+}
+
+/* The checks npy_read and npy_view share; *data points at the data. */
+static enum kiln_rc parse_whole(const void *buf, size_t len, size_t max_bytes, struct tensor *meta,
+                                const unsigned char **data, struct kiln_err *err)
+{
+    size_t off;
+    enum kiln_rc rc = npy_header_parse(buf, len, meta, &off, err);
+    if (rc == KILN_OK)
+        rc = npy_check_length(meta, len - off, max_bytes, err);
+    if (rc == KILN_OK && meta->dtype == DT_BOOL)
+        rc = npy_check_bool((const unsigned char *)buf + off, meta->nbytes, 0, err);
+    *data = (const unsigned char *)buf + off;
+    return rc;
+}
+
+enum kiln_rc npy_read(const void *buf, size_t len, size_t max_bytes, struct tensor *out,
+                      struct kiln_err *err)
+{
+    struct tensor meta;
+    const unsigned char *data;
+    memset(out, 0, sizeof(*out));
+    enum kiln_rc rc = parse_whole(buf, len, max_bytes, &meta, &data, err);
+    if (rc == KILN_OK)
+        rc = tensor_alloc(out, meta.dtype, meta.ndim, meta.shape, max_bytes, err);
+    if (rc == KILN_OK && meta.nbytes)
+        memcpy(out->data, data, meta.nbytes);
+    return rc;
+}
+
+enum kiln_rc npy_view(const void *buf, size_t len, size_t max_bytes, struct tensor *out,
+                      struct kiln_err *err)
+{
+    const unsigned char *data;
+    enum kiln_rc rc = parse_whole(buf, len, max_bytes, out, &data, err);
+    if (rc != KILN_OK) {
+        memset(out, 0, sizeof(*out));
         return rc;
-    if (need)
-        memcpy(out->data, data, need);
+    }
+    out->data = (void *)data;
     return KILN_OK;
 }
 
@@ -384,10 +434,10 @@ enum kiln_rc npy_read_file(const char *path, size_t max_bytes, struct tensor *ou
     return rc;
 }
 
-enum kiln_rc npy_write(const struct tensor *t, void **out, size_t *out_len, struct kiln_err *err)
+enum kiln_rc npy_header_write(const struct tensor *t, unsigned char *buf, size_t cap, size_t *len,
+                              struct kiln_err *err)
 {
-    *out = NULL;
-    *out_len = 0;
+    *len = 0;
     const char *descr = dtype_descr(t->dtype);
     if (!descr || t->ndim < 0 || t->ndim > TENSOR_MAX_DIMS)
         return kiln_fail(err, KILN_E_USAGE, "npy_write: invalid tensor (dtype %d, %d dims)",
@@ -406,12 +456,8 @@ enum kiln_rc npy_write(const struct tensor *t, void **out, size_t *out_len, stru
     size_t prefix = 10;
     size_t hlen = (size_t)n + 1;
     hlen += (64 - (prefix + hlen) % 64) % 64;
-    size_t total;
-    if (__builtin_add_overflow(prefix + hlen, t->nbytes, &total))
-        return kiln_fail(err, KILN_E_LIMIT, "npy_write: tensor too large");
-    unsigned char *buf = malloc(total);
-    if (!buf)
-        return kiln_fail(err, KILN_E_NOMEM, "npy_write: cannot allocate %zu bytes", total);
+    if (prefix + hlen > cap)
+        return kiln_fail(err, KILN_E_INTERNAL, "npy_write: header buffer too small");
     memcpy(buf, npy_magic, sizeof(npy_magic));
     buf[6] = 1;
     buf[7] = 0;
@@ -420,8 +466,27 @@ enum kiln_rc npy_write(const struct tensor *t, void **out, size_t *out_len, stru
     memcpy(buf + prefix, dict, (size_t)n);
     memset(buf + prefix + n, ' ', hlen - (size_t)n - 1);
     buf[prefix + hlen - 1] = '\n';
+    *len = prefix + hlen;
+    return KILN_OK;
+}
+
+enum kiln_rc npy_write(const struct tensor *t, void **out, size_t *out_len, struct kiln_err *err)
+{
+    *out = NULL;
+    *out_len = 0;
+    unsigned char hdr[NPY_HEADER_WRITE_MAX];
+    size_t hlen, total;
+    enum kiln_rc rc = npy_header_write(t, hdr, sizeof(hdr), &hlen, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (__builtin_add_overflow(hlen, t->nbytes, &total))
+        return kiln_fail(err, KILN_E_LIMIT, "npy_write: tensor too large");
+    unsigned char *buf = malloc(total);
+    if (!buf)
+        return kiln_fail(err, KILN_E_NOMEM, "npy_write: cannot allocate %zu bytes", total);
+    memcpy(buf, hdr, hlen);
     if (t->nbytes)
-        memcpy(buf + prefix + hlen, t->data, t->nbytes);
+        memcpy(buf + hlen, t->data, t->nbytes);
     *out = buf;
     *out_len = total;
     return KILN_OK;
@@ -444,17 +509,17 @@ static enum kiln_rc write_all(int fd, const unsigned char *p, size_t len, const 
 
 enum kiln_rc npy_write_file(const struct tensor *t, const char *path, struct kiln_err *err)
 {
-    void *buf = NULL;
-    size_t len = 0;
-    enum kiln_rc rc = npy_write(t, &buf, &len, err);
+    /* Header and data are written separately, straight from the tensor:
+     * a big tensor is never copied into a file-sized buffer. */
+    unsigned char hdr[NPY_HEADER_WRITE_MAX];
+    size_t hlen = 0;
+    enum kiln_rc rc = npy_header_write(t, hdr, sizeof(hdr), &hlen, err);
     if (rc != KILN_OK)
         return rc;
     size_t plen = strlen(path);
     char *tmp = malloc(plen + sizeof(".tmp.XXXXXX"));
-    if (!tmp) {
-        free(buf);
+    if (!tmp)
         return kiln_fail(err, KILN_E_NOMEM, "%s: cannot allocate a temporary name", path);
-    }
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
     int fd = mkostemp(tmp, O_CLOEXEC);
@@ -462,7 +527,9 @@ enum kiln_rc npy_write_file(const struct tensor *t, const char *path, struct kil
         rc = kiln_fail_errno(err, KILN_E_IO, "%s: create temporary file", path);
         goto out;
     }
-    rc = write_all(fd, buf, len, path, err);
+    rc = write_all(fd, hdr, hlen, path, err);
+    if (rc == KILN_OK && t->nbytes)
+        rc = write_all(fd, t->data, t->nbytes, path, err);
     if (rc == KILN_OK && fsync(fd) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "%s: fsync", path);
     if (close(fd) != 0 && rc == KILN_OK)
@@ -473,6 +540,5 @@ enum kiln_rc npy_write_file(const struct tensor *t, const char *path, struct kil
         unlink(tmp);
 out:
     free(tmp);
-    free(buf);
     return rc;
 }

@@ -4,6 +4,7 @@
  * counts every byte itself. See tar_ingest.h and INGEST.md.
  */
 #include "tar_ingest.h"
+#include "tar_name.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -41,6 +42,8 @@ struct ingest {
     size_t n_names, cap_names;
     char **dirs; /* directory mode: directories created, for cleanup */
     size_t n_dirs, cap_dirs;
+    struct tar_span *spans; /* directory mode: files left in the stream (rules->in_stream) */
+    size_t n_spans, cap_spans;
     unsigned char *chunk;
     struct reader *reader;
 };
@@ -111,125 +114,6 @@ static enum kiln_rc reject(struct kiln_err *err, const char *name, const char *w
     char q[400];
     quote_name(name, q, sizeof(q));
     return kiln_fail(err, KILN_E_REJECTED, "tar entry \"%s\": %s", q, why);
-}
-
-static int name_char_ok(unsigned char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           ch == '.' || ch == '_' || ch == '-';
-}
-
-/* NULL when `name` is canonical, else why not (into `why`). A directory
- * name ends in exactly one '/'; a file name never does. */
-static const char *name_problem(const char *name, int is_dir, char *why, size_t why_size)
-{
-    size_t len = strlen(name);
-    if (len == 0)
-        return "empty name";
-    if (len > TAR_NAME_MAX)
-        return "name longer than 255 bytes";
-    if (name[0] == '/')
-        return "absolute path";
-    if (is_dir) {
-        if (name[len - 1] != '/')
-            return "directory name without its trailing '/'";
-        len--;
-    } else if (name[len - 1] == '/') {
-        return "file name with a trailing '/'";
-    }
-    size_t start = 0;
-    for (size_t i = 0; i <= len; i++) {
-        if (i < len && name[i] != '/') {
-            if (!name_char_ok((unsigned char)name[i])) {
-                snprintf(why, why_size, "byte 0x%02x is not allowed in names (use [A-Za-z0-9._-])",
-                         (unsigned char)name[i]);
-                return why;
-            }
-            continue;
-        }
-        size_t clen = i - start;
-        if (clen == 0)
-            return "empty path component ('//' or a leading or doubled '/')";
-        if (clen == 2 && name[start] == '.' && name[start + 1] == '.')
-            return "parent-directory component";
-        if (clen == 1 && name[start] == '.')
-            return "'.' component (names are not normalized)";
-        if (name[start] == '.')
-            return "component starting with '.'";
-        start = i + 1;
-    }
-    return NULL;
-}
-
-/* One pattern component against one name component; '*' takes one or
- * more name characters. Patterns are trusted and short, so plain
- * recursion is fine. */
-static int component_matches(const char *p, size_t plen, const char *s, size_t slen)
-{
-    if (plen == 0)
-        return slen == 0;
-    if (p[0] == '*') {
-        for (size_t take = 1; take <= slen; take++) {
-            if (!name_char_ok((unsigned char)s[take - 1]))
-                return 0;
-            if (component_matches(p + 1, plen - 1, s + take, slen - take))
-                return 1;
-        }
-        return 0;
-    }
-    return slen > 0 && p[0] == s[0] && component_matches(p + 1, plen - 1, s + 1, slen - 1);
-}
-
-/* Matches the first components of `name` (nlen bytes, no trailing '/')
- * against `pattern`. *full is set when both ran out together. */
-static int prefix_matches(const char *pattern, const char *name, size_t nlen, int *full)
-{
-    const char *p = pattern, *s = name, *send = name + nlen;
-    *full = 0;
-    for (;;) {
-        const char *pe = strchr(p, '/');
-        size_t pl = pe ? (size_t)(pe - p) : strlen(p);
-        const char *se = memchr(s, '/', (size_t)(send - s));
-        size_t sl = se ? (size_t)(se - s) : (size_t)(send - s);
-        if (!component_matches(p, pl, s, sl))
-            return 0;
-        if (!se) {
-            *full = pe == NULL;
-            return 1;
-        }
-        if (!pe)
-            return 0; /* the name has more components than the pattern */
-        p = pe + 1;
-        s = se + 1;
-    }
-}
-
-int tar_name_matches(const char *pattern, const char *name)
-{
-    int full;
-    return prefix_matches(pattern, name, strlen(name), &full) && full;
-}
-
-static int name_allowed(const struct tar_rules *rules, const char *name)
-{
-    for (size_t i = 0; i < rules->n_patterns; i++) {
-        if (tar_name_matches(rules->patterns[i], name))
-            return 1;
-    }
-    return 0;
-}
-
-/* A directory "a/b/" is expected when "a/b" is a strict leading part of a
- * pattern. */
-static int dir_allowed(const struct tar_rules *rules, const char *name)
-{
-    size_t len = strlen(name) - 1; /* drop the trailing '/' */
-    for (size_t i = 0; i < rules->n_patterns; i++) {
-        int full;
-        if (prefix_matches(rules->patterns[i], name, len, &full) && !full)
-            return 1;
-    }
-    return 0;
 }
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem)
@@ -337,6 +221,41 @@ static enum kiln_rc stream_error(struct archive *a, const struct reader *r, cons
 }
 
 /* ---- the one loop ------------------------------------------------------ */
+
+/* A file left in the stream: its data is read through and counted under
+ * the same caps, and only where it lies is recorded. */
+static enum kiln_rc take_span(struct archive *a, struct ingest *g, const char *name,
+                              int64_t data_off, size_t *total, struct kiln_err *err)
+{
+    const struct tar_rules *rules = g->rules;
+    size_t len = 0;
+    for (;;) {
+        const void *buf;
+        size_t n;
+        la_int64_t off;
+        int ar = archive_read_data_block(a, &buf, &n, &off);
+        if (ar == ARCHIVE_EOF)
+            break;
+        if (ar != ARCHIVE_OK)
+            return stream_error(a, g->reader, name, err);
+        if (off != (la_int64_t)len)
+            return reject(err, name, "data with a hole (sparse)");
+        if (n > rules->max_file_bytes - len)
+            return reject(err, name, "file exceeds the per-file byte cap");
+        if (n > rules->max_total_bytes - *total)
+            return reject(err, name, "stream exceeds the total byte cap");
+        *total += n;
+        len += n;
+    }
+    char *copy = strdup(name);
+    if (!copy || grow((void **)&g->spans, &g->cap_spans, g->n_spans, sizeof(*g->spans)) != 0) {
+        free(copy);
+        return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+    }
+    g->spans[g->n_spans++] =
+        (struct tar_span){.name = copy, .offset = (uint64_t)data_off, .len = len};
+    return KILN_OK;
+}
 
 /* Reads one accepted file's data into memory or the directory. */
 static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *name, size_t *total,
@@ -457,6 +376,11 @@ static int cmp_name(const void *x, const void *y)
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+static int cmp_span(const void *x, const void *y)
+{
+    return strcmp(((const struct tar_span *)x)->name, ((const struct tar_span *)y)->name);
+}
+
 static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
 {
     const struct tar_rules *rules = g->rules;
@@ -541,7 +465,7 @@ static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
         }
         unsigned type = archive_entry_filetype(e);
         if (type == AE_IFDIR) {
-            const char *p = name_problem(name, 1, why, sizeof(why));
+            const char *p = tar_name_problem(name, 1, why, sizeof(why));
             if (p) {
                 rc = reject(err, name, p);
                 goto out;
@@ -552,7 +476,7 @@ static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
                 rc = reject(err, name, "directory entry carrying data");
                 goto out;
             }
-            if (!dir_allowed(rules, name)) {
+            if (!tar_dir_allowed(rules, name)) {
                 rc = reject(err, name, "unexpected directory");
                 goto out;
             }
@@ -568,12 +492,12 @@ static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
                                             : "not a regular file");
             goto out;
         }
-        const char *p = name_problem(name, 0, why, sizeof(why));
+        const char *p = tar_name_problem(name, 0, why, sizeof(why));
         if (p) {
             rc = reject(err, name, p);
             goto out;
         }
-        if (!name_allowed(rules, name)) {
+        if (!tar_name_allowed(rules, name)) {
             rc = reject(err, name, "not a name this step produces");
             goto out;
         }
@@ -592,7 +516,12 @@ static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
             rc = reject(err, name, "file exceeds the per-file byte cap");
             goto out;
         }
-        rc = take_file(a, g, name, &total, err);
+        /* One 512-byte header (the position check on the next header
+         * proves it), so the data starts right after it. */
+        if (g->dirfd >= 0 && tar_name_in_stream(rules, name))
+            rc = take_span(a, g, name, archive_read_header_position(a) + 512, &total, err);
+        else
+            rc = take_file(a, g, name, &total, err);
         if (rc != KILN_OK)
             goto out;
         expect_pos = archive_read_header_position(a) + 512 + ((archive_entry_size(e) + 511) & ~511);
@@ -626,6 +555,9 @@ static void ingest_discard(struct ingest *g)
         free(g->dirs[i]);
     }
     free(g->dirs);
+    for (size_t i = 0; i < g->n_spans; i++)
+        free(g->spans[i].name);
+    free(g->spans);
     memset(g, 0, sizeof(*g));
 }
 
@@ -661,6 +593,15 @@ enum kiln_rc tar_ingest_to_dir(int fd, const struct tar_rules *rules, int dirfd,
         return kiln_fail(err, KILN_E_USAGE, "tar_ingest_to_dir: no directory");
     struct ingest g = {.rules = rules, .dirfd = dirfd};
     enum kiln_rc rc = ingest_run(fd, &g, err);
+    if (rc == KILN_OK && g.n_spans > 1) {
+        qsort(g.spans, g.n_spans, sizeof(*g.spans), cmp_span);
+        for (size_t i = 1; i < g.n_spans; i++) {
+            if (strcmp(g.spans[i - 1].name, g.spans[i].name) == 0) {
+                rc = reject(err, g.spans[i].name, "duplicate name");
+                break;
+            }
+        }
+    }
     if (rc != KILN_OK) {
         ingest_discard(&g);
         return rc;
@@ -672,7 +613,17 @@ enum kiln_rc tar_ingest_to_dir(int fd, const struct tar_rules *rules, int dirfd,
         qsort(g.names, g.n_names, sizeof(*g.names), cmp_name);
     out->names = g.names;
     out->n = g.n_names;
+    out->spans = g.spans;
+    out->nspans = g.n_spans;
     return KILN_OK;
+}
+
+const struct tar_span *tar_names_span(const struct tar_names *n, const char *name)
+{
+    if (!n || n->nspans == 0)
+        return NULL;
+    struct tar_span key = {.name = (char *)name};
+    return bsearch(&key, n->spans, n->nspans, sizeof(*n->spans), cmp_span);
 }
 
 const struct tar_entry *tar_contents_find(const struct tar_contents *c, const char *name)
@@ -705,4 +656,9 @@ void tar_names_free(struct tar_names *n)
     free(n->names);
     n->names = NULL;
     n->n = 0;
+    for (size_t i = 0; i < n->nspans; i++)
+        free(n->spans[i].name);
+    free(n->spans);
+    n->spans = NULL;
+    n->nspans = 0;
 }

@@ -37,6 +37,7 @@
 #define KILN_TAR_INGEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -48,6 +49,13 @@ struct tar_rules {
     size_t max_file_bytes;  /* data bytes of one file */
     size_t max_total_bytes; /* data bytes of all files together */
     size_t max_files;       /* regular files (directory entries not counted) */
+    /* tar_ingest_to_dir only: accepted files whose name also matches one
+     * of these patterns are read through, checked and counted like any
+     * other, but not written to the directory: where their data lies in
+     * the stream is returned instead (tar_names.spans), so the caller can
+     * read or map it from the stream file. NULL/0: none. */
+    const char *const *in_stream;
+    size_t n_in_stream;
 };
 
 /* One accepted file held in memory. data has len bytes plus a NUL after
@@ -64,11 +72,20 @@ struct tar_contents {
     size_t n;
 };
 
-/* Names of the files written by tar_ingest_to_dir, sorted. Owned:
- * tar_names_free. */
+/* A file left in the stream: its data is bytes [offset, offset + len) of
+ * the stream, counted from where `fd` stood when ingestion began. */
+struct tar_span {
+    char *name;
+    uint64_t offset, len;
+};
+
+/* Names of the files written by tar_ingest_to_dir, sorted, and the files
+ * left in the stream, sorted by name. Owned: tar_names_free. */
 struct tar_names {
     char **names;
     size_t n;
+    struct tar_span *spans;
+    size_t nspans;
 };
 
 /* Reads the tar stream on `fd` into memory. */
@@ -86,6 +103,9 @@ enum kiln_rc tar_ingest_to_dir(int fd, const struct tar_rules *rules, int dirfd,
 
 /* The entry named `name`, or NULL. */
 const struct tar_entry *tar_contents_find(const struct tar_contents *c, const char *name);
+
+/* The span of file `name` left in the stream, or NULL. */
+const struct tar_span *tar_names_span(const struct tar_names *n, const char *name);
 
 /* Frees everything in `c` and empties it. Safe on an empty one. */
 void tar_contents_free(struct tar_contents *c);

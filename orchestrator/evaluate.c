@@ -227,9 +227,45 @@ static enum kiln_rc lay_out_inputs(const struct eval_request *req, const char *c
     return rc;
 }
 
+/* One output of one set against its reference, both mapped where they lie:
+ * the output in the harness's tar stream file (never copied out of it), the
+ * reference in the inputs cache. */
+static enum kiln_rc verify_output(const struct wl_arg *a, const struct wl_shape *shape,
+                                  const struct compare_tol *tol, const char *ref_path,
+                                  const char *stream_name, const struct sbexec_result *sr,
+                                  struct verdict_output *vo, bool *unusable, struct kiln_err *err)
+{
+    *unusable = false;
+    struct npy_map got = {0}, ref = {0};
+    struct kiln_err terr;
+    kiln_err_clear(&terr);
+    const struct tar_span *sp = sr->has_stream ? tar_names_span(&sr->files, stream_name) : NULL;
+    if (!sp)
+        kiln_fail(&terr, KILN_E_NOTFOUND, "the harness did not return it");
+    if (!sp ||
+        npy_map_fd(sr->stream_fd, sp->offset, sp->len, (size_t)shape->nbytes, &got, &terr) !=
+            KILN_OK ||
+        tensor_check_shape(&got.t, a->name, shape->dtype, shape->ndim, shape->shape, &terr) !=
+            KILN_OK) {
+        vo->cmp.pass = false;
+        snprintf(vo->cmp.reason, sizeof(vo->cmp.reason), "output %s.npy unusable: %s", a->name,
+                 terr.msg);
+        *unusable = true;
+        npy_unmap(&got);
+        return KILN_OK;
+    }
+    enum kiln_rc rc = npy_map_file(ref_path, (size_t)shape->nbytes, &ref, err);
+    if (rc == KILN_OK)
+        rc = compare_tensors(&got.t, &ref.t, tol, &vo->cmp, err);
+    npy_unmap(&got);
+    npy_unmap(&ref);
+    return rc;
+}
+
 /* Compares every output of one set with its reference. */
 static enum kiln_rc verify_set(const struct eval_request *req, const struct input_set *s,
-                               const char *out_dir, struct verdict_case *vc, struct kiln_err *err)
+                               const struct sbexec_result *sr, struct verdict_case *vc,
+                               struct kiln_err *err)
 {
     const struct workload *wl = req->wl;
     struct wl_shape shapes[WL_MAX_ARGS];
@@ -240,31 +276,16 @@ static enum kiln_rc verify_set(const struct eval_request *req, const struct inpu
             continue;
         struct verdict_output *vo = &vc->outputs[vc->noutputs++];
         snprintf(vo->name, sizeof(vo->name), "%s", a->name);
-        char got_path[PATH_MAX], ref_path[PATH_MAX];
-        snprintf(got_path, sizeof(got_path), "%s/%s/s%d/%s.npy", out_dir, s->wcase->name, s->set,
-                 a->name);
+        char name[PATH_MAX], ref_path[PATH_MAX];
+        snprintf(name, sizeof(name), "%s/s%d/%s.npy", s->wcase->name, s->set, a->name);
         snprintf(ref_path, sizeof(ref_path), "%s/ref/%s.npy", s->dir, a->name);
-        struct tensor got = {0}, ref = {0};
-        struct kiln_err terr;
-        kiln_err_clear(&terr);
-        if (npy_read_file(got_path, (size_t)shapes[t].nbytes, &got, &terr) != KILN_OK ||
-            tensor_check_shape(&got, a->name, shapes[t].dtype, shapes[t].ndim, shapes[t].shape,
-                               &terr) != KILN_OK) {
-            vo->cmp.pass = false;
-            snprintf(vo->cmp.reason, sizeof(vo->cmp.reason), "output %s.npy unusable: %s", a->name,
-                     terr.msg);
-            snprintf(vc->detail, sizeof(vc->detail), "%s", vo->cmp.reason);
-            tensor_free(&got);
-            continue;
-        }
-        rc = npy_read_file(ref_path, (size_t)shapes[t].nbytes, &ref, err);
         struct compare_tol tol = inputs_tolerance(wl, shapes[t].arg);
-        if (rc == KILN_OK)
-            rc = compare_tensors(&got, &ref, &tol, &vo->cmp, err);
-        if (rc == KILN_OK && !vo->cmp.pass && !vc->detail[0])
+        bool unusable;
+        rc = verify_output(a, &shapes[t], &tol, ref_path, name, sr, vo, &unusable, err);
+        if (rc == KILN_OK && unusable)
+            snprintf(vc->detail, sizeof(vc->detail), "%s", vo->cmp.reason);
+        else if (rc == KILN_OK && !vo->cmp.pass && !vc->detail[0])
             snprintf(vc->detail, sizeof(vc->detail), "%s: %s", a->name, vo->cmp.reason);
-        tensor_free(&got);
-        tensor_free(&ref);
     }
     return rc;
 }
@@ -347,9 +368,36 @@ static enum kiln_rc read_small(const char *dir, const char *name, size_t max, ch
     return fs_read_file(path, max, data, len, err);
 }
 
-/* Judges what the harness returned in out_dir. */
+/* The harness's phases (status.json, untrusted: for the report only). */
+static void take_phases(const struct hstatus_phases *ph, struct eval_turnaround *t)
+{
+    t->harness_phases = ph->present;
+    t->context = ph->context;
+    t->layout = ph->layout;
+    t->read = ph->read;
+    t->upload = ph->upload;
+    t->correctness = ph->correctness;
+    t->timing = ph->timing;
+    t->outputs = ph->outputs;
+    t->harness = ph->total;
+}
+
+/* The harness step's parts: what the harness did not account for is the
+ * sandbox's (set-up, process start and exit). */
+static void run_parts(const struct sbexec_result *sr, struct eval_turnaround *t)
+{
+    t->tar = sr->sb.tar_s;
+    t->ingest = sr->ingest_s;
+    t->sandbox = sr->sandbox_s - t->tar - (t->harness_phases ? t->harness : 0);
+    if (t->sandbox < 0)
+        t->sandbox = 0; /* the harness's figure is its own claim */
+}
+
+/* Judges what the harness returned: documents in out_dir, outputs left in
+ * the stream (sr). */
 static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
-                          struct eval_outcome *out, struct kiln_err *err)
+                          const struct sbexec_result *sr, struct eval_outcome *out,
+                          struct kiln_err *err)
 {
     const struct workload *wl = req->wl;
     char *text = NULL;
@@ -364,6 +412,7 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
         eliminate(out, "run", VERDICT_REJECTED_OUTPUT, "status.json: %s", rerr.msg);
         goto done;
     }
+    take_phases(&st.phases, &out->t);
     free(text);
     text = NULL;
     kiln_err_clear(&rerr);
@@ -401,7 +450,7 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
             snprintf(vo->cmp.reason, sizeof(vo->cmp.reason), "%s", vc->detail);
             continue;
         }
-        if ((rc = verify_set(req, s, out_dir, vc, err)))
+        if ((rc = verify_set(req, s, sr, vc, err)))
             break;
         const struct timings_case *tc = timings_find(&tm, s->wcase->name, s->set);
         if (perf && tc) {
@@ -460,8 +509,13 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
         }
     total += 3u * TIMINGS_MAX_BYTES;
     const char *patterns[] = {"*/*/*.npy", "timings.json", "status.json", "log.txt"};
+    /* The outputs stay in the stream file and are compared where they lie
+     * (verify_output): no copy into the directory, no reading them back. */
+    const char *in_stream[] = {"*/*/*.npy"};
     struct tar_rules rules = {.patterns = patterns,
                               .n_patterns = 4,
+                              .in_stream = in_stream,
+                              .n_in_stream = 1,
                               .max_file_bytes =
                                   biggest > TIMINGS_MAX_BYTES ? biggest : TIMINGS_MAX_BYTES,
                               .max_total_bytes = total,
@@ -472,7 +526,8 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
                                  {artifact, cuda ? "candidate.cubin" : "candidate.so"},
                                  {cases_dir, "cases"}};
     char *argv[] = {"/in/kiln-harness", "/in/plan.json", NULL};
-    struct sbexec_step step = {.what = "the harness", .rules = &rules, .out_dir = out_dir};
+    struct sbexec_step step = {
+        .what = "the harness", .rules = &rules, .out_dir = out_dir, .keep_stream = true};
     step.spec.policy = "gpu-run";
     step.spec.image = "gpu-run";
     step.spec.inputs = in;
@@ -487,7 +542,8 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
     struct sbexec_result sr;
     double t0 = now_s();
     rc = sbexec_run(&step, &sr, err);
-    out->t_run = now_s() - t0;
+    out->t.run = now_s() - t0;
+    bool ran = rc == KILN_OK || rc == KILN_E_REJECTED; /* the sandbox ran and streamed */
     if (rc == KILN_E_REJECTED) {
         /* The tarball broke a rule: the candidate's doing, not kiln's. */
         eliminate(out, "run", VERDICT_REJECTED_OUTPUT, "%s", err->msg);
@@ -510,11 +566,13 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
                 eliminate(out, "run", VERDICT_RUNTIME_ERROR, "the harness failed: %s", d);
             } else {
                 t0 = now_s();
-                rc = judge(req, out_dir, out, err);
-                out->t_verify = now_s() - t0;
+                rc = judge(req, out_dir, &sr, out, err);
+                out->t.verify = now_s() - t0;
             }
         }
     }
+    if (ran)
+        run_parts(&sr, &out->t);
     sbexec_result_free(&sr);
     return rc;
 }
@@ -580,6 +638,7 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
                             struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
+    double t_start = now_s();
     verdict_init(&out->v, req->name);
     snprintf(out->stage, sizeof(out->stage), "parse");
     struct candidate *cand = NULL;
@@ -655,12 +714,12 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
     double t0 = now_s();
     if (req->mode == EVAL_PRECOMPILED && load_precompiled(req, &creq, cdir, &out->compile)) {
         out->precompiled = true;
-        out->t_compile = out->compile.finished - out->compile.started;
+        out->t.compile = out->compile.finished - out->compile.started;
     } else {
         if (req->mode == EVAL_COMPILE_ONLY)
             forget_compiled(cdir); /* before out/ changes: no stale result outlives it */
         rc = compile_candidate(&creq, &out->compile, err);
-        out->t_compile = now_s() - t0;
+        out->t.compile = now_s() - t0;
     }
     if (rc == KILN_OK && req->mode == EVAL_COMPILE_ONLY)
         rc = save_compiled(cdir, &out->compile, err);
@@ -685,6 +744,7 @@ finish:
     else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)
         snprintf(out->stage, sizeof(out->stage), "score");
 out:
+    out->t.total = now_s() - t_start;
     candidate_free(cand);
     harness_plan_free(&hp);
     free(rp);

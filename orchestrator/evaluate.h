@@ -21,6 +21,7 @@
 #include "inputs.h"
 #include "plan.h"
 #include "stats.h"
+#include "turnaround.h"
 #include "verdict.h"
 #include "workload.h"
 
@@ -79,11 +80,8 @@ struct eval_outcome {
     struct eval_medians medians; /* per performance case median (ms), passing or not */
     int64_t config[64];          /* the tunable values used */
     size_t nconfig;
-    /* Turnaround, seconds: compile (sandbox included), run (sandbox start,
-     * CUDA context, upload, timing, tar), verify (ingest done; comparison,
-     * statistics in the parent). */
-    double t_compile, t_run, t_verify;
-    bool precompiled; /* the compile result came from compile/result.json */
+    struct eval_turnaround t; /* where the time went (turnaround.h) */
+    bool precompiled;         /* the compile result came from compile/result.json */
 };
 
 /*

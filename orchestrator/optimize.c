@@ -204,6 +204,7 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
         json_object_set_new(vj, "proposer", json_string(proposer_name(r->prop)));
         json_object_set_new(vj, "note", json_string(p->note));
         json_object_set_new(vj, "config", config_json(a, p->source, eval_session_backend(r->s)));
+        json_object_set_new(vj, "turnaround_s", eval_turnaround_json(&o->t));
         snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", a->id);
         rc = runrec_write_json(&r->rr, rel, vj, err);
     }
@@ -1015,6 +1016,7 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
         json_object_del(vj, "proposer");
         json_object_del(vj, "note");
         json_object_del(vj, "config");
+        json_object_del(vj, "turnaround_s");
         char *clean = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
         json_decref(vj);
         struct proposal p;

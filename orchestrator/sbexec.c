@@ -5,9 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsutil.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *res,
                         struct kiln_err *err)
@@ -24,7 +32,9 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
                                step->out_dir);
     struct sandbox_spec spec = step->spec;
     spec.tar_fd = tfd;
+    double t0 = now_s();
     rc = sandbox_run(&spec, &res->sb, err);
+    res->sandbox_s = now_s() - t0;
     if (rc != KILN_OK) {
         close(tfd);
         kiln_err_prefix(err, "%s", step->what);
@@ -41,7 +51,9 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
         close(tfd);
         return kiln_fail_errno(err, KILN_E_IO, "opening %s", step->out_dir);
     }
+    t0 = now_s();
     rc = tar_ingest_to_dir(tfd, step->rules, dfd, &res->files, err);
+    res->ingest_s = now_s() - t0;
     /* Ingested files are created 0600; later sandboxes read them as an
      * unprivileged uid, so make them world-readable. The directories above
      * stay private (mkdtemp 0700), so no other host user can reach them. */
@@ -49,7 +61,12 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
         if (fchmodat(dfd, res->files.names[i], 0644, 0) != 0)
             rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s/%s", step->out_dir, res->files.names[i]);
     close(dfd);
-    close(tfd);
+    if (rc == KILN_OK && step->keep_stream) {
+        res->stream_fd = tfd;
+        res->has_stream = true;
+    } else {
+        close(tfd);
+    }
     if (rc != KILN_OK)
         kiln_err_prefix(err, "%s returned a tarball kiln rejects", step->what);
     return rc;
@@ -59,6 +76,9 @@ void sbexec_result_free(struct sbexec_result *res)
 {
     sandbox_result_free(&res->sb);
     tar_names_free(&res->files);
+    if (res->has_stream)
+        close(res->stream_fd);
+    res->has_stream = false;
 }
 
 void sbexec_describe(const struct sbexec_result *res, char *buf, size_t cap)

@@ -19,13 +19,21 @@ struct sbexec_step {
     struct sandbox_spec spec; /* tar_fd is set by sbexec_run */
     const struct tar_rules *rules;
     const char *out_dir; /* created; receives the accepted files */
+    /* Keep the (unnamed, private) stream file open in res->stream_fd, for
+     * the files rules->in_stream leaves in it (res->files.spans): they
+     * are read or mapped from there instead of being copied out. */
+    bool keep_stream;
 };
 
 struct sbexec_result {
     struct sandbox_result sb;
     char line[256];         /* sandbox_verdict_line */
     bool exited_ok;         /* exited with status 0 */
-    struct tar_names files; /* what was accepted into out_dir */
+    struct tar_names files; /* what was accepted into out_dir, and the spans left in the stream */
+    bool has_stream;        /* stream_fd is open (step.keep_stream and the stream was accepted) */
+    int stream_fd;          /* the stream file; nobody else can reach or write it */
+    double sandbox_s;       /* sandbox_run: set-up, the program, the tar stream, tear-down */
+    double ingest_s;        /* tar_ingest of the stream */
 };
 
 /*
@@ -38,6 +46,7 @@ struct sbexec_result {
 enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *res,
                         struct kiln_err *err) KILN_NODISCARD;
 
+/* Frees what sbexec_run returned, closing the kept stream file. */
 void sbexec_result_free(struct sbexec_result *res);
 
 /* "exit 1 in 0.2 s; stderr: <last lines>" for failure messages. */

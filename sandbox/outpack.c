@@ -7,12 +7,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* File data is read, and the stream written, in pieces of this size (the
+ * sandbox makes the tar pipe as big). */
+#define OUTPACK_CHUNK (1 << 20)
+
 struct pack {
     struct archive *a;
+    char *buf;      /* OUTPACK_CHUNK bytes */
     long long left; /* file bytes still allowed */
     long entries;
     outpack_skip_fn skip;
@@ -35,17 +41,18 @@ static enum kiln_rc copy_file(struct pack *p, int fd, const char *path, const st
     if (rc != ARCHIVE_OK)
         return kiln_fail(p->err, KILN_E_IO, "tar header for %s: %s", path,
                          archive_error_string(p->a));
-    char buf[65536];
+    char *buf = p->buf;
+    const size_t cap = OUTPACK_CHUNK;
     off_t left = st->st_size;
     while (left > 0) {
-        ssize_t n = read(fd, buf, (size_t)left < sizeof(buf) ? (size_t)left : sizeof(buf));
+        ssize_t n = read(fd, buf, (size_t)left < cap ? (size_t)left : cap);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return kiln_fail_errno(p->err, KILN_E_IO, "reading /out/%s", path);
         if (n == 0) { /* cannot shrink (nothing runs), but never emit a short entry */
-            memset(buf, 0, sizeof(buf));
-            n = (ssize_t)((size_t)left < sizeof(buf) ? (size_t)left : sizeof(buf));
+            memset(buf, 0, cap);
+            n = (ssize_t)((size_t)left < cap ? (size_t)left : cap);
         }
         if (archive_write_data(p->a, buf, (size_t)n) != n)
             return kiln_fail(p->err, KILN_E_IO, "tar data for %s: %s", path,
@@ -128,15 +135,20 @@ enum kiln_rc outpack_write(int dir_fd, int out_fd, long long max_bytes, outpack_
                            void *ctx, struct kiln_err *err)
 {
     struct pack p = {.left = max_bytes, .skip = skip, .ctx = ctx, .err = err};
-    p.a = archive_write_new();
-    if (!p.a)
-        return kiln_fail(err, KILN_E_NOMEM, "archive_write_new failed");
+    p.buf = malloc(OUTPACK_CHUNK);
+    p.a = p.buf ? archive_write_new() : NULL;
+    if (!p.a) {
+        free(p.buf);
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory for the tar writer");
+    }
     if (archive_write_set_format_pax_restricted(p.a) != ARCHIVE_OK ||
         archive_write_add_filter_none(p.a) != ARCHIVE_OK ||
+        archive_write_set_bytes_per_block(p.a, OUTPACK_CHUNK) != ARCHIVE_OK ||
         archive_write_set_bytes_in_last_block(p.a, 1) != ARCHIVE_OK ||
         archive_write_open_fd(p.a, out_fd) != ARCHIVE_OK) {
         kiln_fail(err, KILN_E_IO, "tar writer: %s", archive_error_string(p.a));
         archive_write_free(p.a);
+        free(p.buf);
         return err->rc;
     }
     int dup_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
@@ -146,5 +158,6 @@ enum kiln_rc outpack_write(int dir_fd, int out_fd, long long max_bytes, outpack_
     if (archive_write_close(p.a) != ARCHIVE_OK && rc == KILN_OK)
         rc = kiln_fail(err, KILN_E_IO, "tar writer: %s", archive_error_string(p.a));
     archive_write_free(p.a);
+    free(p.buf);
     return rc;
 }

@@ -93,9 +93,10 @@ struct sandbox_result {
     double cpu_s;          /* user+system of everything in the sandbox */
     struct sandbox_stream out, err;
     unsigned long long tar_bytes; /* bytes written to tar_fd */
-    int tar_truncated;            /* the stream hit limits.tar_bytes */
-    char *skipped;                /* "path: reason\n" per /out entry left out of the tar; or NULL */
-    char memory_cap[96];          /* how memory was capped: "cgroup v2 memory.max", ... */
+    double tar_s;      /* first to last byte of the tar stream (packing /out, after the program) */
+    int tar_truncated; /* the stream hit limits.tar_bytes */
+    char *skipped;     /* "path: reason\n" per /out entry left out of the tar; or NULL */
+    char memory_cap[96]; /* how memory was capped: "cgroup v2 memory.max", ... */
 };
 
 /* Builds the sandbox, runs spec->argv in it and waits for the verdict. */

@@ -107,6 +107,11 @@ struct hx_ops {
     enum kiln_rc (*baseline_run)(struct hx_backend *b, enum harness_baseline kind,
                                  const struct harness_case *c, const hx_addr *buf, double *ms,
                                  struct hx_fault *fault, struct kiln_err *err);
+    /* Optional: the host pointer behind address `a` when the backend's
+     * memory is ordinary host memory (CPU), so files are read into it and
+     * written from it directly. NULL (the op or its result) otherwise: the
+     * core then goes through upload/download. */
+    void *(*host_ptr)(struct hx_backend *b, hx_addr a);
 };
 
 /* The backends; each file that defines one is linked into its own binary. */

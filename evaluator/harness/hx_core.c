@@ -20,11 +20,28 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hx_io.h"
 #include "npy.h"
 #include "tensor.h"
 
 #define HX_ALIGN       256
 #define HX_MAX_REGIONS (HARNESS_PLAN_MAX_ARGS * (HARNESS_PLAN_MAX_SETS + 2) + 1)
+
+/* Where the harness's time goes, reported in status.json "phases_s"
+ * (HARNESS.md section 4); the parent adds its own parts of the turnaround. */
+enum hx_phase {
+    HX_PH_CONTEXT,     /* the backend's open: CUDA context, helper module, flush buffer */
+    HX_PH_LAYOUT,      /* allocations, poison fills, guard and pristine fingerprints */
+    HX_PH_READ,        /* input files from /in into host memory (or mapped) */
+    HX_PH_UPLOAD,      /* host to device */
+    HX_PH_CORRECTNESS, /* correctness runs and rechecks, with their checks */
+    HX_PH_TIMING,      /* warmups and measured runs, with reloads, restores, checks */
+    HX_PH_OUTPUTS,     /* verified outputs from the device into /out */
+    HX_NPHASES
+};
+
+static const char *const hx_phase_names[HX_NPHASES] = {"context",     "layout", "read",   "upload",
+                                                       "correctness", "timing", "outputs"};
 
 struct hx_ctx {
     const struct hx_ops *ops;
@@ -39,7 +56,9 @@ struct hx_ctx {
     json_t *timings; /* the "cases" array of timings.json */
     json_t *status;  /* the "cases" array of status.json */
     bool any_failed;
-    double t0_ms; /* start, for the log's timestamps (turnaround breakdown) */
+    double t0_ms;                /* start, for the log's timestamps (turnaround breakdown) */
+    double phase_ms[HX_NPHASES]; /* time per phase, for status.json "phases_s" */
+    struct hx_io io;             /* big transfers (hx_io.h) */
 };
 
 struct hx_failure {
@@ -93,6 +112,11 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void phase_add(struct hx_ctx *x, enum hx_phase ph, double since_ms)
+{
+    x->phase_ms[ph] += now_ms() - since_ms;
 }
 
 static void hx_log(struct hx_ctx *x, const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -322,6 +346,16 @@ static enum kiln_rc case_layout(struct hx_ctx *x, struct hx_case_run *cr, struct
     return KILN_OK;
 }
 
+/* ---- inputs and outputs (hx_io.c) ---- */
+
+/* The plan's dtype and shape of tensor `a` in case `c`. */
+static struct hx_io_want want_of(const struct harness_plan *p, const struct harness_case *c, int a,
+                                 uint64_t bytes)
+{
+    return (struct hx_io_want){
+        .dtype = p->args[a].dtype, .ndim = c->ndim[a], .shape = c->shape[a], .bytes = bytes};
+}
+
 static enum kiln_rc load_inputs(struct hx_ctx *x, struct hx_case_run *cr, struct kiln_err *err)
 {
     const struct harness_plan *p = x->plan;
@@ -332,30 +366,16 @@ static enum kiln_rc load_inputs(struct hx_ctx *x, struct hx_case_run *cr, struct
         for (int a = 0; a < p->nargs; a++) {
             if (!is_input(&p->args[a]))
                 continue;
-            struct tensor t = {0};
+            struct hx_io_want w = want_of(p, c, a, cr->bytes[a]);
             if ((rc = path_join(path, sizeof(path), err, "%s/cases/%s/%s/%s.npy", x->in_dir,
-                                c->name, c->sets[s], p->args[a].name)))
-                return rc;
-            if ((rc = npy_read_file(path, cr->bytes[a], &t, err)) != KILN_OK) {
-                kiln_err_prefix(err, "input %s", path);
-                return rc;
-            }
-            bool same = t.dtype == p->args[a].dtype && t.ndim == c->ndim[a];
-            for (int d = 0; same && d < t.ndim; d++)
-                same = t.shape[d] == c->shape[a][d];
-            if (!same || t.nbytes != cr->bytes[a]) {
-                tensor_free(&t);
-                return kiln_fail(err, KILN_E_REJECTED,
-                                 "input %s: dtype or shape differs from the plan's", path);
-            }
-            if (t.nbytes)
-                rc = x->ops->upload(x->be, cr->pristine + cr->poff[s][a], t.data, t.nbytes, err);
-            tensor_free(&t);
-            if (rc != KILN_OK)
+                                c->name, c->sets[s], p->args[a].name)) ||
+                (rc = hx_io_read_input(&x->io, path, &w, cr->pristine + cr->poff[s][a],
+                                       &x->phase_ms[HX_PH_READ], &x->phase_ms[HX_PH_UPLOAD], err)))
                 return rc;
         }
     }
     /* Fingerprints of kiln's own copies: any change later is tampering. */
+    double t0 = now_ms();
     int n = 0;
     for (int s = 0; s < c->nsets; s++)
         for (int a = 0; a < p->nargs; a++)
@@ -370,6 +390,7 @@ static enum kiln_rc load_inputs(struct hx_ctx *x, struct hx_case_run *cr, struct
         for (int a = 0; a < p->nargs; a++)
             if (is_input(&p->args[a]))
                 cr->pristine_fp[s][a] = cr->fps[n++];
+    phase_add(x, HX_PH_LAYOUT, t0);
     return KILN_OK;
 }
 
@@ -380,27 +401,34 @@ static enum kiln_rc write_outputs(struct hx_ctx *x, struct hx_case_run *cr, int 
     const struct harness_case *c = cr->c;
     char path[PATH_MAX];
     enum kiln_rc rc;
+    double t0 = now_ms();
     if ((rc = path_join(path, sizeof(path), err, "%s/%s", x->out_dir, c->name)) ||
         (rc = make_dir(path, err)) ||
         (rc = path_join(path, sizeof(path), err, "%s/%s/%s", x->out_dir, c->name, c->sets[set])) ||
         (rc = make_dir(path, err)))
         return rc;
-    for (int a = 0; a < p->nargs; a++) {
+    for (int a = 0; rc == KILN_OK && a < p->nargs; a++) {
         if (!is_output(&p->args[a]))
             continue;
-        struct tensor t = {0};
-        if ((rc = tensor_alloc(&t, p->args[a].dtype, c->ndim[a], c->shape[a], cr->bytes[a], err)))
-            return rc;
-        if (t.nbytes)
-            rc = x->ops->download(x->be, t.data, cr->arena + cr->off[a], t.nbytes, err);
-        if (rc == KILN_OK && (rc = path_join(path, sizeof(path), err, "%s/%s/%s/%s.npy", x->out_dir,
-                                             c->name, c->sets[set], p->args[a].name)) == KILN_OK)
-            rc = npy_write_file(&t, path, err);
-        tensor_free(&t);
-        if (rc != KILN_OK)
-            return rc;
+        struct hx_io_want w = want_of(p, c, a, cr->bytes[a]);
+        rc = path_join(path, sizeof(path), err, "%s/%s/%s/%s.npy", x->out_dir, c->name,
+                       c->sets[set], p->args[a].name);
+        if (rc == KILN_OK)
+            rc = hx_io_write_output(&x->io, path, &w, cr->arena + cr->off[a], err);
     }
-    return KILN_OK;
+    phase_add(x, HX_PH_OUTPUTS, t0);
+    return rc;
+}
+
+/* status.json "phases_s": every phase and the total so far, in seconds. */
+static json_t *phases_json(const struct hx_ctx *x)
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < HX_NPHASES; i++)
+        json_object_set_new(o, hx_phase_names[i], json_real(x->phase_ms[i] / 1e3));
+    if (o)
+        json_object_set_new(o, "total", json_real((now_ms() - x->t0_ms) / 1e3));
+    return o;
 }
 
 /* ---- one run ---- */
@@ -645,11 +673,17 @@ static enum kiln_rc run_case(struct hx_ctx *x, const struct harness_case *c, str
         return KILN_OK;
     }
     hx_log(x, "case %s: %d sets, %s", c->name, c->nsets, c->timed ? "timed" : "correctness only");
-    if ((rc = case_layout(x, cr, err)) || (rc = load_inputs(x, cr, err)))
+    double t0 = now_ms();
+    rc = case_layout(x, cr, err);
+    phase_add(x, HX_PH_LAYOUT, t0);
+    if (rc || (rc = load_inputs(x, cr, err)))
         goto out;
     for (int s = 0; s < c->nsets && !cr->fail.failed; s++) {
         double ms;
-        if ((rc = run_once(x, cr, s, "correctness", 0, true, &ms, err)))
+        t0 = now_ms();
+        rc = run_once(x, cr, s, "correctness", 0, true, &ms, err);
+        phase_add(x, HX_PH_CORRECTNESS, t0);
+        if (rc)
             goto out;
         if (cr->fail.failed && cr->fail.kind[0] &&
             (strcmp(cr->fail.kind, "cuda_error") == 0 ||
@@ -662,11 +696,17 @@ static enum kiln_rc run_case(struct hx_ctx *x, const struct harness_case *c, str
         /* A correctness-only case still gets one determinism recheck: the
          * first set again after a different one, same bits expected. */
         double ms;
-        if ((rc = run_once(x, cr, 0, "recheck", 0, false, &ms, err)))
+        t0 = now_ms();
+        rc = run_once(x, cr, 0, "recheck", 0, false, &ms, err);
+        phase_add(x, HX_PH_CORRECTNESS, t0);
+        if (rc)
             goto out;
     }
-    if (!cr->fail.failed && c->timed)
+    if (!cr->fail.failed && c->timed) {
+        t0 = now_ms();
         rc = time_case(x, cr, err);
+        phase_add(x, HX_PH_TIMING, t0);
+    }
 out:
     if (rc != KILN_OK) {
         hx_log(x, "case %s: harness error: %s", c->name, err->msg);
@@ -798,9 +838,13 @@ int hx_main(const struct hx_ops *ops, int argc, char **argv)
         goto out;
     x.where.launch = -1;
     /* A baseline plan has no candidate module to read. */
-    if ((rc = ops->open(&x.be, &plan, plan.baseline != HBL_NONE ? NULL : path, &x.where, x.log_fd,
-                        &err)))
+    double t_open = now_ms();
+    rc = ops->open(&x.be, &plan, plan.baseline != HBL_NONE ? NULL : path, &x.where, x.log_fd, &err);
+    phase_add(&x, HX_PH_CONTEXT, t_open);
+    if (rc)
         goto out;
+    x.io.ops = ops;
+    x.io.be = x.be;
     hx_log(&x, "device: %s", ops->device_name(x.be));
     x.timings = json_array();
     x.status = json_array();
@@ -825,9 +869,10 @@ int hx_main(const struct hx_ops *ops, int argc, char **argv)
             goto out;
 
     json_t *timings = json_pack("{s:i,s:O}", "version", 1, "cases", x.timings);
-    json_t *st = json_pack("{s:i,s:s,s:s,s:b,s:s,s:O}", "version", 1, "backend", ops->name,
-                           "device", ops->device_name(x.be), "l2_flush", plan.l2_flush, "status",
-                           x.any_failed ? "failed" : "ok", "cases", x.status);
+    json_t *st =
+        json_pack("{s:i,s:s,s:s,s:b,s:s,s:O,s:o}", "version", 1, "backend", ops->name, "device",
+                  ops->device_name(x.be), "l2_flush", plan.l2_flush, "status",
+                  x.any_failed ? "failed" : "ok", "cases", x.status, "phases_s", phases_json(&x));
     if ((rc = write_doc(&x, "timings.json", timings, &err)) == KILN_OK)
         rc = write_doc(&x, "status.json", st, &err);
     json_decref(timings);
@@ -845,6 +890,7 @@ out:
         ops->close(x.be);
     json_decref(x.timings);
     json_decref(x.status);
+    hx_io_free(&x.io);
     harness_plan_free(&plan);
     if (x.log_fd >= 0)
         close(x.log_fd);

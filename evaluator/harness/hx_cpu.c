@@ -426,6 +426,12 @@ static enum kiln_rc cpu_baseline_run(struct hx_backend *b, enum harness_baseline
     return KILN_OK;
 }
 
+static void *cpu_host_ptr(struct hx_backend *b, hx_addr a)
+{
+    (void)b;
+    return (void *)(uintptr_t)a;
+}
+
 const struct hx_ops hx_cpu_ops = {
     .name = "cpu",
     .module_file = "candidate.so",
@@ -444,4 +450,5 @@ const struct hx_ops hx_cpu_ops = {
     .run = cpu_run,
     .baseline_open = cpu_baseline_open,
     .baseline_run = cpu_baseline_run,
+    .host_ptr = cpu_host_ptr,
 };

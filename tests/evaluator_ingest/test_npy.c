@@ -465,13 +465,169 @@ static void test_numpy_interop(void **state)
     assert_int_equal(run_python(numpy_check, tmpdir), 0);
 }
 
+/* Writes `len` bytes to `path` (O_TRUNC). */
+static void put_file(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, len), (ssize_t)len);
+    close(fd);
+}
+
+/* The streaming reader: pieces land where asked, every npy_read rule
+ * holds, and a file that shrinks or grows after the header was read is
+ * rejected by the counting reads. */
+static void test_stream(void **state)
+{
+    (void)state;
+    char path[128];
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    struct tensor t;
+    int64_t shape[1] = {1000};
+    assert_int_equal(tensor_alloc(&t, DT_INT32, 1, shape, MAX_BYTES, &err), KILN_OK);
+    fill_pattern(&t);
+    snprintf(path, sizeof(path), "%s/s.npy", tmpdir);
+    assert_int_equal(npy_write_file(&t, path, &err), KILN_OK);
+
+    struct npy_stream s;
+    unsigned char got[4000];
+    assert_int_equal(npy_stream_open(path, MAX_BYTES, &s, &err), KILN_OK);
+    assert_int_equal(s.meta.dtype, DT_INT32);
+    assert_int_equal(s.meta.nbytes, 4000);
+    assert_null(s.meta.data);
+    assert_int_equal(npy_stream_read(&s, got, 1234, &err), KILN_OK);
+    assert_int_equal(npy_stream_read(&s, got + 1234, 4000 - 1234, &err), KILN_OK);
+    assert_int_equal(s.left, 0);
+    assert_memory_equal(got, t.data, 4000);
+    assert_int_equal(npy_stream_read(&s, got, 1, &err), KILN_E_INTERNAL);
+    kiln_err_clear(&err);
+    npy_stream_close(&s);
+    npy_stream_close(&s);
+
+    /* Limits and framing at open, as npy_read_file. */
+    assert_int_equal(npy_stream_open(path, 3999, &s, &err), KILN_E_LIMIT);
+    kiln_err_clear(&err);
+    void *buf;
+    size_t len;
+    assert_int_equal(npy_write(&t, &buf, &len, &err), KILN_OK);
+    put_file(path, buf, len - 4);
+    assert_int_equal(npy_stream_open(path, MAX_BYTES, &s, &err), KILN_E_REJECTED);
+    assert_non_null(strstr(err.msg, "needs 4000 data bytes but the file holds 3996"));
+    kiln_err_clear(&err);
+
+    /* Shrinks after open: the reads find the end early. */
+    put_file(path, buf, len);
+    assert_int_equal(npy_stream_open(path, MAX_BYTES, &s, &err), KILN_OK);
+    assert_int_equal(truncate(path, (off_t)len - 8), 0);
+    assert_int_equal(npy_stream_read(&s, got, 4000, &err), KILN_E_REJECTED);
+    assert_non_null(strstr(err.msg, "ends 8 bytes early"));
+    kiln_err_clear(&err);
+    npy_stream_close(&s);
+
+    /* Grows after open: the last piece proves the end of the file. */
+    put_file(path, buf, len);
+    assert_int_equal(npy_stream_open(path, MAX_BYTES, &s, &err), KILN_OK);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "x", 1), 1);
+    close(fd);
+    assert_int_equal(npy_stream_read(&s, got, 4000, &err), KILN_E_REJECTED);
+    assert_non_null(strstr(err.msg, "more data than the header says"));
+    kiln_err_clear(&err);
+    npy_stream_close(&s);
+    free(buf);
+    tensor_free(&t);
+
+    /* Bool bytes are checked piece by piece, with the element's index. */
+    size_t blen;
+    unsigned char *b =
+        make_npy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (8,), }", 8, &blen);
+    b[blen - 3] = 2;
+    put_file(path, b, blen);
+    free(b);
+    assert_int_equal(npy_stream_open(path, MAX_BYTES, &s, &err), KILN_OK);
+    assert_int_equal(npy_stream_read(&s, got, 4, &err), KILN_OK);
+    assert_int_equal(npy_stream_read(&s, got, 4, &err), KILN_E_REJECTED);
+    assert_non_null(strstr(err.msg, "bool element 5 is 0x02"));
+    npy_stream_close(&s);
+
+    /* Not a regular file, or a symlink: refused at open. */
+    char link[128];
+    snprintf(link, sizeof(link), "%s/s-link.npy", tmpdir);
+    assert_int_equal(symlink(path, link), 0);
+    kiln_err_clear(&err);
+    assert_int_equal(npy_stream_open(link, MAX_BYTES, &s, &err), KILN_E_IO);
+    assert_int_equal(s.fd, -1);
+}
+
+/* Mappings: a whole file, and a .npy at an unaligned offset of a bigger
+ * file (as in a tar stream); the rules are npy_read's. */
+static void test_map(void **state)
+{
+    (void)state;
+    char path[128];
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    struct tensor t;
+    int64_t shape[2] = {3, 700};
+    assert_int_equal(tensor_alloc(&t, DT_FLOAT64, 2, shape, MAX_BYTES, &err), KILN_OK);
+    fill_pattern(&t);
+    snprintf(path, sizeof(path), "%s/m.npy", tmpdir);
+    assert_int_equal(npy_write_file(&t, path, &err), KILN_OK);
+    struct npy_map m;
+    assert_int_equal(npy_map_file(path, MAX_BYTES, &m, &err), KILN_OK);
+    assert_int_equal(m.t.dtype, DT_FLOAT64);
+    assert_int_equal(m.t.ndim, 2);
+    assert_int_equal(m.t.shape[1], 700);
+    assert_memory_equal(m.t.data, t.data, t.nbytes);
+    npy_unmap(&m);
+    npy_unmap(&m);
+    assert_int_equal(npy_map_file(path, t.nbytes - 1, &m, &err), KILN_E_LIMIT);
+    kiln_err_clear(&err);
+
+    void *buf;
+    size_t len;
+    assert_int_equal(npy_write(&t, &buf, &len, &err), KILN_OK);
+    size_t off = 4096 * 3 + 512; /* page-unaligned, as a tar entry's data */
+    unsigned char *big = calloc(1, off + len + 100);
+    assert_non_null(big);
+    memcpy(big + off, buf, len);
+    snprintf(path, sizeof(path), "%s/stream.bin", tmpdir);
+    put_file(path, big, off + len + 100);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(npy_map_fd(fd, off, len, MAX_BYTES, &m, &err), KILN_OK);
+    assert_memory_equal(m.t.data, t.data, t.nbytes);
+    npy_unmap(&m);
+    /* One byte more or less than the entry: the length rule rejects it. */
+    assert_int_equal(npy_map_fd(fd, off, len + 1, MAX_BYTES, &m, &err), KILN_E_REJECTED);
+    kiln_err_clear(&err);
+    assert_int_equal(npy_map_fd(fd, off, len - 1, MAX_BYTES, &m, &err), KILN_E_REJECTED);
+    kiln_err_clear(&err);
+    /* Past the end of the file: refused before mapping. */
+    assert_int_equal(npy_map_fd(fd, off, len + 101, MAX_BYTES, &m, &err), KILN_E_INTERNAL);
+    kiln_err_clear(&err);
+    assert_int_equal(npy_map_fd(fd, 0, 0, MAX_BYTES, &m, &err), KILN_E_PARSE);
+    assert_null(m.base);
+    close(fd);
+    free(big);
+    free(buf);
+    tensor_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_fixture),   cmocka_unit_test(test_hostile_headers),
-        cmocka_unit_test(test_hostile_framing), cmocka_unit_test(test_roundtrip_every_dtype),
-        cmocka_unit_test(test_tensor_helpers),  cmocka_unit_test(test_files),
+        cmocka_unit_test(test_valid_fixture),
+        cmocka_unit_test(test_hostile_headers),
+        cmocka_unit_test(test_hostile_framing),
+        cmocka_unit_test(test_roundtrip_every_dtype),
+        cmocka_unit_test(test_tensor_helpers),
+        cmocka_unit_test(test_files),
         cmocka_unit_test(test_numpy_interop),
+        cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_map),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

@@ -154,28 +154,68 @@ static enum kiln_rc ingest_mem(const void *p, size_t n, const struct tar_rules *
     return rc;
 }
 
-/* Expects rejection in memory mode with exactly `msg`. */
+static char tmpdir[64];
+static int count_dir(int dirfd);
+
+/* Directory mode with every file left in the stream (rules.in_stream =
+ * its patterns): nothing may ever be written to the directory. */
+static enum kiln_rc ingest_spans(const void *p, size_t n, const struct tar_rules *rules,
+                                 struct tar_names *names, struct kiln_err *err)
+{
+    static int dfd = -1;
+    if (dfd < 0) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/spans", tmpdir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+    }
+    struct tar_rules r = *rules;
+    r.in_stream = rules->patterns;
+    r.n_in_stream = rules->n_patterns;
+    int fd = tb_fd(p, n);
+    kiln_err_clear(err);
+    enum kiln_rc rc = tar_ingest_to_dir(fd, &r, dfd, names, err);
+    close(fd);
+    assert_int_equal(count_dir(dfd), 0);
+    return rc;
+}
+
+/* Expects rejection in memory mode with exactly `msg`, and the same
+ * verdict when the files are left in the stream. */
 static void expect_msg(struct tarbuf *b, const struct tar_rules *rules, enum kiln_rc rc,
                        const char *msg)
 {
     struct tar_contents c;
+    struct tar_names names;
     struct kiln_err err;
     enum kiln_rc got = ingest_mem(b->p, b->len, rules, &c, &err);
     if (got != rc || strcmp(err.msg, msg) != 0)
         fail_msg("expected rc %d \"%s\", got rc %d \"%s\"", rc, msg, got, err.msg);
     assert_null(c.entries);
     assert_int_equal(c.n, 0);
+    got = ingest_spans(b->p, b->len, rules, &names, &err);
+    if (got != rc || strcmp(err.msg, msg) != 0)
+        fail_msg("in-stream mode: expected rc %d \"%s\", got rc %d \"%s\"", rc, msg, got, err.msg);
+    assert_null(names.spans);
+    assert_int_equal(names.nspans, 0);
 }
 
-/* Expects rejection with a message containing `needle`. */
+/* Expects rejection with a message containing `needle`, in both modes. */
 static void expect_sub(struct tarbuf *b, const struct tar_rules *rules, const char *needle)
 {
     struct tar_contents c;
+    struct tar_names names;
     struct kiln_err err;
     enum kiln_rc got = ingest_mem(b->p, b->len, rules, &c, &err);
     if (got != KILN_E_REJECTED || !strstr(err.msg, needle))
         fail_msg("expected rejection with \"%s\", got rc %d \"%s\"", needle, got, err.msg);
     assert_null(c.entries);
+    got = ingest_spans(b->p, b->len, rules, &names, &err);
+    if (got != KILN_E_REJECTED || !strstr(err.msg, needle))
+        fail_msg("in-stream mode: expected rejection with \"%s\", got rc %d \"%s\"", needle, got,
+                 err.msg);
+    assert_null(names.spans);
 }
 
 /* One stream: a valid file, then one hostile entry; expects `msg`. */
@@ -283,8 +323,6 @@ static void test_legit_memory(void **state)
     free(b.p);
 }
 
-static char tmpdir[64];
-
 static int count_dir(int dirfd)
 {
     int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -341,6 +379,75 @@ static void test_legit_dir(void **state)
     close(ffd);
     tar_names_free(&names);
     close(fd);
+    close(dfd);
+    free(b.p);
+}
+
+/* Files left in the stream: the .npy outputs are read through and
+ * counted but not written; their spans point at their data in the stream
+ * file; the small documents are extracted as usual. */
+static void test_legit_spans(void **state)
+{
+    (void)state;
+    struct tarbuf b = {0};
+    write_legit(&b);
+    struct tar_rules rules = std_rules();
+    const char *in_stream[] = {"out/*/*.npy"};
+    rules.in_stream = in_stream;
+    rules.n_in_stream = 1;
+    int dfd = fresh_dir("legit-spans");
+    int fd = tb_fd(b.p, b.len);
+    struct tar_names names;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    enum kiln_rc rc = tar_ingest_to_dir(fd, &rules, dfd, &names, &err);
+    if (rc != KILN_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(names.n, 2);
+    assert_string_equal(names.names[0], "log.txt");
+    assert_string_equal(names.names[1], "timings.json");
+    assert_int_equal(names.nspans, 2);
+    assert_string_equal(names.spans[0].name, "out/c0/y.npy");
+    assert_string_equal(names.spans[1].name, "out/c1/y.npy");
+    const struct tar_span *sp = tar_names_span(&names, "out/c0/y.npy");
+    assert_ptr_equal(sp, &names.spans[0]);
+    assert_null(tar_names_span(&names, "timings.json"));
+    assert_int_equal(sp->len, 4);
+    assert_int_equal(sp->offset % 512, 0);
+    char data[8] = {0};
+    assert_int_equal(pread(fd, data, sp->len, (off_t)sp->offset), 4);
+    assert_string_equal(data, "zero");
+    sp = tar_names_span(&names, "out/c1/y.npy");
+    assert_int_equal(pread(fd, data, sp->len, (off_t)sp->offset), 3);
+    assert_memory_equal(data, "one", 3);
+    struct stat st;
+    assert_int_equal(fstatat(dfd, "timings.json", &st, AT_SYMLINK_NOFOLLOW), 0);
+    /* Nothing was created for the files left in the stream. */
+    assert_int_equal(fstatat(dfd, "out", &st, AT_SYMLINK_NOFOLLOW), -1);
+    assert_int_equal(count_dir(dfd), 2);
+    tar_names_free(&names);
+    assert_null(names.spans);
+    assert_int_equal(names.nspans, 0);
+    close(fd);
+
+    /* A stream read from the middle of a file: offsets count from there. */
+    size_t pre = 1000;
+    unsigned char *shifted = calloc(1, pre + b.len);
+    assert_non_null(shifted);
+    memcpy(shifted + pre, b.p, b.len);
+    fd = tb_fd(shifted, pre + b.len);
+    assert_int_equal(lseek(fd, (off_t)pre, SEEK_SET), (off_t)pre);
+    int dfd2 = fresh_dir("legit-spans2");
+    rc = tar_ingest_to_dir(fd, &rules, dfd2, &names, &err);
+    if (rc != KILN_OK)
+        fail_msg("%s", err.msg);
+    sp = tar_names_span(&names, "out/c0/y.npy");
+    assert_int_equal(pread(fd, data, sp->len, (off_t)(pre + sp->offset)), 4);
+    assert_memory_equal(data, "zero", 4);
+    tar_names_free(&names);
+    close(fd);
+    close(dfd2);
+    free(shifted);
     close(dfd);
     free(b.p);
 }
@@ -818,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_name_matching),
         cmocka_unit_test(test_legit_memory),
         cmocka_unit_test(test_legit_dir),
+        cmocka_unit_test(test_legit_spans),
         cmocka_unit_test(test_traversal_and_names),
         cmocka_unit_test(test_links_and_devices),
         cmocka_unit_test(test_extension_headers),

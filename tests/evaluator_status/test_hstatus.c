@@ -75,11 +75,61 @@ static void rejects_hostile_documents(void **state)
     free(doc);
 }
 
+#define TOP                                                                                        \
+    "{\"version\":1,\"backend\":\"cpu\",\"device\":\"cpu\",\"l2_flush\":true,"                     \
+    "\"status\":\"ok\",\"cases\":[]"
+#define PHASES(extra)                                                                              \
+    TOP ",\"phases_s\":{\"context\":0.25,\"layout\":0.01,\"read\":0.5,\"upload\":0.125,"           \
+        "\"correctness\":0.03,\"timing\":1.5,\"outputs\":0.2,\"total\":3" extra "}}"
+
+/* The harness's phase times (HARNESS.md section 4): optional, but when
+ * present every phase is there, each a number of seconds within range. */
+static void parses_and_checks_phases(void **state)
+{
+    (void)state;
+    struct hstatus s;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    const char *doc = PHASES("");
+    assert_int_equal(hstatus_parse(doc, strlen(doc), &s, &e), KILN_OK);
+    assert_true(s.phases.present);
+    assert_true(s.phases.context == 0.25);
+    assert_true(s.phases.upload == 0.125);
+    assert_true(s.phases.timing == 1.5);
+    assert_true(s.phases.total == 3.0); /* an integer is a number too */
+    hstatus_free(&s);
+    doc = TOP "}";
+    assert_int_equal(hstatus_parse(doc, strlen(doc), &s, &e), KILN_OK);
+    assert_false(s.phases.present);
+    hstatus_free(&s);
+
+    expect_reject(PHASES(",\"extra\":1"));
+    expect_reject(TOP ",\"phases_s\":{\"context\":0.25}}");
+    expect_reject(TOP ",\"phases_s\":[]}");
+    expect_reject(TOP ",\"phases_s\":null}");
+    expect_reject(TOP ",\"phases_s\":{\"context\":-1,\"layout\":0,\"read\":0,"
+                      "\"upload\":0,\"correctness\":0,\"timing\":0,\"outputs\":0,"
+                      "\"total\":0}}");
+    expect_reject(TOP ",\"phases_s\":{\"context\":\"1\",\"layout\":0,\"read\":0,"
+                      "\"upload\":0,\"correctness\":0,\"timing\":0,\"outputs\":0,"
+                      "\"total\":0}}");
+    expect_reject(TOP ",\"phases_s\":{\"context\":0,\"layout\":0,\"read\":0,"
+                      "\"upload\":0,\"correctness\":0,\"timing\":0,\"outputs\":0,"
+                      "\"total\":1e7}}");
+    expect_reject(TOP ",\"phases_s\":{\"context\":0,\"layout\":0,\"read\":0,"
+                      "\"upload\":0,\"correctness\":0,\"timing\":0,\"outputs\":0,"
+                      "\"total\":1e999}}");
+    expect_reject(TOP ",\"phases_s\":{\"context\":0,\"context\":0,\"layout\":0,"
+                      "\"read\":0,\"upload\":0,\"correctness\":0,\"timing\":0,"
+                      "\"outputs\":0,\"total\":0}}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_the_documented_example),
         cmocka_unit_test(rejects_hostile_documents),
+        cmocka_unit_test(parses_and_checks_phases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <signal.h>
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +145,35 @@ static void good_candidate_outputs_and_timings(void **state)
     assert_string_equal(json_string_value(json_object_get(status, "status")), "ok");
     assert_case(status, "small", "ok", NULL);
     assert_case(status, "perf", "ok", NULL);
+    /* Where the harness's time went (HARNESS.md section 4): every phase,
+     * in seconds, within the total. */
+    json_t *ph = json_object_get(status, "phases_s");
+    static const char *const phases[] = {"context",     "layout", "read",   "upload",
+                                         "correctness", "timing", "outputs"};
+    assert_int_equal(json_object_size(ph), 8);
+    double sum = 0;
+    for (size_t k = 0; k < sizeof(phases) / sizeof(phases[0]); k++) {
+        json_t *v = json_object_get(ph, phases[k]);
+        assert_true(json_is_real(v) && json_real_value(v) >= 0);
+        sum += json_real_value(v);
+    }
+    assert_true(json_real_value(json_object_get(ph, "total")) >= sum);
+    assert_true(json_real_value(json_object_get(ph, "timing")) > 0);
     json_decref(status);
+    /* Each output written under its own name only (no temporary left). */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/perf/s0", e->f.out);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    int entries = 0;
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.') {
+            assert_string_equal(de->d_name, "out.npy");
+            entries++;
+        }
+    closedir(d);
+    assert_int_equal(entries, 1);
 
     check_saxpy_output(e, "small", "s0", 1001, 1001);
     for (int s = 0; s < 3; s++) {

@@ -32,6 +32,17 @@ pass)
     expect_json "$T/out" 'len(d["cases"])' 11
     expect_json "$T/out" 'all(c["correct"] for c in d["cases"])' True
     expect_json "$T/out" 'd["speedup_ref"] > 0' True
+    # The turnaround breakdown (VERDICT.md section 8): every part, the
+    # harness's own phases included, and the parts add up.
+    expect_json "$T/out" 'sorted(d["turnaround_s"])' \
+        '["compile", "context", "correctness", "harness", "ingest", "layout", "outputs", "read", "run", "sandbox", "tar", "timing", "total", "upload", "verify"]'
+    expect_json "$T/out" 'all(isinstance(v, float) and v >= 0 for v in d["turnaround_s"].values())' True
+    expect_json "$T/out" \
+        'abs(sum(d["turnaround_s"][k] for k in ("sandbox", "harness", "tar", "ingest")) - d["turnaround_s"]["run"]) < 0.2' True
+    expect_json "$T/out" \
+        'd["turnaround_s"]["harness"] >= sum(d["turnaround_s"][k] for k in ("context", "layout", "read", "upload", "correctness", "timing", "outputs"))' True
+    expect_json "$T/out" \
+        'd["turnaround_s"]["total"] >= d["turnaround_s"]["compile"] + d["turnaround_s"]["run"] + d["turnaround_s"]["verify"]' True
     [ -d "$shared/inputs" ] || fail "--work $shared holds no inputs"
     # The table form of the same verdict.
     run_kiln "$T/out" "$T/err" eval saxpy "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" \
@@ -39,6 +50,9 @@ pass)
     expect_rc 0 "the starting kernel (table)"
     contains "$T/out" "status: pass (stage pass)"
     contains "$T/out" "held-out check (fresh inputs, secret seed, unseen sizes): pass"
+    contains "$T/out" "turnaround: compile "
+    contains "$T/out" " s, sandbox "
+    contains "$T/out" " s, verify "
     ;;
 wrong)
     eval_candidate "$FIX/saxpy_wrong.c" --junit "$T/junit.xml"
@@ -85,6 +99,10 @@ segv)
     expect_rc 1 "a crashing candidate"
     expect_json "$T/out" 'd["status"]' runtime_error
     expect_json "$T/out" '"signal 11" in d["detail"]' True
+    # A harness that died reported no phases: null, the parent's parts are there.
+    expect_json "$T/out" '[d["turnaround_s"][k] for k in ("context", "timing", "harness")]' \
+        '[null, null, null]'
+    expect_json "$T/out" 'd["turnaround_s"]["run"] > 0 and d["turnaround_s"]["sandbox"] > 0' True
     ;;
 hang)
     start=$SECONDS

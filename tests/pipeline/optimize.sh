@@ -134,6 +134,9 @@ tune)
         note=$(jq_py "$run/candidates/$id/verdict.json" 'd["note"]')
         expect_json "$run/candidates/$id/verdict.json" \
             '" ".join("%s=%d" % kv for kv in sorted(d["config"].items()))' "$note"
+        # Where the time went is recorded with the verdict (VERDICT.md section 8).
+        expect_json "$run/candidates/$id/verdict.json" \
+            'd["turnaround_s"]["total"] >= d["turnaround_s"]["run"] > d["turnaround_s"]["harness"] > 0' True
     done
     expect_json "$run/history.json" 'sorted(h["note"] for h in d)' \
         '["UNROLL=2", "UNROLL=4", "UNROLL=8"]'
