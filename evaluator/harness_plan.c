@@ -85,8 +85,7 @@ static bool is_ident(const char *s, size_t max)
     return true;
 }
 
-/* Case and set names become path components: [a-z0-9_]{1,32}. */
-static bool is_case_name(const char *s)
+bool harness_plan_name_ok(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n >= HARNESS_PLAN_CASE_MAX)
@@ -100,7 +99,7 @@ static bool is_case_name(const char *s)
 static enum kiln_rc validate_case(const struct harness_plan *p, const struct harness_case *c,
                                   struct kiln_err *err)
 {
-    if (!is_case_name(c->name))
+    if (!harness_plan_name_ok(c->name))
         return kiln_fail(err, KILN_E_REJECTED, "case name \"%.40s\" is not [a-z0-9_]{1,32}",
                          c->name);
     uint64_t total = 0;
@@ -157,7 +156,7 @@ static enum kiln_rc validate_case(const struct harness_plan *p, const struct har
         return kiln_fail(err, KILN_E_REJECTED, "case %s: %d input sets (need %d .. %d)", c->name,
                          c->nsets, min_sets, HARNESS_PLAN_MAX_SETS);
     for (int s = 0; s < c->nsets; s++) {
-        if (!is_case_name(c->sets[s]))
+        if (!harness_plan_name_ok(c->sets[s]))
             return kiln_fail(err, KILN_E_REJECTED,
                              "case %s: set name \"%.40s\" is not [a-z0-9_]{1,32}", c->name,
                              c->sets[s]);

@@ -165,4 +165,8 @@ int harness_plan_find_arg(const struct harness_plan *plan, const char *name);
 /* Frees what `plan` owns and empties it. */
 void harness_plan_free(struct harness_plan *plan);
 
+/* Case and set names become path components and timings.json names:
+ * [a-z0-9_], 1 to HARNESS_PLAN_CASE_MAX-1 characters. */
+bool harness_plan_name_ok(const char *s);
+
 #endif

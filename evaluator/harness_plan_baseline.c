@@ -43,18 +43,6 @@ uint64_t harness_baseline_case_bytes(enum harness_baseline b, const int64_t v[3]
     return mul_sat(elems, 4);
 }
 
-/* Case names become paths and timings.json names: [a-z0-9_]{1,32}. */
-static bool is_case_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n >= HARNESS_PLAN_CASE_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-            return false;
-    return true;
-}
-
 enum kiln_rc harness_plan_validate_baseline(const struct harness_plan *p, struct kiln_err *err)
 {
     const char *kind = harness_baseline_name(p->baseline);
@@ -65,7 +53,7 @@ enum kiln_rc harness_plan_validate_baseline(const struct harness_plan *p, struct
                          HARNESS_PLAN_MAX_CASES);
     for (int i = 0; i < p->ncases; i++) {
         const struct harness_case *c = &p->cases[i];
-        if (!is_case_name(c->name))
+        if (!harness_plan_name_ok(c->name))
             return kiln_fail(err, KILN_E_REJECTED, "case name \"%.40s\" is not [a-z0-9_]{1,32}",
                              c->name);
         for (int j = 0; j < i; j++)

@@ -16,6 +16,7 @@
 #ifndef KILN_HX_H
 #define KILN_HX_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -122,5 +123,12 @@ extern const struct hx_ops hx_cuda_ops;
  * 0 when the documents were written (whatever the candidate did), 1 when
  * the harness itself could not run (the reason is on stderr and in log.txt). */
 int hx_main(const struct hx_ops *ops, int argc, char **argv);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+double hx_now_ms(void);
+
+/* One log line "<ms since t0_ms> ms  <text>\n", written with a single
+ * unbuffered write so a crash never loses what came before; fd < 0: none. */
+void hx_log_vline(int fd, double t0_ms, const char *fmt, va_list ap) KILN_PRINTF(3, 0);
 
 #endif

@@ -32,32 +32,14 @@ struct bl_run {
     char detail[256];
 };
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void bl_log(struct hx_bl *x, const char *fmt, ...) KILN_PRINTF(2, 3);
 
-/* Same line format as hx_core.c's log: unbuffered, one write per line. */
 static void bl_log(struct hx_bl *x, const char *fmt, ...)
 {
-    char line[1024];
-    int off = snprintf(line, sizeof(line), "%10.3f ms  ", now_ms() - x->t0_ms);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line + off, sizeof(line) - 1 - (size_t)off, fmt, ap);
+    hx_log_vline(x->log_fd, x->t0_ms, fmt, ap);
     va_end(ap);
-    if (n < 0 || x->log_fd < 0)
-        return;
-    n += off;
-    if ((size_t)n > sizeof(line) - 2)
-        n = (int)sizeof(line) - 2;
-    line[n++] = '\n';
-    ssize_t w = write(x->log_fd, line, (size_t)n);
-    (void)w;
 }
 
 static void bl_fail(struct bl_run *r, const struct hx_fault *f, const char *phase, int run,
@@ -179,14 +161,14 @@ static enum kiln_rc time_runs(struct hx_bl *x, struct bl_run *r, struct kiln_err
     }
     bl_log(x, "case %s: timing (%s, at most %d runs)", r->c->name,
            p->adaptive ? "adaptive" : "fixed", maxn);
-    double start = now_ms();
+    double start = hx_now_ms();
     for (int i = 0; i < maxn; i++) {
         if ((rc = run_once(x, r, "timed", i, &ms, err)) || r->failed)
             return rc;
         r->samples[r->nsamples++] = ms;
         if (p->adaptive && i + 1 >= p->iterations &&
             (samples_rse(r->samples, r->nsamples) < p->target_rse ||
-             now_ms() - start >= p->budget_ms))
+             hx_now_ms() - start >= p->budget_ms))
             break;
     }
     return KILN_OK;

@@ -107,39 +107,41 @@ struct hx_case_run {
     bool fingerprint_bad[HARNESS_PLAN_MAX_SETS];
 };
 
-static double now_ms(void)
+double hx_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void phase_add(struct hx_ctx *x, enum hx_phase ph, double since_ms)
-{
-    x->phase_ms[ph] += now_ms() - since_ms;
-}
-
-static void hx_log(struct hx_ctx *x, const char *fmt, ...) KILN_PRINTF(2, 3);
-
-/* Unbuffered, one write per line, so a crash never loses what came before. */
-static void hx_log(struct hx_ctx *x, const char *fmt, ...)
+void hx_log_vline(int fd, double t0_ms, const char *fmt, va_list ap)
 {
     char line[1024];
-    int off = snprintf(line, sizeof(line), "%10.3f ms  ", now_ms() - x->t0_ms);
-    va_list ap;
-    va_start(ap, fmt);
+    int off = snprintf(line, sizeof(line), "%10.3f ms  ", hx_now_ms() - t0_ms);
     int n = vsnprintf(line + off, sizeof(line) - 1 - (size_t)off, fmt, ap);
-    va_end(ap);
-    if (n < 0)
+    if (n < 0 || fd < 0)
         return;
     n += off;
     if ((size_t)n > sizeof(line) - 2)
         n = (int)sizeof(line) - 2;
     line[n++] = '\n';
-    if (x->log_fd >= 0) {
-        ssize_t w = write(x->log_fd, line, (size_t)n);
-        (void)w;
-    }
+    ssize_t w = write(fd, line, (size_t)n);
+    (void)w;
+}
+
+static void phase_add(struct hx_ctx *x, enum hx_phase ph, double since_ms)
+{
+    x->phase_ms[ph] += hx_now_ms() - since_ms;
+}
+
+static void hx_log(struct hx_ctx *x, const char *fmt, ...) KILN_PRINTF(2, 3);
+
+static void hx_log(struct hx_ctx *x, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hx_log_vline(x->log_fd, x->t0_ms, fmt, ap);
+    va_end(ap);
 }
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -375,7 +377,7 @@ static enum kiln_rc load_inputs(struct hx_ctx *x, struct hx_case_run *cr, struct
         }
     }
     /* Fingerprints of kiln's own copies: any change later is tampering. */
-    double t0 = now_ms();
+    double t0 = hx_now_ms();
     int n = 0;
     for (int s = 0; s < c->nsets; s++)
         for (int a = 0; a < p->nargs; a++)
@@ -401,7 +403,7 @@ static enum kiln_rc write_outputs(struct hx_ctx *x, struct hx_case_run *cr, int 
     const struct harness_case *c = cr->c;
     char path[PATH_MAX];
     enum kiln_rc rc;
-    double t0 = now_ms();
+    double t0 = hx_now_ms();
     if ((rc = path_join(path, sizeof(path), err, "%s/%s", x->out_dir, c->name)) ||
         (rc = make_dir(path, err)) ||
         (rc = path_join(path, sizeof(path), err, "%s/%s/%s", x->out_dir, c->name, c->sets[set])) ||
@@ -427,7 +429,7 @@ static json_t *phases_json(const struct hx_ctx *x)
     for (int i = 0; o && i < HX_NPHASES; i++)
         json_object_set_new(o, hx_phase_names[i], json_real(x->phase_ms[i] / 1e3));
     if (o)
-        json_object_set_new(o, "total", json_real((now_ms() - x->t0_ms) / 1e3));
+        json_object_set_new(o, "total", json_real((hx_now_ms() - x->t0_ms) / 1e3));
     return o;
 }
 
@@ -604,7 +606,7 @@ static enum kiln_rc time_case(struct hx_ctx *x, struct hx_case_run *cr, struct k
            maxn);
     /* Measured runs start a fresh block, so every set gets an equal share. */
     order.pos = order.n;
-    double start = now_ms();
+    double start = hx_now_ms();
     for (int i = 0; i < maxn; i++) {
         int set;
         double ms;
@@ -617,7 +619,7 @@ static enum kiln_rc time_case(struct hx_ctx *x, struct hx_case_run *cr, struct k
         if (!p->adaptive)
             continue;
         if (i + 1 >= p->iterations &&
-            (samples_rse(cr, c->nsets) < p->target_rse || now_ms() - start >= p->budget_ms))
+            (samples_rse(cr, c->nsets) < p->target_rse || hx_now_ms() - start >= p->budget_ms))
             break;
     }
     return KILN_OK;
@@ -673,14 +675,14 @@ static enum kiln_rc run_case(struct hx_ctx *x, const struct harness_case *c, str
         return KILN_OK;
     }
     hx_log(x, "case %s: %d sets, %s", c->name, c->nsets, c->timed ? "timed" : "correctness only");
-    double t0 = now_ms();
+    double t0 = hx_now_ms();
     rc = case_layout(x, cr, err);
     phase_add(x, HX_PH_LAYOUT, t0);
     if (rc || (rc = load_inputs(x, cr, err)))
         goto out;
     for (int s = 0; s < c->nsets && !cr->fail.failed; s++) {
         double ms;
-        t0 = now_ms();
+        t0 = hx_now_ms();
         rc = run_once(x, cr, s, "correctness", 0, true, &ms, err);
         phase_add(x, HX_PH_CORRECTNESS, t0);
         if (rc)
@@ -696,14 +698,14 @@ static enum kiln_rc run_case(struct hx_ctx *x, const struct harness_case *c, str
         /* A correctness-only case still gets one determinism recheck: the
          * first set again after a different one, same bits expected. */
         double ms;
-        t0 = now_ms();
+        t0 = hx_now_ms();
         rc = run_once(x, cr, 0, "recheck", 0, false, &ms, err);
         phase_add(x, HX_PH_CORRECTNESS, t0);
         if (rc)
             goto out;
     }
     if (!cr->fail.failed && c->timed) {
-        t0 = now_ms();
+        t0 = hx_now_ms();
         rc = time_case(x, cr, err);
         phase_add(x, HX_PH_TIMING, t0);
     }
@@ -779,7 +781,7 @@ static void usage_error(const char *argv0)
 int hx_main(const struct hx_ops *ops, int argc, char **argv)
 {
     struct hx_ctx x = {
-        .ops = ops, .in_dir = "/in", .out_dir = "/out", .log_fd = -1, .t0_ms = now_ms()};
+        .ops = ops, .in_dir = "/in", .out_dir = "/out", .log_fd = -1, .t0_ms = hx_now_ms()};
     struct harness_plan plan;
     struct kiln_err err;
     const char *plan_path = NULL;
@@ -838,7 +840,7 @@ int hx_main(const struct hx_ops *ops, int argc, char **argv)
         goto out;
     x.where.launch = -1;
     /* A baseline plan has no candidate module to read. */
-    double t_open = now_ms();
+    double t_open = hx_now_ms();
     rc = ops->open(&x.be, &plan, plan.baseline != HBL_NONE ? NULL : path, &x.where, x.log_fd, &err);
     phase_add(&x, HX_PH_CONTEXT, t_open);
     if (rc)
