@@ -1,7 +1,9 @@
 /* cgroup.c - per-sandbox cgroup: v2, else v1 (hybrid hosts), else none. */
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,11 +83,37 @@ static void unique_name(char *out, size_t cap)
     snprintf(out, cap, "kiln-sandbox-%d-%08x", (int)getpid(), r);
 }
 
+/* Removes the cgroups under `parent` that a kiln killed with SIGKILL left
+ * behind (it never reached its cleanup): named for a kiln PID that no
+ * longer exists. rmdir only succeeds on an empty cgroup, so one whose
+ * processes still run (or whose PID was reused) is left alone. */
+static void sweep_stale(const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int pid = 0, n = 0;
+        unsigned r = 0;
+        if (sscanf(e->d_name, "kiln-sandbox-%d-%8x%n", &pid, &r, &n) != 2 || e->d_name[n] ||
+            pid <= 0 || pid == (int)getpid())
+            continue;
+        if (kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char p[PATH_MAX];
+        if (snprintf(p, sizeof(p), "%s/%s", parent, e->d_name) < (int)sizeof(p))
+            (void)rmdir(p);
+    }
+    closedir(d);
+}
+
 /* Makes parent/name with memory.max and pids.max set; 1 on success. */
 static int make_v2(struct sandbox_cgroup *cg, const char *parent, const char *name, long long mem,
                    long long pids)
 {
     char val[64];
+    sweep_stale(parent);
     (void)write_str(parent, "cgroup.subtree_control", "+memory +pids");
     snprintf(cg->mem_dir, sizeof(cg->mem_dir), "%s/%s", parent, name);
     if (mkdir(cg->mem_dir, 0755) < 0) {
@@ -137,7 +165,10 @@ static int make_v1(const char *ctrl, const char *name, char *dir, size_t cap)
     char own[PATH_MAX];
     if (!own_path(ctrl, own, sizeof(own)))
         return 0;
-    snprintf(dir, cap, "/sys/fs/cgroup/%s%s/%s", ctrl, strcmp(own, "/") ? own : "", name);
+    char parent[PATH_MAX + 64];
+    snprintf(parent, sizeof(parent), "/sys/fs/cgroup/%s%s", ctrl, strcmp(own, "/") ? own : "");
+    sweep_stale(parent);
+    snprintf(dir, cap, "%s/%s", parent, name);
     if (mkdir(dir, 0755) < 0) {
         dir[0] = '\0';
         return 0;
