@@ -1,5 +1,7 @@
 #include "llm.h"
 
+#include "fsutil.h"
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
@@ -291,6 +293,30 @@ static bool curl_retryable(CURLcode cc)
     default:
         return false;
     }
+}
+
+enum kiln_rc llm_exchange_load(const char *path, json_t **doc, const char **status,
+                               const char **reply, struct kiln_err *err)
+{
+    *doc = NULL;
+    *status = *reply = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    enum kiln_rc rc = fs_read_file(path, 80u << 20, &text, &len, err);
+    if (rc != KILN_OK)
+        return rc;
+    json_error_t je;
+    json_t *d = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    const char *st = json_string_value(json_object_get(d, "status"));
+    if (!d || !st) {
+        json_decref(d);
+        return kiln_fail(err, KILN_E_PARSE, "%s: not an exchange record", path);
+    }
+    *doc = d;
+    *status = st;
+    *reply = json_string_value(json_object_get(d, "reply"));
+    return KILN_OK;
 }
 
 char *llm_exchange_to_json(const struct llm_exchange *ex, const char *error)

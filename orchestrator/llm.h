@@ -26,6 +26,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "error.h"
 
 #define LLM_DEFAULT_BASE_URL       "https://api.openai.com/v1"
@@ -92,6 +94,13 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
  * cost, the request and the raw reply; never the key. Indented JSON text
  * (free()), or NULL when out of memory. */
 char *llm_exchange_to_json(const struct llm_exchange *ex, const char *error);
+
+/* Reads a recorded exchange.json (a replayed run's; at most 80 MiB): *doc
+ * (json_decref it) with *status its "status" and *reply its "reply" (NULL
+ * when absent), both owned by *doc. A missing file is KILN_E_NOTFOUND as
+ * fs_read_file says it; a document without a status, KILN_E_PARSE. */
+enum kiln_rc llm_exchange_load(const char *path, json_t **doc, const char **status,
+                               const char **reply, struct kiln_err *err) KILN_NODISCARD;
 
 /* Frees what the exchange owns and zeroes it; safe on a zeroed exchange. */
 void llm_exchange_free(struct llm_exchange *ex);

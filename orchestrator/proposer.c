@@ -186,26 +186,18 @@ static enum kiln_rc replay_propose(struct proposer *p, const struct opt_state *s
 {
     struct replay_proposer *r = (struct replay_proposer *)p;
     char path[PATH_MAX + 64];
-    char *text = NULL;
-    size_t len = 0;
     snprintf(path, sizeof(path), "%s/candidates/%03d/exchange.json", r->dir, r->next);
-    enum kiln_rc rc = fs_read_file(path, 80u << 20, &text, &len, err);
+    json_t *doc;
+    const char *status, *reply;
+    enum kiln_rc rc = llm_exchange_load(path, &doc, &status, &reply, err);
     if (rc == KILN_E_NOTFOUND) {
         kiln_err_clear(err);
         return kiln_fail(err, KILN_E_NOTFOUND, "the recorded run has no more model replies");
     }
+    if (rc == KILN_OK || rc == KILN_E_PARSE) /* the record was read: move past it */
+        r->next++;
     if (rc != KILN_OK)
         return rc;
-    r->next++;
-    json_error_t je;
-    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    free(text);
-    const char *status = json_string_value(json_object_get(doc, "status"));
-    const char *reply = json_string_value(json_object_get(doc, "reply"));
-    if (!doc || !status) {
-        json_decref(doc);
-        return kiln_fail(err, KILN_E_PARSE, "%s: not an exchange record", path);
-    }
     out->exchange = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (strcmp(status, "ok") != 0 || !reply) {
         const char *e = json_string_value(json_object_get(doc, "error"));

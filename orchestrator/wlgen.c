@@ -57,20 +57,11 @@ static enum kiln_rc ask_replay(struct gen *g, int k, json_t *entry, struct kiln_
 {
     char path[PATH_MAX + 64], rel[64];
     snprintf(path, sizeof(path), "%s/generate/%02d/exchange.json", g->req->replay_dir, k);
-    char *text = NULL;
-    size_t len = 0;
-    enum kiln_rc rc = fs_read_file(path, 80u << 20, &text, &len, err);
+    json_t *doc;
+    const char *status, *reply;
+    enum kiln_rc rc = llm_exchange_load(path, &doc, &status, &reply, err);
     if (rc != KILN_OK)
         return rc;
-    json_error_t je;
-    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    free(text);
-    const char *status = json_string_value(json_object_get(doc, "status"));
-    const char *reply = json_string_value(json_object_get(doc, "reply"));
-    if (!doc || !status) {
-        json_decref(doc);
-        return kiln_fail(err, KILN_E_PARSE, "%s: not an exchange record", path);
-    }
     json_object_set(entry, "prompt_tokens", json_object_get(doc, "prompt_tokens"));
     json_object_set(entry, "completion_tokens", json_object_get(doc, "completion_tokens"));
     attempt_rel(rel, sizeof(rel), k, "exchange.json");
