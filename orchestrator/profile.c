@@ -181,10 +181,11 @@ static void judge(struct profiler *p, const struct sbexec_result *sr, const char
     sbexec_describe(sr, d, sizeof(d));
     if (sr->sb.verdict == SANDBOX_REFUSED) {
         unavailable(p, res,
-                    "the profile sandbox refused syscall %s (%d), which this ncu needs: "
-                    "allowing it means widening policies/profile.json (read SECURITY.md, "
-                    "\"Profiling\", first)",
-                    sr->sb.syscall_name, sr->sb.syscall_nr);
+                    "the profile sandbox refused syscall %s (%d; arguments %s), which this "
+                    "ncu needs: allowing it means widening policies/profile.json (read "
+                    "SECURITY.md, \"Profiling\", first)",
+                    sr->sb.syscall_name, sr->sb.syscall_nr,
+                    *sr->sb.syscall_args ? sr->sb.syscall_args : "not known");
         return;
     }
     if (sr->sb.verdict != SANDBOX_EXITED) {

@@ -15,6 +15,7 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>
@@ -64,7 +65,7 @@ struct msg {
     int err;           /* MSG_FAILED: errno */
     long long a, b, c; /* MSG_DONE: wait status, timed out, microseconds;
                           MSG_REFUSED: nr, arch */
-    char text[256];    /* step, skipped path and reason */
+    char text[256];    /* step, skipped path and reason; MSG_REFUSED: arguments */
 };
 
 struct plan {
@@ -167,12 +168,20 @@ static void bind_path(const struct plan *pl, const char *src, const char *rel,
          "make %s read-only, nosuid, nodev", what);
 }
 
+/* Big files in /out and /tmp (a harness's outputs: gigabytes) are written
+ * and packed several times faster in huge pages (measured: 1 GiB written
+ * 0.56 -> 0.09 s, read 0.21 -> 0.06 s). "huge=within_size" is refused
+ * (EINVAL) by kernels without transparent huge pages: then plain pages. */
 static void mount_tmpfs(const struct plan *pl, const char *rel, long long size, const char *mode,
-                        unsigned long flags, const char *what)
+                        unsigned long flags, bool huge, const char *what)
 {
-    char opts[128];
-    snprintf(opts, sizeof(opts), "size=%lld,nr_inodes=16384,mode=%s", size, mode);
+    char opts[160];
     STEP(pl, mkdirs(rel) == 0, "create %s", what);
+    snprintf(opts, sizeof(opts), "size=%lld,nr_inodes=16384,mode=%s,huge=within_size", size, mode);
+    if (huge && mount("tmpfs", rel, "tmpfs", flags, opts) == 0)
+        return;
+    STEP(pl, !huge || errno == EINVAL, "mount %s (tmpfs %s)", what, opts);
+    snprintf(opts, sizeof(opts), "size=%lld,nr_inodes=16384,mode=%s", size, mode);
     STEP(pl, mount("tmpfs", rel, "tmpfs", flags, opts) == 0, "mount %s (tmpfs %s)", what, opts);
 }
 
@@ -230,7 +239,7 @@ static void build_root(struct plan *pl)
     }
     /* /dev: only the listed nodes, bound from the host (mknod is not
      * allowed in a user namespace); the tmpfs itself ends read-only. */
-    mount_tmpfs(pl, "dev", 65536, "0755", MS_NOSUID | MS_NOEXEC, "/dev");
+    mount_tmpfs(pl, "dev", 65536, "0755", MS_NOSUID | MS_NOEXEC, false, "/dev");
     for (size_t i = 0; i < pl->n_devs; i++) {
         char rel[64], src[64];
         snprintf(rel, sizeof(rel), "dev/%s", pl->dev_names[i]);
@@ -253,11 +262,9 @@ static void build_root(struct plan *pl)
     STEP(pl, mkdirs("proc") == 0, "create /proc");
     STEP(pl, mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0,
          "mount a fresh /proc");
-    char size[32];
-    mount_tmpfs(pl, "tmp", pl->lim.tmp_bytes, "1777", MS_NOSUID | MS_NODEV, "/tmp");
-    mount_tmpfs(pl, "out", pl->lim.out_bytes, "0755", MS_NOSUID | MS_NODEV, "/out");
-    snprintf(size, sizeof(size), "%d", 65536);
-    mount_tmpfs(pl, "in", 65536, "0755", MS_NOSUID | MS_NODEV, "/in");
+    mount_tmpfs(pl, "tmp", pl->lim.tmp_bytes, "1777", MS_NOSUID | MS_NODEV, true, "/tmp");
+    mount_tmpfs(pl, "out", pl->lim.out_bytes, "0755", MS_NOSUID | MS_NODEV, true, "/out");
+    mount_tmpfs(pl, "in", 65536, "0755", MS_NOSUID | MS_NODEV, false, "/in");
     for (size_t i = 0; i < pl->spec->n_inputs; i++) {
         char rel[PATH_MAX];
         snprintf(rel, sizeof(rel), "in/%s", pl->spec->inputs[i].name);
@@ -430,6 +437,11 @@ static int supervise(struct plan *pl, pid_t prog, int sfd, int fdnum_r, int ack_
             if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, nbuf) == 0 && !refused) {
                 const struct seccomp_notif *sn = (const struct seccomp_notif *)nbuf;
                 struct msg m = {.type = MSG_REFUSED, .a = sn->data.nr, .b = sn->data.arch};
+                /* The first arguments say which prctl option or ioctl request
+                 * it was: what a policy author needs to know. */
+                snprintf(m.text, sizeof(m.text), "0x%llx, 0x%llx, 0x%llx",
+                         (unsigned long long)sn->data.args[0], (unsigned long long)sn->data.args[1],
+                         (unsigned long long)sn->data.args[2]);
                 send_msg(pl->status_w, &m);
                 refused = 1;
                 kill(-1, SIGKILL);
@@ -839,6 +851,8 @@ static void decide(struct sandbox_result *res, const struct msg *done, const str
         char *name = seccomp_syscall_resolve_num_arch((uint32_t)ref->b, (int)ref->a);
         snprintf(res->syscall_name, sizeof(res->syscall_name), "%s", name ? name : "unknown");
         free(name);
+        snprintf(res->syscall_args, sizeof(res->syscall_args), "%.*s",
+                 (int)strnlen(ref->text, sizeof(ref->text)), ref->text);
         return;
     }
     if (done->b) {
@@ -1116,8 +1130,9 @@ void sandbox_verdict_line(const struct sandbox_result *res, char *buf, size_t ca
                  strsignal(res->signal), res->wall_s);
         return;
     case SANDBOX_REFUSED:
-        snprintf(buf, cap, "refused syscall %s (%d) under policy %s", res->syscall_name,
-                 res->syscall_nr, res->policy);
+        snprintf(buf, cap, "refused syscall %s (%d) under policy %s%s%s%s", res->syscall_name,
+                 res->syscall_nr, res->policy, *res->syscall_args ? " (arguments " : "",
+                 res->syscall_args, *res->syscall_args ? ")" : "");
         return;
     case SANDBOX_TIMEOUT:
         snprintf(buf, cap, "timeout after %.3f s (everything in the sandbox was killed)",

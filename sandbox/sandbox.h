@@ -87,6 +87,7 @@ struct sandbox_result {
     int signal;            /* SANDBOX_SIGNALED (and LIMIT/TIMEOUT when known) */
     int syscall_nr;        /* SANDBOX_REFUSED */
     char syscall_name[32]; /* SANDBOX_REFUSED: "ptrace" */
+    char syscall_args[80]; /* SANDBOX_REFUSED: its first three arguments, "0x4, 0x0, 0x0" */
     char policy[32];       /* the policy it ran under */
     char limit[32];        /* SANDBOX_LIMIT: "memory", "pids", "cpu", "fsize" */
     double wall_s;         /* start to the end of the program */
@@ -107,7 +108,8 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
 void sandbox_result_free(struct sandbox_result *res);
 
 /* One line: "exit 0 in 0.004 s", "refused syscall ptrace (101) under policy
- * script", "timeout after 2.000 s", "limit pids hit (...)". */
+ * script (arguments 0x10, 0x2a, 0x0)", "timeout after 2.000 s", "limit pids
+ * hit (...)". */
 void sandbox_verdict_line(const struct sandbox_result *res, char *buf, size_t cap);
 
 /* Where policies/ and images/ live: $KILN_DATA_DIR, else the source tree. */
