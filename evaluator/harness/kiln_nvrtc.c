@@ -13,6 +13,8 @@
  * does not compile, 2 on a usage or I/O error. It is kiln's own trusted
  * code, but it runs sandboxed: the source it compiles is not.
  */
+
+#include <dlfcn.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,23 @@
 #ifndef KILN_CUDA_INCLUDE
 #define KILN_CUDA_INCLUDE "/usr/local/cuda/include"
 #endif
+
+/*
+ * NVRTC 13.0 dlopens libcuda.so.1 for its compile cache ("[nvrtc cache]";
+ * CUDA_CACHE_DISABLE does not stop it) and calls cuInit, which on a host
+ * with the driver tries mknodat and ioctls on /dev/nvidia*: the nvrtc policy
+ * kills the compile for them (seen on the H200 machine). A compiler needs no
+ * driver, and a cubin must not depend on which driver the host has, so
+ * kiln-nvrtc defines dlopen itself (the executable's definition wins for
+ * libnvrtc) and answers "not found" for libcuda, as on a host without one.
+ */
+void *dlopen(const char *file, int mode)
+{
+    if (file && strstr(file, "libcuda.so"))
+        return NULL;
+    void *(*real)(const char *, int) = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+    return real ? real(file, mode) : NULL;
+}
 
 static char *read_source(const char *path)
 {
