@@ -45,13 +45,13 @@ struct hx_backend {
     CUevent ev0, ev1;
     CUmodule helpers;
     CUfunction fp_fn;
-    CUfunction spin_fn; /* kiln_spin: keeps the device busy before a timed run */
+    CUfunction spin_fn;  /* kiln_spin: keeps the device busy before a timed run */
+    CUfunction flush_fn; /* kiln_l2_flush: reads the flush buffer */
     CUmodule mod;
     CUfunction fn[HARNESS_PLAN_MAX_LAUNCH];
     void *image;
     CUdeviceptr flush_buf;
     size_t flush_bytes;
-    unsigned char flush_byte;
     CUdeviceptr fp_dev;
     unsigned long long fp_host[HX_FP_MAX_REGION];
     int sm_count;
@@ -188,10 +188,13 @@ static enum kiln_rc cuda_setup(struct hx_backend *b, const char *module_path, st
     CU_TRY(cuModuleGetFunction(&b->spin_fn, b->helpers, "kiln_spin"),
            "cuModuleGetFunction(kiln_spin)");
     CU_TRY(cuMemAlloc(&b->fp_dev, sizeof(b->fp_host)), "cuMemAlloc(fingerprints)");
+    CU_TRY(cuModuleGetFunction(&b->flush_fn, b->helpers, "kiln_l2_flush"),
+           "cuModuleGetFunction(kiln_l2_flush)");
     if (b->plan->l2_flush) {
-        /* Writing twice the L2 evicts everything the last run left there. */
+        /* Reading twice the L2 evicts everything the last run left there. */
         b->flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
         CU_TRY(cuMemAlloc(&b->flush_buf, b->flush_bytes), "cuMemAlloc(L2 flush buffer)");
+        CU_TRY(cuMemsetD8(b->flush_buf, 0, b->flush_bytes), "cuMemsetD8(L2 flush buffer)");
     }
     if (module_path && (rc = read_image(module_path, &b->image, err)) != KILN_OK)
         return rc;
@@ -357,9 +360,14 @@ static enum kiln_rc cuda_prepare(struct hx_backend *b, bool flush, struct kiln_e
      * (or a short spin), the start event is stamped when the device turns
      * to the candidate's first launch, already waiting in the stream. */
     if (flush && b->flush_buf) {
-        b->flush_byte++;
-        CU_TRY(cuMemsetD8Async(b->flush_buf, b->flush_byte, b->flush_bytes, b->stream),
-               "cuMemsetD8Async(L2 flush)");
+        /* The buffer is zero, so its XOR is never the key; were a candidate
+         * to write it, the sink is the buffer itself: nothing else changes. */
+        unsigned long long n16 = b->flush_bytes / 16, key = 1;
+        CUdeviceptr buf = b->flush_buf, sink = b->flush_buf;
+        void *params[] = {&buf, &n16, &key, &sink};
+        CU_TRY(cuLaunchKernel(b->flush_fn, (unsigned)(b->sm_count > 0 ? 4 * b->sm_count : 512), 1,
+                              1, 256, 1, 1, 0, b->stream, params, NULL),
+               "cuLaunchKernel(kiln_l2_flush)");
     } else {
         unsigned long long ns = HX_SPIN_NS;
         void *params[] = {&ns};

@@ -7,6 +7,15 @@
  * and any launch geometry gives the same value; the host finishes it with
  * hx_fp_finish. *out must be zeroed before the launch.
  *
+ * kiln_l2_flush: reads `n16` 16-byte words (twice the L2) so that every line
+ * the last run left in L2 is evicted (its dirty lines written back here,
+ * outside the timed region) and L2 ends holding only clean lines: the timed
+ * run then starts as under ncu's --cache-control all, with no write-back of
+ * someone else's data to pay for. A flush by memset left L2 full of dirty
+ * lines, and the run after it paid their write-back (kiln read 3% above ncu
+ * on saxpy). `*sink` is written only if the XOR of everything read equals
+ * `key`, which the compiler cannot know: the loads cannot be dropped.
+ *
  * kiln_spin: one thread that busy-waits `ns` nanoseconds of %globaltimer,
  * enqueued before a timed run in the hot (no flush) mode so the device is
  * busy while the host enqueues the start event and the launches.
@@ -66,6 +75,20 @@ extern "C" __global__ void __launch_bounds__(HX_FP_THREADS)
         if (lane == 0)
             atomicAdd(out, acc);
     }
+}
+
+extern "C" __global__ void kiln_l2_flush(const uint4 *p, unsigned long long n16,
+                                         unsigned long long key, unsigned long long *sink)
+{
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned int acc = 0;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16;
+         i += stride) {
+        uint4 v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == key)
+        *sink = acc;
 }
 
 extern "C" __global__ void kiln_spin(unsigned long long ns)
