@@ -29,6 +29,7 @@ set(KILN_HARNESS_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/npy_io.c
     ${CMAKE_CURRENT_SOURCE_DIR}/tensor.c
     ${CMAKE_SOURCE_DIR}/orchestrator/error.c
+    ${CMAKE_SOURCE_DIR}/orchestrator/fdio.c
     ${CMAKE_SOURCE_DIR}/orchestrator/json_nesting.c)
 
 function(kiln_harness_binary name)

@@ -6,6 +6,8 @@
  */
 #include "npy.h"
 
+#include "fdio.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -492,21 +494,6 @@ enum kiln_rc npy_write(const struct tensor *t, void **out, size_t *out_len, stru
     return KILN_OK;
 }
 
-static enum kiln_rc write_all(int fd, const unsigned char *p, size_t len, const char *path,
-                              struct kiln_err *err)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return kiln_fail_errno(err, KILN_E_IO, "%s: write", path);
-        p += n;
-        len -= (size_t)n;
-    }
-    return KILN_OK;
-}
-
 enum kiln_rc npy_write_file(const struct tensor *t, const char *path, struct kiln_err *err)
 {
     /* Header and data are written separately, straight from the tensor:
@@ -527,9 +514,9 @@ enum kiln_rc npy_write_file(const struct tensor *t, const char *path, struct kil
         rc = kiln_fail_errno(err, KILN_E_IO, "%s: create temporary file", path);
         goto out;
     }
-    rc = write_all(fd, hdr, hlen, path, err);
-    if (rc == KILN_OK && t->nbytes)
-        rc = write_all(fd, t->data, t->nbytes, path, err);
+    if (fd_write_all(fd, hdr, hlen) != 0 ||
+        (t->nbytes && fd_write_all(fd, t->data, t->nbytes) != 0))
+        rc = kiln_fail_errno(err, KILN_E_IO, "%s: write", path);
     if (rc == KILN_OK && fsync(fd) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "%s: fsync", path);
     if (close(fd) != 0 && rc == KILN_OK)

@@ -4,6 +4,8 @@
  * counts every byte itself. See tar_ingest.h and INGEST.md.
  */
 #include "tar_ingest.h"
+
+#include "fdio.h"
 #include "tar_name.h"
 
 #include <archive.h>
@@ -186,21 +188,6 @@ static enum kiln_rc open_parent(struct ingest *g, const char *name, const char *
     return KILN_OK;
 }
 
-static enum kiln_rc write_all(int fd, const unsigned char *p, size_t len, const char *name,
-                              struct kiln_err *err)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return kiln_fail_errno(err, KILN_E_IO, "tar ingest: writing \"%s\"", name);
-        p += n;
-        len -= (size_t)n;
-    }
-    return KILN_OK;
-}
-
 /* Explains why libarchive stopped, preferring our own account of it. */
 static enum kiln_rc stream_error(struct archive *a, const struct reader *r, const char *after,
                                  struct kiln_err *err)
@@ -317,7 +304,9 @@ static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *n
         }
         *total += (size_t)n;
         if (fd >= 0) {
-            rc = write_all(fd, g->chunk, (size_t)n, name, err);
+            rc = fd_write_all(fd, g->chunk, (size_t)n) == 0
+                     ? KILN_OK
+                     : kiln_fail_errno(err, KILN_E_IO, "tar ingest: writing \"%s\"", name);
             if (rc != KILN_OK)
                 goto out;
             len += (size_t)n;

@@ -1,5 +1,7 @@
 #include "fsutil.h"
 
+#include "fdio.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -71,22 +73,6 @@ enum kiln_rc fs_read_file(const char *path, size_t max, char **out, size_t *len,
     return KILN_OK;
 }
 
-static enum kiln_rc write_all(int fd, const void *data, size_t len, const char *path,
-                              struct kiln_err *err)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return kiln_fail_errno(err, KILN_E_IO, "writing %s", path);
-        p += w;
-        len -= (size_t)w;
-    }
-    return KILN_OK;
-}
-
 enum kiln_rc fs_write_atomic(const char *path, const void *data, size_t len, struct kiln_err *err)
 {
     char tmp[PATH_MAX];
@@ -95,7 +81,9 @@ enum kiln_rc fs_write_atomic(const char *path, const void *data, size_t len, str
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return kiln_fail_errno(err, KILN_E_IO, "creating a temporary file for %s", path);
-    enum kiln_rc rc = write_all(fd, data, len, tmp, err);
+    enum kiln_rc rc = fd_write_all(fd, data, len) == 0
+                          ? KILN_OK
+                          : kiln_fail_errno(err, KILN_E_IO, "writing %s", tmp);
     if (rc == KILN_OK && fchmod(fd, 0644) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s", tmp);
     if (rc == KILN_OK && fsync(fd) != 0)

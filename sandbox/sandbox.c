@@ -14,6 +14,8 @@
  */
 #include "sandbox.h"
 
+#include "fdio.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -810,20 +812,6 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        buf += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static enum kiln_rc append_skipped(struct sandbox_result *res, const char *line)
 {
     size_t old = res->skipped ? strlen(res->skipped) : 0;
@@ -1058,7 +1046,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
             } else if ((long long)(res->tar_bytes + (unsigned long long)r) > tar_cap) {
                 res->tar_truncated = 1;
             } else if (tar_fd >= 0 && !tar_write_failed) {
-                if (write_all(tar_fd, tbuf, (size_t)r) < 0)
+                if (fd_write_all(tar_fd, tbuf, (size_t)r) < 0)
                     tar_write_failed = errno ? errno : EIO;
                 else
                     res->tar_bytes += (unsigned long long)r;

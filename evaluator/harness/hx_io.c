@@ -2,6 +2,8 @@
  * as few copies as the backend allows (hx_io.h). */
 #include "hx_io.h"
 
+#include "fdio.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -132,19 +134,11 @@ enum kiln_rc hx_io_read_input(struct hx_io *io, const char *path, const struct h
     return rc;
 }
 
-static enum kiln_rc write_all(int fd, const void *data, size_t len, const char *path,
+static enum kiln_rc write_out(int fd, const void *data, size_t len, const char *path,
                               struct kiln_err *err)
 {
-    const unsigned char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return kiln_fail_errno(err, KILN_E_IO, "writing %s", path);
-        p += n;
-        len -= (size_t)n;
-    }
+    if (fd_write_all(fd, data, len) != 0)
+        return kiln_fail_errno(err, KILN_E_IO, "writing %s", path);
     return KILN_OK;
 }
 
@@ -155,13 +149,13 @@ static enum kiln_rc write_data(struct hx_io *io, int fd, hx_addr src, uint64_t b
 {
     void *host = host_view(io, src);
     if (host)
-        return write_all(fd, host, (size_t)bytes, path, err);
+        return write_out(fd, host, (size_t)bytes, path, err);
     enum kiln_rc rc = staging(io, bytes < HX_STAGING ? (size_t)bytes : HX_STAGING, err);
     for (uint64_t off = 0; rc == KILN_OK && off < bytes; off += io->staging_bytes) {
         size_t n = bytes - off < io->staging_bytes ? (size_t)(bytes - off) : io->staging_bytes;
         rc = io->ops->download(io->be, io->staging, src + off, n, err);
         if (rc == KILN_OK)
-            rc = write_all(fd, io->staging, n, path, err);
+            rc = write_out(fd, io->staging, n, path, err);
     }
     return rc;
 }
@@ -187,7 +181,7 @@ enum kiln_rc hx_io_write_output(struct hx_io *io, const char *path, const struct
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return kiln_fail_errno(err, KILN_E_IO, "creating %s", tmp);
-    rc = write_all(fd, hdr, hlen, tmp, err);
+    rc = write_out(fd, hdr, hlen, tmp, err);
     if (rc == KILN_OK && want->bytes)
         rc = write_data(io, fd, src, want->bytes, tmp, err);
     if (rc == KILN_OK && fsync(fd) != 0)
