@@ -1,0 +1,140 @@
+/*
+ * sandbox_plan.c - sandbox_run()'s first step, in the parent before any
+ * pipe or fork: the spec checked and resolved into a plan (the policy
+ * compiled to BPF, the limits, the image, the inputs' real paths, the
+ * device nodes, the environment).
+ */
+#include "sandbox.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gpuinfo.h"
+#include "image.h"
+#include "policy.h"
+#include "sandbox_impl.h"
+
+static void apply_limits(struct sandbox_limits *out, const struct sandbox_limits *spec,
+                         const struct sandbox_limits *def)
+{
+    const long long *s = (const long long *)spec, *d = (const long long *)def;
+    long long *o = (long long *)out;
+    for (size_t i = 0; i < sizeof(*out) / sizeof(long long); i++)
+        o[i] = s[i] > 0 ? s[i] : d[i];
+}
+
+static enum kiln_rc add_dev(struct plan *pl, const char *name, struct kiln_err *err)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/dev/%s", name);
+    struct stat st;
+    if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
+        return kiln_fail(err, KILN_E_NOTFOUND, "device %s is missing on this host%s", path,
+                         strncmp(name, "nvidia", 6) ? "" : " (is the NVIDIA driver loaded?)");
+    snprintf(pl->dev_names[pl->n_devs++], sizeof(pl->dev_names[0]), "%s", name);
+    return KILN_OK;
+}
+
+enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct kiln_err *err)
+{
+    const char *dd = spec->data_dir ? spec->data_dir : sandbox_data_dir();
+    if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
+        return kiln_fail(err, KILN_E_USAGE, "sandbox: no program to run");
+    if (!spec->policy)
+        return kiln_fail(err, KILN_E_USAGE, "sandbox: no policy named");
+    if (spec->n_inputs > SANDBOX_MAX_INPUTS)
+        return kiln_fail(err, KILN_E_LIMIT, "sandbox: more than %d inputs", SANDBOX_MAX_INPUTS);
+    if (policy_load(dd, spec->policy, &pl->pol, err) != KILN_OK ||
+        policy_compile(&pl->pol, err) != KILN_OK)
+        return err->rc;
+    apply_limits(&pl->lim, &spec->limits, &pl->pol.limits);
+    pl->img = malloc(sizeof(*pl->img));
+    if (!pl->img)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    if (image_load(dd, spec->image ? spec->image : spec->policy, pl->img, err) != KILN_OK) {
+        free(pl->img);
+        pl->img = NULL;
+        return err->rc;
+    }
+    for (size_t i = 0; i < spec->n_inputs; i++) {
+        const char *n = spec->inputs[i].name;
+        if (!n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..") || strlen(n) > 255)
+            return kiln_fail(err, KILN_E_USAGE,
+                             "sandbox: input name '%s' must be one path component",
+                             n ? n : "(null)");
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(spec->inputs[j].name, n))
+                return kiln_fail(err, KILN_E_USAGE, "sandbox: input /in/%s given twice", n);
+        struct stat st;
+        if (!spec->inputs[i].host_path || !realpath(spec->inputs[i].host_path, pl->in_src[i]))
+            return kiln_fail_errno(err, KILN_E_NOTFOUND, "sandbox: input %s",
+                                   spec->inputs[i].host_path ? spec->inputs[i].host_path
+                                                             : "(null)");
+        if (stat(pl->in_src[i], &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+            return kiln_fail(err, KILN_E_USAGE,
+                             "sandbox: input %s must be a regular file or a directory",
+                             pl->in_src[i]);
+    }
+    static const char *const basic[] = {"null", "zero", "full", "random", "urandom"};
+    for (size_t i = 0; i < 5; i++)
+        if (add_dev(pl, basic[i], err) != KILN_OK)
+            return err->rc;
+    if (spec->gpu >= 0) {
+        if (!pl->pol.allow_gpu)
+            return kiln_fail(err, KILN_E_USAGE,
+                             "sandbox: policy %s grants no GPU: use the gpu-run policy",
+                             pl->pol.name);
+        struct gpuinfo gpus[GPUINFO_MAX];
+        size_t n = 0;
+        if (gpuinfo_list("/proc", gpus, &n, err) != KILN_OK)
+            return err->rc;
+        if ((size_t)spec->gpu >= n)
+            return kiln_fail(err, KILN_E_NOTFOUND,
+                             "sandbox: GPU %d does not exist (this host has %zu; see kiln "
+                             "doctor)",
+                             spec->gpu, n);
+        char node[32];
+        snprintf(node, sizeof(node), "nvidia%d", gpus[spec->gpu].minor);
+        if (add_dev(pl, node, err) != KILN_OK || add_dev(pl, "nvidiactl", err) != KILN_OK ||
+            add_dev(pl, "nvidia-uvm", err) != KILN_OK)
+            return err->rc;
+    }
+    /* The environment from scratch: the image's, then the caller's. */
+    size_t n_extra = 0;
+    while (spec->env && spec->env[n_extra])
+        n_extra++;
+    pl->envp = calloc(pl->img->n_env + n_extra + 2, sizeof(char *));
+    if (!pl->envp)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < pl->img->n_env; i++) {
+        const char *eq = strchr(pl->img->env[i], '=');
+        int overridden = 0;
+        for (size_t j = 0; j < n_extra; j++)
+            if (!strncmp(spec->env[j], pl->img->env[i], (size_t)(eq - pl->img->env[i]) + 1))
+                overridden = 1;
+        if (!overridden)
+            pl->envp[k++] = pl->img->env[i];
+    }
+    for (size_t j = 0; j < n_extra; j++) {
+        if (!strchr(spec->env[j], '=') || spec->env[j][0] == '=')
+            return kiln_fail(err, KILN_E_USAGE, "sandbox: env entry '%s' is not NAME=VALUE",
+                             spec->env[j]);
+        pl->envp[k++] = spec->env[j];
+    }
+    if (spec->gpu >= 0)
+        pl->envp[k++] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
+    return KILN_OK;
+}
+
+void sb_plan_free(struct plan *pl)
+{
+    free(pl->envp);
+    if (pl->img) {
+        image_free(pl->img);
+        free(pl->img);
+    }
+    policy_free(&pl->pol);
+}
