@@ -1,6 +1,9 @@
 /*
- * optimize_impl.h - what optimize.c and optimize_jobs.c share (not a public
- * API): the run's state and one candidate's steps.
+ * optimize_impl.h - what the files of `kiln optimize` share (not a public
+ * API): the run's state and one candidate's steps. optimize.c: a new run and
+ * the set-up a resumed one shares; opt_resume.c: `kiln resume`;
+ * opt_candidate.c: one candidate's steps and the loop; optimize_jobs.c: the
+ * loop with --jobs N; opt_finalize.c: held-out check, best.cu, summary.
  *
  * A candidate goes: opt_propose -> opt_write_proposal -> evaluation (or
  * opt_invalid_outcome) -> opt_finish (its record, then its history entry,
@@ -63,6 +66,23 @@ struct opt_run {
 
 /* optimize.c */
 
+/* Seconds on the monotonic clock (progress lines, elapsed_s). */
+double opt_now_s(void);
+
+/* A candidate file's extension for backend `b`: "cu" or "c". */
+const char *opt_ext_of(enum kiln_backend b);
+
+/* hist, sources, verdicts (max_iterations + 1 each), the empty history array. */
+enum kiln_rc opt_alloc_history(struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
+
+/* Session (reference, vendor baseline, --profile), proposer and window. */
+enum kiln_rc opt_open_run(struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
+
+/* Frees everything the run holds (not the run itself). */
+void opt_run_free(struct opt_run *r);
+
+/* opt_candidate.c */
+
 /* Asks the proposer for candidate `it`; *exhausted (and KILN_OK) when it has
  * nothing more. `replaying`: resume rebuilding the proposer's state (no
  * progress line, no message). */
@@ -81,7 +101,16 @@ void opt_invalid_outcome(const struct proposal *p, int it, struct eval_outcome *
 enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, struct eval_outcome *o,
                         struct kiln_err *err) KILN_NODISCARD;
 
+/* The progress line on stderr (none with quiet or json). */
 void opt_progress(struct opt_run *r, int it, const char *stage);
+
+/* Candidates `first`.. up to the budget (a window with --jobs), then opt_finalize(). */
+enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err) KILN_NODISCARD;
+
+/* opt_finalize.c */
+
+/* Held-out check in rank order, best.cu|c, summary.json, report, printed table. */
+enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
 
 /* optimize_jobs.c */
 

@@ -1,0 +1,294 @@
+/*
+ * opt_candidate.c - one candidate in steps (optimize_impl.h): propose, write
+ * its proposal, evaluate (compile, run, verify, score), record it, feed the
+ * proposer back; and the loop that runs them one at a time (--jobs 1;
+ * optimize_jobs.c runs them in a window), then finalizes.
+ */
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "fsutil.h"
+#include "opt_profile.h"
+#include "optimize_impl.h"
+#include "runrec.h"
+#include "session.h"
+
+void opt_progress(struct opt_run *r, int it, const char *stage)
+{
+    if (r->o.quiet || r->o.json)
+        return;
+    char best[64] = "none yet";
+    if (r->best >= 0)
+        snprintf(best, sizeof(best), "%s %.4g ms", r->hist[r->best].id,
+                 r->hist[r->best].geomean_ms);
+    fprintf(stderr, "%s[%d/%d] %-8s best: %-20s %6.1f s%s", r->tty ? "\r\033[K" : "", it,
+            r->o.max_iterations, stage, best, opt_now_s() - r->t0, r->tty ? "" : "\n");
+    fflush(stderr);
+}
+
+static void attempt_feedback(struct opt_attempt *a, const struct eval_outcome *o)
+{
+    size_t off = (size_t)snprintf(a->feedback, sizeof(a->feedback), "%s", o->v.summary);
+    for (size_t k = 0; k < o->compile.nkernels && off < sizeof(a->feedback); k++) {
+        const struct compile_kernel_usage *u = &o->compile.kernels[k];
+        off += (size_t)snprintf(a->feedback + off, sizeof(a->feedback) - off,
+                                "; %s: %d registers, %d B smem, %d B spilled", u->name,
+                                u->registers, u->smem_bytes, u->spill_stores);
+    }
+    if (o->v.status == VERDICT_COMPILE_ERROR && o->compile.diagnostics && off < sizeof(a->feedback))
+        snprintf(a->feedback + off, sizeof(a->feedback) - off, "; compiler: %.500s",
+                 o->compile.diagnostics);
+}
+
+/* Copies a small file of the candidate's scratch into its record. */
+static void keep_file(struct opt_run *r, const char *from_dir, const char *name, const char *id)
+{
+    char path[PATH_MAX + 32], rel[96];
+    snprintf(path, sizeof(path), "%s/%s", from_dir, name);
+    snprintf(rel, sizeof(rel), "candidates/%s/%s", id, name);
+    char *data;
+    size_t len;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (fs_read_file(path, 32u << 20, &data, &len, &e) == KILN_OK) {
+        (void)(runrec_write(&r->rr, rel, data, len, &e) == KILN_OK);
+        free(data);
+    }
+}
+
+static json_t *config_json(const struct opt_attempt *a, const char *src, enum kiln_backend b)
+{
+    json_t *c = json_object();
+    struct candidate *cand = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (!a->has_config || !src || candidate_parse(src, strlen(src), b, &cand, &e))
+        (void)(cand == NULL || (candidate_free(cand), 0));
+    for (size_t i = 0; cand && i < cand->ntunables && i < a->nconfig; i++)
+        json_object_set_new(c, cand->tunables[i].name, json_integer(a->config[i]));
+    candidate_free(cand);
+    return c;
+}
+
+/* Records one finished candidate, then appends its history entry. */
+static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
+                           struct eval_outcome *o, struct kiln_err *err)
+{
+    struct opt_attempt *a = &r->hist[r->n];
+    memset(a, 0, sizeof(*a));
+    snprintf(a->id, sizeof(a->id), "%03d", it);
+    a->status = o->v.status;
+    snprintf(a->stage, sizeof(a->stage), "%s", o->stage);
+    snprintf(a->reason, sizeof(a->reason), "%s", o->v.detail);
+    snprintf(a->note, sizeof(a->note), "%s", p->note);
+    a->geomean_ms = o->v.status == VERDICT_PASS ? o->v.score_ms : 0;
+    a->has_config = p->has_config;
+    a->nconfig = p->nconfig;
+    memcpy(a->config, p->config, sizeof(a->config));
+    attempt_feedback(a, o);
+    r->sources[r->n] = p->source ? strdup(p->source) : NULL;
+    a->source = r->sources[r->n];
+    a->len = p->source ? p->len : 0;
+    if (a->status == VERDICT_PASS) {
+        if (r->best < 0) {
+            a->improved = true;
+        } else {
+            struct verdict *bv = &r->verdicts[r->best];
+            struct stats_score bs = {bv->score_ms, bv->sigma, 1},
+                               ns = {o->v.score_ms, o->v.sigma, 1};
+            a->improved = stats_compare(&bs, &ns, NULL) == 1;
+        }
+    }
+    r->verdicts[r->n] = o->v; /* takes ownership of the cases */
+    memset(&o->v, 0, sizeof(o->v));
+
+    char rel[96], cdir[PATH_MAX];
+    json_t *vj = NULL;
+    enum kiln_rc rc = verdict_to_json(&r->verdicts[r->n], &vj, err);
+    if (rc == KILN_OK) {
+        json_object_set_new(vj, "stage", json_string(a->stage));
+        json_object_set_new(vj, "proposer", json_string(proposer_name(r->prop)));
+        json_object_set_new(vj, "note", json_string(p->note));
+        json_object_set_new(vj, "config", config_json(a, p->source, eval_session_backend(r->s)));
+        json_object_set_new(vj, "turnaround_s", eval_turnaround_json(&o->t));
+        snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", a->id);
+        rc = runrec_write_json(&r->rr, rel, vj, err);
+    }
+    json_decref(vj);
+    if (rc == KILN_OK && o->compile.diagnostics) {
+        snprintf(rel, sizeof(rel), "candidates/%s/compile.log", a->id);
+        rc = runrec_write(&r->rr, rel, o->compile.diagnostics, strlen(o->compile.diagnostics), err);
+    }
+    if (rc == KILN_OK && o->compile.started > 0) {
+        /* When and how it compiled (in a worker with --jobs). */
+        char *cj = NULL;
+        snprintf(rel, sizeof(rel), "candidates/%s/compile.json", a->id);
+        rc = compile_result_to_json(&o->compile, &cj, err);
+        if (rc == KILN_OK)
+            rc = runrec_write(&r->rr, rel, cj, strlen(cj), err);
+        free(cj);
+    }
+    eval_session_candidate_dir(r->s, a->id, false, cdir, sizeof(cdir));
+    char run_out[PATH_MAX + 8];
+    snprintf(run_out, sizeof(run_out), "%s/run", cdir);
+    keep_file(r, run_out, "timings.json", a->id);
+    keep_file(r, run_out, "status.json", a->id);
+    keep_file(r, run_out, "log.txt", a->id);
+    /* --profile: a new best is profiled while its scratch still exists. */
+    json_t *prof = rc == KILN_OK
+                       ? opt_profile_on_record(r->op, a->id, a->improved, cdir, o->compile.artifact)
+                       : NULL;
+    struct kiln_err ignore;
+    kiln_err_clear(&ignore);
+    (void)(fs_remove_tree(cdir, &ignore) == KILN_OK); /* big outputs: not kept */
+    if (rc != KILN_OK) {
+        json_decref(prof);
+        return rc;
+    }
+
+    if (a->improved)
+        r->best = (int)r->n;
+    r->n++;
+    json_t *h =
+        json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:f, s:f}", "iteration", it,
+                  "candidate", a->id, "proposer", proposer_name(r->prop), "note", p->note, "status",
+                  verdict_status_name(a->status), "stage", a->stage, "reason", a->reason,
+                  "improved", a->improved, "best", r->best >= 0 ? r->hist[r->best].id : NULL,
+                  "geomean_ms", a->geomean_ms, "elapsed_s", opt_now_s() - r->t0);
+    if (!h) {
+        json_decref(prof);
+        return kiln_fail(err, KILN_E_NOMEM, "history entry");
+    }
+    if (prof)
+        json_object_set_new(h, "profile", prof);
+    if (p->cost_usd >= 0)
+        json_object_set_new(h, "cost_usd", json_real(p->cost_usd));
+    if (p->prompt_tokens >= 0)
+        json_object_set_new(h, "tokens",
+                            json_pack("{s:I, s:I}", "prompt", (json_int_t)p->prompt_tokens,
+                                      "completion", (json_int_t)p->completion_tokens));
+    json_array_append_new(r->history, h);
+    return runrec_write_json(&r->rr, "history.json", r->history, err);
+}
+
+/* ---- one candidate in steps (optimize_jobs.c runs them in a window) ---- */
+
+enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct proposal *p,
+                         bool *exhausted, struct kiln_err *err)
+{
+    const struct workload *wl = eval_session_workload(r->s);
+    enum wl_file sf =
+        eval_session_backend(r->s) == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
+    struct opt_state st = {.wl = wl,
+                           .backend = eval_session_backend(r->s),
+                           .start_source = wl->files[sf].data,
+                           .start_len = wl->files[sf].len,
+                           .best = r->best >= 0 ? &r->hist[r->best] : NULL,
+                           .history = r->hist,
+                           .nhistory = r->n,
+                           .reference = eval_session_reference_outcome(r->s),
+                           .iteration = it,
+                           .max_iterations = r->o.max_iterations,
+                           .profile = opt_profile_text(r->op)};
+    if (!replaying)
+        opt_progress(r, it, "propose");
+    enum kiln_rc rc = proposer_propose(r->prop, &st, p, err);
+    if (rc == KILN_E_NOTFOUND) {
+        *exhausted = true;
+        if (!r->o.quiet && !r->o.json && !replaying)
+            fprintf(stderr, "%skiln: stopping early: %s\n", r->tty ? "\n" : "", err->msg);
+        kiln_err_clear(err);
+        return KILN_OK;
+    }
+    return rc;
+}
+
+enum kiln_rc opt_write_proposal(struct opt_run *r, int it, const struct proposal *p,
+                                struct kiln_err *err)
+{
+    char id[8], rel[96];
+    snprintf(id, sizeof(id), "%03d", it);
+    enum kiln_rc rc = KILN_OK;
+    if (p->exchange) {
+        snprintf(rel, sizeof(rel), "candidates/%s/exchange.json", id);
+        rc = runrec_write(&r->rr, rel, p->exchange, strlen(p->exchange), err);
+    }
+    if (rc == KILN_OK && p->source) {
+        snprintf(rel, sizeof(rel), "candidates/%s/candidate.%s", id,
+                 opt_ext_of(eval_session_backend(r->s)));
+        rc = runrec_write(&r->rr, rel, p->source, p->len, err);
+    }
+    return rc;
+}
+
+void opt_invalid_outcome(const struct proposal *p, int it, struct eval_outcome *o)
+{
+    char id[8];
+    snprintf(id, sizeof(id), "%03d", it);
+    memset(o, 0, sizeof(*o));
+    verdict_init(&o->v, id);
+    verdict_fail(&o->v, VERDICT_COMPILE_ERROR, "%s", p->invalid);
+    verdict_finish(&o->v, NULL);
+    snprintf(o->stage, sizeof(o->stage), "propose");
+}
+
+enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, struct eval_outcome *o,
+                        struct kiln_err *err)
+{
+    enum kiln_rc rc = record(r, it, p, o, err);
+    if (rc == KILN_OK)
+        proposer_feedback(r->prop, p, r->hist[r->n - 1].status == VERDICT_PASS,
+                          r->hist[r->n - 1].improved);
+    return rc;
+}
+
+static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, struct kiln_err *err)
+{
+    struct proposal p;
+    enum kiln_rc rc = opt_propose(r, it, false, &p, exhausted, err);
+    if (rc != KILN_OK || *exhausted)
+        return rc;
+    char id[8];
+    snprintf(id, sizeof(id), "%03d", it);
+    rc = opt_write_proposal(r, it, &p, err);
+    struct eval_outcome o;
+    memset(&o, 0, sizeof(o));
+    if (rc == KILN_OK && p.invalid[0]) {
+        opt_invalid_outcome(&p, it, &o);
+    } else if (rc == KILN_OK) {
+        opt_progress(r, it, "evaluate");
+        rc = eval_session_run(r->s, id, p.source, p.len, p.has_config ? p.config : NULL, &o, err);
+    }
+    if (rc == KILN_OK)
+        rc = opt_finish(r, it, &p, &o, err);
+    eval_outcome_free(&o);
+    proposal_free(&p);
+    return rc;
+}
+
+enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    bool exhausted = false;
+    if (r->op) {
+        /* --profile: from here on profiles run (the starting kernel's first,
+         * when nothing passed yet); replayed records were read back. */
+        char ref_dir[PATH_MAX];
+        eval_session_candidate_dir(r->s, "reference", false, ref_dir, sizeof(ref_dir));
+        const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
+        rc = opt_profile_go_live(r->op, r->best >= 0, ref_dir, ref ? ref->compile.artifact : "",
+                                 err);
+    }
+    if (opt_jobs(r) > 1 || r->win.n > 0)
+        rc = opt_loop_jobs(r, first, err); /* --jobs N: optimize_jobs.c */
+    else
+        for (int it = first; rc == KILN_OK && !exhausted && it <= r->o.max_iterations; it++)
+            rc = one_iteration(r, it, &exhausted, err);
+    if (rc == KILN_OK)
+        rc = opt_finalize(r, err);
+    return rc;
+}

@@ -1,0 +1,290 @@
+/*
+ * opt_finalize.c - the end of a run: the held-out check of the best
+ * candidates in rank order, best.cu|c with the winning configuration pinned,
+ * summary.json, the report (heatmap.svg, report.html), the printed table.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidate.h"
+#include "commands.h"
+#include "opt_given.h"
+#include "optimize_impl.h"
+#include "rank.h"
+#include "runrec.h"
+#include "session.h"
+
+/* best.cu: the best source with its tunables' defaults set to the values
+ * that won, so the file alone reproduces the result. */
+static char *pin_config(const char *src, const struct opt_attempt *a, enum kiln_backend b)
+{
+    struct candidate *cand = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    char *out = strdup(src);
+    if (!out || !a->has_config || candidate_parse(src, strlen(src), b, &cand, &e) != KILN_OK)
+        return out;
+    for (size_t t = 0; t < cand->ntunables && t < a->nconfig; t++) {
+        /* Find the directive's line and replace what follows its last '='. */
+        char *line = out;
+        for (int l = 1; l < cand->tunables[t].line && line; l++) {
+            line = strchr(line, '\n');
+            line = line ? line + 1 : NULL;
+        }
+        if (!line)
+            continue;
+        char *eol = strchr(line, '\n');
+        char *eq = NULL;
+        for (char *q = line; q < (eol ? eol : line + strlen(line)); q++)
+            if (*q == '=')
+                eq = q;
+        if (!eq)
+            continue;
+        char val[32];
+        snprintf(val, sizeof(val), "= %lld", (long long)a->config[t]);
+        size_t head = (size_t)(eq - out), tail = eol ? strlen(eol) : 0;
+        char *n = malloc(head + strlen(val) + tail + 1);
+        if (!n)
+            break;
+        memcpy(n, out, head);
+        memcpy(n + head, val, strlen(val));
+        memcpy(n + head + strlen(val), eol ? eol : "", tail + 1);
+        free(out);
+        out = n;
+    }
+    candidate_free(cand);
+    return out;
+}
+
+static json_t *medians_json(const struct eval_medians *m)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; m && i < m->n; i++)
+        json_object_set_new(o, m->cases[i].name, json_real(m->cases[i].ms));
+    return o;
+}
+
+static json_t *case_ms_json(const struct verdict *v)
+{
+    /* Median per case over its input sets' medians (for the heatmap). */
+    json_t *o = json_object();
+    for (size_t i = 0; i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        if (!c->timed || !c->scored)
+            continue;
+        double sum = 0;
+        int n = 0;
+        for (size_t j = 0; j < v->ncases; j++)
+            if (v->cases[j].timed && !strcmp(v->cases[j].name, c->name)) {
+                sum += log(v->cases[j].timing.median);
+                n++;
+            }
+        json_object_set_new(o, c->name, json_real(exp(sum / n)));
+    }
+    return o;
+}
+
+/* The order in which opt_finalize() tries candidates on the held-out cases:
+ * the ranking, with every pass allowed to rank. */
+static enum kiln_rc held_out_order(const struct opt_run *r, struct rank_entry **order,
+                                   struct kiln_err *err)
+{
+    *order = NULL;
+    if (r->n == 0)
+        return KILN_OK;
+    struct verdict *v = malloc(r->n * sizeof(*v));
+    if (!v)
+        return kiln_fail(err, KILN_E_NOMEM, "finalize: out of memory");
+    memcpy(v, r->verdicts, r->n * sizeof(*v)); /* shallow: only read by the ranking */
+    for (size_t i = 0; i < r->n; i++)
+        if (v[i].status == VERDICT_PASS)
+            v[i].reverified = true;
+    enum kiln_rc rc = rank_verdicts(v, r->n, NULL, order, err);
+    free(v);
+    return rc;
+}
+
+/* A ratio or JSON null when there is none (0 in C), never 0.0. */
+static json_t *ratio_or_null(double x)
+{
+    return x > 0 ? json_real(x) : json_null();
+}
+
+/* summary.json's "baseline": the vendor baseline's kind, status, reason and
+ * per-case medians, plus their geometric mean over the performance cases
+ * ("geomean_ms", null unless every one has a time). */
+static json_t *baseline_summary_json(const struct opt_run *r, const json_t *perf_cases)
+{
+    const struct eval_baseline *b = eval_session_baseline_result(r->s);
+    struct eval_baseline none;
+    memset(&none, 0, sizeof(none));
+    none.kind = eval_session_workload(r->s)->baseline;
+    json_t *j = eval_baseline_json(b ? b : &none);
+    double lsum = 0;
+    size_t n = 0, want = json_array_size(perf_cases);
+    for (size_t i = 0; b && i < want; i++)
+        for (size_t k = 0; k < b->medians.n; k++)
+            if (!strcmp(b->medians.cases[k].name,
+                        json_string_value(json_array_get(perf_cases, i)))) {
+                lsum += log(b->medians.cases[k].ms);
+                n++;
+            }
+    if (j)
+        json_object_set_new(j, "geomean_ms",
+                            n > 0 && n == want ? json_real(exp(lsum / (double)n)) : json_null());
+    return j;
+}
+
+enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
+{
+    opt_progress(r, (int)r->n, "finalize");
+    const struct workload *wl = eval_session_workload(r->s);
+    enum kiln_backend b = eval_session_backend(r->s);
+    /* Held-out check in rank order (the order summary.json reports, noise-
+     * aware: within noise the earlier candidate keeps its place), counting
+     * passes that await re-verification as eligible since this check is
+     * their re-verification. A failure there eliminates the candidate and
+     * the next one is checked (at most three). */
+    int best = -1;
+    struct rank_entry *order = NULL;
+    enum kiln_rc orc = held_out_order(r, &order, err);
+    if (orc != KILN_OK)
+        return orc;
+    for (size_t k = 0, tries = 0; k < r->n && tries < 3 && best < 0; k++) {
+        int cand = (int)order[k].index;
+        if (r->verdicts[cand].status != VERDICT_PASS)
+            continue;
+        if (r->verdicts[cand].reverified) { /* checked before an interruption */
+            best = cand;
+            break;
+        }
+        tries++;
+        struct eval_outcome held;
+        memset(&held, 0, sizeof(held));
+        enum kiln_rc rc = eval_session_held_out(
+            r->s, r->hist[cand].id, r->sources[cand], r->hist[cand].len,
+            r->hist[cand].has_config ? r->hist[cand].config : NULL, &held, err);
+        if (rc != KILN_OK) {
+            eval_outcome_free(&held);
+            free(order);
+            return rc;
+        }
+        struct eval_outcome vis;
+        memset(&vis, 0, sizeof(vis));
+        vis.v = r->verdicts[cand];
+        snprintf(vis.stage, sizeof(vis.stage), "pass");
+        eval_session_apply_held_out(&vis, &held);
+        r->verdicts[cand] = vis.v;
+        if (vis.v.status != VERDICT_PASS) {
+            r->hist[cand].status = vis.v.status;
+            snprintf(r->hist[cand].stage, sizeof(r->hist[cand].stage), "held_out");
+            snprintf(r->hist[cand].reason, sizeof(r->hist[cand].reason), "%s", vis.v.detail);
+        } else {
+            best = cand;
+        }
+        eval_outcome_free(&held);
+    }
+    free(order);
+    struct rank_entry *rank = NULL;
+    enum kiln_rc rc = rank_verdicts(r->verdicts, r->n, NULL, &rank, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (r->n && rank[0].place == 1 && r->verdicts[rank[0].index].reverified)
+        best = (int)rank[0].index;
+
+    const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
+    json_t *cases = json_array();
+    for (size_t c = 0; c < wl->ncases; c++)
+        if (wl->cases[c].kind == WL_CASE_PERFORMANCE && (wl->cases[c].backends & b))
+            json_array_append_new(cases, json_string(wl->cases[c].name));
+    json_t *cands = json_array(), *ranking = json_array();
+    for (size_t i = 0; i < r->n; i++) {
+        const struct verdict *v = &r->verdicts[i];
+        json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:o}", "id", r->hist[i].id, "status",
+                               verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage,
+                               "reason", r->hist[i].reason, "geomean_ms",
+                               v->status == VERDICT_PASS ? v->score_ms : 0.0,
+                               "speedup_vs_reference", v->speedup_ref, "case_ms", case_ms_json(v));
+        if (cj)
+            json_object_set_new(cj, "speedup_vs_baseline", ratio_or_null(v->speedup_vendor));
+        json_array_append_new(cands, cj);
+        const struct verdict *rv = &r->verdicts[rank[i].index];
+        json_array_append_new(ranking,
+                              json_pack("{s:s, s:i, s:s, s:s}", "candidate",
+                                        r->hist[rank[i].index].id, "place", rank[i].place, "status",
+                                        verdict_status_name(rv->status), "reason", rank[i].reason));
+    }
+    free(rank);
+    json_t *bestj = json_null();
+    if (best >= 0) {
+        const struct verdict *v = &r->verdicts[best];
+        bestj = json_pack("{s:s, s:f, s:f, s:o, s:f, s:s, s:s}", "candidate", r->hist[best].id,
+                          "geomean_ms", v->score_ms, "speedup_vs_reference", v->speedup_ref,
+                          "speedup_vs_baseline", ratio_or_null(v->speedup_vendor),
+                          "fraction_of_floor", v->sol, "held_out", "pass", "summary", v->summary);
+        char *pinned = pin_config(r->sources[best], &r->hist[best], b);
+        char name[16];
+        snprintf(name, sizeof(name), "best.%s", opt_ext_of(b));
+        if (pinned)
+            rc = runrec_write(&r->rr, name, pinned, strlen(pinned), err);
+        free(pinned);
+    }
+    char runname[32];
+    snprintf(runname, sizeof(runname), "run-%03d", r->rr.number);
+    int generated = r->generated || wl->provenance == WL_PROVENANCE_MODEL;
+    json_t *summary = json_pack(
+        "{s:s, s:s, s:s, s:b, s:o, s:o, s:f, s:o, s:o, s:o, s:I}", "run", runname, "workload",
+        wl->name, "backend", kiln_backend_name(b), "reference_generated_by_model", generated,
+        "perf_cases", cases, "reference_ms", medians_json(ref ? &ref->medians : NULL),
+        "reference_geomean_ms", ref ? ref->v.score_ms : 0.0, "best", bestj, "candidates", cands,
+        "ranking", ranking, "held_out_seed", (json_int_t)eval_session_secret_seed(r->s));
+    if (summary)
+        json_object_set_new(summary, "baseline",
+                            baseline_summary_json(r, json_object_get(summary, "perf_cases")));
+    if (rc == KILN_OK && !summary)
+        rc = kiln_fail(err, KILN_E_NOMEM, "summary.json");
+    if (summary)
+        opt_given_add_json(&r->given, summary);
+    if (rc == KILN_OK)
+        rc = runrec_write_json(&r->rr, "summary.json", summary, err);
+    if (rc == KILN_OK)
+        rc = report_write_run(&r->rr, err);
+    if (rc == KILN_OK && r->o.json)
+        json_dumpf(summary, stdout, JSON_INDENT(2)), putchar('\n');
+    if (rc == KILN_OK && !r->o.json) {
+        if (r->tty && !r->o.quiet)
+            fputc('\n', stderr);
+        printf("kiln optimize %s (%s): %zu candidates, results in %s\n", wl->name,
+               kiln_backend_name(b), r->n, r->rr.dir);
+        if (generated)
+            printf("  reference generated by the model: not an independent oracle\n");
+        printf("  %-4s %-18s %-9s %12s %9s  %s\n", "id", "status", "stage", "geomean ms",
+               "vs start", "note");
+        if (ref)
+            printf("  %-4s %-18s %-9s %12.4f %9s  %s\n", "ref", "pass", "-", ref->v.score_ms,
+                   "1.00x", "the starting kernel");
+        for (size_t i = 0; i < r->n; i++) {
+            const struct verdict *v = &r->verdicts[i];
+            char g[32] = "-", sp[32] = "-";
+            if (v->status == VERDICT_PASS) {
+                snprintf(g, sizeof(g), "%.4f", v->score_ms);
+                if (v->speedup_ref > 0)
+                    snprintf(sp, sizeof(sp), "%.2fx", v->speedup_ref);
+            }
+            printf("  %-4s %-18s %-9s %12s %9s  %s%s\n", r->hist[i].id,
+                   verdict_status_name(r->hist[i].status), r->hist[i].stage, g, sp,
+                   (int)i == best ? "BEST " : "",
+                   r->hist[i].status == VERDICT_PASS ? r->hist[i].note : r->hist[i].reason);
+        }
+        if (best >= 0)
+            printf("best: candidate %s, %s; written to %s/best.%s\n", r->hist[best].id,
+                   r->verdicts[best].summary, r->rr.dir, opt_ext_of(b));
+        else
+            printf("no candidate passed every check (see %s/report.html)\n", r->rr.dir);
+    }
+    json_decref(summary);
+    return rc;
+}
