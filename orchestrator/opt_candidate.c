@@ -63,13 +63,16 @@ static void keep_file(struct opt_run *r, const char *from_dir, const char *name,
 static json_t *config_json(const struct opt_attempt *a, const char *src, enum kiln_backend b)
 {
     json_t *c = json_object();
+    if (!c || !a->has_config || !src)
+        return c;
+    /* The tunables' names come from the source; a source that does not
+     * parse gives an empty object (its failure is recorded elsewhere). */
     struct candidate *cand = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (!a->has_config || !src || candidate_parse(src, strlen(src), b, &cand, &e))
-        (void)(cand == NULL || (candidate_free(cand), 0));
-    for (size_t i = 0; cand && i < cand->ntunables && i < a->nconfig; i++)
-        json_object_set_new(c, cand->tunables[i].name, json_integer(a->config[i]));
+    if (candidate_parse(src, strlen(src), b, &cand, &e) == KILN_OK)
+        for (size_t i = 0; i < cand->ntunables && i < a->nconfig; i++)
+            json_object_set_new(c, cand->tunables[i].name, json_integer(a->config[i]));
     candidate_free(cand);
     return c;
 }
@@ -282,6 +285,8 @@ enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err)
         const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
         rc = opt_profile_go_live(r->op, r->best >= 0, ref_dir, ref ? ref->compile.artifact : "",
                                  err);
+        if (rc != KILN_OK)
+            return rc;
     }
     if (opt_jobs(r) > 1 || r->win.n > 0)
         rc = opt_loop_jobs(r, first, err); /* --jobs N: optimize_jobs.c */

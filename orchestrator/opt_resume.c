@@ -93,7 +93,6 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
         json_error_t je;
         json_t *vj = json_loadb(text, len, 0, &je);
         free(text);
-        json_t *cfg = json_incref(json_object_get(vj, "config"));
         const char *note = jstr(vj, "note");
         char notebuf[512];
         snprintf(notebuf, sizeof(notebuf), "%s", note ? note : "");
@@ -135,7 +134,6 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
             }
             proposal_free(&again);
         }
-        json_decref(cfg);
         /* opt_finish() rewrites the same files with the same content. */
         if (rc == KILN_OK)
             rc = opt_finish(&r, (int)i + 1, &p, &o, err);

@@ -5,10 +5,12 @@
  * program are in sandbox_child.c, the filesystem init builds in
  * sandbox_fs.c; what they share is in sandbox_impl.h.
  *
- *   kiln (caller, trusted)        reads status/stdout/stderr/tar pipes
- *    `- setup   (host PID ns)     cgroup; drops to an unprivileged uid; new
- *        |                        user/mount/net/ipc/uts/cgroup namespaces
- *        `- init (PID 1)          mounts, pivot_root; reaps orphans; names
+ *   kiln (caller, trusted)        creates the cgroup and moves init into it;
+ *    |                            reads status/stdout/stderr/tar pipes
+ *    `- setup   (host PID ns)     drops to an unprivileged uid; new
+ *        |                        user/mount/net/ipc/uts namespaces
+ *        `- init (PID 1)          a cgroup namespace (once in the cgroup);
+ *            |                    mounts, pivot_root; reaps orphans; names
  *            |                    refused syscalls; enforces the timeout;
  *            |                    packs /out into the tar pipe
  *            `- program           rlimits, caps, no_new_privs, seccomp, exec
