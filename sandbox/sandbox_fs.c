@@ -75,10 +75,13 @@ static void mount_tmpfs(const struct plan *pl, const char *rel, long long size, 
 {
     char opts[160];
     STEP(pl, mkdirs(rel) == 0, "create %s", what);
-    snprintf(opts, sizeof(opts), "size=%lld,nr_inodes=16384,mode=%s,huge=within_size", size, mode);
-    if (huge && mount("tmpfs", rel, "tmpfs", flags, opts) == 0)
-        return;
-    STEP(pl, !huge || errno == EINVAL, "mount %s (tmpfs %s)", what, opts);
+    if (huge) {
+        snprintf(opts, sizeof(opts), "size=%lld,nr_inodes=16384,mode=%s,huge=within_size", size,
+                 mode);
+        if (mount("tmpfs", rel, "tmpfs", flags, opts) == 0)
+            return;
+        STEP(pl, errno == EINVAL, "mount %s (tmpfs %s)", what, opts);
+    }
     snprintf(opts, sizeof(opts), "size=%lld,nr_inodes=16384,mode=%s", size, mode);
     STEP(pl, mount("tmpfs", rel, "tmpfs", flags, opts) == 0, "mount %s (tmpfs %s)", what, opts);
 }
