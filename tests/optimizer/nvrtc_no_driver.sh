@@ -16,10 +16,11 @@ __attribute__((constructor)) static void loaded(void) { fputs("FAKE-LIBCUDA-LOAD
 int cuInit(unsigned flags) { (void)flags; fputs("FAKE-CUINIT\n", stderr); return 100; }
 C
 "$cc" -shared -fPIC -o "$dir/libcuda.so.1" "$dir/fake.c" || { echo "FAIL: building the stand-in"; exit 1; }
-# The stand-in is loadable: a plain dlopen by name finds it (else the test proves nothing).
-python3 - "$dir/libcuda.so.1" <<'PY' 2>"$dir/probe.err" || { cat "$dir/probe.err"; echo "FAIL: stand-in not loadable"; exit 1; }
-import ctypes, sys
-ctypes.CDLL(sys.argv[1])
+# A plain dlopen("libcuda.so.1") by name, with the same library path, finds
+# the stand-in (else the test proves nothing).
+LD_LIBRARY_PATH=$dir python3 - <<'PY' 2>"$dir/probe.err" || { cat "$dir/probe.err"; echo "FAIL: stand-in not loadable by name"; exit 1; }
+import ctypes
+ctypes.CDLL("libcuda.so.1")
 PY
 grep -q FAKE-LIBCUDA-LOADED "$dir/probe.err" || { echo "FAIL: stand-in does not announce itself"; exit 1; }
 LD_LIBRARY_PATH=$dir "$nvrtc" -arch=sm_90 -o "$dir/out.cubin" "$src" -DBLOCK=256 -DITEMS=1 \
