@@ -1,14 +1,10 @@
 # The harness: evaluator/HARNESS.md. Included from evaluator/CMakeLists.txt.
 #
-# kiln_harness_plan: the plan document and the CPU trampoline generator, for
-# the trusted parent. kiln-harness-cpu / kiln-harness-cuda: the programs that
-# run inside the sandbox. They compile their helpers in directly and link
-# jansson statically, so they need nothing beyond libc, libm, libdl (and
+# kiln-harness-cpu / kiln-harness-cuda: the programs that run inside the
+# sandbox, from harness/ (in-sandbox code only) plus the format codecs both
+# sides share (the plan, tensors, .npy) and three files of base/. They
+# compile their helpers in directly and link jansson statically, so they need nothing beyond libc, libm, libdl (and
 # libcuda.so.1 from the driver for the CUDA one).
-
-add_library(kiln_harness_plan STATIC harness_plan.c harness_plan_baseline.c cpu_trampoline.c)
-target_include_directories(kiln_harness_plan PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(kiln_harness_plan PUBLIC kiln_eval kiln_base PkgConfig::JANSSON m)
 
 find_library(KILN_JANSSON_STATIC NAMES libjansson.a)
 if(KILN_JANSSON_STATIC)
@@ -28,14 +24,14 @@ set(KILN_HARNESS_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/npy.c
     ${CMAKE_CURRENT_SOURCE_DIR}/npy_io.c
     ${CMAKE_CURRENT_SOURCE_DIR}/tensor.c
-    ${CMAKE_SOURCE_DIR}/orchestrator/error.c
-    ${CMAKE_SOURCE_DIR}/orchestrator/fdio.c
-    ${CMAKE_SOURCE_DIR}/orchestrator/json_nesting.c)
+    ${CMAKE_SOURCE_DIR}/base/error.c
+    ${CMAKE_SOURCE_DIR}/base/fdio.c
+    ${CMAKE_SOURCE_DIR}/base/json_nesting.c)
 
 function(kiln_harness_binary name)
   add_executable(${name} ${ARGN} ${KILN_HARNESS_SOURCES})
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-                             ${CMAKE_CURRENT_SOURCE_DIR}/harness ${CMAKE_SOURCE_DIR}/orchestrator
+                             ${CMAKE_CURRENT_SOURCE_DIR}/harness ${CMAKE_SOURCE_DIR}/base
                              ${JANSSON_INCLUDE_DIRS})
   target_link_libraries(${name} PRIVATE ${_hx_jansson} ${CMAKE_DL_LIBS} m)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})

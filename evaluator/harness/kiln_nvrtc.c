@@ -6,7 +6,7 @@
  *
  * usage: kiln-nvrtc -arch=sm_XX -o OUT.cubin SOURCE.cu [-DNAME=VALUE...]
  *
- * The options match what orchestrator/compile.c gives nvcc: the arch, the
+ * The options match what pipeline/compile.c gives nvcc: the arch, the
  * -D flags, ptxas -v (resource usage, parsed by kiln), and the toolkit's
  * include directory (nvcc searches it too). The compile log goes to stderr
  * as nvcc's diagnostics would; exit 0 with OUT written, 1 when the source

@@ -9,7 +9,7 @@ int main(int argc, char **argv)
 #if defined(__SANITIZE_ADDRESS__)
 /* An ASan build's harness runs in the gpu-run sandbox, whose seccomp policy
  * refuses the clone LeakSanitizer makes at exit. ASAN_OPTIONS overrides
- * this: tests/harness runs the harness unsandboxed with leak checks on. */
+ * this: tests/evaluator_harness runs the harness unsandboxed with leak checks on. */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
 {

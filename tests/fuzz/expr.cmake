@@ -1,1 +1,1 @@
-kiln_fuzz_target(expr SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_expr.c LIBS kiln_parse)
+kiln_fuzz_target(expr SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_expr.c LIBS kiln_evaluator)

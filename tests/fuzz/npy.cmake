@@ -1,1 +1,1 @@
-kiln_fuzz_target(npy SOURCES ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_npy.c LIBS kiln_eval)
+kiln_fuzz_target(npy SOURCES ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_npy.c LIBS kiln_evaluator)

@@ -7,7 +7,7 @@
 set -u
 : "${KILN_BIN:?KILN_BIN is not set (run through ctest)}"
 : "${KILN_SOURCE_DIR:?KILN_SOURCE_DIR is not set (run through ctest)}"
-FIX="$KILN_SOURCE_DIR/tests/pipeline/fixtures"
+FIX="$KILN_SOURCE_DIR/tests/pipeline_cli/fixtures"
 # Timing runs are kept short: the tests judge outcomes, not speed.
 FAST=(--warmups 1 --iterations 5)
 export KILN_DATA_DIR="$KILN_SOURCE_DIR"

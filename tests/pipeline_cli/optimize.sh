@@ -2,7 +2,7 @@
 # optimize.sh CASE - `kiln optimize`, `kiln resume` and `kiln report` end to
 # end on the cpu backend with saxpy:
 #   tune              the embedded tuner, the run record, best.c, report
-#   llm               the llm proposer against tests/llm/fake_server.py, then
+#   llm               the llm proposer against tests/orchestrator_llm/fake_server.py, then
 #                     replay of that run
 #   resume_candidate  kill -9 after the first candidate, resume
 #   resume_baseline   kill -9 while the starting kernel is timed, resume
@@ -164,7 +164,7 @@ tune)
         fail "heatmap.svg is not well-formed XML"
     ;;
 llm)
-    python3 "$KILN_SOURCE_DIR/tests/llm/fake_server.py" "$T/port" &
+    python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
     _kiln_bg_pids+=($!)
     wait_for 10 test -s "$T/port" || fail "the fake server did not start"
     url="http://127.0.0.1:$(cat "$T/port")/v1"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # generate.sh CASE - `kiln optimize --description` end to end on the cpu
-# backend, the model being tests/llm/fake_server.py (scenarios wlgen_*):
+# backend, the model being tests/orchestrator_llm/fake_server.py (scenarios wlgen_*):
 #   good    a good workload at the first attempt, the llm proposer on it, the
 #           mark everywhere (final table, run.json, summary.json, report.html,
 #           kiln report, kiln eval, kiln workload check), then the run replayed
@@ -20,7 +20,7 @@ KEY=sk-test-secret-123
 
 start_server()
 {
-    python3 "$KILN_SOURCE_DIR/tests/llm/fake_server.py" "$T/port" &
+    python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
     _kiln_bg_pids+=($!)
     wait_for 10 test -s "$T/port" || fail "the fake server did not start"
     url="http://127.0.0.1:$(cat "$T/port")/v1"

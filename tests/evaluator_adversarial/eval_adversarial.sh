@@ -13,7 +13,7 @@ fi
 work=$(mktemp -d /tmp/kiln-adv-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail=0
-for f in "$src"/tests/adversarial/*.cu; do
+for f in "$src"/tests/evaluator_adversarial/*.cu; do
     name=$(basename "$f" .cu)
     want=$(sed -n 's|^// kiln-eval-expect: *||p' "$f")
     [ -n "$want" ] || { echo "FAIL: $name has no kiln-eval-expect line"; fail=1; continue; }

@@ -38,7 +38,7 @@ SAXPY_MIX = ["good:2", "malformed", "missing", "nocompile", "500", "good:8", "40
 LIFETIME_S = 900  # a backstop only: it also stops when its parent dies; loaded CI machines are slow
 
 # The wlgen_* scenarios answer `kiln optimize --description ... --backend cpu`
-# (tests/pipeline/generate.sh): a tiny axpy workload with a kernel.c, broken
+# (tests/pipeline_cli/generate.sh): a tiny axpy workload with a kernel.c, broken
 # in one way per scenario. Candidate requests of the same model get the
 # workload's kernel with another UNROLL.
 WLGEN_KEYS = ["inputs_py", "kernel_c", "kernel_cu", "rationale", "reference_py", "workload_json"]

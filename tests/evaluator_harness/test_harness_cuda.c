@@ -1,6 +1,6 @@
 /*
  * The CUDA harness end to end on the GPU (label gpu): every candidate in
- * tests/adversarial/NAME.cu is compiled with nvcc -cubin -arch=sm_90, run by
+ * tests/evaluator_adversarial/NAME.cu is compiled with nvcc -cubin -arch=sm_90, run by
  * kiln-harness-cuda on the saxpy plan, and must produce exactly the outcome
  * its "// kiln-expect:" line states (and "// kiln-expect-noreload:" with
  * module reloading off). Exits 77 when there is no GPU.
@@ -194,7 +194,7 @@ static void run_candidate(const char *name, bool reload, const char *want, const
             d->smem = e->smem;
         }
     assert_int_equal(fx_write_inputs(&f, &p), 0);
-    snprintf(src, sizeof(src), "%s/tests/adversarial/%s.cu", getenv("KILN_SOURCE_DIR"), name);
+    snprintf(src, sizeof(src), "%s/tests/evaluator_adversarial/%s.cu", getenv("KILN_SOURCE_DIR"), name);
     snprintf(cmd, sizeof(cmd), "%s -cubin -arch=sm_90 -o %s/candidate.cubin %s",
              getenv("KILN_NVCC"), f.in, src);
     assert_int_equal(system(cmd), 0);
@@ -211,7 +211,7 @@ static void adversarial_candidates(void **state)
     for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
         char src[1024];
         struct expect e;
-        snprintf(src, sizeof(src), "%s/tests/adversarial/%s.cu", getenv("KILN_SOURCE_DIR"),
+        snprintf(src, sizeof(src), "%s/tests/evaluator_adversarial/%s.cu", getenv("KILN_SOURCE_DIR"),
                  candidates[i]);
         read_expect(src, &e);
         run_candidate(candidates[i], true, e.reload, &e);
@@ -232,7 +232,7 @@ static void timings_of_good_kernel(void **state)
     fx_saxpy_plan(&p, HB_CUDA);
     assert_int_equal(fx_write_inputs(&f, &p), 0);
     snprintf(cmd, sizeof(cmd),
-             "%s -cubin -arch=sm_90 -o %s/candidate.cubin %s/tests/adversarial/saxpy_good.cu",
+             "%s -cubin -arch=sm_90 -o %s/candidate.cubin %s/tests/evaluator_adversarial/saxpy_good.cu",
              getenv("KILN_NVCC"), f.in, getenv("KILN_SOURCE_DIR"));
     assert_int_equal(system(cmd), 0);
     int st = fx_run(&f, getenv("KILN_HARNESS_CUDA"), &p);

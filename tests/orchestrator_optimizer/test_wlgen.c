@@ -1,6 +1,6 @@
 /* test_wlgen.c - the parser of a generated workload (wlgen_reply.h) and the
  * prompt that asks for one (wlgen.h). The end-to-end generation, its checks
- * and its record are tested by tests/pipeline/generate.sh. */
+ * and its record are tested by tests/pipeline_cli/generate.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

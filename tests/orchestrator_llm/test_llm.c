@@ -1,5 +1,5 @@
 /*
- * test_llm.c - llm_chat against tests/llm/fake_server.py on 127.0.0.1.
+ * test_llm.c - llm_chat against tests/orchestrator_llm/fake_server.py on 127.0.0.1.
  *
  * main() starts the server (python3, standard library only) on an ephemeral
  * port and kills it at the end; the server also exits by itself when this

@@ -1,0 +1,50 @@
+#!/bin/sh
+# The direction rule as a test (orchestrator/README.md): a folder may include
+# headers only from the folders below it.
+#   base/                   nothing else
+#   sandbox/, evaluator/    base/ (and themselves)
+#   pipeline/               base/, sandbox/, evaluator/
+#   orchestrator/, service/ anything above
+# A header is attributed to the folder that holds it; an include that names
+# a header of a folder above the includer fails the test, naming both.
+set -eu
+src=${KILN_SOURCE_DIR:?KILN_SOURCE_DIR is not set}
+cd "$src"
+
+owner() { # header name -> the folders holding a file of that name
+    for d in base sandbox evaluator pipeline orchestrator service; do
+        [ -d "$d" ] || continue
+        find "$d" -name "$1" -type f | grep -q . && printf '%s ' "$d"
+    done
+}
+forbidden_for() {
+    case "$1" in
+    base) echo "sandbox evaluator pipeline orchestrator service" ;;
+    sandbox | evaluator) echo "pipeline orchestrator service" ;;
+    pipeline) echo "orchestrator service" ;;
+    *) echo "" ;;
+    esac
+}
+
+bad=0
+for layer in base sandbox evaluator pipeline; do
+    forbidden=$(forbidden_for "$layer")
+    for f in $(find "$layer" -name '*.[ch]' -o -name '*.cu' | sort); do
+        for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+            h=$(basename "$h")
+            # A header of the includer's own folder (or base/) wins over a
+            # same-named one above it.
+            [ -n "$(find "$layer" base -name "$h" -type f 2>/dev/null)" ] && continue
+            for o in $(owner "$h"); do
+                for x in $forbidden; do
+                    if [ "$o" = "$x" ]; then
+                        echo "layering: $f includes $h from $o/, which $layer/ must not use" >&2
+                        bad=1
+                    fi
+                done
+            done
+        done
+    done
+done
+[ "$bad" -eq 0 ] || { echo "layering: move the code down a layer or pass the value in from the caller" >&2; exit 1; }
+echo "layering: base < sandbox, evaluator < pipeline < orchestrator, service: ok"
