@@ -194,7 +194,8 @@ static void run_candidate(const char *name, bool reload, const char *want, const
             d->smem = e->smem;
         }
     assert_int_equal(fx_write_inputs(&f, &p), 0);
-    snprintf(src, sizeof(src), "%s/tests/evaluator_adversarial/%s.cu", getenv("KILN_SOURCE_DIR"), name);
+    snprintf(src, sizeof(src), "%s/tests/evaluator_adversarial/%s.cu", getenv("KILN_SOURCE_DIR"),
+             name);
     snprintf(cmd, sizeof(cmd), "%s -cubin -arch=sm_90 -o %s/candidate.cubin %s",
              getenv("KILN_NVCC"), f.in, src);
     assert_int_equal(system(cmd), 0);
@@ -211,8 +212,8 @@ static void adversarial_candidates(void **state)
     for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
         char src[1024];
         struct expect e;
-        snprintf(src, sizeof(src), "%s/tests/evaluator_adversarial/%s.cu", getenv("KILN_SOURCE_DIR"),
-                 candidates[i]);
+        snprintf(src, sizeof(src), "%s/tests/evaluator_adversarial/%s.cu",
+                 getenv("KILN_SOURCE_DIR"), candidates[i]);
         read_expect(src, &e);
         run_candidate(candidates[i], true, e.reload, &e);
         if (e.noreload[0])
@@ -231,9 +232,10 @@ static void timings_of_good_kernel(void **state)
     assert_int_equal(fx_init(&f), 0);
     fx_saxpy_plan(&p, HB_CUDA);
     assert_int_equal(fx_write_inputs(&f, &p), 0);
-    snprintf(cmd, sizeof(cmd),
-             "%s -cubin -arch=sm_90 -o %s/candidate.cubin %s/tests/evaluator_adversarial/saxpy_good.cu",
-             getenv("KILN_NVCC"), f.in, getenv("KILN_SOURCE_DIR"));
+    snprintf(
+        cmd, sizeof(cmd),
+        "%s -cubin -arch=sm_90 -o %s/candidate.cubin %s/tests/evaluator_adversarial/saxpy_good.cu",
+        getenv("KILN_NVCC"), f.in, getenv("KILN_SOURCE_DIR"));
     assert_int_equal(system(cmd), 0);
     int st = fx_run(&f, getenv("KILN_HARNESS_CUDA"), &p);
     assert_true(WIFEXITED(st));
