@@ -6,7 +6,7 @@
 
 #include "candidate.h"
 #include "plan.h"
-#include "../parsers/fixtures.h"
+#include "../evaluator_parsers/fixtures.h"
 
 static struct workload *saxpy(void)
 {
