@@ -26,7 +26,8 @@ set(KILN_HARNESS_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/tensor.c
     ${CMAKE_SOURCE_DIR}/base/error.c
     ${CMAKE_SOURCE_DIR}/base/fdio.c
-    ${CMAKE_SOURCE_DIR}/base/json_nesting.c)
+    ${CMAKE_SOURCE_DIR}/base/json_nesting.c
+    ${CMAKE_SOURCE_DIR}/base/json_strict.c)
 
 function(kiln_harness_binary name)
   add_executable(${name} ${ARGN} ${KILN_HARNESS_SOURCES})

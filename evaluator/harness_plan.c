@@ -1,6 +1,6 @@
 #include "harness_plan.h"
 
-#include "json_nesting.h"
+#include "json_strict.h"
 #include "harness_plan_baseline.h"
 
 #include <errno.h>
@@ -258,17 +258,9 @@ enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err
 static enum kiln_rc check_keys(json_t *obj, const char *what, const char *const *allowed,
                                struct kiln_err *err)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v)
-    {
-        bool ok = false;
-        for (const char *const *a = allowed; *a; a++)
-            ok = ok || strcmp(key, *a) == 0;
-        if (!ok)
-            return kiln_fail(err, KILN_E_PARSE, "plan: %s: unknown key \"%.64s\"", what, key);
-    }
-    return KILN_OK;
+    char where[96];
+    snprintf(where, sizeof(where), "plan: %s", what);
+    return json_strict_keys(obj, where, allowed, NULL, err);
 }
 
 static enum kiln_rc get_string(json_t *obj, const char *key, const char *what, char *dst,
@@ -627,18 +619,13 @@ enum kiln_rc harness_plan_parse(const void *buf, size_t len, struct harness_plan
                                 struct kiln_err *err)
 {
     harness_plan_init(plan);
-    if (len > HARNESS_PLAN_MAX_BYTES)
-        return kiln_fail(err, KILN_E_LIMIT, "plan: %zu bytes (at most %u)", len,
-                         HARNESS_PLAN_MAX_BYTES);
-    if (memchr(buf, '\0', len))
-        return kiln_fail(err, KILN_E_PARSE, "plan: NUL byte in the document");
-    if (!json_nesting_ok(buf, len, HARNESS_PLAN_MAX_DEPTH, NULL))
-        return kiln_fail(err, KILN_E_LIMIT, "plan: nested deeper than %d", HARNESS_PLAN_MAX_DEPTH);
-    json_error_t jerr;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return kiln_fail(err, KILN_E_PARSE, "plan: line %d: %s", jerr.line, jerr.text);
-    enum kiln_rc rc = parse_root(root, plan, err);
+    static const struct json_strict_rules rules = {.max_bytes = HARNESS_PLAN_MAX_BYTES,
+                                                   .max_depth = HARNESS_PLAN_MAX_DEPTH};
+    json_t *root;
+    enum kiln_rc rc = json_strict_parse("plan", buf, len, &rules, &root, err);
+    if (rc)
+        return rc;
+    rc = parse_root(root, plan, err);
     json_decref(root);
     if (rc != KILN_OK)
         harness_plan_free(plan);

@@ -1,4 +1,5 @@
 #include "hstatus.h"
+#include "json_strict.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -21,27 +22,12 @@ static int take_str(json_t *obj, const char *key, bool required, char *dst, size
     return 0;
 }
 
-static int only_keys(json_t *obj, const char *const *allowed)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v)
-    {
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            ok |= strcmp(*a, key) == 0;
-        if (!ok)
-            return -1;
-    }
-    return 0;
-}
-
 static enum kiln_rc parse_case(json_t *c, size_t i, struct hstatus_case *out, struct kiln_err *err)
 {
     static const char *const ckeys[] = {"case", "status", "failure", NULL};
     static const char *const fkeys[] = {"kind",   "phase",      "set",    "run",
                                         "tensor", "cuda_error", "detail", NULL};
-    if (!json_is_object(c) || only_keys(c, ckeys) ||
+    if (!json_is_object(c) || json_strict_unknown_key(c, ckeys) ||
         take_str(c, "case", true, out->name, sizeof(out->name)) ||
         take_str(c, "status", true, out->status, sizeof(out->status)))
         return kiln_fail(err, KILN_E_REJECTED, "status.json: cases[%zu] is malformed", i);
@@ -52,7 +38,7 @@ static enum kiln_rc parse_case(json_t *c, size_t i, struct hstatus_case *out, st
     if (!f)
         return KILN_OK;
     json_t *run = json_object_get(f, "run");
-    if (!json_is_object(f) || only_keys(f, fkeys) ||
+    if (!json_is_object(f) || json_strict_unknown_key(f, fkeys) ||
         take_str(f, "kind", true, out->kind, sizeof(out->kind)) ||
         take_str(f, "phase", true, out->phase, sizeof(out->phase)) ||
         take_str(f, "set", false, out->set, sizeof(out->set)) ||
@@ -74,7 +60,7 @@ static enum kiln_rc parse_phases(json_t *o, struct hstatus_phases *ph, struct ki
                                         "timing",  "outputs", "total", NULL};
     double *dst[] = {&ph->context,     &ph->layout, &ph->read,    &ph->upload,
                      &ph->correctness, &ph->timing, &ph->outputs, &ph->total};
-    if (!json_is_object(o) || only_keys(o, pkeys))
+    if (!json_is_object(o) || json_strict_unknown_key(o, pkeys))
         return kiln_fail(err, KILN_E_REJECTED,
                          "status.json: phases_s is not an object of "
                          "the phases in HARNESS.md section 4");
@@ -97,18 +83,16 @@ enum kiln_rc hstatus_parse(const void *buf, size_t len, struct hstatus *out, str
     static const char *const keys[] = {"version", "backend", "device",   "l2_flush",
                                        "status",  "cases",   "phases_s", NULL};
     memset(out, 0, sizeof(*out));
-    if (len > HSTATUS_MAX_BYTES)
-        return kiln_fail(err, KILN_E_LIMIT, "status.json: %zu bytes, more than %u", len,
-                         HSTATUS_MAX_BYTES);
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return kiln_fail(err, KILN_E_REJECTED, "status.json: line %d: %s", je.line, je.text);
-    enum kiln_rc rc = KILN_OK;
+    static const struct json_strict_rules rules = {.max_bytes = HSTATUS_MAX_BYTES,
+                                                   .parse_rc = KILN_E_REJECTED};
+    json_t *root;
+    enum kiln_rc rc = json_strict_parse("status.json", buf, len, &rules, &root, err);
+    if (rc)
+        return rc;
     char st[16];
     json_t *ver = json_object_get(root, "version"), *cases = json_object_get(root, "cases");
     json_t *l2 = json_object_get(root, "l2_flush");
-    if (!json_is_object(root) || only_keys(root, keys) || !json_is_integer(ver) ||
+    if (json_strict_unknown_key(root, keys) || !json_is_integer(ver) ||
         json_integer_value(ver) != 1 || !json_is_boolean(l2) || !json_is_array(cases) ||
         take_str(root, "backend", true, out->backend, sizeof(out->backend)) ||
         take_str(root, "device", true, out->device, sizeof(out->device)) ||

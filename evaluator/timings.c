@@ -3,7 +3,7 @@
  */
 #include "timings.h"
 
-#include "json_nesting.h"
+#include "json_strict.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -180,21 +180,12 @@ static enum kiln_rc parse_root(json_t *root, struct timings *out, struct kiln_er
 enum kiln_rc timings_parse(const void *buf, size_t len, struct timings *out, struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
-    if (len > TIMINGS_MAX_BYTES)
-        return kiln_fail(err, KILN_E_LIMIT, "timings.json is %zu bytes, more than the %u allowed",
-                         len, TIMINGS_MAX_BYTES);
-    size_t at = 0;
-    enum kiln_rc rc = KILN_OK;
-    if (!json_nesting_ok(buf, len, TIMINGS_MAX_DEPTH, &at))
-        rc = kiln_fail(err, KILN_E_LIMIT, "timings.json nests deeper than %d levels at byte %zu",
-                       TIMINGS_MAX_DEPTH, at);
+    static const struct json_strict_rules rules = {.max_bytes = TIMINGS_MAX_BYTES,
+                                                   .max_depth = TIMINGS_MAX_DEPTH};
+    json_t *root;
+    enum kiln_rc rc = json_strict_parse("timings.json", buf, len, &rules, &root, err);
     if (rc)
         return rc;
-    json_error_t jerr;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return kiln_fail(err, KILN_E_PARSE, "timings.json: line %d column %d: %s", jerr.line,
-                         jerr.column, jerr.text);
     rc = parse_root(root, out, err);
     json_decref(root);
     if (rc)

@@ -3,7 +3,7 @@
  */
 #include "verdict.h"
 
-#include "json_nesting.h"
+#include "json_strict.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -643,20 +643,12 @@ enum kiln_rc verdict_from_json(const void *buf, size_t len, struct verdict *out,
                                struct kiln_err *err)
 {
     verdict_init(out, "");
-    if (len > VERDICT_MAX_JSON)
-        return kiln_fail(err, KILN_E_LIMIT, "verdict: %zu bytes, more than the %u allowed", len,
-                         VERDICT_MAX_JSON);
-    enum kiln_rc rc = KILN_OK;
-    if (!json_nesting_ok(buf, len, VERDICT_MAX_DEPTH, NULL))
-        rc =
-            kiln_fail(err, KILN_E_LIMIT, "verdict: nests deeper than %d levels", VERDICT_MAX_DEPTH);
+    static const struct json_strict_rules rules = {.max_bytes = VERDICT_MAX_JSON,
+                                                   .max_depth = VERDICT_MAX_DEPTH};
+    json_t *root;
+    enum kiln_rc rc = json_strict_parse("verdict", buf, len, &rules, &root, err);
     if (rc)
         return rc;
-    json_error_t jerr;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return kiln_fail(err, KILN_E_PARSE, "verdict: line %d column %d: %s", jerr.line,
-                         jerr.column, jerr.text);
     rc = root_from_json(root, out, err);
     json_decref(root);
     if (rc) {

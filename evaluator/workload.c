@@ -1,6 +1,11 @@
 /* workload.c - strict loader for workload directories and workload.json.
  * Every message starts with the file and the JSON path of the field. */
 #include "workload.h"
+#include "json_strict.h"
+
+/* workload.json nests five levels at most; hostile text deeper is refused
+ * before jansson recurses into it. */
+#define WL_MAX_DEPTH 16
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,17 +100,10 @@ static enum kiln_rc want(struct ctx *c, const json_t *j, json_type t, const char
 static enum kiln_rc check_keys(struct ctx *c, json_t *obj, const char *path,
                                const char *const *allowed, const char *const *required)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v)
-    {
-        size_t i = 0;
-        while (allowed[i] && strcmp(allowed[i], key) != 0)
-            i++;
-        if (!allowed[i]) {
-            char q[72];
-            return fail(c, KILN_E_PARSE, path, "unknown key \"%s\"", safe(key, q, sizeof(q)));
-        }
+    const char *key = json_strict_unknown_key(obj, allowed);
+    if (key) {
+        char q[72];
+        return fail(c, KILN_E_PARSE, path, "unknown key \"%s\"", safe(key, q, sizeof(q)));
     }
     for (size_t i = 0; required[i]; i++)
         if (!json_object_get(obj, required[i]))
@@ -823,16 +821,12 @@ enum kiln_rc workload_parse_json(const char *text, size_t len, const char *dirna
     *out = NULL;
     struct ctx c = {.err = err};
     set_file(&c, dirname);
-    if (len > WL_MAX_JSON)
-        return kiln_fail(err, KILN_E_LIMIT, "%s: %zu bytes; the limit is %u", c.file, len,
-                         WL_MAX_JSON);
-    json_error_t jerr;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        char q[120];
-        return kiln_fail(err, KILN_E_PARSE, "%s: line %d column %d: %s", c.file, jerr.line,
-                         jerr.column, safe(jerr.text, q, sizeof(q)));
-    }
+    static const struct json_strict_rules rules = {
+        .max_bytes = WL_MAX_JSON, .max_depth = WL_MAX_DEPTH, .any_top = true};
+    json_t *root;
+    enum kiln_rc jrc = json_strict_parse(c.file, text, len, &rules, &root, err);
+    if (jrc != KILN_OK)
+        return jrc;
     struct workload *w = calloc(1, sizeof(*w));
     if (!w) {
         json_decref(root);

@@ -1,4 +1,5 @@
 #include "llm.h"
+#include "json_strict.h"
 
 #include "fsutil.h"
 
@@ -261,8 +262,11 @@ out:
 static const char *server_message(const char *body, size_t len, const char *key, char *buf,
                                   size_t cap)
 {
-    json_error_t jerr;
-    json_t *root = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    static const struct json_strict_rules rules = {.max_bytes = LLM_ENVELOPE_MAX};
+    struct kiln_err ignored;
+    json_t *root = NULL;
+    if (body)
+        (void)json_strict_parse("error body", body, len, &rules, &root, &ignored);
     json_t *e = json_object_get(root, "error");
     json_t *m = json_is_string(e) ? e : json_object_get(e, "message");
     if (json_is_string(m))
@@ -305,9 +309,12 @@ enum kiln_rc llm_exchange_load(const char *path, json_t **doc, const char **stat
     enum kiln_rc rc = fs_read_file(path, 80u << 20, &text, &len, err);
     if (rc != KILN_OK)
         return rc;
-    json_error_t je;
-    json_t *d = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    static const struct json_strict_rules rules = {.max_bytes = 80u << 20};
+    json_t *d = NULL;
+    rc = json_strict_parse(path, text, len, &rules, &d, err);
     free(text);
+    if (rc != KILN_OK)
+        return rc;
     const char *st = json_string_value(json_object_get(d, "status"));
     if (!d || !st) {
         json_decref(d);

@@ -1,4 +1,5 @@
 #include "llm_reply.h"
+#include "json_strict.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -166,11 +167,13 @@ enum kiln_rc llm_reply_object(const char *content, size_t len, const char *keys,
     if (rc != KILN_OK)
         return rc;
 
-    json_error_t jerr;
-    json_t *root = json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return kiln_fail(err, KILN_E_PARSE, "reply was not valid JSON at line %d column %d: %s",
-                         jerr.line + line_skip, jerr.column, jerr.text);
+    /* The model's answer: any top level, so the message below can say what
+     * it was; line numbers count from the start of the whole reply. */
+    const struct json_strict_rules rules = {
+        .max_bytes = LLM_CONTENT_MAX, .any_top = true, .line_offset = line_skip};
+    json_t *root;
+    if ((rc = json_strict_parse("reply", body, body_len, &rules, &root, err)))
+        return rc;
     if (!json_is_object(root)) {
         rc = kiln_fail(err, KILN_E_REJECTED,
                        "reply must be a JSON object with the keys %s, not a JSON %s", keys,
@@ -277,18 +280,13 @@ enum kiln_rc llm_envelope_parse(const char *body, size_t len, char **content, si
                          LLM_ENVELOPE_MAX);
 
     char snip[SNIPPET_MAX * 4 + 8];
-    json_error_t jerr;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return kiln_fail(err, KILN_E_PARSE,
-                         "the server's reply is not valid JSON at line %d column %d: %s (is "
-                         "--base-url an OpenAI-compatible API?)",
-                         jerr.line, jerr.column, jerr.text);
-    enum kiln_rc rc = KILN_OK;
-    if (!json_is_object(root)) {
-        rc = kiln_fail(err, KILN_E_PARSE, "the server's reply is not a JSON object");
-        goto out;
-    }
+    static const struct json_strict_rules rules = {.max_bytes = LLM_ENVELOPE_MAX};
+    json_t *root;
+    enum kiln_rc rc =
+        json_strict_parse("the server's reply (is --base-url an OpenAI-compatible API?)", body, len,
+                          &rules, &root, err);
+    if (rc)
+        return rc;
     json_t *u = json_object_get(root, "usage");
     if (json_is_object(u)) {
         usage->prompt_tokens = usage_count(u, "prompt_tokens");

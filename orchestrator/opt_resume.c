@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "json_strict.h"
 #include "opt_given.h"
 #include "optimize.h"
 #include "optimize_impl.h"
@@ -90,9 +91,12 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
             (rc = fs_read_file(path, VERDICT_MAX_JSON, &text, &len, err)))
             break;
         /* verdict.json carries kiln's extra keys; strip them for the strict reader. */
-        json_error_t je;
-        json_t *vj = json_loadb(text, len, 0, &je);
+        static const struct json_strict_rules vrules = {.max_bytes = VERDICT_MAX_JSON};
+        json_t *vj = NULL;
+        rc = json_strict_parse(path, text, len, &vrules, &vj, err);
         free(text);
+        if (rc)
+            break;
         const char *note = jstr(vj, "note");
         char notebuf[512];
         snprintf(notebuf, sizeof(notebuf), "%s", note ? note : "");

@@ -1,4 +1,5 @@
 #include "runrec.h"
+#include "json_strict.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -117,15 +118,6 @@ enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t m
     enum kiln_rc rc = runrec_path(rr, rel, path, sizeof(path), err);
     if (rc != KILN_OK)
         return rc;
-    char *text;
-    size_t len;
-    rc = fs_read_file(path, max, &text, &len, err);
-    if (rc != KILN_OK)
-        return rc;
-    json_error_t je;
-    *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    free(text);
-    if (!*out)
-        return kiln_fail(err, KILN_E_PARSE, "%s: line %d: %s", path, je.line, je.text);
-    return KILN_OK;
+    const struct json_strict_rules rules = {.max_bytes = max, .any_top = true};
+    return json_strict_read_file(path, &rules, out, err);
 }

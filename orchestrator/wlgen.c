@@ -1,6 +1,7 @@
 /* wlgen.c - the attempts of `kiln optimize --description`: ask, record,
  * judge like any stranger's workload, feed the problems back. */
 #include "wlgen.h"
+#include "json_strict.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -125,10 +126,11 @@ static enum kiln_rc ask_model(struct gen *g, int k, const char *prompt, json_t *
  * out or claim another author. Returns false with a problem set. */
 static bool mark_generated(struct gen *g, const char *text, size_t len, char **out, size_t *out_len)
 {
-    json_error_t je;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-        problem(g, "parse", "workload.json: line %d column %d: %s", je.line, je.column, je.text);
+    static const struct json_strict_rules rules = {.max_bytes = WL_MAX_JSON, .any_top = true};
+    struct kiln_err je = {0};
+    json_t *root;
+    if (json_strict_parse("workload.json", text, len, &rules, &root, &je) != KILN_OK) {
+        problem(g, "parse", "%s", je.msg);
         return false;
     }
     json_t *p = json_object_get(root, "provenance");
@@ -361,8 +363,10 @@ static enum kiln_rc replay_setup(struct gen *g, struct kiln_err *err)
     kiln_err_clear(&e);
     if (fs_read_file(path, 16u << 20, &text, &len, &e) != KILN_OK)
         return KILN_OK; /* the exchanges are what replay needs */
-    json_error_t je;
-    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    static const struct json_strict_rules rules = {.max_bytes = 16u << 20};
+    json_t *doc = NULL;
+    if (json_strict_parse(path, text, len, &rules, &doc, &e) != KILN_OK)
+        doc = NULL; /* as a missing file: the exchanges are what replay needs */
     free(text);
     const char *d = json_string_value(json_object_get(doc, "description"));
     const char *b = json_string_value(json_object_get(doc, "backend"));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "json_strict.h"
 
 enum kiln_rc compile_result_to_json(const struct compile_result *res, char **out,
                                     struct kiln_err *err)
@@ -33,21 +34,6 @@ enum kiln_rc compile_result_to_json(const struct compile_result *res, char **out
     return *out ? KILN_OK : kiln_fail(err, KILN_E_NOMEM, "compile result as JSON");
 }
 
-static bool only_keys(json_t *obj, const char *const *allowed)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v)
-    {
-        bool ok = false;
-        for (const char *const *a = allowed; *a; a++)
-            ok |= strcmp(*a, key) == 0;
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
 /* A non-negative number of seconds (Unix time or a duration). */
 static bool take_seconds(json_t *doc, const char *key, double *out)
 {
@@ -72,7 +58,7 @@ static bool take_kernel(json_t *kj, struct compile_kernel_usage *k)
     static const char *const keys[] = {"name",         "registers",   "smem_bytes", "stack_bytes",
                                        "spill_stores", "spill_loads", NULL};
     json_t *name = json_object_get(kj, "name");
-    if (!json_is_object(kj) || !only_keys(kj, keys) || !json_is_string(name) ||
+    if (!json_is_object(kj) || json_strict_unknown_key(kj, keys) || !json_is_string(name) ||
         json_string_length(name) >= sizeof(k->name) ||
         strlen(json_string_value(name)) != json_string_length(name))
         return false;
@@ -89,17 +75,14 @@ enum kiln_rc compile_result_from_json(const char *text, size_t len, struct compi
     static const char *const keys[] = {"ok",       "input_sha256", "seconds", "started",
                                        "finished", "diagnostics",  "kernels", NULL};
     memset(res, 0, sizeof(*res));
-    if (len > COMPILE_JSON_MAX)
-        return kiln_fail(err, KILN_E_LIMIT, "compile result: %zu bytes, more than %u", len,
-                         COMPILE_JSON_MAX);
-    json_error_t je;
-    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!doc)
-        return kiln_fail(err, KILN_E_PARSE, "compile result: not JSON: %s (line %d)", je.text,
-                         je.line);
+    static const struct json_strict_rules rules = {.max_bytes = COMPILE_JSON_MAX, .any_top = true};
+    json_t *doc;
+    enum kiln_rc rc = json_strict_parse("compile result", text, len, &rules, &doc, err);
+    if (rc)
+        return rc;
     json_t *ok = json_object_get(doc, "ok"), *diag = json_object_get(doc, "diagnostics");
     json_t *kernels = json_object_get(doc, "kernels"), *hash = json_object_get(doc, "input_sha256");
-    bool good = json_is_object(doc) && only_keys(doc, keys) && json_is_boolean(ok) &&
+    bool good = json_is_object(doc) && !json_strict_unknown_key(doc, keys) && json_is_boolean(ok) &&
                 json_is_string(hash) && json_string_length(hash) == 64 &&
                 strspn(json_string_value(hash), "0123456789abcdef") == 64 &&
                 take_seconds(doc, "seconds", &res->seconds) &&

@@ -1,4 +1,5 @@
 /* image.c - JSON images: read-only host paths, env and cwd of a sandbox. */
+#include "json_strict.h"
 #include "image.h"
 
 #include <dirent.h>
@@ -322,13 +323,16 @@ enum kiln_rc image_load(const char *data_dir, const char *name, struct sandbox_i
         kiln_err_prefix(err, "image %s (ls %s/images for the known ones)", name, data_dir);
         return err->rc;
     }
-    json_error_t je;
-    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    const struct json_strict_rules rules = {.max_bytes = IMAGE_MAX_BYTES};
+    json_t *doc;
+    enum kiln_rc jrc = json_strict_parse(path, text, len, &rules, &doc, err);
     free(text);
-    if (!doc || !json_is_object(doc)) {
+    if (jrc)
+        return jrc;
+    static const char *const keys[] = {"summary", "binds", "env", "cwd", NULL};
+    if ((jrc = json_strict_keys(doc, path, keys, NULL, err)) != KILN_OK) {
         json_decref(doc);
-        return kiln_fail(err, KILN_E_PARSE, "%s:%d: %s", path, je.line,
-                         doc ? "top level must be an object" : je.text);
+        return jrc;
     }
     struct pyfind *py = calloc(1, sizeof(*py));
     int have_py = 0;
@@ -353,10 +357,13 @@ enum kiln_rc image_load(const char *data_dir, const char *name, struct sandbox_i
     {
         const char *p = json_string_value(json_object_get(b, "path"));
         int optional = json_is_true(json_object_get(b, "optional"));
+        static const char *const bkeys[] = {"path", "optional", NULL};
         if (!p) {
             kiln_fail(err, KILN_E_PARSE, "%s: binds[%zu] needs a \"path\"", path, i);
             goto fail;
         }
+        if (json_strict_keys(b, path, bkeys, NULL, err) != KILN_OK)
+            goto fail;
         enum kiln_rc rc = p[0] == '@' ? add_placeholder(im, p, optional, py, &have_py, err)
                                       : add_path(im, p, optional, err);
         if (rc != KILN_OK)

@@ -1,4 +1,5 @@
 /* policy.c - JSON seccomp policies compiled to BPF with libseccomp. */
+#include "json_strict.h"
 #include "policy.h"
 
 #include <errno.h>
@@ -41,16 +42,16 @@ static enum kiln_rc load_json(const char *data_dir, const char *name, char *path
         kiln_err_prefix(err, "policy %s (ls %s/policies for the known ones)", name, data_dir);
         return err->rc;
     }
-    json_error_t je;
-    *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    static const char *const keys[] = {"summary", "fragment", "include",  "gpu",
+                                       "dev_shm", "limits",   "syscalls", NULL};
+    const struct json_strict_rules rules = {.max_bytes = POLICY_MAX_BYTES};
+    enum kiln_rc rc = json_strict_parse(path, text, len, &rules, out, err);
     free(text);
-    if (!*out || !json_is_object(*out)) {
+    if (rc == KILN_OK && (rc = json_strict_keys(*out, path, keys, NULL, err)) != KILN_OK) {
         json_decref(*out);
         *out = NULL;
-        return kiln_fail(err, KILN_E_PARSE, "%s:%d: %s", path, je.line,
-                         je.text[0] ? je.text : "top level must be an object");
     }
-    return KILN_OK;
+    return rc;
 }
 
 static enum kiln_rc parse_u64(const json_t *v, unsigned long long *out)
@@ -118,9 +119,15 @@ static enum kiln_rc check_rule(const char *path, size_t idx, json_t *r, struct k
 {
     const char *name = json_string_value(json_object_get(r, "name"));
     const char *reason = json_string_value(json_object_get(r, "reason"));
+    static const char *const rkeys[] = {"name", "reason", "args", "errno", NULL};
+    static const char *const akeys[] = {"arg", "op", "value", "mask", NULL};
     if (!json_is_object(r) || !name || !reason || !*reason)
         return kiln_fail(err, KILN_E_PARSE,
                          "%s: syscalls[%zu] needs a \"name\" and a one-line \"reason\"", path, idx);
+    char where[4200];
+    snprintf(where, sizeof(where), "%s: syscalls[%zu] (%s)", path, idx, name);
+    if (json_strict_keys(r, where, rkeys, NULL, err) != KILN_OK)
+        return err->rc;
     if (seccomp_syscall_resolve_name(name) == __NR_SCMP_ERROR)
         return kiln_fail(err, KILN_E_PARSE, "%s: syscalls[%zu]: unknown syscall '%s'", path, idx,
                          name);
@@ -135,6 +142,8 @@ static enum kiln_rc check_rule(const char *path, size_t idx, json_t *r, struct k
         json_t *ix = json_object_get(a, "arg");
         const char *op = json_string_value(json_object_get(a, "op"));
         unsigned long long u;
+        if (json_is_object(a) && json_strict_keys(a, where, akeys, NULL, err) != KILN_OK)
+            return err->rc;
         if (!json_is_integer(ix) || json_integer_value(ix) < 0 || json_integer_value(ix) > 5 ||
             !op || parse_u64(json_object_get(a, "value"), &u) != KILN_OK)
             return kiln_fail(err, KILN_E_PARSE,

@@ -72,7 +72,7 @@ static void test_rejects_text_around_json(void **state)
                     "reply must be one JSON object (optionally in a single ```json fence) and "
                     "nothing else; it starts with \"Here is the kernel: ");
     expect_fail_str(GOOD " Hope this helps!", KILN_E_PARSE,
-                    "reply was not valid JSON at line 1 column");
+                    "reply: not valid JSON at line 1 column");
     expect_fail_str("```json\n" GOOD "\n```\nHope this helps!", KILN_E_REJECTED,
                     "does not end with its closing ```");
     expect_fail_str("```python\n" GOOD "\n```", KILN_E_REJECTED, "not ```json followed by");
@@ -94,7 +94,7 @@ static void test_reports_json_position(void **state)
     struct kiln_err err = {0};
     const char *s = "{\"source\": \"x\", \"rationale\": ";
     assert_int_equal(llm_reply_parse(s, strlen(s), &p, &err), KILN_E_PARSE);
-    assert_string_equal(err.msg, "reply was not valid JSON at line 1 column 28: unexpected "
+    assert_string_equal(err.msg, "reply: not valid JSON at line 1 column 28: unexpected "
                                  "token near end of file");
     /* Inside a fence, lines count from the start of the reply. */
     kiln_err_clear(&err);
@@ -198,7 +198,8 @@ static void test_deep_nesting_is_an_error_not_a_crash(void **state)
     memset(s + n, ']', n);
     s[2 * n] = '\0';
     s[0] = '{';
-    expect_fail_str(s, KILN_E_PARSE, "not valid JSON");
+    /* Refused by the nesting cap before jansson recurses. */
+    expect_fail_str(s, KILN_E_LIMIT, "nested deeper than 32 levels");
     free(s);
 }
 
@@ -252,8 +253,10 @@ static void expect_envelope_fail(const char *body, enum kiln_rc rc, const char *
 static void test_envelope_bad(void **state)
 {
     (void)state;
-    expect_envelope_fail("", KILN_E_PARSE, "the server's reply is not valid JSON");
-    expect_envelope_fail("[]", KILN_E_PARSE, "not a JSON object");
+    expect_envelope_fail(
+        "", KILN_E_PARSE,
+        "the server's reply (is --base-url an OpenAI-compatible API?): not valid JSON");
+    expect_envelope_fail("[]", KILN_E_PARSE, "the top level must be an object");
     expect_envelope_fail("{}", KILN_E_PARSE, "no \"choices\" array");
     expect_envelope_fail("{\"choices\":[]}", KILN_E_PARSE, "no \"choices\" array");
     expect_envelope_fail("{\"error\":{\"message\":\"overloaded\"}}", KILN_E_PARSE,
