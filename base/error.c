@@ -37,6 +37,8 @@ const char *kiln_strerror(enum kiln_rc rc)
         return "timed out";
     case KILN_E_NOTFOUND:
         return "not found";
+    case KILN_E_CANCELLED:
+        return "cancelled";
     }
     return "unknown error code";
 }

@@ -30,6 +30,7 @@ enum kiln_rc {
     KILN_E_CHILD = 11,      /* a child process failed */
     KILN_E_TIMEOUT = 12,    /* a time limit expired */
     KILN_E_NOTFOUND = 13,   /* a named thing does not exist */
+    KILN_E_CANCELLED = 14,  /* stopped on the user's request (SIGINT, SIGTERM) */
 };
 
 #define KILN_ERR_MSG_MAX 512

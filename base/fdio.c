@@ -21,3 +21,25 @@ int fd_write_all(int fd, const void *data, size_t len)
     }
     return 0;
 }
+
+int fd_copy_all(int in, int out, long long max)
+{
+    char buf[1 << 16];
+    long long total = 0;
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            return 0;
+        if (max >= 0 && total + n > max) {
+            errno = EFBIG;
+            return -1;
+        }
+        if (fd_write_all(out, buf, (size_t)n) != 0)
+            return -1;
+        total += n;
+    }
+}

@@ -12,4 +12,9 @@
  * set (EIO if write(2) wrote nothing without saying why). */
 int fd_write_all(int fd, const void *data, size_t len);
 
+/* Copies `in` to `out` from their current offsets until end of file; at
+ * most `max` bytes when max >= 0 (more is an error: the copy is cut, -1 with
+ * errno EFBIG). 0 on success, else -1 with errno set. */
+int fd_copy_all(int in, int out, long long max);
+
 #endif

@@ -72,3 +72,10 @@ int cli_parse_long(const char *s, long min, long max, long *out)
     *out = v;
     return 0;
 }
+
+int cli_exit_status(enum kiln_rc rc)
+{
+    if (rc == KILN_E_USAGE || rc == KILN_E_NOTFOUND)
+        return KILN_EXIT_USAGE;
+    return rc == KILN_E_CANCELLED ? KILN_EXIT_INTERRUPTED : KILN_EXIT_FAIL;
+}

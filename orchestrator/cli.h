@@ -14,7 +14,18 @@
 
 #include "error.h"
 
-enum { KILN_EXIT_OK = 0, KILN_EXIT_FAIL = 1, KILN_EXIT_USAGE = 2 };
+enum {
+    KILN_EXIT_OK = 0,
+    KILN_EXIT_FAIL = 1,          /* the job's own failure */
+    KILN_EXIT_USAGE = 2,         /* usage or environment error */
+    KILN_EXIT_TIMEOUT = 124,     /* kiln sandbox: the program ran out of time (as timeout(1)) */
+    KILN_EXIT_SIGNAL_BASE = 128, /* kiln sandbox: 128 + N, the program was killed by signal N */
+    KILN_EXIT_INTERRUPTED = 130, /* stopped by SIGINT or SIGTERM (128 + SIGINT) */
+};
+
+/* The exit status for a job that failed with `rc`: usage/environment,
+ * interrupted, or the job's own failure. */
+int cli_exit_status(enum kiln_rc rc);
 
 struct kiln_cmd {
     const char *name;

@@ -6,6 +6,7 @@
 #include <sys/random.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "evaluate.h"
 #include "session.h"
@@ -15,11 +16,11 @@
 
 struct eval_cli {
     const char *workload, *candidate, *work, *junit;
-    const char *input_cases, *reference; /* given data (given.h) */
+    const char *reference; /* given data (given.h) */
     enum kiln_backend backend;
     enum compile_tool compiler;
-    int gpu, warmups, iterations, json, hot, keep, no_reference, no_baseline, timeout_s;
-    long seed;
+    int warmups, iterations, json, hot, keep, no_reference, no_baseline;
+    struct cli_common common; /* --gpu, --seed, --timeout, --input-cases, --executor */
 };
 
 static void print_table(const struct eval_outcome *o, const char *title)
@@ -146,18 +147,19 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"backend", required_argument, NULL, 'b'},
-                                         {"gpu", required_argument, NULL, 'g'},
+                                         CLI_OPTS_GPU,
                                          {"json", no_argument, NULL, 'j'},
                                          {"junit", required_argument, NULL, 'J'},
                                          {"work", required_argument, NULL, 'w'},
-                                         {"seed", required_argument, NULL, 's'},
+                                         CLI_OPTS_SEED,
                                          {"warmups", required_argument, NULL, 'W'},
                                          {"iterations", required_argument, NULL, 'i'},
                                          {"hot", no_argument, NULL, 'H'},
                                          {"no-reference", no_argument, NULL, 'R'},
                                          {"no-baseline", no_argument, NULL, 'B'},
-                                         {"timeout", required_argument, NULL, 'T'},
-                                         {"input-cases", required_argument, NULL, 'I'},
+                                         CLI_OPTS_TIMEOUT,
+                                         CLI_OPTS_INPUTS,
+                                         CLI_OPTS_EXECUTOR,
                                          {"reference", required_argument, NULL, 'F'},
                                          {"compiler", required_argument, NULL, 'C'},
                                          {0, 0, 0, 0}};
@@ -171,11 +173,6 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
             if (!(o->backend = kiln_backend_from_name(optarg)))
                 return cli_usage_error("eval", "unknown backend '%s' (cuda or cpu)", optarg);
             break;
-        case 'g':
-            if (cli_parse_long(optarg, 0, GPUINFO_MAX - 1, &v))
-                return cli_usage_error("eval", "--gpu needs a GPU index, got '%s'", optarg);
-            o->gpu = (int)v;
-            break;
         case 'j':
             o->json = 1;
             break;
@@ -184,10 +181,6 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
             break;
         case 'w':
             o->work = optarg;
-            break;
-        case 's':
-            if (cli_parse_long(optarg, 0, 1L << 52, &o->seed))
-                return cli_usage_error("eval", "--seed needs a number, got '%s'", optarg);
             break;
         case 'W':
         case 'i':
@@ -205,14 +198,6 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
         case 'B':
             o->no_baseline = 1;
             break;
-        case 'T':
-            if (cli_parse_long(optarg, 1, 86400, &v))
-                return cli_usage_error("eval", "--timeout needs seconds, got '%s'", optarg);
-            o->timeout_s = (int)v;
-            break;
-        case 'I':
-            o->input_cases = optarg;
-            break;
         case 'F':
             o->reference = optarg;
             break;
@@ -220,10 +205,16 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
             if (!compile_tool_from_name(optarg, &o->compiler))
                 return cli_usage_error("eval", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
             break;
+        default:
+            if (cli_common_option("eval", c, optarg, &o->common) < 0)
+                return KILN_EXIT_USAGE;
+            break;
         }
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (cli_common_check("eval", &o->common) < 0)
+        return KILN_EXIT_USAGE;
     if (argc - optind != 2)
         return cli_usage_error("eval", "needs WORKLOAD and CANDIDATE");
     o->workload = argv[optind];
@@ -233,27 +224,35 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
 
 int cmd_eval(int argc, char **argv)
 {
-    struct eval_cli o = {.gpu = 0, .seed = 1};
+    struct eval_cli o = {.common = {.seed = 1}};
     int st = parse_args(argc, argv, &o);
     if (st >= 0)
         return st;
     struct kiln_err err;
     kiln_err_clear(&err);
+    struct slurm_runner slurm;
+    static volatile sig_atomic_t cancel;
+    const struct sbexec_runner *runner = NULL;
+    if (cli_common_executor(&o.common, "kiln-eval", &slurm, &cancel, &runner, &err) != KILN_OK) {
+        cli_report("eval", &err);
+        return KILN_EXIT_USAGE;
+    }
     struct eval_session *s = NULL;
     struct eval_session_opts so = {.workload = o.workload,
                                    .backend = o.backend,
-                                   .gpu = o.gpu,
+                                   .gpu = o.common.gpu,
                                    .work_dir = o.work,
-                                   .seed = (uint64_t)o.seed,
+                                   .seed = o.common.seed,
                                    .warmups = o.warmups,
                                    .iterations = o.iterations,
                                    .hot = o.hot,
-                                   .run_timeout_ms = 1000LL * o.timeout_s,
+                                   .run_timeout_ms = 1000LL * o.common.timeout_s,
                                    .candidate_hint = o.candidate,
                                    .compiler = o.compiler,
                                    .verbose = !o.json,
-                                   .input_cases = o.input_cases,
-                                   .reference = o.reference};
+                                   .input_cases = o.common.input_cases,
+                                   .reference = o.reference,
+                                   .runner = runner};
     char *src = NULL;
     size_t len = 0;
     int status = KILN_EXIT_USAGE;
@@ -280,6 +279,7 @@ int cmd_eval(int argc, char **argv)
             goto fail;
         json_object_set_new(doc, "stage", json_string(out.stage));
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out.t));
+        json_object_set_new(doc, "ran_as", out.where[0] ? json_string(out.where) : json_null());
         json_object_set_new(doc, "backend",
                             json_string(kiln_backend_name(eval_session_backend(s))));
         if (have_held)
@@ -307,6 +307,8 @@ int cmd_eval(int argc, char **argv)
         char line[600];
         eval_turnaround_line(&out.t, line, sizeof(line));
         printf("  turnaround: %s\n", line);
+        if (out.where[0])
+            printf("  ran as: %s\n", out.where);
         if (have_held)
             printf("  held-out check (fresh inputs, secret seed, unseen sizes): %s%s%s\n",
                    verdict_status_name(held.v.status), held.v.detail[0] ? ": " : "", held.v.detail);
@@ -321,7 +323,8 @@ int cmd_eval(int argc, char **argv)
     goto done;
 fail:
     cli_report("eval", &err);
-    status = KILN_EXIT_USAGE;
+    /* kiln could not reach a verdict: an environment error, or interrupted. */
+    status = err.rc == KILN_E_CANCELLED ? KILN_EXIT_INTERRUPTED : KILN_EXIT_USAGE;
 done:
     eval_outcome_free(&out);
     eval_outcome_free(&held);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "gpuinfo.h"
 #include "optimize.h"
@@ -20,15 +21,16 @@ int cmd_optimize(int argc, char **argv)
                                          {"model", required_argument, NULL, 'm'},
                                          {"base-url", required_argument, NULL, 'u'},
                                          {"replay", required_argument, NULL, 'r'},
-                                         {"input-cases", required_argument, NULL, 'I'},
+                                         CLI_OPTS_INPUTS,
                                          {"reference", required_argument, NULL, 'R'},
                                          {"initial-kernel", required_argument, NULL, 'k'},
-                                         {"gpu", required_argument, NULL, 'g'},
+                                         CLI_OPTS_GPU,
                                          {"backend", required_argument, NULL, 'b'},
                                          {"results", required_argument, NULL, 'o'},
                                          {"jobs", required_argument, NULL, 'j'},
                                          {"compiler", required_argument, NULL, 'C'},
-                                         {"seed", required_argument, NULL, 's'},
+                                         CLI_OPTS_SEED,
+                                         CLI_OPTS_EXECUTOR,
                                          {"iterations", required_argument, NULL, 'i'},
                                          {"warmups", required_argument, NULL, 'W'},
                                          {"env-file", required_argument, NULL, 'e'},
@@ -37,7 +39,8 @@ int cmd_optimize(int argc, char **argv)
                                          {"json", no_argument, NULL, 'J'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("optimize");
-    struct opt_options o = {.seed = 1, .argc = argc, .argv = argv};
+    struct opt_options o = {.argc = argc, .argv = argv};
+    struct cli_common common = {.seed = 1};
     const char *description = NULL;
     int done = 0, c;
     long v;
@@ -74,19 +77,11 @@ int cmd_optimize(int argc, char **argv)
         case 'r':
             o.replay_dir = optarg;
             break;
-        case 'I':
-            o.input_cases = optarg;
-            break;
         case 'R':
             o.reference = optarg;
             break;
         case 'k':
             o.initial_kernel = optarg;
-            break;
-        case 'g':
-            if (cli_parse_long(optarg, 0, GPUINFO_MAX - 1, &v))
-                return cli_usage_error("optimize", "--gpu needs a GPU index, got '%s'", optarg);
-            o.gpu = (int)v;
             break;
         case 'b':
             if (!(o.backend = kiln_backend_from_name(optarg)))
@@ -103,11 +98,6 @@ int cmd_optimize(int argc, char **argv)
         case 'C':
             if (!compile_tool_from_name(optarg, &o.compiler))
                 return cli_usage_error("optimize", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
-            break;
-        case 's':
-            if (cli_parse_long(optarg, 0, 1L << 52, &v))
-                return cli_usage_error("optimize", "--seed needs a number, got '%s'", optarg);
-            o.seed = (uint64_t)v;
             break;
         case 'i':
         case 'W':
@@ -128,10 +118,19 @@ int cmd_optimize(int argc, char **argv)
         case 'J':
             o.json = true;
             break;
+        default:
+            if (cli_common_option("optimize", c, optarg, &common) < 0)
+                return KILN_EXIT_USAGE;
+            break;
         }
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (cli_common_check("optimize", &common) < 0)
+        return KILN_EXIT_USAGE;
+    o.gpu = common.gpu;
+    o.seed = common.seed;
+    o.input_cases = common.input_cases;
     if (description && argc - optind != 0)
         return cli_usage_error("optimize", "give either a WORKLOAD or --description TEXT (the "
                                            "model writes the workload), not both");
@@ -150,10 +149,17 @@ int cmd_optimize(int argc, char **argv)
         return cli_usage_error("optimize", "--proposer replay needs --replay RUN_DIR");
     if (o.proposer && !strcmp(o.proposer, "llm") && !o.model)
         return cli_usage_error("optimize", "--proposer llm needs --model NAME");
-    curl_global_init(CURL_GLOBAL_DEFAULT);
     char run_dir[PATH_MAX] = "";
     struct kiln_err err;
     kiln_err_clear(&err);
+    struct slurm_runner slurm;
+    static volatile sig_atomic_t cancel;
+    if (cli_common_executor(&common, "kiln-optimize", &slurm, &cancel, &o.runner, &err) !=
+        KILN_OK) {
+        cli_report("optimize", &err);
+        return KILN_EXIT_USAGE;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
     enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);
     curl_global_cleanup();
     if (rc != KILN_OK) {
@@ -161,7 +167,7 @@ int cmd_optimize(int argc, char **argv)
         if (run_dir[0])
             fprintf(stderr, "kiln: the run so far is in %s (kiln resume %s continues it)\n",
                     run_dir, run_dir);
-        return rc == KILN_E_USAGE || rc == KILN_E_NOTFOUND ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+        return cli_exit_status(rc);
     }
     return KILN_EXIT_OK;
 }

@@ -1,4 +1,5 @@
 /* cmd_sandbox.c - `kiln sandbox`: run any command in a kiln sandbox. */
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "slurm.h"
 #include "commands.h"
 #include "sandbox.h"
 
@@ -43,14 +45,15 @@ static int exit_status_of(const struct sandbox_result *r)
     case SANDBOX_EXITED:
         return r->exit_code;
     case SANDBOX_TIMEOUT:
-        return 124; /* as timeout(1) */
+        return KILN_EXIT_TIMEOUT;
     case SANDBOX_REFUSED:
-        return 128 + 31; /* as if killed by SIGSYS */
+        return KILN_EXIT_SIGNAL_BASE + SIGSYS; /* as if killed by SIGSYS */
     case SANDBOX_SIGNALED:
     case SANDBOX_LIMIT:
-        return r->signal ? 128 + r->signal : (r->exit_code ? r->exit_code : 1);
+        return r->signal ? KILN_EXIT_SIGNAL_BASE + r->signal
+                         : (r->exit_code ? r->exit_code : KILN_EXIT_FAIL);
     }
-    return 1;
+    return KILN_EXIT_FAIL;
 }
 
 int cmd_sandbox(int argc, char **argv)
@@ -231,4 +234,26 @@ int cmd_sandbox(int argc, char **argv)
     int status = exit_status_of(&res);
     sandbox_result_free(&res);
     return status;
+}
+
+/* `kiln sandbox-exec JOBDIR`: the node's side of --executor slurm. */
+int cmd_sandbox_exec(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION, {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("sandbox-exec");
+    int done = 0;
+    optind = 1;
+    while (cli_getopt(self, argc, argv, "", opts, &done) != -1)
+        ;
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (argc - optind != 1)
+        return cli_usage_error("sandbox-exec", "needs exactly one JOBDIR");
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    if (slurm_node_exec(argv[optind], &err) != KILN_OK) {
+        cli_report("sandbox-exec", &err);
+        return KILN_EXIT_USAGE;
+    }
+    return KILN_EXIT_OK;
 }

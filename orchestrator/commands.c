@@ -1,5 +1,6 @@
 /* commands.c - the subcommand table: the one place a command is added. */
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 
 const struct kiln_cmd kiln_commands[] = {
@@ -165,10 +166,11 @@ const struct kiln_cmd kiln_commands[] = {
      "  --reference FILE   a python script with reference.py's contract, used\n"
      "                     instead of the workload's\n"
      "  --compiler C       cuda: nvcc (default) or nvrtc (kiln-nvrtc: NVRTC in one\n"
-     "                     process, in the narrower nvrtc sandbox; several times faster)\n"
-     "\n"
+     "                     process, in the narrower nvrtc sandbox; several times "
+     "faster)\n" CLI_EXECUTOR_HELP "\n"
      "example:\n"
-     "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu\n",
+     "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu\n"
+     "  kiln eval sgemm my.cu --executor slurm --spool /shared/kiln --partition gpu\n",
      cmd_eval},
     {"report", "regenerate a run's heatmap.svg and report.html",
      "usage: kiln report RUN_DIR\n"
@@ -210,5 +212,18 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln sandbox --policy script --out o.tar -- python3 -c \"import numpy\"\n",
      cmd_sandbox},
+    {"sandbox-exec", "run a step kiln submitted to this node (--executor slurm)",
+     "usage: kiln sandbox-exec JOBDIR\n"
+     "\n"
+     "The node's side of --executor slurm, run by the Slurm job kiln submits: reads\n"
+     "JOBDIR/spec.json (written by the kiln that submitted it), runs it with the\n"
+     "same sandbox, policies and images as a local run, on the GPU Slurm gave the\n"
+     "job, and writes JOBDIR/stream.tar (the sandbox's /out) and JOBDIR/result.json.\n"
+     "The submitting kiln reads both as untrusted data. Not meant to be run by\n"
+     "hand; the node needs kiln installed (README, \"Running on a Slurm cluster\").\n"
+     "\n"
+     "Exit status: 0 the step ran (whatever the program did: result.json says);\n"
+     "2 the spec was refused or the sandbox could not be built.\n",
+     cmd_sandbox_exec},
     {NULL, NULL, NULL, NULL},
 };

@@ -186,7 +186,8 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
                                    .warmups = r->o.warmups,
                                    .iterations = r->o.iterations,
                                    .compiler = r->o.compiler,
-                                   .verbose = !r->o.quiet && !r->o.json};
+                                   .verbose = !r->o.quiet && !r->o.json,
+                                   .runner = r->o.runner};
     /* Given data: always the run's own copies (opt_given.h). */
     so.input_cases = r->given.inputs_copy[0] ? r->given.inputs_copy : NULL;
     so.reference = r->given.reference_copy[0] ? r->given.reference_copy : NULL;

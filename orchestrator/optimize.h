@@ -44,7 +44,8 @@ struct opt_options {
     int warmups, iterations;
     bool quiet, json;
     bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
-    int argc;     /* the command line, for run.json */
+    const struct sbexec_runner *runner; /* where harness runs go (--executor); NULL: here */
+    int argc;                           /* the command line, for run.json */
     char **argv;
 };
 

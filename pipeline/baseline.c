@@ -179,7 +179,8 @@ static enum kiln_rc run_sandboxed(const struct eval_baseline_request *req, const
                               .max_files = 3};
     struct sandbox_input in[] = {{req->harness, "kiln-harness"}, {plan_path, "plan.json"}};
     char *argv[] = {"/in/kiln-harness", "/in/plan.json", NULL};
-    struct sbexec_step step = {.what = "the baseline harness", .rules = &rules, .out_dir = out_dir};
+    struct sbexec_step step = {
+        .runner = req->runner, .what = "the baseline harness", .rules = &rules, .out_dir = out_dir};
     step.spec.policy = "gpu-run";
     step.spec.image = "gpu-run";
     step.spec.inputs = in;

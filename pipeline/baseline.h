@@ -36,6 +36,8 @@ struct eval_baseline {
     double t_run;                /* seconds in the sandbox */
 };
 
+struct sbexec_runner; /* sbexec.h */
+
 struct eval_baseline_request {
     const struct workload *wl;
     enum kiln_backend backend;
@@ -44,7 +46,8 @@ struct eval_baseline_request {
     int gpu;
     int warmups, iterations; /* 0: harness defaults */
     bool hot;
-    long long run_timeout_ms; /* 0: the gpu-run policy's default */
+    long long run_timeout_ms;           /* 0: the gpu-run policy's default */
+    const struct sbexec_runner *runner; /* where the harness runs; NULL: this host */
 };
 
 /* Times the baseline of every performance case of `req->backend`. KILN_OK

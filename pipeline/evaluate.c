@@ -526,8 +526,11 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
                                  {artifact, cuda ? "candidate.cubin" : "candidate.so"},
                                  {cases_dir, "cases"}};
     char *argv[] = {"/in/kiln-harness", "/in/plan.json", NULL};
-    struct sbexec_step step = {
-        .what = "the harness", .rules = &rules, .out_dir = out_dir, .keep_stream = true};
+    struct sbexec_step step = {.runner = req->runner,
+                               .what = "the harness",
+                               .rules = &rules,
+                               .out_dir = out_dir,
+                               .keep_stream = true};
     step.spec.policy = "gpu-run";
     step.spec.image = "gpu-run";
     step.spec.inputs = in;
@@ -573,6 +576,7 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
     }
     if (ran)
         run_parts(&sr, &out->t);
+    snprintf(out->where, sizeof(out->where), "%s", sr.where);
     sbexec_result_free(&sr);
     return rc;
 }

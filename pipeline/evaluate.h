@@ -25,6 +25,8 @@
 #include "verdict.h"
 #include "workload.h"
 
+struct sbexec_runner; /* sbexec.h */
+
 #define EVAL_MAX_CASE_REFS 128
 
 /* Per-case medians of another kernel (the reference kernel, a baseline). */
@@ -68,8 +70,9 @@ struct eval_request {
     const struct eval_medians *baseline;          /* NULL: no vendor baseline timings */
     long long compile_timeout_ms, run_timeout_ms; /* 0: the policies' defaults */
     enum eval_mode mode;
-    enum compile_tool compiler; /* cuda: nvcc (default) or NVRTC */
-    const char *nvrtc;          /* COMPILE_NVRTC: the kiln-nvrtc program */
+    enum compile_tool compiler;         /* cuda: nvcc (default) or NVRTC */
+    const char *nvrtc;                  /* COMPILE_NVRTC: the kiln-nvrtc program */
+    const struct sbexec_runner *runner; /* where the harness runs; NULL: this host */
 };
 
 struct eval_outcome {
@@ -82,6 +85,7 @@ struct eval_outcome {
     size_t nconfig;
     struct eval_turnaround t; /* where the time went (turnaround.h) */
     bool precompiled;         /* the compile result came from compile/result.json */
+    char where[256];          /* where the harness ran, when not on this host ("slurm job ...") */
 };
 
 /*

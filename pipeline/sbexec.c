@@ -33,7 +33,9 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
     struct sandbox_spec spec = step->spec;
     spec.tar_fd = tfd;
     double t0 = now_s();
-    rc = sandbox_run(&spec, &res->sb, err);
+    rc = step->runner ? step->runner->run(step->runner->ctx, step->what, &spec, tfd, &res->sb,
+                                          res->where, sizeof(res->where), err)
+                      : sandbox_run(&spec, &res->sb, err);
     res->sandbox_s = now_s() - t0;
     if (rc != KILN_OK) {
         close(tfd);

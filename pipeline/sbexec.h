@@ -14,9 +14,26 @@
 #include "sandbox.h"
 #include "tar_ingest.h"
 
+/*
+ * Where a step runs. NULL in a step: sandbox_run() on this host. Otherwise
+ * `run` must do what sandbox_run() does somewhere else (pipeline/slurm.h:
+ * a Slurm job running the node's kiln) and hand back the same two things:
+ * the result and /out's tar stream, written to tar_fd. sbexec ingests that
+ * stream exactly as a local one. `where` receives one line naming where it
+ * ran ("slurm job 42 on node n1"); empty when there is nothing to say.
+ */
+struct sbexec_runner {
+    const char *name; /* "slurm" */
+    enum kiln_rc (*run)(void *ctx, const char *what, const struct sandbox_spec *spec, int tar_fd,
+                        struct sandbox_result *res, char *where, size_t where_cap,
+                        struct kiln_err *err);
+    void *ctx;
+};
+
 struct sbexec_step {
-    const char *what;         /* for messages: "inputs.py for case big" */
-    struct sandbox_spec spec; /* tar_fd is set by sbexec_run */
+    const struct sbexec_runner *runner; /* NULL: this host */
+    const char *what;                   /* for messages: "inputs.py for case big" */
+    struct sandbox_spec spec;           /* tar_fd is set by sbexec_run */
     const struct tar_rules *rules;
     const char *out_dir; /* created; receives the accepted files */
     /* Keep the (unnamed, private) stream file open in res->stream_fd, for
@@ -34,6 +51,7 @@ struct sbexec_result {
     int stream_fd;          /* the stream file; nobody else can reach or write it */
     double sandbox_s;       /* sandbox_run: set-up, the program, the tar stream, tear-down */
     double ingest_s;        /* tar_ingest of the stream */
+    char where[256];        /* the runner's line about where it ran; "" when local */
 };
 
 /*

@@ -190,7 +190,8 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
                                .reference = s->have_reference ? &s->ref_medians : NULL,
                                .mode = mode,
                                .compiler = s->opts.compiler,
-                               .nvrtc = s->nvrtc[0] ? s->nvrtc : NULL};
+                               .nvrtc = s->nvrtc[0] ? s->nvrtc : NULL,
+                               .runner = s->opts.runner};
     /* The vendor baseline's medians, once eval_session_baseline timed some. */
     if (s->have_baseline && s->baseline.medians.n)
         req.baseline = &s->baseline.medians;
@@ -254,7 +255,8 @@ enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
                                         .warmups = s->opts.warmups,
                                         .iterations = s->opts.iterations,
                                         .hot = s->opts.hot,
-                                        .run_timeout_ms = s->opts.run_timeout_ms};
+                                        .run_timeout_ms = s->opts.run_timeout_ms,
+                                        .runner = s->opts.runner};
     if (s->opts.verbose && s->wl->baseline != WL_BASELINE_NONE)
         fprintf(stderr, "kiln: timing the vendor baseline (%s)\n",
                 eval_baseline_kind_name(s->wl->baseline));

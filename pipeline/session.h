@@ -27,6 +27,8 @@
  * timed case). */
 #define EVAL_SESSION_PERF_SETS HARNESS_PLAN_MIN_TIMED_SETS
 
+struct sbexec_runner; /* sbexec.h */
+
 struct eval_session_opts {
     const char *workload;      /* directory or built-in name */
     enum kiln_backend backend; /* 0: cuda when a GPU is present and supported, else cpu */
@@ -44,7 +46,8 @@ struct eval_session_opts {
     /* Non-NULL: the digest (given.h) the given data must have, checked
      * before any work (a run's copies, on resume). */
     const char *input_cases_sha256, *reference_sha256;
-    const char *reference_origin; /* how messages name `reference` (NULL: its path) */
+    const char *reference_origin;       /* how messages name `reference` (NULL: its path) */
+    const struct sbexec_runner *runner; /* where harness runs go (sbexec.h); NULL: this host */
 };
 
 struct eval_session;

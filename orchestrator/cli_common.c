@@ -1,0 +1,107 @@
+/* cli_common.c - see cli_common.h. */
+#include "cli_common.h"
+
+#include <string.h>
+
+#include "cli.h"
+#include "gpuinfo.h"
+
+/* A usage error: printed, then -1 for the caller. */
+#define USAGE(...) (cli_usage_error(cmd, __VA_ARGS__), -1)
+
+int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_common *o)
+{
+    long v;
+    switch (opt) {
+    case CLI_OPT_GPU:
+        if (cli_parse_long(arg, 0, GPUINFO_MAX - 1, &v))
+            return USAGE("--gpu needs a GPU index 0..%d, got '%s'", GPUINFO_MAX - 1, arg);
+        o->gpu = (int)v;
+        return 1;
+    case CLI_OPT_SEED:
+        if (cli_parse_long(arg, 0, 1L << 52, &v))
+            return USAGE("--seed needs a number 0..2^52, got '%s'", arg);
+        o->seed = (uint64_t)v;
+        o->seed_set = true;
+        return 1;
+    case CLI_OPT_TIMEOUT:
+        if (cli_parse_long(arg, 1, 86400, &v))
+            return USAGE("--timeout needs 1..86400 seconds, got '%s'", arg);
+        o->timeout_s = v;
+        return 1;
+    case CLI_OPT_INPUT_CASES:
+        o->input_cases = arg;
+        return 1;
+    case CLI_OPT_EXECUTOR:
+        if (!strcmp(arg, "local"))
+            o->executor = CLI_EXEC_LOCAL;
+        else if (!strcmp(arg, "slurm"))
+            o->executor = CLI_EXEC_SLURM;
+        else
+            return USAGE("unknown executor '%s' (local or slurm)", arg);
+        return 1;
+    case CLI_OPT_SPOOL:
+        o->slurm.spool = arg;
+        return 1;
+    case CLI_OPT_PARTITION:
+        o->slurm.partition = arg;
+        return 1;
+    case CLI_OPT_ACCOUNT:
+        o->slurm.account = arg;
+        return 1;
+    case CLI_OPT_SLURM_KILN:
+        o->slurm.node_kiln = arg;
+        return 1;
+    case CLI_OPT_SLURM_GRES:
+        o->slurm.gres = arg;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_common_check(const char *cmd, const struct cli_common *o)
+{
+    bool slurm_opts = o->slurm.spool || o->slurm.partition || o->slurm.account ||
+                      o->slurm.node_kiln || o->slurm.gres;
+    if (o->executor == CLI_EXEC_LOCAL && slurm_opts)
+        return USAGE("--spool, --partition, --account and --slurm-* need "
+                     "--executor slurm");
+    if (o->executor == CLI_EXEC_SLURM && !o->slurm.spool)
+        return USAGE("--executor slurm needs --spool DIR (a directory the "
+                     "compute nodes share with this host)");
+    return 0;
+}
+
+static volatile sig_atomic_t *cancel_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (cancel_flag)
+        *cancel_flag = 1;
+}
+
+enum kiln_rc cli_common_executor(const struct cli_common *o, const char *job_name,
+                                 struct slurm_runner *slurm, volatile sig_atomic_t *cancel,
+                                 const struct sbexec_runner **runner, struct kiln_err *err)
+{
+    *runner = NULL;
+    if (o->executor == CLI_EXEC_LOCAL)
+        return KILN_OK;
+    struct slurm_config cfg = o->slurm;
+    cfg.job_name = job_name;
+    cfg.cancel = cancel;
+    enum kiln_rc rc = slurm_runner_init(slurm, &cfg, err);
+    if (rc != KILN_OK)
+        return rc;
+    /* The CLI is the process: the handler and its flag belong to it. */
+    cancel_flag = cancel;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    *runner = &slurm->runner;
+    return KILN_OK;
+}

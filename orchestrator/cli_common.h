@@ -1,0 +1,105 @@
+/*
+ * cli_common.h - the options several commands share, parsed in one place so
+ * they mean the same thing and have the same bounds everywhere:
+ *   --gpu N          0..GPUINFO_MAX-1
+ *   --seed N         0..2^52
+ *   --timeout S      1..86400 seconds (each harness or script run)
+ *   --input-cases P  a path (given.h checks it)
+ *   --executor E     local (default) or slurm, with --spool DIR, --partition P,
+ *                    --account A, --slurm-kiln PATH, --slurm-gres G
+ * A command lists CLI_COMMON_OPTIONS in its getopt table (those it takes:
+ * the letters below are reserved for them) and hands each option it does
+ * not know itself to cli_common_option().
+ */
+#ifndef KILN_CLI_COMMON_H
+#define KILN_CLI_COMMON_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "slurm.h"
+
+enum cli_executor { CLI_EXEC_LOCAL = 0, CLI_EXEC_SLURM = 1 };
+
+struct cli_common {
+    int gpu;
+    bool seed_set;
+    uint64_t seed;
+    long timeout_s; /* 0: the policy's default */
+    const char *input_cases;
+    enum cli_executor executor;
+    struct slurm_config slurm; /* spool, partition, account, node_kiln, gres */
+};
+
+/* getopt_long values of the shared options (outside the ASCII range that
+ * the commands' own single-letter values use). */
+enum {
+    CLI_OPT_GPU = 0x1000,
+    CLI_OPT_SEED,
+    CLI_OPT_TIMEOUT,
+    CLI_OPT_INPUT_CASES,
+    CLI_OPT_EXECUTOR,
+    CLI_OPT_SPOOL,
+    CLI_OPT_PARTITION,
+    CLI_OPT_ACCOUNT,
+    CLI_OPT_SLURM_KILN,
+    CLI_OPT_SLURM_GRES,
+};
+
+#define CLI_OPTS_GPU                                                                               \
+    {                                                                                              \
+        "gpu", required_argument, NULL, CLI_OPT_GPU                                                \
+    }
+#define CLI_OPTS_SEED                                                                              \
+    {                                                                                              \
+        "seed", required_argument, NULL, CLI_OPT_SEED                                              \
+    }
+#define CLI_OPTS_TIMEOUT                                                                           \
+    {                                                                                              \
+        "timeout", required_argument, NULL, CLI_OPT_TIMEOUT                                        \
+    }
+#define CLI_OPTS_INPUTS                                                                            \
+    {                                                                                              \
+        "input-cases", required_argument, NULL, CLI_OPT_INPUT_CASES                                \
+    }
+#define CLI_OPTS_EXECUTOR                                                                          \
+    {"executor", required_argument, NULL, CLI_OPT_EXECUTOR},                                       \
+        {"spool", required_argument, NULL, CLI_OPT_SPOOL},                                         \
+        {"partition", required_argument, NULL, CLI_OPT_PARTITION},                                 \
+        {"account", required_argument, NULL, CLI_OPT_ACCOUNT},                                     \
+        {"slurm-kiln", required_argument, NULL, CLI_OPT_SLURM_KILN},                               \
+    {                                                                                              \
+        "slurm-gres", required_argument, NULL, CLI_OPT_SLURM_GRES                                  \
+    }
+
+/* The help lines of the executor options, for a command's --help. */
+#define CLI_EXECUTOR_HELP                                                                          \
+    "  --executor E       where harness runs go: local (default) or slurm: each\n"                 \
+    "                     becomes a Slurm job running the node's kiln (same\n"                     \
+    "                     sandbox); needs --spool DIR on a file system the nodes\n"                \
+    "                     share; --partition P, --account A, --slurm-kiln PATH\n"                  \
+    "                     (kiln on the nodes, default this one), --slurm-gres G\n"                 \
+    "                     (default gpu:1 for GPU runs)\n"
+
+/* 1: the option was one of the shared ones and is stored in `o`; 0: not a
+ * shared option; -1: its value is out of bounds (the message is printed,
+ * the command exits with KILN_EXIT_USAGE). */
+int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_common *o);
+
+/* After parsing: checks combinations (--spool without slurm, slurm without
+ * --spool). 0 or -1 as above. */
+int cli_common_check(const char *cmd, const struct cli_common *o);
+
+/*
+ * Starts the executor `o` asks for: NULL in *runner for local, else a Slurm
+ * runner in `slurm` (which must outlive its use) whose jobs are cancelled
+ * when SIGINT or SIGTERM arrives (the handler only sets the flag in
+ * `cancel`; the pipeline polls it).
+ */
+enum kiln_rc cli_common_executor(const struct cli_common *o, const char *job_name,
+                                 struct slurm_runner *slurm, volatile sig_atomic_t *cancel,
+                                 const struct sbexec_runner **runner,
+                                 struct kiln_err *err) KILN_NODISCARD;
+
+#endif

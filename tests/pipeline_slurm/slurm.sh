@@ -1,0 +1,117 @@
+#!/bin/bash
+# slurm.sh SHARED_WORK - `kiln eval --executor slurm` on a one-node Slurm
+# (slurm-wlm + munge, no systemd, two fake GPUs) that this test starts and
+# stops itself. The cpu backend's harness runs as Slurm jobs; the trusted
+# parent stays here. Cases, in order, on one cluster:
+#   same      a batch of candidates gives the same verdicts as local runs
+#   refused   a job sbatch refuses is named (unknown partition)
+#   killed    a job killed mid-run is reported and resubmitted once
+#   cancel    SIGINT cancels the job (scancel) and kiln exits 130
+. "$(dirname "$0")/../pipeline_cli/lib.sh"
+shared=$1
+here=$(cd "$(dirname "$0")" && pwd)
+for p in sbatch slurmctld slurmd munged mungekey; do
+    command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (apt-get install slurm-wlm munge; scripts/setup does)"; exit 77; }
+done
+[ "$(id -u)" = 0 ] || { echo "SKIP: the one-node Slurm runs its daemons as root"; exit 77; }
+
+chmod 755 "$T" # munged wants every directory above its socket searchable
+export R=$T/cluster CTLD_PORT=$((20000 + $$ % 20000)) SLURMD_PORT=$((40000 + $$ % 20000))
+bash "$here/slurm-up.sh" >"$T/up.log" 2>&1 || { cat "$T/up.log"; fail "the one-node Slurm did not start"; }
+export SLURM_CONF=$R/etc/slurm.conf
+trap 'bash "$here/slurm-down.sh" >/dev/null 2>&1; cleanup' EXIT
+spool=$T/spool
+mkdir -p "$spool"
+SL=(--executor slurm --spool "$spool")
+
+# The shared inputs of the eval tests (fixture pipeline_eval_pass).
+[ -d "$shared/inputs" ] || fail "$shared/inputs is missing (the pipeline_eval_pass fixture did not run)"
+work_for() { rm -rf "$T/w-$1" && mkdir -p "$T/w-$1" && cp -a "$shared/inputs" "$T/w-$1/inputs"; }
+eval_args() { echo eval saxpy "$1" --backend cpu --warmups 1 --iterations 5 --no-reference --no-baseline --json; }
+
+# -- same: the same verdicts through Slurm as locally.
+for f in "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" "$FIX/saxpy_wrong.c" "$FIX/saxpy_segv.c"; do
+    n=$(basename "$f" .c)
+    [ -f "$f" ] || fail "missing fixture $f"
+    work_for "$n-l"
+    run_kiln "$T/$n.local" "$T/err" $(eval_args "$f") --work "$T/w-$n-l" --seed 7
+    lrc=$rc
+    work_for "$n-s"
+    run_kiln "$T/$n.slurm" "$T/err" $(eval_args "$f") --work "$T/w-$n-s" --seed 7 "${SL[@]}"
+    [ "$rc" = "$lrc" ] || { cat "$T/err"; fail "$n: exit status $rc through Slurm, $lrc locally"; }
+    for e in 'd["status"]' '[(c["case"], c["set"], c["correct"]) for c in d["cases"]]' 'd.get("held_out")'; do
+        [ -n "$(jq_py "$T/$n.local" "$e")" ] || fail "$n: $e is not in the local verdict"
+        [ "$(jq_py "$T/$n.local" "$e")" = "$(jq_py "$T/$n.slurm" "$e")" ] ||
+            fail "$n: $e differs: local $(jq_py "$T/$n.local" "$e"), slurm $(jq_py "$T/$n.slurm" "$e")"
+    done
+    expect_json "$T/$n.slurm" 'd["ran_as"].startswith("slurm job ")' True
+    expect_json "$T/$n.local" 'd["ran_as"]' None
+    contains "$T/err" "slurm job"
+done
+echo "ok: same verdicts locally and through Slurm"
+
+# -- refused: an unknown partition is named.
+work_for refused
+run_kiln "$T/out" "$T/err" $(eval_args "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c") \
+    --work "$T/w-refused" "${SL[@]}" --partition nosuchpartition
+expect_rc 2 "a job sbatch refuses"
+contains "$T/err" "the job was refused"
+contains "$T/err" "nosuchpartition"
+echo "ok: a refused job is named"
+
+# A node-side kiln that waits first, so the job is still running when the
+# test acts on it.
+cat >"$T/slow-kiln" <<SH
+#!/bin/sh
+sleep "\${KILN_TEST_NODE_DELAY:-3}"
+exec "$KILN_BIN" "\$@"
+SH
+chmod 755 "$T/slow-kiln"
+chmod 755 "$T" # the node's kiln runs as root, but the sandbox reads the spool as another uid
+
+# wait_running NAME: the id of the first RUNNING job named NAME (10 s at most).
+wait_running()
+{
+    local i id
+    for i in $(seq 1 100); do
+        id=$(squeue -h -n "$1" -t RUNNING -o %i | head -1)
+        [ -n "$id" ] && { echo "$id"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+
+# -- killed: the first job is killed mid-run; kiln says so, resubmits, passes.
+work_for killed
+"$KILN_BIN" $(eval_args "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c") --work "$T/w-killed" \
+    "${SL[@]}" --slurm-kiln "$T/slow-kiln" >"$T/out" 2>"$T/err" &
+kpid=$!
+_kiln_bg_pids+=("$kpid")
+id=$(wait_running kiln-eval) || fail "no kiln-eval job started"
+scancel --signal=KILL --full "$id"
+wait "$kpid"
+rc=$?
+expect_rc 0 "a job killed mid-run, resubmitted"
+contains "$T/err" "slurm job $id ended"
+contains "$T/err" "resubmitting once"
+expect_json "$T/out" 'd["status"]' pass
+echo "ok: a killed job is reported and resubmitted"
+
+# -- cancel: SIGINT while the job runs: scancel, exit 130, no job left.
+work_for cancel
+KILN_TEST_NODE_DELAY=60 "$KILN_BIN" $(eval_args "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c") \
+    --work "$T/w-cancel" "${SL[@]}" --slurm-kiln "$T/slow-kiln" >"$T/out" 2>"$T/err" &
+kpid=$!
+_kiln_bg_pids+=("$kpid")
+id=$(wait_running kiln-eval) || fail "no kiln-eval job started"
+kill -INT "$kpid"
+wait "$kpid"
+rc=$?
+expect_rc 130 "SIGINT during a Slurm job"
+contains "$T/err" "cancelled"
+for i in $(seq 1 50); do
+    [ -z "$(squeue -h -n kiln-eval -t PENDING,RUNNING -o %i)" ] && break
+    sleep 0.1
+done
+[ -z "$(squeue -h -n kiln-eval -t PENDING,RUNNING -o %i)" ] || fail "job $id still queued after SIGINT"
+echo "ok: SIGINT cancels the job"
