@@ -107,6 +107,12 @@ const struct kiln_cmd kiln_commands[] = {
      "                       in worker processes while one runs; tune and replay only\n"
      "  --compiler C         cuda: nvcc (default) or nvrtc (NVRTC in one process,\n"
      "                       in the narrower nvrtc sandbox; several times faster)\n"
+     "  --docs K             llm: add the K (1..8) passages of kiln's CUDA notes that\n"
+     "                       best match the workload, the last verdict and the\n"
+     "                       profile to each prompt (kiln docs search; offline);\n"
+     "                       each exchange.json names them\n"
+     "  --docs-dir DIR       with --docs: search DIR's markdown files too (checked\n"
+     "                       as untrusted text, see kiln docs --help)\n"
      "\n"
      "examples:\n"
      "  kiln optimize saxpy --max-iterations 7\n"
@@ -170,6 +176,28 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu\n",
      cmd_eval},
+    {"docs", "search the CUDA documentation the llm proposer can quote (offline)",
+     "usage: kiln docs search QUERY... [--limit K] [--json] [--docs-dir DIR]\n"
+     "\n"
+     "Searches kiln's own CUDA notes (docs/cuda/*.md, indexed at build time into\n"
+     "docs.db next to kiln) with SQLite FTS5 and bm25 ranking, and prints the best\n"
+     "passages: title, id, the guide section it summarizes, an excerpt. This is what\n"
+     "`kiln optimize --proposer llm --docs K` adds to each prompt. No network.\n"
+     "\n"
+     "Exit status: 0 passages found; 1 none matched, or --docs-dir was refused;\n"
+     "2 usage or environment error (no docs.db: build target kiln_docs_db).\n"
+     "\n"
+     "options:\n"
+     "  --limit K       passages to print (1..20, default 5)\n"
+     "  --json          print them as one JSON object (id, title, source, excerpt, score)\n"
+     "  --docs-dir DIR  also search DIR's markdown files (untrusted: checked for size,\n"
+     "                  UTF-8 and control characters; indexed on first use into\n"
+     "                  $KILN_DOCS_CACHE or ~/.cache/kiln/docs, keyed by their digest)\n"
+     "\n"
+     "examples:\n"
+     "  kiln docs search uncoalesced global loads\n"
+     "  kiln docs search softmax overflow --limit 2 --json\n",
+     cmd_docs},
     {"report", "regenerate a run's heatmap.svg and report.html",
      "usage: kiln report RUN_DIR\n"
      "\n"
