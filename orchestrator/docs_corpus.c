@@ -461,6 +461,7 @@ enum kiln_rc docs_corpus_load_dir(struct docs_corpus *c, const char *dir, unsign
     enum kiln_rc rc = list_md(dir, &names, &n, err);
     if (rc != KILN_OK)
         return rc;
+    size_t first = c->n, bytes = c->bytes;
     struct sha256_ctx h;
     sha256_init(&h);
     sha256_update(&h, "kiln-docs-corpus-v1\n", 20);
@@ -504,6 +505,11 @@ enum kiln_rc docs_corpus_load_dir(struct docs_corpus *c, const char *dir, unsign
             kiln_err_prefix(err, "in %s", dir);
     }
     free_names(names, n);
+    if (rc != KILN_OK) { /* all or nothing */
+        while (c->n > first)
+            passage_free(&c->passages[--c->n]);
+        c->bytes = bytes;
+    }
     if (rc == KILN_OK && digest) {
         uint8_t d[SHA256_DIGEST_LEN];
         sha256_final(&h, d);

@@ -83,7 +83,8 @@ enum kiln_rc docs_corpus_parse(struct docs_corpus *c, const char *name, const ch
 
 /* Every *.md file of directory `dir`, in name order, through
  * docs_corpus_parse. When `digest` is not NULL it gets the SHA-256 (hex)
- * of the corpus: the names and bytes of the files read, in order. */
+ * of the corpus: the names and bytes of the files read, in order. On a
+ * failure *c is as it was (no passage of the directory is kept). */
 enum kiln_rc docs_corpus_load_dir(struct docs_corpus *c, const char *dir, unsigned flags,
                                   char digest[65], struct kiln_err *err) KILN_NODISCARD;
 

@@ -102,15 +102,75 @@ static void verdict_hints(const struct opt_attempt *a, struct strbuf *sb)
     }
 }
 
+static void put_hints(const struct opt_state *st, struct strbuf *sb)
+{
+    if (st->nhistory)
+        verdict_hints(&st->history[st->nhistory - 1], sb);
+    docs_profile_hints(st->profile, sb);
+}
+
+enum kiln_rc docs_prompt_hints(const struct opt_state *st, char **out, struct kiln_err *err)
+{
+    struct strbuf sb;
+    strbuf_init(&sb);
+    put_hints(st, &sb);
+    return strbuf_finish(&sb, out, err);
+}
+
 enum kiln_rc docs_prompt_query(const struct opt_state *st, char **out, struct kiln_err *err)
 {
     struct strbuf sb;
     strbuf_init(&sb);
-    if (st->nhistory)
-        verdict_hints(&st->history[st->nhistory - 1], &sb);
-    docs_profile_hints(st->profile, &sb);
+    put_hints(st, &sb);
     strbuf_printf(&sb, " %s %s", st->wl->name, st->wl->description);
     return strbuf_finish(&sb, out, err);
+}
+
+static bool hit_in(const struct docs_hits *h, const char *id)
+{
+    for (size_t i = 0; i < h->n; i++)
+        if (strcmp(h->v[i].id, id) == 0)
+            return true;
+    return false;
+}
+
+enum kiln_rc docs_prompt_search(struct docs_index *ix, const struct opt_state *st, size_t k,
+                                struct docs_hits *out, char **query, struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    *query = NULL;
+    if (k < 1 || k > DOCS_K_MAX)
+        return kiln_fail(err, KILN_E_USAGE, "--docs needs 1..%d passages, not %zu", DOCS_K_MAX, k);
+    char *hints = NULL;
+    struct docs_hits a = {0}, b = {0};
+    enum kiln_rc rc = docs_prompt_hints(st, &hints, err);
+    if (rc == KILN_OK)
+        rc = docs_prompt_query(st, query, err);
+    if (rc == KILN_OK && hints[0])
+        rc = docs_index_search(ix, hints, (k + 1) / 2, &a, err);
+    if (rc == KILN_OK)
+        rc = docs_index_search(ix, *query, k + a.n, &b, err);
+    if (rc == KILN_OK && !(out->v = calloc(k, sizeof(*out->v))))
+        rc = kiln_fail(err, KILN_E_NOMEM, "docs search");
+    /* Move hits over (a's first), leaving the moved ones zeroed for docs_hits_free. */
+    for (size_t i = 0; rc == KILN_OK && i < a.n && out->n < k; i++) {
+        out->v[out->n++] = a.v[i];
+        memset(&a.v[i], 0, sizeof(a.v[i]));
+    }
+    for (size_t i = 0; rc == KILN_OK && i < b.n && out->n < k; i++)
+        if (!hit_in(out, b.v[i].id)) {
+            out->v[out->n++] = b.v[i];
+            memset(&b.v[i], 0, sizeof(b.v[i]));
+        }
+    docs_hits_free(&a);
+    docs_hits_free(&b);
+    free(hints);
+    if (rc != KILN_OK) {
+        docs_hits_free(out);
+        free(*query);
+        *query = NULL;
+    }
+    return rc;
 }
 
 /* Bytes of s[0..n) cut back to a UTF-8 boundary. */

@@ -133,9 +133,7 @@ static enum kiln_rc retrieve(struct llm_proposer *l, const struct opt_state *st,
     *rec = NULL;
     char *query = NULL;
     struct docs_hits hits = {0};
-    enum kiln_rc rc = docs_prompt_query(st, &query, err);
-    if (rc == KILN_OK)
-        rc = docs_index_search(l->docs, query, (size_t)l->docs_k, &hits, err);
+    enum kiln_rc rc = docs_prompt_search(l->docs, st, (size_t)l->docs_k, &hits, &query, err);
     if (rc == KILN_OK)
         rc = docs_prompt_block(&hits, DOCS_PROMPT_MAX, block, err);
     json_t *list = json_array();
