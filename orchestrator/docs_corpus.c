@@ -308,17 +308,20 @@ enum kiln_rc docs_corpus_parse(struct docs_corpus *c, const char *name, const ch
         if (n >= 3 && memcmp(s, "```", 3) == 0)
             fence = !fence;
         if (level == 1) {
-            if (pp.open || topic)
-                return kiln_fail(err, KILN_E_REJECTED,
-                                 "%s:%u: a second \"# \" heading: a file has one \"# topic\" at "
-                                 "the top; start passages with \"## \" and use \"### \" inside one",
-                                 name, line);
+            if (pp.open || topic) {
+                rc = kiln_fail(err, KILN_E_REJECTED,
+                               "%s:%u: a second \"# \" heading: a file has one \"# topic\" at "
+                               "the top; start passages with \"## \" and use \"### \" inside one",
+                               name, line);
+                break;
+            }
             size_t tl = n - 1;
             topic = trim(s + 1, &tl);
             topic_len = tl;
             if (topic_len > DOCS_TITLE_MAX)
-                return kiln_fail(err, KILN_E_LIMIT, "%s:%u: the topic is longer than %d bytes",
-                                 name, line, DOCS_TITLE_MAX);
+                rc = kiln_fail(err, KILN_E_LIMIT,
+                               "%s:%u: the topic is longer than %d bytes: shorten it", name, line,
+                               DOCS_TITLE_MAX);
         } else if (level == 2) {
             if (pp.open)
                 rc = finish_passage(c, first, name, topic, topic_len, &pp, flags, err);
@@ -338,11 +341,11 @@ enum kiln_rc docs_corpus_parse(struct docs_corpus *c, const char *name, const ch
                                line, DOCS_TITLE_MAX);
         } else if (!pp.open) {
             if (!is_blank(s, n))
-                return kiln_fail(err, KILN_E_REJECTED,
-                                 "%s:%u: text before the first \"## \" heading: start each "
-                                 "passage with \"## Title\" (an optional \"# Topic\" may come "
-                                 "first)",
-                                 name, line);
+                rc = kiln_fail(err, KILN_E_REJECTED,
+                               "%s:%u: text before the first \"## \" heading: start each "
+                               "passage with \"## Title\" (an optional \"# Topic\" may come "
+                               "first)",
+                               name, line);
         } else if (!pp.seen_text && is_blank(s, n)) {
             /* blank lines between the heading and the text */
         } else if (!pp.seen_text && n >= 7 && memcmp(s, "Source:", 7) == 0) {

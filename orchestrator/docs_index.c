@@ -194,7 +194,10 @@ enum kiln_rc docs_index_builtin_path(char *out, size_t cap, struct kiln_err *err
         if (snprintf(out, cap, "%s", env) >= (int)cap)
             return kiln_fail(err, KILN_E_USAGE, "KILN_DOCS_DB is too long");
         if (access(out, R_OK) != 0)
-            return kiln_fail_errno(err, KILN_E_NOTFOUND, "KILN_DOCS_DB=%s", out);
+            return kiln_fail(err, KILN_E_NOTFOUND,
+                             "KILN_DOCS_DB=%s is not a readable file: unset it to use kiln's own "
+                             "docs.db, or point it at one kiln-docs-index built",
+                             out);
         return KILN_OK;
     }
     char self[PATH_MAX];

@@ -98,6 +98,7 @@ static void hostile_texts_refused(void **state)
         {"## T\nSource:\nbody\n", "x.md:2: an empty \"Source:\" line", "name the guide"},
         {"## T\nbody\n## T\nbody\n", "x.md:3: passage \"T\" has the same id", "different title"},
         {"# A\n## T\nbody\n# B\n", "x.md:4: a second \"# \" heading", "### "},
+        {"## S\nx\n## T\ny\n# Late\n", "x.md:5: a second", "### "}, /* S is not kept */
         {"\n\n", "x.md: no passages", "## Title"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
