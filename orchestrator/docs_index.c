@@ -482,19 +482,23 @@ enum kiln_rc docs_index_search(struct docs_index *ix, const char *query, size_t 
     return rc;
 }
 
+void docs_hit_free(struct docs_hit *x)
+{
+    free(x->id);
+    free(x->title);
+    free(x->source);
+    free(x->topic);
+    free(x->body);
+    free(x->excerpt);
+    memset(x, 0, sizeof(*x));
+}
+
 void docs_hits_free(struct docs_hits *h)
 {
     if (!h)
         return;
-    for (size_t i = 0; i < h->n; i++) {
-        struct docs_hit *x = &h->v[i];
-        free(x->id);
-        free(x->title);
-        free(x->source);
-        free(x->topic);
-        free(x->body);
-        free(x->excerpt);
-    }
+    for (size_t i = 0; i < h->n; i++)
+        docs_hit_free(&h->v[i]);
     free(h->v);
     memset(h, 0, sizeof(*h));
 }

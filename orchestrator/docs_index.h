@@ -80,6 +80,9 @@ enum kiln_rc docs_index_search(struct docs_index *ix, const char *query, size_t 
 
 void docs_hits_free(struct docs_hits *h);
 
+/* Frees one hit's strings and zeroes it. */
+void docs_hit_free(struct docs_hit *x);
+
 void docs_index_close(struct docs_index *ix);
 
 /* The FTS5 MATCH expression for `query` ("\"word\" OR \"word\"..."), ""

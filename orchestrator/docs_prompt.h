@@ -47,8 +47,10 @@ enum kiln_rc docs_prompt_search(struct docs_index *ix, const struct opt_state *s
 
 /* The prompt block quoting `h`'s passages (title, id, source, text), at
  * most `cap` bytes: each passage's text is cut to its share, at a UTF-8
- * boundary, marked "[...]". "" when there are no hits. */
-enum kiln_rc docs_prompt_block(const struct docs_hits *h, size_t cap, char **out,
+ * boundary, marked "[...]". A passage whose heading alone does not fit its
+ * share is dropped from *h, so that *h is what the block quotes (and what
+ * the exchange record names). "" when there are no hits. */
+enum kiln_rc docs_prompt_block(struct docs_hits *h, size_t cap, char **out,
                                struct kiln_err *err) KILN_NODISCARD;
 
 #endif

@@ -238,12 +238,26 @@ static void block_fits_its_cap(void **state)
         assert_non_null(strstr(b, h.v[i].source));
     }
     free(b);
-    /* a small cap: passages are cut, marked, and still fit */
-    assert_int_equal(docs_prompt_block(&h, 2048, &b, &err), KILN_OK);
-    assert_true(strlen(b) <= 2048);
+    /* a small cap: passages are cut, marked, and still fit; those whose
+     * heading does not fit are dropped from the hits (what is recorded) */
+    assert_int_equal(docs_prompt_block(&h, 3000, &b, &err), KILN_OK);
+    assert_true(strlen(b) <= 3000);
     assert_non_null(strstr(b, "[...]"));
-    assert_non_null(strstr(b, h.v[0].title));
+    assert_true(h.n >= 1 && h.n <= 8);
+    for (size_t i = 0; i < h.n; i++)
+        assert_non_null(strstr(b, h.v[i].id));
     free(b);
+    assert_int_equal(docs_prompt_block(&h, 1400, &b, &err), KILN_OK);
+    size_t quoted = 0;
+    for (const char *p = b; (p = strstr(p, "\n### ")) != NULL; p++)
+        quoted++;
+    assert_int_equal(quoted, h.n);
+    assert_true(h.n < 8);
+    free(b);
+    docs_hits_free(&h);
+    assert_int_equal(
+        docs_index_search(ix, "shared memory bank tile warp occupancy register", 8, &h, &err),
+        KILN_OK);
     /* multi-byte text cut mid-character stays valid UTF-8 */
     free(h.v[0].body);
     h.v[0].body = malloc(4001);
@@ -261,6 +275,12 @@ static void block_fits_its_cap(void **state)
     struct docs_hits none = {0};
     assert_int_equal(docs_prompt_block(&none, DOCS_PROMPT_MAX, &b, &err), KILN_OK);
     assert_string_equal(b, "");
+    free(b);
+    /* too small for anything: nothing quoted, nothing left to record */
+    assert_int_equal(docs_index_search(ix, "bank conflicts", 2, &h, &err), KILN_OK);
+    assert_int_equal(docs_prompt_block(&h, 100, &b, &err), KILN_OK);
+    assert_string_equal(b, "");
+    assert_int_equal(h.n, 0);
     free(b);
     docs_index_close(ix);
 }
