@@ -34,6 +34,12 @@ search)
     run_kiln "$T/out" "$T/err" docs search the of and
     expect_rc 1 "a query of stop words"
     contains "$T/err" "no passage matches"
+    # kiln doctor says whether the index is there, and how to build it.
+    run_kiln "$T/out" "$T/err" doctor --json
+    expect_json "$T/out" '[c["state"] for c in d["checks"] if c["check"] == "docs index"]' '["OK"]'
+    KILN_DOCS_DB=$T/none.db run_kiln "$T/out" "$T/err" doctor --json
+    expect_json "$T/out" '[c["fix"] for c in d["checks"] if c["check"] == "docs index"]' \
+        '["cmake --build build --target kiln_docs_db (or set KILN_DOCS_DB)"]'
     ;;
 json)
     run_kiln "$T/out" "$T/err" docs search softmax overflow --limit 2 --json
