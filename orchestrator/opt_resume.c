@@ -72,6 +72,8 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
         !json_is_array(hist) || r.o.jobs < 1 || r.o.jobs > OPT_MAX_JOBS || !compiler_ok ||
         r.o.docs < 0 || r.o.docs > DOCS_K_MAX)
         rc = kiln_fail(err, KILN_E_PARSE, "%s/run.json: missing or bad fields", run_dir);
+    if (rc == KILN_OK) /* --docs: a corpus now refused is said before the baselines run */
+        rc = opt_docs_open(&r, err);
     if (rc == KILN_OK)
         rc = opt_alloc_history(&r, err);
     if (rc == KILN_OK)

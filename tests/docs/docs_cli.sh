@@ -140,6 +140,14 @@ for p in d["docs"]["passages"]:
     assert p["title"] in prompt and p["id"] in prompt, p["id"]
 PY
     expect_json "$run/history.json" '[h["status"] for h in d]' '["pass"]'
+    # kiln resume searches the same way: it re-reads --docs-dir (checked again).
+    printf '## Evil\n\n\033[2J\n' >"$T/mine/evil.md"
+    run_kiln "$T/out" "$T/err" resume "$run"
+    expect_rc 1 "kiln resume with a corpus now refused"
+    contains "$T/err" "evil.md:3: byte 0x1b"
+    rm "$T/mine/evil.md"
+    KILN_API_KEY=sk-test-docs run_kiln "$T/out" "$T/err" resume "$run"
+    expect_rc 0 "kiln resume of a finished --docs run"
     ;;
 *)
     fail "unknown case $1"
