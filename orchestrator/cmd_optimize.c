@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "docs_prompt.h"
 #include "gpuinfo.h"
 #include "optimize.h"
 #include "wlgen.h"
@@ -35,6 +36,8 @@ int cmd_optimize(int argc, char **argv)
                                          {"warmups", required_argument, NULL, 'W'},
                                          {"env-file", required_argument, NULL, 'e'},
                                          {"profile", no_argument, NULL, 'P'},
+                                         {"docs", required_argument, NULL, 'K'},
+                                         {"docs-dir", required_argument, NULL, 'D'},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"json", no_argument, NULL, 'J'},
                                          {0, 0, 0, 0}};
@@ -112,6 +115,15 @@ int cmd_optimize(int argc, char **argv)
         case 'P':
             o.profile = true;
             break;
+        case 'K':
+            if (cli_parse_long(optarg, 1, DOCS_K_MAX, &v))
+                return cli_usage_error("optimize", "--docs needs 1..%d passages, got '%s'",
+                                       DOCS_K_MAX, optarg);
+            o.docs = (int)v;
+            break;
+        case 'D':
+            o.docs_dir = optarg;
+            break;
         case 'q':
             o.quiet = true;
             break;
@@ -147,6 +159,11 @@ int cmd_optimize(int argc, char **argv)
     o.description = description;
     if (o.proposer && !strcmp(o.proposer, "replay") && !o.replay_dir)
         return cli_usage_error("optimize", "--proposer replay needs --replay RUN_DIR");
+    if (o.docs && (!o.proposer || strcmp(o.proposer, "llm")))
+        return cli_usage_error("optimize", "--docs needs --proposer llm (only a model reads "
+                                           "documentation)");
+    if (o.docs_dir && !o.docs)
+        return cli_usage_error("optimize", "--docs-dir needs --docs K (how many passages)");
     if (o.proposer && !strcmp(o.proposer, "llm") && !o.model)
         return cli_usage_error("optimize", "--proposer llm needs --model NAME");
     char run_dir[PATH_MAX] = "";

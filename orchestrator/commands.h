@@ -13,6 +13,7 @@ int cmd_report(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_docs(int argc, char **argv);
 
 struct runrec;
 /* Regenerates heatmap.svg and report.html of a run from its records. */

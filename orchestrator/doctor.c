@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "docs_index.h"
 #include "gpuinfo.h"
 #include "profile.h"
 #include "proc.h"
@@ -354,9 +356,30 @@ static void check_profiler(struct doctor_report *r)
     }
 }
 
+/* kiln's documentation index for `kiln docs search` and `optimize --docs`. */
+static void check_docs(struct doctor_report *r)
+{
+    char path[PATH_MAX];
+    struct docs_index *ix = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    enum kiln_rc rc = docs_index_builtin_path(path, sizeof(path), &e);
+    if (rc == KILN_OK)
+        rc = docs_index_open(path, &ix, &e);
+    struct doctor_item *it = add(r, "docs index", rc == KILN_OK ? DOCTOR_OK : DOCTOR_DEGRADED);
+    if (it && rc == KILN_OK)
+        SETF(it->detail, "%s: %zu passages", path, docs_index_count(ix));
+    if (it && rc != KILN_OK) {
+        SETF(it->detail, "%s", e.msg);
+        SETF(it->fix, "cmake --build build --target kiln_docs_db (or set KILN_DOCS_DB)");
+        SETF(it->disables, "kiln docs search, kiln optimize --docs");
+    }
+    docs_index_close(ix);
+}
+
 static void (*const checks[])(struct doctor_report *) = {
-    check_kernel, check_userns, check_seccomp, check_cgroups, check_gpus,
-    check_nvcc,   check_nvrtc,  check_python,  check_images,  check_profiler,
+    check_kernel, check_userns, check_seccomp, check_cgroups,  check_gpus, check_nvcc,
+    check_nvrtc,  check_python, check_images,  check_profiler, check_docs,
 };
 
 enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "docs_prompt.h"
 #include "fsutil.h"
 #include "json_strict.h"
 #include "opt_given.h"
@@ -63,11 +64,17 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
     /* Runs made before --jobs have no "jobs": they ran one at a time. */
     json_t *jobs = json_object_get(run, "jobs");
     r.o.jobs = jobs ? (int)json_integer_value(jobs) : 1;
+    json_t *docs = json_object_get(run, "docs"); /* --docs K [--docs-dir DIR] */
+    r.o.docs = (int)json_integer_value(json_object_get(docs, "k"));
+    r.o.docs_dir = jstr(docs, "dir");
     bool compiler_ok = !json_object_get(run, "compiler") || /* older runs: nvcc */
                        compile_tool_from_name(jstr(run, "compiler"), &r.o.compiler);
     if (r.o.max_iterations <= 0 || r.o.max_iterations > OPT_MAX_ITER || !r.o.proposer ||
-        !json_is_array(hist) || r.o.jobs < 1 || r.o.jobs > OPT_MAX_JOBS || !compiler_ok)
+        !json_is_array(hist) || r.o.jobs < 1 || r.o.jobs > OPT_MAX_JOBS || !compiler_ok ||
+        r.o.docs < 0 || r.o.docs > DOCS_K_MAX)
         rc = kiln_fail(err, KILN_E_PARSE, "%s/run.json: missing or bad fields", run_dir);
+    if (rc == KILN_OK) /* --docs: a corpus now refused is said before the baselines run */
+        rc = opt_docs_open(&r, err);
     if (rc == KILN_OK)
         rc = opt_alloc_history(&r, err);
     if (rc == KILN_OK)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "apikey.h"
+#include "docs_index.h"
 #include "fsutil.h"
 #include "gpuinfo.h"
 #include "kiln_version.h"
@@ -104,6 +105,9 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     opt_given_add_json(&r->given, doc);
     json_object_set_new(doc, "jobs", json_integer(r->o.jobs > 0 ? r->o.jobs : 1));
     json_object_set_new(doc, "compiler", json_string(compile_tool_name(r->o.compiler)));
+    if (r->o.docs > 0) /* --docs: what resume needs to search the same way */
+        json_object_set_new(doc, "docs",
+                            json_pack("{s:i, s:s?}", "k", r->o.docs, "dir", r->o.docs_dir));
     enum kiln_rc rc = runrec_write_json(&r->rr, "run.json", doc, err);
     json_decref(doc);
     return rc;
@@ -124,6 +128,18 @@ void opt_run_free(struct opt_run *r)
     opt_profile_close(r->op);
     eval_session_close(r->s);
     opt_given_free(&r->given);
+    docs_index_close(r->docs);
+}
+
+enum kiln_rc opt_docs_open(struct opt_run *r, struct kiln_err *err)
+{
+    if (r->o.docs <= 0 || r->docs)
+        return KILN_OK;
+    enum kiln_rc rc = r->o.docs_dir ? docs_index_open_user(r->o.docs_dir, &r->docs, err)
+                                    : docs_index_open_builtin(&r->docs, err);
+    if (rc != KILN_OK)
+        kiln_err_prefix(err, "--docs");
+    return rc;
 }
 
 /* The llm proposer's key; none is fine for a --base-url server (a local one
@@ -164,6 +180,10 @@ static enum kiln_rc make_proposer(struct opt_run *r, struct kiln_err *err)
             return rc;
         rc = proposer_new_llm(&s, &r->prop, err);
         memset(s.api_key, 0, sizeof(s.api_key));
+        if (rc == KILN_OK && r->o.docs > 0 && (rc = opt_docs_open(r, err)) == KILN_OK) {
+            rc = proposer_llm_set_docs(r->prop, r->docs, r->o.docs, err);
+            r->docs = NULL; /* the proposer's now */
+        }
         return rc;
     }
     return kiln_fail(err, KILN_E_USAGE, "unknown proposer '%s' (tune, llm or replay)", p);
@@ -324,6 +344,12 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         if (rc != KILN_OK && rc != KILN_E_NOMEM)
             rc = err->rc = KILN_E_USAGE;
     }
+    if (rc == KILN_OK && o->docs > 0 && strcmp(r.o.proposer, "llm") != 0)
+        rc = kiln_fail(err, KILN_E_USAGE,
+                       "--docs needs --proposer llm (only a model reads "
+                       "documentation)");
+    if (rc == KILN_OK) /* a refused --docs-dir is said before inputs and baselines run */
+        rc = opt_docs_open(&r, err);
     if (rc == KILN_OK && o->initial_kernel)
         rc = fs_read_file(o->initial_kernel, 1u << 20, &initial, &ilen, err);
     if (rc == KILN_OK && o->description)

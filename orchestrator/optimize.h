@@ -47,6 +47,9 @@ struct opt_options {
     const struct sbexec_runner *runner; /* where harness runs go (--executor); NULL: here */
     int argc;                           /* the command line, for run.json */
     char **argv;
+
+    int docs;             /* --docs K: passages per llm prompt (docs_prompt.h); 0: none */
+    const char *docs_dir; /* --docs-dir: a user's corpus searched too (docs_index.h) */
 };
 
 /* With jobs > 1 (and a proposer that can look ahead: tune, replay) up to

@@ -26,6 +26,7 @@
 #define OPT_MAX_ITER 1000
 
 struct opt_profile;
+struct docs_index;
 #define OPT_MAX_JOBS 64
 
 /* A proposed candidate not yet recorded. */
@@ -62,6 +63,7 @@ struct opt_run {
     struct opt_profile *op; /* --profile; NULL when not asked for */
     struct opt_given given; /* --input-cases, --reference */
     struct opt_window win;
+    struct docs_index *docs; /* --docs, until the llm proposer takes it */
 };
 
 /* optimize.c */
@@ -77,6 +79,10 @@ enum kiln_rc opt_alloc_history(struct opt_run *r, struct kiln_err *err) KILN_NOD
 
 /* Session (reference, vendor baseline, --profile), proposer and window. */
 enum kiln_rc opt_open_run(struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
+
+/* --docs: opens the index (kiln's, or with --docs-dir the user's corpus
+ * too, checked now) into r->docs, before anything slow runs. */
+enum kiln_rc opt_docs_open(struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
 
 /* Frees everything the run holds (not the run itself). */
 void opt_run_free(struct opt_run *r);

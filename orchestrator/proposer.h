@@ -52,6 +52,7 @@ struct opt_state {
     const struct eval_outcome *reference; /* the starting kernel's outcome */
     int iteration, max_iterations;
     const char *profile; /* --profile: Nsight Compute metrics of the current best, or NULL */
+    const char *docs;    /* --docs: the retrieved passages' prompt block (docs_prompt.h), or NULL */
 };
 
 struct proposal {
@@ -100,6 +101,13 @@ struct llm_settings {
 
 enum kiln_rc proposer_new_llm(const struct llm_settings *s, struct proposer **out,
                               struct kiln_err *err) KILN_NODISCARD;
+
+struct docs_index;
+/* `kiln optimize --docs K`: each prompt of llm proposer `p` carries the `k`
+ * (1..DOCS_K_MAX) passages of `ix` that best match the state (docs_prompt.h),
+ * and each exchange record names them ("docs"). Takes `ix` (also on failure). */
+enum kiln_rc proposer_llm_set_docs(struct proposer *p, struct docs_index *ix, int k,
+                                   struct kiln_err *err) KILN_NODISCARD;
 
 /* Replays the exchanges recorded in `run_dir`/candidates/NNN/exchange.json. */
 enum kiln_rc proposer_new_replay(const char *run_dir, struct proposer **out,

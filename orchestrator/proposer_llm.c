@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "docs_index.h"
+#include "docs_prompt.h"
 #include "proposer_impl.h"
 #include "strbuf.h"
 
@@ -85,6 +87,8 @@ char *proposer_build_prompt(const struct opt_state *st)
         strbuf_printf(&sb, "Its result: %s\n", b->feedback);
     if (st->profile) /* kiln's own text from parsed, range-checked numbers */
         strbuf_printf(&sb, "%s\n", st->profile);
+    if (st->docs && st->docs[0]) /* checked corpus text, at most DOCS_PROMPT_MAX bytes */
+        strbuf_printf(&sb, "\n%.*s", (int)DOCS_PROMPT_MAX, st->docs);
     size_t from = st->nhistory > PROMPT_HISTORY ? st->nhistory - PROMPT_HISTORY : 0;
     if (st->nhistory)
         strbuf_printf(&sb, "\nHistory (%zu attempts, the last %zu shown):\n", st->nhistory,
@@ -116,15 +120,78 @@ char *proposer_build_prompt(const struct opt_state *st)
 struct llm_proposer {
     struct proposer base;
     struct llm_settings s;
+    struct docs_index *docs; /* --docs; NULL without */
+    int docs_k;
 };
+
+/* The passages for this state: the prompt block (*block) and what the
+ * exchange record says about them (*rec). */
+static enum kiln_rc retrieve(struct llm_proposer *l, const struct opt_state *st, char **block,
+                             json_t **rec, struct kiln_err *err)
+{
+    *block = NULL;
+    *rec = NULL;
+    char *query = NULL;
+    struct docs_hits hits = {0};
+    enum kiln_rc rc = docs_prompt_search(l->docs, st, (size_t)l->docs_k, &hits, &query, err);
+    if (rc == KILN_OK)
+        rc = docs_prompt_block(&hits, DOCS_PROMPT_MAX, block, err);
+    json_t *list = json_array();
+    for (size_t i = 0; rc == KILN_OK && list && i < hits.n; i++)
+        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:f}", "id", hits.v[i].id, "title",
+                                              hits.v[i].title, "source", hits.v[i].source, "bm25",
+                                              hits.v[i].score));
+    if (rc == KILN_OK)
+        *rec = json_pack("{s:s, s:s, s:o}", "index", docs_index_digest(l->docs), "query", query,
+                         "passages", list);
+    else
+        json_decref(list);
+    if (rc == KILN_OK && !*rec)
+        rc = kiln_fail(err, KILN_E_NOMEM, "docs record");
+    if (rc != KILN_OK) {
+        free(*block);
+        *block = NULL;
+    }
+    docs_hits_free(&hits);
+    free(query);
+    return rc;
+}
+
+/* Adds "docs" to an exchange record's JSON text. */
+static char *exchange_with_docs(char *exchange, json_t *rec)
+{
+    json_error_t je;
+    json_t *doc = exchange ? json_loads(exchange, 0, &je) : NULL;
+    if (!doc)
+        return exchange;
+    json_object_set(doc, "docs", rec);
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    if (!text)
+        return exchange;
+    free(exchange);
+    return text;
+}
 
 static enum kiln_rc llm_propose(struct proposer *p, const struct opt_state *st,
                                 struct proposal *out, struct kiln_err *err)
 {
     struct llm_proposer *l = (struct llm_proposer *)p;
-    char *prompt = proposer_build_prompt(st);
-    if (!prompt)
+    char *block = NULL;
+    json_t *docs = NULL;
+    struct opt_state with_docs = *st;
+    if (l->docs) {
+        enum kiln_rc drc = retrieve(l, st, &block, &docs, err);
+        if (drc != KILN_OK)
+            return drc;
+        with_docs.docs = block;
+    }
+    char *prompt = proposer_build_prompt(&with_docs);
+    free(block);
+    if (!prompt) {
+        json_decref(docs);
         return kiln_fail(err, KILN_E_NOMEM, "building the prompt");
+    }
     struct llm_exchange ex = {0};
     struct kiln_err cerr;
     kiln_err_clear(&cerr);
@@ -137,10 +204,14 @@ static enum kiln_rc llm_propose(struct proposer *p, const struct opt_state *st,
     if (rc == KILN_E_USAGE) {
         /* A configuration error (bad URL, no model) ends the run, not a candidate. */
         llm_exchange_free(&ex);
+        json_decref(docs);
         *err = cerr;
         return rc;
     }
     out->exchange = llm_exchange_to_json(&ex, rc == KILN_OK ? NULL : cerr.msg);
+    if (docs)
+        out->exchange = exchange_with_docs(out->exchange, docs);
+    json_decref(docs);
     if (rc != KILN_OK)
         snprintf(out->invalid, sizeof(out->invalid), "the model call failed: %s", cerr.msg);
     else
@@ -153,6 +224,7 @@ static void llm_destroy(struct proposer *p)
 {
     struct llm_proposer *l = (struct llm_proposer *)p;
     memset(l->s.api_key, 0, sizeof(l->s.api_key));
+    docs_index_close(l->docs);
     free(l);
 }
 
@@ -170,5 +242,25 @@ enum kiln_rc proposer_new_llm(const struct llm_settings *s, struct proposer **ou
     l->base.ops = &llm_ops;
     l->s = *s;
     *out = &l->base;
+    return KILN_OK;
+}
+
+enum kiln_rc proposer_llm_set_docs(struct proposer *p, struct docs_index *ix, int k,
+                                   struct kiln_err *err)
+{
+    if (!p || p->ops != &llm_ops) {
+        docs_index_close(ix);
+        return kiln_fail(err, KILN_E_USAGE,
+                         "--docs needs --proposer llm (only a model reads "
+                         "documentation)");
+    }
+    if (k < 1 || k > DOCS_K_MAX) {
+        docs_index_close(ix);
+        return kiln_fail(err, KILN_E_USAGE, "--docs needs 1..%d passages, got %d", DOCS_K_MAX, k);
+    }
+    struct llm_proposer *l = (struct llm_proposer *)p;
+    docs_index_close(l->docs);
+    l->docs = ix;
+    l->docs_k = k;
     return KILN_OK;
 }
