@@ -31,7 +31,6 @@ int main(int argc, char **argv)
     memset(&spec, 0, sizeof(spec));
     spec.policy = "compile";
     spec.image = "minimal";
-    spec.gpu = -1;
     spec.stdin_fd = -1;
     spec.tar_fd = -1;
     spec.argv = args;

@@ -16,7 +16,9 @@
 
 struct sbexec_step {
     const char *what;         /* for messages: "inputs.py for case big" */
-    struct sandbox_spec spec; /* tar_fd is set by sbexec_run */
+    struct sandbox_spec spec; /* tar_fd is set by sbexec_run; so are vars and devices
+                                 when left NULL (hostvars.h) */
+    int gpu;                  /* kiln GPU index to grant (gpuinfo.h order), -1 for none */
     const struct tar_rules *rules;
     const char *out_dir; /* created; receives the accepted files */
     /* Keep the (unnamed, private) stream file open in res->stream_fd, for

@@ -447,13 +447,13 @@ const char *sandbox_data_dir(void)
     return fs_data_dir();
 }
 
-enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *buf, size_t cap,
-                                    struct kiln_err *err)
+enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *const *vars,
+                                    char *buf, size_t cap, struct kiln_err *err)
 {
     struct sandbox_image *im = malloc(sizeof(*im));
     if (!im)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    if (image_load(data_dir ? data_dir : sandbox_data_dir(), name, im, err) != KILN_OK) {
+    if (image_load(data_dir ? data_dir : sandbox_data_dir(), name, vars, im, err) != KILN_OK) {
         free(im);
         return err->rc;
     }
@@ -469,4 +469,10 @@ enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char
     image_free(im);
     free(im);
     return KILN_OK;
+}
+
+enum kiln_rc sandbox_image_placeholders(const char *data_dir, const char *name, char *names,
+                                        size_t cap, struct kiln_err *err)
+{
+    return image_placeholders(data_dir ? data_dir : sandbox_data_dir(), name, names, cap, err);
 }

@@ -144,7 +144,7 @@ static void expect_image(const char *json, enum kiln_rc rc, const char *needle)
     assert_non_null(im);
     struct kiln_err err;
     kiln_err_clear(&err);
-    assert_int_equal(image_load(tmp, "t", im, &err), rc);
+    assert_int_equal(image_load(tmp, "t", NULL, im, &err), rc);
     if (rc == KILN_OK) {
         if (!strstr(im->skipped, needle))
             fail_msg("'%s' not in skipped '%s'", needle, im->skipped);
@@ -166,8 +166,15 @@ static void test_images(void **state)
                  KILN_E_PARSE, "without . or ..");
     expect_image("{\"binds\": [{\"path\": \"/\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
                  "not /");
-    expect_image("{\"binds\": [{\"path\": \"@home@\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
-                 "unknown placeholder @home@");
+    /* A placeholder the caller gave no value for: required fails naming it,
+     * optional is skipped; a malformed one is a parse error. */
+    expect_image("{\"binds\": [{\"path\": \"@home@\"}], \"env\": {}, \"cwd\": \"/\"}",
+                 KILN_E_NOTFOUND, "@home@ not found on this host");
+    expect_image("{\"binds\": [{\"path\": \"@home@\", \"optional\": true}], \"env\": {}, "
+                 "\"cwd\": \"/\"}",
+                 KILN_OK, "@home@ (not found on this host)");
+    expect_image("{\"binds\": [{\"path\": \"@Home!\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
+                 "placeholder");
     expect_image("{\"binds\": [], \"env\": {\"A=B\": \"x\"}, \"cwd\": \"/\"}", KILN_E_PARSE,
                  "bad env name");
     expect_image("{\"binds\": [], \"env\": {}}", KILN_E_PARSE, "\"cwd\"");
@@ -189,48 +196,89 @@ static void test_images(void **state)
     assert_non_null(im);
     struct kiln_err err;
     kiln_err_clear(&err);
-    assert_int_equal(image_load(tmp, "t", im, &err), KILN_OK);
+    assert_int_equal(image_load(tmp, "t", NULL, im, &err), KILN_OK);
     assert_int_equal(im->n_binds, 2);
     assert_string_equal(im->binds[1].link, "usr/bin");
     image_free(im);
     free(im);
 }
 
-/* @cuda@ in an env value: the toolkit found on the host ($CUDA_HOME with a
- * bin/nvcc, resolved), so the gpu-run harness can dlopen its libcublas. */
-static void test_image_env_cuda(void **state)
+/* Placeholders take the caller's values: a bind binds the real path and
+ * the given spelling; an env value is substituted, else the image's
+ * "defaults", else an error naming it. The sandbox knows no name itself. */
+static void test_image_vars(void **state)
 {
     (void)state;
-    char kit[512], bin[600], nvcc[700], real[PATH_MAX];
+    char kit[512], lnk[600], real[PATH_MAX];
     snprintf(kit, sizeof(kit), "%s/cuda-kit", tmp);
-    snprintf(bin, sizeof(bin), "%s/bin", kit);
+    snprintf(lnk, sizeof(lnk), "%s/cuda-link", tmp);
     assert_int_equal(mkdir(kit, 0755), 0);
-    assert_int_equal(mkdir(bin, 0755), 0);
-    snprintf(nvcc, sizeof(nvcc), "%s/nvcc", bin);
-    put(bin, "nvcc", "#!/bin/sh\n");
-    assert_int_equal(chmod(nvcc, 0755), 0);
+    assert_int_equal(symlink(kit, lnk), 0);
     assert_non_null(realpath(kit, real));
-    const char *old = getenv("CUDA_HOME");
-    char *saved = old ? strdup(old) : NULL;
-    setenv("CUDA_HOME", kit, 1);
+    char var[700];
+    snprintf(var, sizeof(var), "cuda=%s", lnk);
+    char *vars[] = {var, "other=/x", NULL};
     put(tmp, "images/t.json",
-        "{\"binds\": [], \"env\": {\"LD_LIBRARY_PATH\": \"/a:@cuda@/lib64:/b\"}, \"cwd\": "
-        "\"/\"}");
+        "{\"binds\": [{\"path\": \"@cuda@\"}], \"env\": {\"LD_LIBRARY_PATH\": "
+        "\"/a:@cuda@/lib64:/b\", \"P\": \"@py@/bin\"}, \"defaults\": {\"py\": \"/usr\"}, "
+        "\"cwd\": \"/\"}");
     struct sandbox_image *im = malloc(sizeof(*im));
     assert_non_null(im);
     struct kiln_err err;
     kiln_err_clear(&err);
-    assert_int_equal(image_load(tmp, "t", im, &err), KILN_OK);
+    assert_int_equal(image_load(tmp, "t", vars, im, &err), KILN_OK);
     char want[PATH_MAX + 64];
-    snprintf(want, sizeof(want), "LD_LIBRARY_PATH=/a:%s/lib64:/b", real);
+    snprintf(want, sizeof(want), "LD_LIBRARY_PATH=/a:%s/lib64:/b", lnk);
     assert_string_equal(im->env[0], want);
+    assert_string_equal(im->env[1], "P=/usr/bin");
+    assert_int_equal(im->n_binds, 2);
+    assert_string_equal(im->binds[0].path, real);
+    assert_string_equal(im->binds[1].path, lnk);
     image_free(im);
+    /* No value and no default: the error names the env and the placeholder. */
+    assert_int_equal(image_load(tmp, "t", NULL, im, &err), KILN_E_NOTFOUND);
+    assert_non_null(strstr(err.msg, "@cuda@ not found on this host"));
+    put(tmp, "images/t.json",
+        "{\"binds\": [], \"env\": {\"L\": \"@cuda@/lib64\"}, \"cwd\": \"/\"}");
+    kiln_err_clear(&err);
+    assert_int_equal(image_load(tmp, "t", NULL, im, &err), KILN_E_PARSE);
+    assert_non_null(strstr(err.msg, "env L uses @cuda@"));
+    /* What a caller must supply. */
+    put(tmp, "images/t.json",
+        "{\"binds\": [{\"path\": \"@a_1@\"}, {\"path\": \"/usr\"}], \"env\": {\"X\": "
+        "\"@b@:@a_1@:me@host\"}, \"cwd\": \"/\"}");
+    char names[256];
+    kiln_err_clear(&err);
+    assert_int_equal(image_placeholders(tmp, "t", names, sizeof(names), &err), KILN_OK);
+    assert_string_equal(names, "a_1 b");
     free(im);
-    if (saved)
-        setenv("CUDA_HOME", saved, 1);
-    else
-        unsetenv("CUDA_HOME");
-    free(saved);
+}
+
+/* Device nodes are the caller's to name, and only a policy with "gpu":
+ * true may be granted any; refused before anything is forked. */
+static void test_devices_need_policy(void **state)
+{
+    (void)state;
+    char *argv[] = {"/bin/true", NULL};
+    char *devs[] = {"null", NULL};
+    struct sandbox_spec spec = {.policy = "script",
+                                .image = "minimal",
+                                .argv = argv,
+                                .devices = devs,
+                                .stdin_fd = -1,
+                                .tar_fd = -1,
+                                .data_dir = src_dir()};
+    struct sandbox_result res;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(sandbox_run(&spec, &res, &err), KILN_E_USAGE);
+    assert_non_null(strstr(err.msg, "policy script grants no GPU or other device"));
+    char *bad[] = {"../etc", NULL};
+    spec.policy = "gpu-run";
+    spec.devices = bad;
+    kiln_err_clear(&err);
+    assert_int_equal(sandbox_run(&spec, &res, &err), KILN_E_USAGE);
+    assert_non_null(strstr(err.msg, "must be a name under /dev"));
 }
 
 struct skips {
@@ -304,7 +352,8 @@ int main(void)
         cmocka_unit_test(test_shipped_policies_compile),
         cmocka_unit_test(test_hostile_policies),
         cmocka_unit_test(test_images),
-        cmocka_unit_test(test_image_env_cuda),
+        cmocka_unit_test(test_image_vars),
+        cmocka_unit_test(test_devices_need_policy),
         cmocka_unit_test(test_outpack),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
