@@ -20,6 +20,10 @@ struct pyfind {
     char numpy_version[32];
 };
 
+/* Probes (runs python) once per process and per interpreter identity: a
+ * later call with the same candidates, each the same file (device, inode,
+ * size, mtime, ctime), returns the remembered answer without running
+ * python. Thread-safe. */
 enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err) KILN_NODISCARD;
 
 #endif

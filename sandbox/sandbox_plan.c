@@ -67,8 +67,7 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
         return kiln_fail(err, KILN_E_USAGE, "sandbox: no policy named");
     if (spec->n_inputs > SANDBOX_MAX_INPUTS)
         return kiln_fail(err, KILN_E_LIMIT, "sandbox: more than %d inputs", SANDBOX_MAX_INPUTS);
-    if (policy_load(dd, spec->policy, &pl->pol, err) != KILN_OK ||
-        policy_compile(&pl->pol, err) != KILN_OK)
+    if (policy_load_compiled(dd, spec->policy, &pl->pol, err) != KILN_OK)
         return err->rc;
     apply_limits(&pl->lim, &spec->limits, &pl->pol.limits);
     pl->img = malloc(sizeof(*pl->img));

@@ -137,6 +137,58 @@ static void test_hostile_policies(void **state)
     policy_free(&p);
 }
 
+/* The per-process memo of compiled policies: a hit gives the same program
+ * and limits; an edited policy or fragment is recompiled on its next use. */
+static void test_policy_memo(void **state)
+{
+    (void)state;
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"include\": [\"frag\"], \"limits\": {\"timeout_ms\": 1, \"cpu_s\": 1, "
+             "\"memory_mb\": %d, \"pids\": 1, \"fsize_mb\": 1, \"nofile\": 1, \"tmp_mb\": 1, "
+             "\"out_mb\": 1, \"tar_mb\": 1, \"output_kb\": 1}, \"syscalls\": [{\"name\": "
+             "\"write\", \"reason\": \"w\"}]}",
+             1);
+
+    put(tmp, "policies/memo.json", json);
+    struct sandbox_policy a, b, c, fresh;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load_compiled(tmp, "memo", &a, &err), KILN_OK);
+    assert_int_equal(policy_load_compiled(tmp, "memo", &b, &err), KILN_OK);
+    assert_int_equal(policy_load(tmp, "memo", &fresh, &err), KILN_OK);
+    assert_int_equal(policy_compile(&fresh, &err), KILN_OK);
+    assert_int_equal(a.bpf_len, fresh.bpf_len);
+    assert_int_equal(b.bpf_len, fresh.bpf_len);
+    assert_memory_equal(b.bpf, fresh.bpf, fresh.bpf_len * 8);
+    assert_true(a.bpf != b.bpf); /* each caller owns its copy */
+    assert_int_equal(b.limits.memory_bytes, 1 << 20);
+    policy_free(&b);
+    policy_free(&fresh);
+    /* Edit the policy: the new limit shows. */
+    char *one = strstr(json, "\"memory_mb\": 1");
+    assert_non_null(one);
+    one[13] = '2';
+    put(tmp, "policies/memo.json", json);
+    assert_int_equal(policy_load_compiled(tmp, "memo", &b, &err), KILN_OK);
+    assert_int_equal(b.limits.memory_bytes, 2 << 20);
+    /* Edit the fragment: one more allowed syscall, a longer program. */
+    put(tmp, "policies/frag.json",
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
+        "{\"name\": \"close\", \"reason\": \"c\"}]}");
+    assert_int_equal(policy_load_compiled(tmp, "memo", &c, &err), KILN_OK);
+    assert_true(c.bpf_len > b.bpf_len);
+    /* A broken edit fails; it does not fall back to the remembered one. */
+    put(tmp, "policies/memo.json", "{");
+    struct sandbox_policy d;
+    assert_int_equal(policy_load_compiled(tmp, "memo", &d, &err), KILN_E_PARSE);
+    put(tmp, "policies/frag.json",
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}]}");
+    policy_free(&a);
+    policy_free(&b);
+    policy_free(&c);
+}
+
 static void expect_image(const char *json, enum kiln_rc rc, const char *needle)
 {
     put(tmp, "images/t.json", json);
@@ -351,6 +403,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_policies_compile),
         cmocka_unit_test(test_hostile_policies),
+        cmocka_unit_test(test_policy_memo),
         cmocka_unit_test(test_images),
         cmocka_unit_test(test_image_vars),
         cmocka_unit_test(test_devices_need_policy),
