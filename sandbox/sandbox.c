@@ -185,6 +185,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     if (!pl)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
     pl->spec = spec;
+    pl->slot.lock_fd = -1;
     enum kiln_rc rc = sb_prepare(pl, spec, err);
     int st_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, tar_p[2] = {-1, -1};
     int go_p[2] = {-1, -1};
@@ -194,6 +195,10 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     if (rc != KILN_OK)
         goto out;
     snprintf(res->policy, sizeof(res->policy), "%s", pl->pol.name);
+    /* As root, a host uid no other process has (uidslot.h); held until the
+     * whole tree is reaped. */
+    if (geteuid() == 0 && (rc = uidslot_take(&pl->slot, err)) != KILN_OK)
+        goto out;
     if (capture_init(&cout, pl->lim.output_bytes) || capture_init(&cerr, pl->lim.output_bytes)) {
         rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
         goto out;
@@ -242,6 +247,10 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     close_fd(&go_p[0]);
 
     struct msg failed = {0}, done = {0}, ref = {0};
+    /* A failed attach is reported only when the child sent no failure of
+     * its own: a child that died early (ESRCH) explains why, and its
+     * message names the real problem. */
+    int attach_errno = 0;
     long long deadline = t0 + (pl->lim.timeout_ms + GRACE_MS) * 1000;
     long long tar_cap = pl->lim.tar_bytes + TAR_SLACK;
     int tar_fd = spec->tar_fd, tar_write_failed = 0, killed = 0;
@@ -289,12 +298,8 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
                     rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
                 else if (m.type == MSG_INIT_PID && go_p[1] >= 0) {
                     int e = cgroup_attach(&pl->cg, (pid_t)m.a);
-                    if (e && rc == KILN_OK) {
-                        errno = -e;
-                        rc = kiln_fail_errno(err, KILN_E_SANDBOX,
-                                             "sandbox: moving init into cgroup %s failed",
-                                             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
-                    }
+                    if (e)
+                        attach_errno = -e;
                     /* A socket, so a dead init is EPIPE, never a SIGPIPE that
                      * kills the caller; its own failure report says why. */
                     if (send(go_p[1], e ? "0" : "1", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
@@ -372,6 +377,10 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     if (rc == KILN_OK && failed.type) {
         errno = failed.err;
         rc = kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: %s failed", failed.text);
+    } else if (rc == KILN_OK && attach_errno) {
+        errno = attach_errno;
+        rc = kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: moving init into cgroup %s failed",
+                             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
     } else if (rc == KILN_OK && !done.type) {
         rc = kiln_fail(err, KILN_E_SANDBOX,
                        "sandbox: init ended without a verdict (%s, status 0x%x)%s",

@@ -14,7 +14,9 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
@@ -32,8 +34,7 @@
 #include "outpack.h"
 #include "sandbox_impl.h"
 
-#define SANDBOX_UID 1000 /* the id inside; mapped to the caller's, or nobody for root */
-#define NOBODY_ID   65534
+#define SANDBOX_UID 1000 /* the id inside; mapped to the caller's, or to the slot's for root */
 
 static void send_msg(int fd, const struct msg *m)
 {
@@ -115,6 +116,10 @@ static void exec_program(const struct plan *pl)
  * fds: 3 status, 4 listener number to init, 5 ack from init. */
 static void run_program(struct plan *pl, int fdnum_w, int ack_r, int stdin_fd)
 {
+    /* init (not dumpable) takes the seccomp listener from this process
+     * with pidfd_getfd, which needs this one dumpable; only kiln code runs
+     * here until the exec, which sets dumpability afresh. */
+    STEP(pl, prctl(PR_SET_DUMPABLE, 1) == 0, "mark the program dumpable");
     STEP(pl, setsid() >= 0, "start a new session");
     int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
     STEP(pl, in >= 0, "open /dev/null for stdin");
@@ -307,9 +312,45 @@ static void run_init(struct plan *pl)
 }
 
 /* The first child: still in the host's PID namespace. */
+/* This copy of kiln's memory still holds kiln's environment (the LLM's API
+ * key among it) where /proc/<pid>/environ shows it: blank it before
+ * anything of the sandbox exists. The program's own environment is built
+ * from scratch (the plan), copied first in case a caller's entry pointed
+ * into kiln's. The arguments stay: kiln takes no secret on its command
+ * line, and the spec points into them. */
+static void blank_inherited_env(struct plan *pl)
+{
+    for (char **e = pl->envp; *e; e++) {
+        *e = strdup(*e);
+        STEP(pl, *e != NULL, "copy the sandbox's environment");
+    }
+    char buf[4096];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    STEP(pl, fd >= 0, "open /proc/self/stat");
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    STEP(pl, n > 0, "read /proc/self/stat");
+    buf[n] = '\0';
+    /* Fields 50 and 51 (env_start, env_end), counted after the command
+     * name, which may hold spaces and parentheses. */
+    char *p = strrchr(buf, ')');
+    STEP(pl, p != NULL, "parse /proc/self/stat");
+    unsigned long long v[52] = {0};
+    int field = 2;
+    for (char *save = NULL, *t = strtok_r(p + 1, " \n", &save); t && field < 51;
+         t = strtok_r(NULL, " \n", &save))
+        v[++field] = strtoull(t, NULL, 10);
+    errno = EINVAL;
+    STEP(pl, field == 51 && v[51] >= v[50] && v[50] > 0, "parse /proc/self/stat");
+    memset((void *)(uintptr_t)v[50], 0, (size_t)(v[51] - v[50]));
+    static char *const empty[] = {NULL};
+    environ = (char **)empty;
+}
+
 void sb_run_setup(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal");
+    blank_inherited_env(pl);
     STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
     close(pl->go_w);
     if (geteuid() == 0 && pl->spec->n_inputs > 0) {
@@ -327,7 +368,7 @@ void sb_run_setup(struct plan *pl)
         }
         STEP(pl, mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
              "mount the staging tmpfs");
-        STEP(pl, mkdir(STAGE_ROOT, 0755) == 0 && chown(STAGE_ROOT, NOBODY_ID, NOBODY_ID) == 0,
+        STEP(pl, mkdir(STAGE_ROOT, 0755) == 0 && chown(STAGE_ROOT, pl->slot.uid, pl->slot.uid) == 0,
              "create " STAGE_ROOT);
         for (size_t i = 0; i < pl->spec->n_inputs; i++) {
             char st[64], src[64];
@@ -347,18 +388,21 @@ void sb_run_setup(struct plan *pl)
         pl->in_staged = 1;
     }
     if (geteuid() == 0) {
-        /* Become nobody before anything else, so no host uid 0 (or group 0)
-         * ever reaches the sandbox. */
+        /* Become the sandbox's own uid before anything else, so no host uid
+         * 0 (or group 0) ever reaches the sandbox, and no other process
+         * shares its uid (uidslot.h). */
+        uid_t id = pl->slot.uid;
+        STEP(pl, id != (uid_t)-1 && id != 0, "pick the sandbox's uid");
         STEP(pl, setgroups(0, NULL) == 0, "drop supplementary groups");
-        STEP(pl, setresgid(NOBODY_ID, NOBODY_ID, NOBODY_ID) == 0, "switch to gid %d", NOBODY_ID);
-        STEP(pl, setresuid(NOBODY_ID, NOBODY_ID, NOBODY_ID) == 0, "switch to uid %d", NOBODY_ID);
+        STEP(pl, setresgid(id, id, id) == 0, "switch to gid %u", (unsigned)id);
+        STEP(pl, setresuid(id, id, id) == 0, "switch to uid %u", (unsigned)id);
         /* A change of effective uid clears the parent-death signal: set it
          * again, or a kill -9 of kiln leaves this sandbox running with no
          * one to enforce its timeout. */
         STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal again");
         STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
-        /* Lets init take the seccomp listener from the program (pidfd_getfd
-         * checks dumpability); only kiln code runs until the exec. */
+        /* Dumpable only while it writes its own id maps (/proc/self files of
+         * a non-dumpable process belong to host root); cleared below. */
         STEP(pl, prctl(PR_SET_DUMPABLE, 1) == 0, "mark the set-up process dumpable");
     }
     uid_t uid = geteuid();
@@ -373,6 +417,10 @@ void sb_run_setup(struct plan *pl)
     snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, (unsigned)gid);
     STEP(pl, write_file("/proc/self/gid_map", map) == 0, "write gid_map '%d %u 1'", SANDBOX_UID,
          (unsigned)gid);
+    /* From here setup and init are not dumpable: no process of the same
+     * uid (the program included) may ptrace them, open their /proc/<pid>/
+     * environ, mem or ns/ (nsenter), whatever the uid. */
+    STEP(pl, prctl(PR_SET_DUMPABLE, 0) == 0, "mark the sandbox's init not dumpable");
     STEP(pl, unshare(CLONE_NEWPID) == 0, "create a PID namespace");
     pid_t init = fork();
     STEP(pl, init >= 0, "fork the sandbox's init");

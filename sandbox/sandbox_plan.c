@@ -144,6 +144,7 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
 
 void sb_plan_free(struct plan *pl)
 {
+    uidslot_release(&pl->slot);
     free(pl->envp);
     if (pl->img) {
         image_free(pl->img);

@@ -8,7 +8,7 @@
 #   gpu      (label gpu) kiln optimize saxpy --profile --max-iterations 2 on
 #            the GPU: profile.json with metrics, OR the documented refusal
 #            message (counters admin-only, ncu missing, sandbox refusal)
-. "$(dirname "$0")/../pipeline/lib.sh"
+. "$(dirname "$0")/../pipeline_cli/lib.sh"
 case_name=$1
 RES=$T/results
 
