@@ -255,6 +255,25 @@ static enum kiln_rc load_policy(const char *data_dir, const char *name, struct s
     }
     if (add_rules(path, doc, rules, err) != KILN_OK)
         goto fail;
+    /* The program hands its seccomp listener to init after the filter is
+     * in place (sendmsg, then close): a policy that refused either would
+     * leave every refusal unreported. */
+    static const char *const needed[] = {"sendmsg", "close"};
+    for (size_t n = 0; n < 2; n++) {
+        int found = 0;
+        json_array_foreach(rules, i, v)
+        {
+            found |= !strcmp(json_string_value(json_object_get(v, "name")), needed[n]) &&
+                     !json_object_get(v, "args") && !json_object_get(v, "errno");
+        }
+        if (!found) {
+            kiln_fail(err, KILN_E_PARSE,
+                      "%s: must allow %s without conditions (kiln passes the seccomp listener to "
+                      "the sandbox's init with it): include \"base\" or add it",
+                      path, needed[n]);
+            goto fail;
+        }
+    }
     json_decref(doc);
     p->rules = rules;
     return KILN_OK;

@@ -211,7 +211,8 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     /* A roomier tar pipe (best effort: the default is 64 KiB) lets /out
      * stream in big pieces, with fewer wake-ups on both sides. */
     (void)fcntl(tar_p[1], F_SETPIPE_SZ, TAR_PIPE_BYTES);
-    cgroup_create(&pl->cg, pl->lim.memory_bytes, pl->lim.pids);
+    /* One more pid than the limit: setup joins the cgroup too (below). */
+    cgroup_create(&pl->cg, pl->lim.memory_bytes, pl->lim.pids + 1);
     if (!pl->cg.mem_dir[0] && !pl->pol.allow_gpu)
         snprintf(res->memory_cap, sizeof(res->memory_cap),
                  "RLIMIT_DATA %lld MiB only (weaker: no writable cgroup)",
@@ -251,6 +252,14 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
      * its own: a child that died early (ESRCH) explains why, and its
      * message names the real problem. */
     int attach_errno = 0;
+    /* Moving a process into a cgroup waits out an RCU grace period (ms):
+     * start with setup now, overlapping its namespaces and init's mounts.
+     * init, if forked before this lands, is moved when it reports (fast:
+     * right after a move, no new grace period). The program is forked
+     * only after both. */
+    int ae = cgroup_attach(&pl->cg, setup);
+    if (ae && ae != -ESRCH)
+        attach_errno = -ae;
     long long deadline = t0 + (pl->lim.timeout_ms + GRACE_MS) * 1000;
     long long tar_cap = pl->lim.tar_bytes + TAR_SLACK;
     int tar_fd = spec->tar_fd, tar_write_failed = 0, killed = 0;

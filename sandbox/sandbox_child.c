@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -112,26 +113,67 @@ static void exec_program(const struct plan *pl)
     STEP(pl, 0, "exec %s (searched PATH=%s)", argv[0], searched);
 }
 
-/* The program: its last steps, in the order that keeps each one possible.
- * fds: 3 status, 4 listener number to init, 5 ack from init. */
-static void run_program(struct plan *pl, int fdnum_w, int ack_r, int stdin_fd)
+/* Hands the seccomp listener to init over the socket (SCM_RIGHTS). The
+ * message holds a reference of its own: the listener outlives this
+ * process's copy (closed at exec), so there is no need to wait for init. */
+static int send_listener(int sock, int lfd)
 {
-    /* init (not dumpable) takes the seccomp listener from this process
-     * with pidfd_getfd, which needs this one dumpable; only kiln code runs
-     * here until the exec, which sets dumpability afresh. */
-    STEP(pl, prctl(PR_SET_DUMPABLE, 1) == 0, "mark the program dumpable");
+    char byte = 'l';
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    memset(&u, 0, sizeof(u));
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &lfd, sizeof(int));
+    return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static int recv_listener(int sock)
+{
+    char byte;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+    ssize_t n;
+    do
+        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int)))
+        return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    return fd;
+}
+
+/* The program: its last steps, in the order that keeps each one possible.
+ * fds: 3 status, 4 the socket that carries the seccomp listener to init. */
+static void run_program(struct plan *pl, int lsock, int stdin_fd)
+{
     STEP(pl, setsid() >= 0, "start a new session");
     int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
     STEP(pl, in >= 0, "open /dev/null for stdin");
-    int hi[6] = {in, pl->out_w, pl->err_w, pl->status_w, fdnum_w, ack_r};
-    for (int i = 0; i < 6; i++) {
+    int hi[5] = {in, pl->out_w, pl->err_w, pl->status_w, lsock};
+    for (int i = 0; i < 5; i++) {
         hi[i] = fcntl(hi[i], F_DUPFD_CLOEXEC, 64);
         STEP(pl, hi[i] >= 0, "move descriptors");
     }
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 5; i++)
         STEP(pl, dup3(hi[i], i, i >= 3 ? O_CLOEXEC : 0) == i, "set up descriptor %d", i);
     pl->status_w = 3;
-    STEP(pl, close_range(6, ~0U, 0) == 0, "close inherited descriptors");
+    STEP(pl, close_range(5, ~0U, 0) == 0, "close inherited descriptors");
 
     const struct sandbox_limits *l = &pl->lim;
     set_limit(pl, RLIMIT_CPU, l->cpu_s, l->cpu_s + 1, "RLIMIT_CPU");
@@ -151,15 +193,15 @@ static void run_program(struct plan *pl, int fdnum_w, int ack_r, int stdin_fd)
     drop_caps(pl);
     STEP(pl, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "set no_new_privs");
     /* Last: the filter. Its listener goes to init, which names any refused
-     * syscall; we wait for init to hold it before exec. */
+     * syscall (sendmsg is allowed by every policy: policy.c checks). */
     struct sock_fprog prog = {.len = (unsigned short)pl->pol.bpf_len,
                               .filter = (struct sock_filter *)pl->pol.bpf};
     int lfd =
         (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
     STEP(pl, lfd >= 0, "install the seccomp filter of policy %s", pl->pol.name);
-    STEP(pl, write(4, &lfd, sizeof(lfd)) == sizeof(lfd), "hand the seccomp listener to init");
-    char ack;
-    STEP(pl, read(5, &ack, 1) == 1, "wait for init to take the seccomp listener");
+    STEP(pl, send_listener(4, lfd) == 0, "hand the seccomp listener to init");
+    close(lfd);
+    close(4);
     exec_program(pl);
 }
 
@@ -180,23 +222,15 @@ static void report_skip(void *ctx, const char *path, const char *why)
 
 /* Waits for the program; names a refused syscall; enforces the timeout.
  * Returns the program's wait status. */
-static int supervise(struct plan *pl, pid_t prog, int sfd, int fdnum_r, int ack_w, int *timed_out)
+static int supervise(struct plan *pl, pid_t prog, int sfd, int lsock, int *timed_out)
 {
-    int lfd = -1, num = -1, status = 0, done = 0;
+    int status = 0, done = 0;
     long long start = sb_now_us();
     long long deadline = start + pl->lim.timeout_ms * 1000;
-    if (read(fdnum_r, &num, sizeof(num)) == sizeof(num)) {
-        int pfd = (int)syscall(SYS_pidfd_open, prog, 0);
-        lfd = pfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pfd, num, 0) : -1;
-        if (lfd < 0) {
-            kill(prog, SIGKILL);
-            STEP(pl, 0, "take the seccomp listener from the program");
-        }
-        close(pfd);
-        STEP(pl, write(ack_w, "k", 1) == 1, "release the program");
-    }
-    close(fdnum_r);
-    close(ack_w);
+    /* Nothing from the socket: the program failed a step before its filter
+     * (it reported why) and runs nothing untrusted. */
+    int lfd = recv_listener(lsock);
+    close(lsock);
     struct seccomp_notif_sizes sizes = {0};
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
         sizes.seccomp_notif = sizeof(struct seccomp_notif);
@@ -277,22 +311,23 @@ static void run_init(struct plan *pl)
     STEP(pl, sigprocmask(SIG_BLOCK, &chld, NULL) == 0, "block SIGCHLD");
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     STEP(pl, sfd >= 0, "create init's signalfd");
-    int fdnum[2], ack[2];
-    STEP(pl, pipe2(fdnum, O_CLOEXEC) == 0 && pipe2(ack, O_CLOEXEC) == 0, "create init's pipes");
+    int lsock[2];
+    STEP(pl, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lsock) == 0,
+         "create the seccomp listener's socket");
     int stdin_fd = pl->spec->stdin_fd;
     pid_t prog = fork();
     STEP(pl, prog >= 0, "fork the program");
     if (prog == 0) {
         sigprocmask(SIG_UNBLOCK, &chld, NULL);
-        run_program(pl, fdnum[1], ack[0], stdin_fd);
+        close(lsock[0]);
+        run_program(pl, lsock[1], stdin_fd);
         _exit(127);
     }
-    close(fdnum[1]);
-    close(ack[0]);
+    close(lsock[1]);
     close(pl->out_w);
     close(pl->err_w);
     int timed_out = 0;
-    int status = supervise(pl, prog, sfd, fdnum[0], ack[1], &timed_out);
+    int status = supervise(pl, prog, sfd, lsock[0], &timed_out);
     long long us = pl->lim.timeout_ms;
 
     struct kiln_err e;

@@ -50,7 +50,8 @@ static int setup(void **state)
     snprintf(p, sizeof(p), "%s/images", tmp);
     mkdir(p, 0755);
     put(tmp, "policies/frag.json",
-        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}]}");
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
+        "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": \"c\"}]}");
     return 0;
 }
 
@@ -175,7 +176,8 @@ static void test_policy_memo(void **state)
     /* Edit the fragment: one more allowed syscall, a longer program. */
     put(tmp, "policies/frag.json",
         "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
-        "{\"name\": \"close\", \"reason\": \"c\"}]}");
+        "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": "
+        "\"c\"}, {\"name\": \"dup\", \"reason\": \"d\"}]}");
     assert_int_equal(policy_load_compiled(tmp, "memo", &c, &err), KILN_OK);
     assert_true(c.bpf_len > b.bpf_len);
     /* A broken edit fails; it does not fall back to the remembered one. */
@@ -183,7 +185,17 @@ static void test_policy_memo(void **state)
     struct sandbox_policy d;
     assert_int_equal(policy_load_compiled(tmp, "memo", &d, &err), KILN_E_PARSE);
     put(tmp, "policies/frag.json",
-        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}]}");
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
+        "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": "
+        "\"c\"}]}");
+    /* A policy that refuses sendmsg could not hand over its listener. */
+    put(tmp, "policies/nosend.json",
+        "{\"limits\": {\"timeout_ms\": 1, \"cpu_s\": 1, \"memory_mb\": 1, \"pids\": 1, "
+        "\"fsize_mb\": 1, \"nofile\": 1, \"tmp_mb\": 1, \"out_mb\": 1, \"tar_mb\": 1, "
+        "\"output_kb\": 1}, \"syscalls\": [{\"name\": \"close\", \"reason\": \"c\"}]}");
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load(tmp, "nosend", &d, &err), KILN_E_PARSE);
+    assert_non_null(strstr(err.msg, "must allow sendmsg without conditions"));
     policy_free(&a);
     policy_free(&b);
     policy_free(&c);
