@@ -9,12 +9,24 @@
 
 #include "proc.h"
 
-static const char probe[] = "import sys, numpy\n"
-                            "print(sys.executable)\n"
-                            "print(sys.prefix)\n"
-                            "print(sys.base_prefix)\n"
-                            "print(sys.version.split()[0])\n"
-                            "print(numpy.__version__)\n";
+/* Finds numpy without importing it: the import alone takes about 0.1 s
+ * (most of a script sandbox's start before the memo below), finding the
+ * package a few ms. The version comes from its metadata directory's name
+ * (numpy-1.24.2.dist-info or .egg-info). A numpy that is present but
+ * broken fails inside the sandbox with its own error; kiln doctor's
+ * script-sandbox check does the real import. */
+static const char probe[] =
+    "import sys, os, importlib.util\n"
+    "s = importlib.util.find_spec('numpy')\n"
+    "if s is None or not s.origin: sys.exit(1)\n"
+    "d = os.path.dirname(os.path.dirname(s.origin))\n"
+    "v = [n[6:].split('.dist-info')[0].split('.egg-info')[0] for n in sorted(os.listdir(d))\n"
+    "     if n.startswith('numpy-') and n.endswith(('.dist-info', '.egg-info'))]\n"
+    "print(sys.executable)\n"
+    "print(sys.prefix)\n"
+    "print(sys.base_prefix)\n"
+    "print(sys.version.split()[0])\n"
+    "print(v[-1] if v else 'unknown')\n";
 
 /* Splits the next line of *s into dst; returns 0 when a non-empty line was there. */
 static int take_line(char **s, char *dst, size_t cap)

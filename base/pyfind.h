@@ -1,5 +1,7 @@
 /*
- * pyfind.h - find a python3 that imports numpy, for workload scripts.
+ * pyfind.h - find a python3 that has numpy, for workload scripts (found,
+ * not imported: the import is what costs; kiln doctor imports it for real
+ * in a script sandbox).
  * Tried in order: $KILN_PYTHON, every python3 on PATH, /usr/bin/python3.
  * The sandbox's `script` image binds what this finds (the interpreter's
  * prefix and base prefix), so a virtual environment works as well.
