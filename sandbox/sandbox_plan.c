@@ -79,6 +79,17 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
         pl->img = NULL;
         return err->rc;
     }
+    /* The set-up mounts a scratch tmpfs on the host's /tmp (the new root is
+     * built there), which hides what was below it: say so now, not as a
+     * puzzling ENOENT from inside. (Inputs under /tmp are held open first.) */
+    for (size_t i = 0; i < pl->img->n_binds; i++) {
+        const char *b = pl->img->binds[i].path;
+        if (!pl->img->binds[i].link[0] && (!strcmp(b, "/tmp") || !strncmp(b, "/tmp/", 5)))
+            return kiln_fail(err, KILN_E_UNSUPPORTED,
+                             "image %s: cannot bind %s: the sandbox's set-up hides the host's "
+                             "/tmp; move it (a python3 venv, a toolkit) out of /tmp",
+                             pl->img->name, b);
+    }
     for (size_t i = 0; i < spec->n_inputs; i++) {
         const char *n = spec->inputs[i].name;
         if (!n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..") || strlen(n) > 255)

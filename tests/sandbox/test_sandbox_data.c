@@ -337,6 +337,25 @@ static void test_devices_need_policy(void **state)
     kiln_err_clear(&err);
     assert_int_equal(sandbox_run(&spec, &res, &err), KILN_E_USAGE);
     assert_non_null(strstr(err.msg, "policy script grants no GPU or other device"));
+    /* An image bind under /tmp, which the set-up hides, is refused by name
+     * before anything runs. */
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "cp %s/policies/*.json %s/policies/", src_dir(), tmp);
+    assert_int_equal(system(cmd), 0);
+    put(tmp, "images/tmpbind.json",
+        "{\"binds\": [{\"path\": \"@d@\"}], \"env\": {}, \"cwd\": \"/\"}");
+    char *vars[] = {"d=/tmp", NULL};
+    struct sandbox_spec s2 = {.policy = "script",
+                              .image = "tmpbind",
+                              .argv = argv,
+                              .vars = vars,
+                              .stdin_fd = -1,
+                              .tar_fd = -1,
+                              .data_dir = tmp};
+    kiln_err_clear(&err);
+    assert_int_equal(sandbox_run(&s2, &res, &err), KILN_E_UNSUPPORTED);
+    assert_non_null(
+        strstr(err.msg, "cannot bind /tmp: the sandbox's set-up hides the host's /tmp"));
     char *bad[] = {"../etc", NULL};
     spec.policy = "gpu-run";
     spec.devices = bad;
