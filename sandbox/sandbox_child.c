@@ -346,7 +346,6 @@ static void run_init(struct plan *pl)
     _exit(0);
 }
 
-/* The first child: still in the host's PID namespace. */
 /* This copy of kiln's memory still holds kiln's environment (the LLM's API
  * key among it) where /proc/<pid>/environ shows it: blank it before
  * anything of the sandbox exists. The program's own environment is built
@@ -382,6 +381,7 @@ static void blank_inherited_env(struct plan *pl)
     environ = (char **)empty;
 }
 
+/* The first child: still in the host's PID namespace. */
 void sb_run_setup(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal");
