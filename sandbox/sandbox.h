@@ -11,7 +11,8 @@
  * What sandbox_run() builds, in this order, failing closed at every step
  * (the child never runs when a step fails, and the error names the step):
  * user, mount, PID, net, IPC, UTS and cgroup namespaces; an unprivileged
- * uid/gid (also when kiln runs as root); a tmpfs root entered by pivot_root
+ * uid/gid (when kiln runs as root, a host uid of the sandbox's own that no
+ * other process holds: uidslot.h); a tmpfs root entered by pivot_root
  * holding only the image's read-only binds, a fresh /proc, a minimal /dev
  * (plus the device nodes the caller grants), size-capped tmpfs /tmp and /out, and
  * the read-only /in; loopback-only network; rlimits and a cgroup; all

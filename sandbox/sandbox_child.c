@@ -389,7 +389,7 @@ void sb_run_setup(struct plan *pl)
     STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
     close(pl->go_w);
     if (geteuid() == 0 && pl->spec->n_inputs > 0) {
-        /* Running as root: bind the inputs, which nobody may not be able to
+        /* Running as root: bind the inputs, which the sandbox's uid may not be able to
          * reach, into a staging tmpfs of a private mount namespace first;
          * the sandbox's own mount namespace copies it. */
         STEP(pl, unshare(CLONE_NEWNS) == 0, "create the staging mount namespace");
