@@ -1,18 +1,32 @@
 #include "pyfind.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proc.h"
 
-static const char probe[] = "import sys, numpy\n"
-                            "print(sys.executable)\n"
-                            "print(sys.prefix)\n"
-                            "print(sys.base_prefix)\n"
-                            "print(sys.version.split()[0])\n"
-                            "print(numpy.__version__)\n";
+/* Finds numpy without importing it: the import alone takes about 0.1 s
+ * (most of a script sandbox's start before the memo below), finding the
+ * package a few ms. The version comes from its metadata directory's name
+ * (numpy-1.24.2.dist-info or .egg-info). A numpy that is present but
+ * broken fails inside the sandbox with its own error; kiln doctor's
+ * script-sandbox check does the real import. */
+static const char probe[] =
+    "import sys, os, importlib.util\n"
+    "s = importlib.util.find_spec('numpy')\n"
+    "if s is None or not s.origin: sys.exit(1)\n"
+    "d = os.path.dirname(os.path.dirname(s.origin))\n"
+    "v = [n[6:].split('.dist-info')[0].split('.egg-info')[0] for n in sorted(os.listdir(d))\n"
+    "     if n.startswith('numpy-') and n.endswith(('.dist-info', '.egg-info'))]\n"
+    "print(sys.executable)\n"
+    "print(sys.prefix)\n"
+    "print(sys.base_prefix)\n"
+    "print(sys.version.split()[0])\n"
+    "print(v[-1] if v else 'unknown')\n";
 
 /* Splits the next line of *s into dst; returns 0 when a non-empty line was there. */
 static int take_line(char **s, char *dst, size_t cap)
@@ -48,29 +62,101 @@ static int try_python(const char *path, struct pyfind *out)
     return 0;
 }
 
+/* The candidates, in the order they are tried: $KILN_PYTHON alone when
+ * set, else every python3 on PATH, then /usr/bin/python3. */
+#define PYFIND_MAX_CANDS 64
+
+struct cands {
+    char path[PYFIND_MAX_CANDS][PATH_MAX];
+    struct stat st[PYFIND_MAX_CANDS]; /* st_ino 0: absent */
+    size_t n;
+    int explicit_env;
+};
+
+static void list_cands(struct cands *c)
+{
+    c->n = 0;
+    const char *env = getenv("KILN_PYTHON");
+    c->explicit_env = env && *env;
+    if (c->explicit_env) {
+        snprintf(c->path[c->n++], PATH_MAX, "%s", env);
+    } else {
+        const char *path = getenv("PATH");
+        char dirs[4096];
+        snprintf(dirs, sizeof(dirs), "%s", path ? path : "");
+        char *save = NULL;
+        for (char *d = strtok_r(dirs, ":", &save); d && c->n < PYFIND_MAX_CANDS - 1;
+             d = strtok_r(NULL, ":", &save))
+            snprintf(c->path[c->n++], PATH_MAX, "%s/python3", d);
+        snprintf(c->path[c->n++], PATH_MAX, "/usr/bin/python3");
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (stat(c->path[i], &c->st[i]) < 0)
+            memset(&c->st[i], 0, sizeof(c->st[i]));
+}
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec &&
+           a->st_mode == b->st_mode;
+}
+
+/* Probing runs python (about 0.1 s) and every script sandbox needs its
+ * answer: remembered per process, keyed on what the search would see:
+ * the same candidate paths, each the same file (device, inode, size,
+ * mtime, ctime, mode) or still absent. Any change probes again. A memo,
+ * not state: a hit returns exactly what probing would. Failures are not
+ * remembered. */
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cands *memo_cands;
+static struct pyfind memo_found;
+
+static int memo_hit(const struct cands *c, struct pyfind *out)
+{
+    if (!memo_cands || memo_cands->n != c->n || memo_cands->explicit_env != c->explicit_env)
+        return 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(memo_cands->path[i], c->path[i]) || !same_file(&memo_cands->st[i], &c->st[i]))
+            return 0;
+    *out = memo_found;
+    return 1;
+}
+
 enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
-    const char *env = getenv("KILN_PYTHON");
-    if (env && *env) {
-        if (try_python(env, out) == 0)
-            return KILN_OK;
-        return kiln_fail(err, KILN_E_NOTFOUND, "KILN_PYTHON=%s does not run or cannot import numpy",
-                         env);
-    }
-    const char *path = getenv("PATH");
-    char dirs[4096];
-    snprintf(dirs, sizeof(dirs), "%s", path ? path : "");
-    char *save = NULL;
-    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        char cand[PATH_MAX];
-        snprintf(cand, sizeof(cand), "%s/python3", d);
-        if (try_python(cand, out) == 0)
-            return KILN_OK;
-    }
-    if (try_python("/usr/bin/python3", out) == 0)
+    struct cands *c = malloc(sizeof(*c));
+    if (!c)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    list_cands(c);
+    pthread_mutex_lock(&memo_lock);
+    int hit = memo_hit(c, out);
+    pthread_mutex_unlock(&memo_lock);
+    if (hit) {
+        free(c);
         return KILN_OK;
-    return kiln_fail(err, KILN_E_NOTFOUND,
-                     "no python3 that imports numpy (tried KILN_PYTHON, "
-                     "PATH, /usr/bin/python3)");
+    }
+    int found = 0;
+    for (size_t i = 0; i < c->n && !found; i++)
+        found = c->st[i].st_ino && try_python(c->path[i], out) == 0;
+    if (!found) {
+        memset(out, 0, sizeof(*out));
+        enum kiln_rc rc =
+            c->explicit_env
+                ? kiln_fail(err, KILN_E_NOTFOUND,
+                            "KILN_PYTHON=%s does not run or cannot import numpy", c->path[0])
+                : kiln_fail(err, KILN_E_NOTFOUND,
+                            "no python3 that imports numpy (tried KILN_PYTHON, PATH, "
+                            "/usr/bin/python3)");
+        free(c);
+        return rc;
+    }
+    pthread_mutex_lock(&memo_lock);
+    free(memo_cands);
+    memo_cands = c;
+    memo_found = *out;
+    pthread_mutex_unlock(&memo_lock);
+    return KILN_OK;
 }

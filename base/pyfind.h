@@ -1,5 +1,7 @@
 /*
- * pyfind.h - find a python3 that imports numpy, for workload scripts.
+ * pyfind.h - find a python3 that has numpy, for workload scripts (found,
+ * not imported: the import is what costs; kiln doctor imports it for real
+ * in a script sandbox).
  * Tried in order: $KILN_PYTHON, every python3 on PATH, /usr/bin/python3.
  * The sandbox's `script` image binds what this finds (the interpreter's
  * prefix and base prefix), so a virtual environment works as well.
@@ -20,6 +22,10 @@ struct pyfind {
     char numpy_version[32];
 };
 
+/* Probes (runs python) once per process and per interpreter identity: a
+ * later call with the same candidates, each the same file (device, inode,
+ * size, mtime, ctime), returns the remembered answer without running
+ * python. Thread-safe. */
 enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err) KILN_NODISCARD;
 
 #endif

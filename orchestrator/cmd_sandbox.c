@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "slurm.h"
 #include "commands.h"
+#include "hostvars.h"
 #include "sandbox.h"
 
 #define MAX_INPUTS 64
@@ -101,8 +102,8 @@ int cmd_sandbox(int argc, char **argv)
     char *env[MAX_ENV + 1];
     size_t n_env = 0;
     const char *out_path = NULL;
+    int gpu = -1;
     memset(&spec, 0, sizeof(spec));
-    spec.gpu = -1;
     spec.stdin_fd = -1;
     spec.tar_fd = -1;
     spec.inputs = inputs;
@@ -121,7 +122,7 @@ int cmd_sandbox(int argc, char **argv)
         case O_GPU:
             if (cli_parse_long(optarg, 0, 63, &v))
                 return cli_usage_error("sandbox", "--gpu wants a GPU index, got '%s'", optarg);
-            spec.gpu = (int)v;
+            gpu = (int)v;
             break;
         case O_IN:
             if (spec.n_inputs == MAX_INPUTS)
@@ -207,7 +208,21 @@ int cmd_sandbox(int argc, char **argv)
     struct sandbox_result res;
     struct kiln_err err;
     kiln_err_clear(&err);
-    enum kiln_rc rc = sandbox_run(&spec, &res, &err);
+    /* The host's paths for the image, the GPU's nodes: the sandbox is told. */
+    struct hostvars *hv = calloc(1, sizeof(*hv));
+    enum kiln_rc rc = hv ? KILN_OK : kiln_fail(&err, KILN_E_NOMEM, "out of memory");
+    if (rc == KILN_OK)
+        rc = hostvars_for_image(NULL, spec.image ? spec.image : spec.policy, hv, &err);
+    if (rc == KILN_OK)
+        rc = hostvars_gpu(gpu, hv, &err);
+    if (rc == KILN_OK) {
+        spec.vars = hv->vars;
+        spec.devices = hv->devices;
+        rc = sandbox_run(&spec, &res, &err);
+    } else {
+        memset(&res, 0, sizeof(res));
+    }
+    free(hv);
     if (tar_fd >= 0 && close(tar_fd) < 0 && rc == KILN_OK) {
         perror(out_path);
         sandbox_result_free(&res);

@@ -252,7 +252,10 @@ const struct kiln_cmd kiln_commands[] = {
      "hand; the node needs kiln installed (README, \"Running on a Slurm cluster\").\n"
      "\n"
      "Exit status: 0 the step ran (whatever the program did: result.json says);\n"
-     "2 the spec was refused or the sandbox could not be built.\n",
+     "2 the spec was refused or the sandbox could not be built.\n"
+     "\n"
+     "example (what the Slurm job runs):\n"
+     "  kiln sandbox-exec /shared/kiln-spool/kiln-eval-4242-1-Ab12Cd\n",
      cmd_sandbox_exec},
     {NULL, NULL, NULL, NULL},
 };

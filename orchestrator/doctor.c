@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -18,6 +19,7 @@
 
 #include "docs_index.h"
 #include "gpuinfo.h"
+#include "hostvars.h"
 #include "profile.h"
 #include "proc.h"
 #include "pyfind.h"
@@ -328,7 +330,12 @@ static void check_images(struct doctor_report *r)
         struct kiln_err err;
         kiln_err_clear(&err);
         snprintf(title, sizeof(title), "image %s", names[i]);
-        enum kiln_rc rc = sandbox_image_describe(NULL, names[i], desc, sizeof(desc), &err);
+        struct hostvars *hv = calloc(1, sizeof(*hv));
+        enum kiln_rc rc = hv ? hostvars_for_image(NULL, names[i], hv, &err)
+                             : kiln_fail(&err, KILN_E_NOMEM, "out of memory");
+        if (rc == KILN_OK)
+            rc = sandbox_image_describe(NULL, names[i], hv->vars, desc, sizeof(desc), &err);
+        free(hv);
         struct doctor_item *it = add(r, title, rc == KILN_OK ? DOCTOR_OK : DOCTOR_MISSING);
         if (!it)
             return;
@@ -339,6 +346,48 @@ static void check_images(struct doctor_report *r)
             SETF(it->disables, "sandboxes of kind %s", names[i]);
         }
     }
+}
+
+/* A real script sandbox: python3 importing numpy under the script policy
+ * and image, as inputs.py and reference.py run. Finding python3 as root
+ * proves little: the sandbox's unprivileged uid must reach it too. */
+static void check_script_sandbox(struct doctor_report *r)
+{
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    struct hostvars *hv = calloc(1, sizeof(*hv));
+    struct sandbox_result res;
+    memset(&res, 0, sizeof(res));
+    char *argv[] = {"python3", "-c", "import numpy", NULL};
+    struct sandbox_spec spec = {
+        .policy = "script", .image = "script", .argv = argv, .stdin_fd = -1, .tar_fd = -1};
+    spec.limits.timeout_ms = 60000;
+    enum kiln_rc rc = hv ? hostvars_for_image(NULL, "script", hv, &err)
+                         : kiln_fail(&err, KILN_E_NOMEM, "out of memory");
+    if (rc == KILN_OK) {
+        spec.vars = hv->vars;
+        rc = sandbox_run(&spec, &res, &err);
+    }
+    free(hv);
+    int ok = rc == KILN_OK && res.verdict == SANDBOX_EXITED && res.exit_code == 0;
+    struct doctor_item *it = add(r, "script sandbox", ok ? DOCTOR_OK : DOCTOR_MISSING);
+    if (it && ok)
+        SETF(it->detail, "python3 -c 'import numpy' ran in the script sandbox in %.3f s",
+             res.wall_s);
+    if (it && !ok) {
+        char line[256];
+        if (rc == KILN_OK)
+            sandbox_verdict_line(&res, line, sizeof(line));
+        const char *e = rc == KILN_OK && res.err.data ? res.err.data : "";
+        size_t len = strlen(e);
+        SETF(it->detail, "python3 -c 'import numpy' in the script sandbox: %s%s%s",
+             rc == KILN_OK ? line : err.msg, *e ? "; stderr: " : "", len > 400 ? e + len - 400 : e);
+        SETF(it->fix, "make python3 and its prefix readable by any user (every directory "
+                      "above it needs o+x; a pyenv under /root is not), or point KILN_PYTHON "
+                      "at a python3 outside private directories");
+        SETF(it->disables, "workload input and reference scripts");
+    }
+    sandbox_result_free(&res);
 }
 
 /* Nsight Compute for `kiln optimize --profile` (cheap: ncu is not run). */
@@ -378,8 +427,8 @@ static void check_docs(struct doctor_report *r)
 }
 
 static void (*const checks[])(struct doctor_report *) = {
-    check_kernel, check_userns, check_seccomp, check_cgroups,  check_gpus, check_nvcc,
-    check_nvrtc,  check_python, check_images,  check_profiler, check_docs,
+    check_kernel, check_userns, check_seccomp, check_cgroups,        check_gpus,     check_nvcc,
+    check_nvrtc,  check_python, check_images,  check_script_sandbox, check_profiler, check_docs,
 };
 
 enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err)

@@ -11,6 +11,7 @@
 #include "evaluate.h"
 #include "fsutil.h"
 #include "harness_plan.h"
+#include "hostpaths.h"
 #include "sandbox.h"
 #include "sbexec.h"
 
@@ -48,7 +49,7 @@ enum kiln_rc profiler_open(enum kiln_backend b, int gpu, const char *work_dir,
                  "Nsight Compute profiles CUDA kernels and this run uses the %s backend, which "
                  "has no GPU counters",
                  kiln_backend_name(b));
-    else if (!sandbox_find_ncu(p->ncu_root, sizeof(p->ncu_root)))
+    else if (!hostpaths_ncu(p->ncu_root, sizeof(p->ncu_root)))
         snprintf(p->why, sizeof(p->why),
                  "ncu (Nsight Compute) was not found: install it with the CUDA toolkit "
                  "(cuda-nsight-compute) or point KILN_NCU at the ncu program");
@@ -304,7 +305,7 @@ enum kiln_rc profiler_run(struct profiler *p, const struct profile_target *t,
     step.spec.image = "profile";
     step.spec.inputs = in;
     step.spec.n_inputs = 4;
-    step.spec.gpu = p->gpu;
+    step.gpu = p->gpu;
     step.spec.argv = argv;
     step.spec.stdin_fd = -1;
     step.spec.limits.timeout_ms = PROFILE_TIMEOUT_MS;
@@ -417,7 +418,7 @@ json_t *profile_result_json(const struct profile_result *res, const char *candid
 bool profile_describe_host(char *buf, size_t cap)
 {
     char root[PATH_MAX];
-    if (!sandbox_find_ncu(root, sizeof(root))) {
+    if (!hostpaths_ncu(root, sizeof(root))) {
         snprintf(buf, cap,
                  "ncu (Nsight Compute) not found on PATH, in the CUDA toolkit or "
                  "/opt/nvidia/nsight-compute");

@@ -185,7 +185,7 @@ static enum kiln_rc run_sandboxed(const struct eval_baseline_request *req, const
     step.spec.image = "gpu-run";
     step.spec.inputs = in;
     step.spec.n_inputs = 2;
-    step.spec.gpu = req->backend == KILN_BACKEND_CUDA ? req->gpu : -1;
+    step.gpu = req->backend == KILN_BACKEND_CUDA ? req->gpu : -1;
     step.spec.argv = argv;
     step.spec.stdin_fd = -1;
     step.spec.limits.timeout_ms = req->run_timeout_ms;

@@ -238,7 +238,7 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
     step.spec.image = "compile";
     step.spec.inputs = in;
     step.spec.n_inputs = cuda && !nvrtc ? 1 : 2;
-    step.spec.gpu = -1;
+    step.gpu = -1;
     step.spec.argv = (char *const *)argv;
     step.spec.stdin_fd = -1;
     step.spec.limits.timeout_ms = req->timeout_ms;

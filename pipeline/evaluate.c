@@ -535,7 +535,7 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
     step.spec.image = "gpu-run";
     step.spec.inputs = in;
     step.spec.n_inputs = 4;
-    step.spec.gpu = cuda ? req->gpu : -1;
+    step.gpu = cuda ? req->gpu : -1;
     step.spec.argv = argv;
     step.spec.stdin_fd = -1;
     step.spec.limits.timeout_ms = req->run_timeout_ms;

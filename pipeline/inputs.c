@@ -231,7 +231,7 @@ static enum kiln_rc run_script(const struct inputs_request *req, const char *wha
     step.spec.image = "script";
     step.spec.inputs = in;
     step.spec.n_inputs = n_in;
-    step.spec.gpu = -1;
+    step.gpu = -1;
     step.spec.argv = argv;
     step.spec.stdin_fd = -1;
     /* Big cases need room: numpy holds the arrays while /out (tmpfs, charged

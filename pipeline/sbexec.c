@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "hostvars.h"
 
 static double now_s(void)
 {
@@ -33,9 +35,25 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
     struct sandbox_spec spec = step->spec;
     spec.tar_fd = tfd;
     double t0 = now_s();
-    rc = step->runner ? step->runner->run(step->runner->ctx, step->what, &spec, tfd, &res->sb,
-                                          res->where, sizeof(res->where), err)
-                      : sandbox_run(&spec, &res->sb, err);
+    if (step->runner) {
+        /* The host that runs it resolves its own paths and GPU nodes. */
+        rc = step->runner->run(step->runner->ctx, step->what, &spec, step->gpu, tfd, &res->sb,
+                               res->where, sizeof(res->where), err);
+    } else {
+        /* The host's paths and the GPU's nodes: the sandbox knows neither. */
+        struct hostvars *hv = calloc(1, sizeof(*hv));
+        if (!hv)
+            rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
+        if (rc == KILN_OK && !spec.vars &&
+            (rc = hostvars_for_image(spec.data_dir, spec.image ? spec.image : spec.policy, hv,
+                                     err)) == KILN_OK)
+            spec.vars = hv->vars;
+        if (rc == KILN_OK && !spec.devices && (rc = hostvars_gpu(step->gpu, hv, err)) == KILN_OK)
+            spec.devices = hv->devices;
+        if (rc == KILN_OK)
+            rc = sandbox_run(&spec, &res->sb, err);
+        free(hv);
+    }
     res->sandbox_s = now_s() - t0;
     if (rc != KILN_OK) {
         close(tfd);

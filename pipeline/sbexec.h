@@ -18,14 +18,15 @@
  * Where a step runs. NULL in a step: sandbox_run() on this host. Otherwise
  * `run` must do what sandbox_run() does somewhere else (pipeline/slurm.h:
  * a Slurm job running the node's kiln) and hand back the same two things:
- * the result and /out's tar stream, written to tar_fd. sbexec ingests that
+ * the result and /out's tar stream, written to tar_fd. `gpu` >= 0 asks for a
+ * GPU (the remote host picks which). sbexec ingests that
  * stream exactly as a local one. `where` receives one line naming where it
  * ran ("slurm job 42 on node n1"); empty when there is nothing to say.
  */
 struct sbexec_runner {
     const char *name; /* "slurm" */
-    enum kiln_rc (*run)(void *ctx, const char *what, const struct sandbox_spec *spec, int tar_fd,
-                        struct sandbox_result *res, char *where, size_t where_cap,
+    enum kiln_rc (*run)(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
+                        int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
                         struct kiln_err *err);
     void *ctx;
 };
@@ -33,7 +34,9 @@ struct sbexec_runner {
 struct sbexec_step {
     const struct sbexec_runner *runner; /* NULL: this host */
     const char *what;                   /* for messages: "inputs.py for case big" */
-    struct sandbox_spec spec;           /* tar_fd is set by sbexec_run */
+    struct sandbox_spec spec;           /* tar_fd is set by sbexec_run; so are vars and devices
+                                           when left NULL (hostvars.h), on the host that runs it */
+    int gpu;                            /* kiln GPU index to grant (gpuinfo.h order), -1 for none */
     const struct tar_rules *rules;
     const char *out_dir; /* created; receives the accepted files */
     /* Keep the (unnamed, private) stream file open in res->stream_fd, for

@@ -33,11 +33,12 @@ static json_t *string_array(char *const *v)
     return a;
 }
 
-enum kiln_rc sbspec_to_json(const struct sandbox_spec *spec, char **out, struct kiln_err *err)
+enum kiln_rc sbspec_to_json(const struct sandbox_spec *spec, int gpu, char **out,
+                            struct kiln_err *err)
 {
     *out = NULL;
     json_t *doc = json_pack("{s:i, s:s, s:s?, s:b, s:s?}", "version", 1, "policy", spec->policy,
-                            "image", spec->image, "gpu", spec->gpu >= 0, "cwd", spec->cwd);
+                            "image", spec->image, "gpu", gpu >= 0, "cwd", spec->cwd);
     json_t *in = json_array(), *lim = json_object();
     json_t *argv = string_array(spec->argv), *env = string_array(spec->env);
     bool ok = doc && in && lim && argv && env;
@@ -165,7 +166,6 @@ enum kiln_rc sbspec_from_json(const char *text, size_t len, struct sbspec_doc *d
     doc->spec.n_inputs = json_array_size(in);
     doc->spec.argv = doc->argv;
     doc->spec.env = doc->env[0] ? doc->env : NULL;
-    doc->spec.gpu = -1;
     doc->spec.stdin_fd = -1;
     doc->spec.tar_fd = -1;
     goto out;

@@ -30,9 +30,11 @@ struct sbspec_doc {
     int wants_gpu; /* the spec had a GPU: the node picks which (its allocation) */
 };
 
-/* The spec as JSON text (malloc'd). tar_fd, stdin_fd and data_dir do not
- * travel: the node sets its own. Input host paths are written as given. */
-enum kiln_rc sbspec_to_json(const struct sandbox_spec *spec, char **out, struct kiln_err *err);
+/* The spec as JSON text (malloc'd), with `gpu` >= 0 meaning "give it a
+ * GPU". tar_fd, stdin_fd, data_dir, vars and devices do not travel: the
+ * node resolves its own. Input host paths are written as given. */
+enum kiln_rc sbspec_to_json(const struct sandbox_spec *spec, int gpu, char **out,
+                            struct kiln_err *err);
 
 enum kiln_rc sbspec_from_json(const char *text, size_t len, struct sbspec_doc *doc,
                               struct kiln_err *err);

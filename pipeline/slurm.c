@@ -17,6 +17,7 @@
 #include "fdio.h"
 #include "fsutil.h"
 #include "gpuinfo.h"
+#include "hostvars.h"
 #include "proc.h"
 #include "sbspec.h"
 
@@ -26,8 +27,8 @@
 #define SLURM_RESUBMITS      1
 #define SLURM_GONE_GRACE_S   10.0 /* a job squeue and scontrol no longer know */
 
-static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int tar_fd,
-                        struct sandbox_result *res, char *where, size_t where_cap,
+static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
+                        int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
                         struct kiln_err *err);
 
 static double now_s(void)
@@ -169,7 +170,7 @@ static enum kiln_rc place(const char *src, const char *dst, int depth, struct ki
 }
 
 /* Makes JOBDIR with in/<name> for every input and spec.json naming them. */
-static enum kiln_rc make_jobdir(struct slurm_runner *s, const struct sandbox_spec *spec,
+static enum kiln_rc make_jobdir(struct slurm_runner *s, const struct sandbox_spec *spec, int gpu,
                                 char *jobdir, size_t cap, struct kiln_err *err)
 {
     snprintf(jobdir, cap, "%s/%s-%ld-%u-XXXXXX", s->spool,
@@ -199,7 +200,7 @@ static enum kiln_rc make_jobdir(struct slurm_runner *s, const struct sandbox_spe
     struct sandbox_spec remote = *spec;
     remote.inputs = inputs;
     char *text = NULL, path[PATH_MAX];
-    if ((rc = sbspec_to_json(&remote, &text, err)) ||
+    if ((rc = sbspec_to_json(&remote, gpu, &text, err)) ||
         (rc = fs_join(path, sizeof(path), jobdir, "spec.json", err)) ||
         (rc = fs_write_atomic(path, text, strlen(text), err))) {
         free(text);
@@ -211,7 +212,7 @@ static enum kiln_rc make_jobdir(struct slurm_runner *s, const struct sandbox_spe
 
 /* ---- submission and polling ---- */
 
-static enum kiln_rc submit(struct slurm_runner *s, const struct sandbox_spec *spec,
+static enum kiln_rc submit(struct slurm_runner *s, const struct sandbox_spec *spec, int gpu,
                            const char *jobdir, long *id, struct kiln_err *err)
 {
     char name[160], output[PATH_MAX + 16], wrap[2 * PATH_MAX + 64], gres[96], time_arg[32];
@@ -229,7 +230,7 @@ static enum kiln_rc submit(struct slurm_runner *s, const struct sandbox_spec *sp
     argv[n++] = name;
     argv[n++] = output;
     argv[n++] = time_arg;
-    const char *g = s->cfg.gres ? s->cfg.gres : spec->gpu >= 0 ? "gpu:1" : NULL;
+    const char *g = s->cfg.gres ? s->cfg.gres : gpu >= 0 ? "gpu:1" : NULL;
     if (g && *g) {
         snprintf(gres, sizeof(gres), "--gres=%s", g);
         argv[n++] = gres;
@@ -386,8 +387,8 @@ static enum kiln_rc fetch(const struct sandbox_spec *spec, const char *jobdir, i
     return rc;
 }
 
-static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int tar_fd,
-                        struct sandbox_result *res, char *where, size_t where_cap,
+static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
+                        int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
                         struct kiln_err *err)
 {
     struct slurm_runner *s = ctx;
@@ -396,8 +397,8 @@ static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *
         char jobdir[PATH_MAX], state[32] = "", node[128] = "", tail[320];
         long id = 0;
         enum slurm_end end = SLURM_END_RUNNING;
-        if ((rc = make_jobdir(s, spec, jobdir, sizeof(jobdir), err)) ||
-            (rc = submit(s, spec, jobdir, &id, err)))
+        if ((rc = make_jobdir(s, spec, gpu, jobdir, sizeof(jobdir), err)) ||
+            (rc = submit(s, spec, gpu, jobdir, &id, err)))
             break;
         if (!s->cfg.quiet)
             fprintf(stderr, "kiln: %s: slurm job %ld submitted\n", what, id);
@@ -471,19 +472,36 @@ enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err)
     char where[200], host[64] = "?";
     gethostname(host, sizeof(host) - 1);
     snprintf(where, sizeof(where), "node %s", host);
-    if (doc.wants_gpu) {
-        doc.spec.gpu = allocated_gpu();
+    /* This node's own paths and, when asked, the GPU Slurm gave the job. */
+    struct hostvars *hv = calloc(1, sizeof(*hv));
+    int gpu = doc.wants_gpu ? allocated_gpu() : -1;
+    if (!hv)
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    if (rc == KILN_OK &&
+        (rc = hostvars_for_image(NULL, doc.spec.image ? doc.spec.image : doc.spec.policy, hv,
+                                 err)) == KILN_OK &&
+        (rc = hostvars_gpu(gpu, hv, err)) == KILN_OK) {
+        doc.spec.vars = hv->vars;
+        doc.spec.devices = hv->devices;
+    }
+    if (rc != KILN_OK) {
+        free(hv);
+        sbspec_doc_free(&doc);
+        return rc;
+    }
+    if (gpu >= 0) {
         struct gpuinfo gpus[GPUINFO_MAX];
         size_t n = 0;
         struct kiln_err ge;
         kiln_err_clear(&ge);
-        if (gpuinfo_list("/proc", gpus, &n, &ge) == KILN_OK && (size_t)doc.spec.gpu < n)
-            snprintf(where, sizeof(where), "node %s, GPU %d %s %s", host, doc.spec.gpu,
-                     gpus[doc.spec.gpu].model, gpus[doc.spec.gpu].uuid);
+        if (gpuinfo_list("/proc", gpus, &n, &ge) == KILN_OK && (size_t)gpu < n)
+            snprintf(where, sizeof(where), "node %s, GPU %d %s %s", host, gpu, gpus[gpu].model,
+                     gpus[gpu].uuid);
     }
     snprintf(path, sizeof(path), "%s/stream.tar", jobdir);
     int tfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (tfd < 0) {
+        free(hv);
         sbspec_doc_free(&doc);
         return kiln_fail_errno(err, KILN_E_IO, "%s", path);
     }
@@ -494,6 +512,7 @@ enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err)
     if (close(tfd) != 0 && rc == KILN_OK)
         rc = kiln_fail_errno(err, KILN_E_IO, "writing %s", path);
     sbspec_doc_free(&doc);
+    free(hv);
     char *out = NULL;
     if (rc == KILN_OK && (rc = sbresult_to_json(&res, where, &out, err)) == KILN_OK &&
         (rc = fs_join(path, sizeof(path), jobdir, "result.json", err)) == KILN_OK)

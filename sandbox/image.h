@@ -3,11 +3,13 @@
  * <data_dir>/images/ (format: images/README.md): read-only host paths, the
  * environment (built from scratch) and the working directory.
  *
- * Host-specific paths are placeholders resolved here at load time:
- * "@python_prefix@" (the prefixes of the python3 that imports numpy),
- * "@cuda@" (the CUDA toolkit), "@nvidia_libs@" (where libcuda.so.1 lives),
- * "@ncu@" (Nsight Compute's install directory, sandbox_find_ncu());
- * "@python_bin@" and "@cuda@" inside env values. Optional paths that are absent are
+ * Host-specific paths are placeholders "@name@" whose values the caller
+ * gives ("name=value" strings, sandbox_spec.vars): a bind "@name@" binds
+ * that path (its real path, and the given spelling when it differs); an
+ * "@name@" inside an env value is replaced by the caller's value, else by
+ * the image's "defaults". The sandbox knows no placeholder by name: which
+ * ones exist is between images/<name>.json and their callers (images/README.md).
+ * Optional paths that are absent, or placeholders without a value, are
  * skipped and listed. image_load() fills a caller-owned struct that
  * image_free() releases.
  */
@@ -38,8 +40,13 @@ struct sandbox_image {
     char skipped[1024]; /* "path (absent); ..." */
 };
 
-enum kiln_rc image_load(const char *data_dir, const char *name, struct sandbox_image *im,
-                        struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc image_load(const char *data_dir, const char *name, char *const *vars,
+                        struct sandbox_image *im, struct kiln_err *err) KILN_NODISCARD;
+
+/* The placeholder names image `name` uses, space-separated ("cuda ncu"), so
+ * a caller can work out only the values it needs. */
+enum kiln_rc image_placeholders(const char *data_dir, const char *name, char *names, size_t cap,
+                                struct kiln_err *err) KILN_NODISCARD;
 
 void image_free(struct sandbox_image *im);
 

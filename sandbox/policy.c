@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <linux/filter.h>
+#include <pthread.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +30,32 @@ static int valid_name(const char *s)
     return 1;
 }
 
-static enum kiln_rc load_json(const char *data_dir, const char *name, char *path, size_t cap,
-                              json_t **out, struct kiln_err *err)
+/* The bytes a policy was built from: its file and its fragments', in the
+ * order read, each as "name\0" + 8-byte length + text. */
+struct policy_texts {
+    char *buf;
+    size_t len;
+};
+
+static int texts_add(struct policy_texts *t, const char *name, const char *text, size_t len)
+{
+    if (!t)
+        return 0;
+    size_t nl = strlen(name) + 1, add = nl + sizeof(unsigned long long) + len;
+    char *b = realloc(t->buf, t->len + add);
+    if (!b)
+        return -1;
+    unsigned long long l = len;
+    memcpy(b + t->len, name, nl);
+    memcpy(b + t->len + nl, &l, sizeof(l));
+    memcpy(b + t->len + nl + sizeof(l), text, len);
+    t->buf = b;
+    t->len += add;
+    return 0;
+}
+
+static enum kiln_rc load_json_texts(const char *data_dir, const char *name, char *path, size_t cap,
+                                    json_t **out, struct policy_texts *texts, struct kiln_err *err)
 {
     if (!valid_name(name))
         return kiln_fail(err, KILN_E_USAGE,
@@ -41,6 +67,10 @@ static enum kiln_rc load_json(const char *data_dir, const char *name, char *path
     if (fs_read_file(path, POLICY_MAX_BYTES, &text, &len, err) != KILN_OK) {
         kiln_err_prefix(err, "policy %s (ls %s/policies for the known ones)", name, data_dir);
         return err->rc;
+    }
+    if (texts_add(texts, name, text, len) < 0) {
+        free(text);
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
     }
     static const char *const keys[] = {"summary", "fragment", "include",  "gpu",
                                        "dev_shm", "limits",   "syscalls", NULL};
@@ -180,8 +210,8 @@ static enum kiln_rc add_rules(const char *path, json_t *doc, json_t *rules, stru
     return KILN_OK;
 }
 
-enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_policy *p,
-                         struct kiln_err *err)
+static enum kiln_rc load_policy(const char *data_dir, const char *name, struct sandbox_policy *p,
+                                struct policy_texts *texts, struct kiln_err *err)
 {
     memset(p, 0, sizeof(*p));
     char path[4096];
@@ -189,7 +219,7 @@ enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_
     json_t *rules = json_array();
     if (!rules)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    if (load_json(data_dir, name, path, sizeof(path), &doc, err) != KILN_OK)
+    if (load_json_texts(data_dir, name, path, sizeof(path), &doc, texts, err) != KILN_OK)
         goto fail;
     if (json_is_true(json_object_get(doc, "fragment"))) {
         kiln_fail(err, KILN_E_USAGE, "%s is a fragment for other policies, not a policy", path);
@@ -221,7 +251,7 @@ enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_
             kiln_fail(err, KILN_E_PARSE, "%s: include[%zu] must be a string", path, i);
             goto fail;
         }
-        if (load_json(data_dir, iname, ipath, sizeof(ipath), &frag, err) != KILN_OK)
+        if (load_json_texts(data_dir, iname, ipath, sizeof(ipath), &frag, texts, err) != KILN_OK)
             goto fail;
         enum kiln_rc rc = KILN_OK;
         if (!json_is_true(json_object_get(frag, "fragment")))
@@ -234,6 +264,25 @@ enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_
     }
     if (add_rules(path, doc, rules, err) != KILN_OK)
         goto fail;
+    /* The program hands its seccomp listener to init after the filter is
+     * in place (sendmsg, then close): a policy that refused either would
+     * leave every refusal unreported. */
+    static const char *const needed[] = {"sendmsg", "close"};
+    for (size_t n = 0; n < 2; n++) {
+        int found = 0;
+        json_array_foreach(rules, i, v)
+        {
+            found |= !strcmp(json_string_value(json_object_get(v, "name")), needed[n]) &&
+                     !json_object_get(v, "args") && !json_object_get(v, "errno");
+        }
+        if (!found) {
+            kiln_fail(err, KILN_E_PARSE,
+                      "%s: must allow %s without conditions (kiln passes the seccomp listener to "
+                      "the sandbox's init with it): include \"base\" or add it",
+                      path, needed[n]);
+            goto fail;
+        }
+    }
     json_decref(doc);
     p->rules = rules;
     return KILN_OK;
@@ -241,6 +290,12 @@ fail:
     json_decref(doc);
     json_decref(rules);
     return err->rc;
+}
+
+enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_policy *p,
+                         struct kiln_err *err)
+{
+    return load_policy(data_dir, name, p, NULL, err);
 }
 
 static enum scmp_compare op_of(const char *op)
@@ -343,4 +398,118 @@ void policy_free(struct sandbox_policy *p)
     json_decref((json_t *)p->rules);
     free(p->bpf);
     memset(p, 0, sizeof(*p));
+}
+
+/* Compiling a policy with libseccomp takes milliseconds and every sandbox
+ * needs one: the finished program is remembered per process, keyed on the
+ * exact bytes it was built from (the policy file and its fragments, re-read
+ * and compared on every call) and the data directory. An edited policy is
+ * recompiled on its next use. A memo, not state: a hit gives the same BPF
+ * and limits a fresh compile would. */
+#define POLICY_MEMO_SLOTS 8
+
+struct policy_memo {
+    char key[PATH_MAX + 40]; /* data_dir + '\0' + name */
+    struct policy_texts texts;
+    struct sandbox_policy pol; /* rules NULL; bpf owned */
+    unsigned long long used;
+};
+
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct policy_memo memo[POLICY_MEMO_SLOTS];
+static unsigned long long memo_clock;
+
+/* Re-reads the files recorded in t and compares their bytes; 1 if all same. */
+static int texts_current(const char *data_dir, const struct policy_texts *t)
+{
+    size_t at = 0;
+    while (at < t->len) {
+        const char *name = t->buf + at;
+        size_t nl = strlen(name) + 1;
+        unsigned long long l;
+        memcpy(&l, t->buf + at + nl, sizeof(l));
+        const char *want = t->buf + at + nl + sizeof(l);
+        char path[4096], *text = NULL;
+        size_t len = 0;
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        snprintf(path, sizeof(path), "%s/policies/%s.json", data_dir, name);
+        if (fs_read_file(path, POLICY_MAX_BYTES, &text, &len, &e) != KILN_OK)
+            return 0;
+        int same = len == l && !memcmp(text, want, len);
+        free(text);
+        if (!same)
+            return 0;
+        at += nl + sizeof(l) + l;
+    }
+    return 1;
+}
+
+static enum kiln_rc copy_policy(struct sandbox_policy *dst, const struct sandbox_policy *src,
+                                struct kiln_err *err)
+{
+    *dst = *src;
+    dst->rules = NULL;
+    dst->bpf = malloc(src->bpf_len * sizeof(struct sock_filter));
+    if (!dst->bpf) {
+        memset(dst, 0, sizeof(*dst));
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    }
+    memcpy(dst->bpf, src->bpf, src->bpf_len * sizeof(struct sock_filter));
+    return KILN_OK;
+}
+
+enum kiln_rc policy_load_compiled(const char *data_dir, const char *name, struct sandbox_policy *p,
+                                  struct kiln_err *err)
+{
+    char key[sizeof(memo[0].key)];
+    size_t dl = strlen(data_dir), nl = strlen(name);
+    memset(p, 0, sizeof(*p));
+    if (dl + nl + 2 > sizeof(key))
+        return kiln_fail(err, KILN_E_USAGE, "data directory path too long: %s", data_dir);
+    memcpy(key, data_dir, dl + 1);
+    memcpy(key + dl + 1, name, nl + 1);
+    pthread_mutex_lock(&memo_lock);
+    for (size_t i = 0; i < POLICY_MEMO_SLOTS; i++) {
+        struct policy_memo *m = &memo[i];
+        if (m->texts.buf && !memcmp(m->key, key, dl + nl + 2) &&
+            texts_current(data_dir, &m->texts)) {
+            m->used = ++memo_clock;
+            enum kiln_rc rc = copy_policy(p, &m->pol, err);
+            pthread_mutex_unlock(&memo_lock);
+            return rc;
+        }
+    }
+    pthread_mutex_unlock(&memo_lock);
+    struct policy_texts texts = {NULL, 0};
+    if (load_policy(data_dir, name, p, &texts, err) != KILN_OK ||
+        policy_compile(p, err) != KILN_OK) {
+        free(texts.buf);
+        return err->rc;
+    }
+    pthread_mutex_lock(&memo_lock);
+    struct policy_memo *slot = &memo[0];
+    for (size_t i = 0; i < POLICY_MEMO_SLOTS; i++) {
+        if (!memcmp(memo[i].key, key, dl + nl + 2) || !memo[i].texts.buf) {
+            slot = &memo[i];
+            break;
+        }
+        if (memo[i].used < slot->used)
+            slot = &memo[i];
+    }
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    struct sandbox_policy copy;
+    if (copy_policy(&copy, p, &e) == KILN_OK) {
+        free(slot->texts.buf);
+        policy_free(&slot->pol);
+        memcpy(slot->key, key, dl + nl + 2);
+        slot->texts = texts;
+        slot->pol = copy;
+        slot->used = ++memo_clock;
+        texts.buf = NULL;
+    }
+    pthread_mutex_unlock(&memo_lock);
+    free(texts.buf);
+    return KILN_OK;
 }

@@ -36,6 +36,13 @@ enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_
  * (the sandbox's init names the refused syscall), wrong arch = kill. */
 enum kiln_rc policy_compile(struct sandbox_policy *p, struct kiln_err *err) KILN_NODISCARD;
 
+/* policy_load() and policy_compile() in one, remembered per process: a
+ * later call whose policy file and fragments hold the same bytes (re-read
+ * and compared each time) gets a copy of the compiled program without
+ * libseccomp. p->rules is NULL on return. Thread-safe. */
+enum kiln_rc policy_load_compiled(const char *data_dir, const char *name, struct sandbox_policy *p,
+                                  struct kiln_err *err) KILN_NODISCARD;
+
 void policy_free(struct sandbox_policy *p);
 
 #endif

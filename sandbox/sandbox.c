@@ -185,6 +185,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     if (!pl)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
     pl->spec = spec;
+    pl->slot.lock_fd = -1;
     enum kiln_rc rc = sb_prepare(pl, spec, err);
     int st_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, tar_p[2] = {-1, -1};
     int go_p[2] = {-1, -1};
@@ -194,6 +195,10 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     if (rc != KILN_OK)
         goto out;
     snprintf(res->policy, sizeof(res->policy), "%s", pl->pol.name);
+    /* As root, a host uid no other process has (uidslot.h); held until the
+     * whole tree is reaped. */
+    if (geteuid() == 0 && (rc = uidslot_take(&pl->slot, err)) != KILN_OK)
+        goto out;
     if (capture_init(&cout, pl->lim.output_bytes) || capture_init(&cerr, pl->lim.output_bytes)) {
         rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
         goto out;
@@ -206,7 +211,8 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     /* A roomier tar pipe (best effort: the default is 64 KiB) lets /out
      * stream in big pieces, with fewer wake-ups on both sides. */
     (void)fcntl(tar_p[1], F_SETPIPE_SZ, TAR_PIPE_BYTES);
-    cgroup_create(&pl->cg, pl->lim.memory_bytes, pl->lim.pids);
+    /* One more pid than the limit: setup joins the cgroup too (below). */
+    cgroup_create(&pl->cg, pl->lim.memory_bytes, pl->lim.pids + 1);
     if (!pl->cg.mem_dir[0] && !pl->pol.allow_gpu)
         snprintf(res->memory_cap, sizeof(res->memory_cap),
                  "RLIMIT_DATA %lld MiB only (weaker: no writable cgroup)",
@@ -242,6 +248,18 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     close_fd(&go_p[0]);
 
     struct msg failed = {0}, done = {0}, ref = {0};
+    /* A failed attach is reported only when the child sent no failure of
+     * its own: a child that died early (ESRCH) explains why, and its
+     * message names the real problem. */
+    int attach_errno = 0;
+    /* Moving a process into a cgroup waits out an RCU grace period (ms):
+     * start with setup now, overlapping its namespaces and init's mounts.
+     * init, if forked before this lands, is moved when it reports (fast:
+     * right after a move, no new grace period). The program is forked
+     * only after both. */
+    int ae = cgroup_attach(&pl->cg, setup);
+    if (ae && ae != -ESRCH)
+        attach_errno = -ae;
     long long deadline = t0 + (pl->lim.timeout_ms + GRACE_MS) * 1000;
     long long tar_cap = pl->lim.tar_bytes + TAR_SLACK;
     int tar_fd = spec->tar_fd, tar_write_failed = 0, killed = 0;
@@ -289,12 +307,8 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
                     rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
                 else if (m.type == MSG_INIT_PID && go_p[1] >= 0) {
                     int e = cgroup_attach(&pl->cg, (pid_t)m.a);
-                    if (e && rc == KILN_OK) {
-                        errno = -e;
-                        rc = kiln_fail_errno(err, KILN_E_SANDBOX,
-                                             "sandbox: moving init into cgroup %s failed",
-                                             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
-                    }
+                    if (e)
+                        attach_errno = -e;
                     /* A socket, so a dead init is EPIPE, never a SIGPIPE that
                      * kills the caller; its own failure report says why. */
                     if (send(go_p[1], e ? "0" : "1", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
@@ -372,6 +386,10 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     if (rc == KILN_OK && failed.type) {
         errno = failed.err;
         rc = kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: %s failed", failed.text);
+    } else if (rc == KILN_OK && attach_errno) {
+        errno = attach_errno;
+        rc = kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: moving init into cgroup %s failed",
+                             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
     } else if (rc == KILN_OK && !done.type) {
         rc = kiln_fail(err, KILN_E_SANDBOX,
                        "sandbox: init ended without a verdict (%s, status 0x%x)%s",
@@ -447,13 +465,13 @@ const char *sandbox_data_dir(void)
     return fs_data_dir();
 }
 
-enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *buf, size_t cap,
-                                    struct kiln_err *err)
+enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *const *vars,
+                                    char *buf, size_t cap, struct kiln_err *err)
 {
     struct sandbox_image *im = malloc(sizeof(*im));
     if (!im)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    if (image_load(data_dir ? data_dir : sandbox_data_dir(), name, im, err) != KILN_OK) {
+    if (image_load(data_dir ? data_dir : sandbox_data_dir(), name, vars, im, err) != KILN_OK) {
         free(im);
         return err->rc;
     }
@@ -469,4 +487,10 @@ enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char
     image_free(im);
     free(im);
     return KILN_OK;
+}
+
+enum kiln_rc sandbox_image_placeholders(const char *data_dir, const char *name, char *names,
+                                        size_t cap, struct kiln_err *err)
+{
+    return image_placeholders(data_dir ? data_dir : sandbox_data_dir(), name, names, cap, err);
 }

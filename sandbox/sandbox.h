@@ -11,9 +11,10 @@
  * What sandbox_run() builds, in this order, failing closed at every step
  * (the child never runs when a step fails, and the error names the step):
  * user, mount, PID, net, IPC, UTS and cgroup namespaces; an unprivileged
- * uid/gid (also when kiln runs as root); a tmpfs root entered by pivot_root
+ * uid/gid (when kiln runs as root, a host uid of the sandbox's own that no
+ * other process holds: uidslot.h); a tmpfs root entered by pivot_root
  * holding only the image's read-only binds, a fresh /proc, a minimal /dev
- * (plus the one granted GPU's nodes), size-capped tmpfs /tmp and /out, and
+ * (plus the device nodes the caller grants), size-capped tmpfs /tmp and /out, and
  * the read-only /in; loopback-only network; rlimits and a cgroup; all
  * capabilities dropped; no_new_privs; the policy's seccomp filter last.
  *
@@ -56,10 +57,16 @@ struct sandbox_spec {
     const char *image;  /* name in images/; NULL: same name as the policy */
     const struct sandbox_input *inputs;
     size_t n_inputs;
-    int gpu; /* kiln GPU index (gpuinfo.h order) or -1 for none */
+    /* Host device nodes to grant, by name under /dev ("nvidia0"); NULL ok.
+     * Only a policy with "gpu": true may be granted any. */
+    char *const *devices;
+    /* Values of the image's placeholders, "name=value" ("cuda=/usr/local/
+     * cuda-13.0"); NULL ok. The sandbox knows none by name: see image.h. */
+    char *const *vars;
     struct sandbox_limits limits;
     char *const *argv;    /* argv[0]: absolute, or looked up in the image's PATH */
-    char *const *env;     /* extra "NAME=VALUE" over the image's env; NULL ok */
+    char *const *env;     /* extra "NAME=VALUE" over the image's env; NULL ok; never a
+                             secret (*_API_KEY, *TOKEN*...: refused) */
     const char *cwd;      /* NULL: the image's working directory */
     int stdin_fd;         /* -1: /dev/null */
     int tar_fd;           /* where /out's tar stream goes; -1 discards it */
@@ -115,16 +122,15 @@ void sandbox_verdict_line(const struct sandbox_result *res, char *buf, size_t ca
 /* Where policies/ and images/ live: $KILN_DATA_DIR, else the source tree. */
 const char *sandbox_data_dir(void);
 
-/* Describes what image `name` resolves to on this host ("/usr, /lib, ...;
- * skipped: /lib32 (absent)") into buf; for `kiln doctor`. */
-enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *buf, size_t cap,
-                                    struct kiln_err *err) KILN_NODISCARD;
+/* Describes what image `name` resolves to on this host with placeholder
+ * values `vars` ("/usr, /lib, ...; skipped: /lib32 (absent)") into buf;
+ * for `kiln doctor`. */
+enum kiln_rc sandbox_image_describe(const char *data_dir, const char *name, char *const *vars,
+                                    char *buf, size_t cap, struct kiln_err *err) KILN_NODISCARD;
 
-/* Nsight Compute's install directory on this host (the image placeholder
- * "@ncu@"): from $KILN_NCU (the ncu program or its directory) if set,
- * else `ncu` on $PATH, else the CUDA toolkit's newest nsight-compute-*,
- * else /opt/nvidia/nsight-compute/<newest>. The directory holds the `ncu`
- * launcher and target/. Returns 1 and the real path in root, or 0. */
-int sandbox_find_ncu(char *root, size_t cap);
+/* The placeholder names image `name` uses, space-separated ("cuda
+ * nvidia_libs"): what its caller should give values for in spec.vars. */
+enum kiln_rc sandbox_image_placeholders(const char *data_dir, const char *name, char *names,
+                                        size_t cap, struct kiln_err *err) KILN_NODISCARD;
 
 #endif

@@ -14,7 +14,9 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
@@ -22,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -32,8 +35,7 @@
 #include "outpack.h"
 #include "sandbox_impl.h"
 
-#define SANDBOX_UID 1000 /* the id inside; mapped to the caller's, or nobody for root */
-#define NOBODY_ID   65534
+#define SANDBOX_UID 1000 /* the id inside; mapped to the caller's, or to the slot's for root */
 
 static void send_msg(int fd, const struct msg *m)
 {
@@ -111,22 +113,67 @@ static void exec_program(const struct plan *pl)
     STEP(pl, 0, "exec %s (searched PATH=%s)", argv[0], searched);
 }
 
+/* Hands the seccomp listener to init over the socket (SCM_RIGHTS). The
+ * message holds a reference of its own: the listener outlives this
+ * process's copy (closed at exec), so there is no need to wait for init. */
+static int send_listener(int sock, int lfd)
+{
+    char byte = 'l';
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    memset(&u, 0, sizeof(u));
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &lfd, sizeof(int));
+    return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static int recv_listener(int sock)
+{
+    char byte;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+    ssize_t n;
+    do
+        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    struct cmsghdr *c = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int)))
+        return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    return fd;
+}
+
 /* The program: its last steps, in the order that keeps each one possible.
- * fds: 3 status, 4 listener number to init, 5 ack from init. */
-static void run_program(struct plan *pl, int fdnum_w, int ack_r, int stdin_fd)
+ * fds: 3 status, 4 the socket that carries the seccomp listener to init. */
+static void run_program(struct plan *pl, int lsock, int stdin_fd)
 {
     STEP(pl, setsid() >= 0, "start a new session");
     int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
     STEP(pl, in >= 0, "open /dev/null for stdin");
-    int hi[6] = {in, pl->out_w, pl->err_w, pl->status_w, fdnum_w, ack_r};
-    for (int i = 0; i < 6; i++) {
+    int hi[5] = {in, pl->out_w, pl->err_w, pl->status_w, lsock};
+    for (int i = 0; i < 5; i++) {
         hi[i] = fcntl(hi[i], F_DUPFD_CLOEXEC, 64);
         STEP(pl, hi[i] >= 0, "move descriptors");
     }
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 5; i++)
         STEP(pl, dup3(hi[i], i, i >= 3 ? O_CLOEXEC : 0) == i, "set up descriptor %d", i);
     pl->status_w = 3;
-    STEP(pl, close_range(6, ~0U, 0) == 0, "close inherited descriptors");
+    STEP(pl, close_range(5, ~0U, 0) == 0, "close inherited descriptors");
 
     const struct sandbox_limits *l = &pl->lim;
     set_limit(pl, RLIMIT_CPU, l->cpu_s, l->cpu_s + 1, "RLIMIT_CPU");
@@ -146,15 +193,15 @@ static void run_program(struct plan *pl, int fdnum_w, int ack_r, int stdin_fd)
     drop_caps(pl);
     STEP(pl, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "set no_new_privs");
     /* Last: the filter. Its listener goes to init, which names any refused
-     * syscall; we wait for init to hold it before exec. */
+     * syscall (sendmsg is allowed by every policy: policy.c checks). */
     struct sock_fprog prog = {.len = (unsigned short)pl->pol.bpf_len,
                               .filter = (struct sock_filter *)pl->pol.bpf};
     int lfd =
         (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
     STEP(pl, lfd >= 0, "install the seccomp filter of policy %s", pl->pol.name);
-    STEP(pl, write(4, &lfd, sizeof(lfd)) == sizeof(lfd), "hand the seccomp listener to init");
-    char ack;
-    STEP(pl, read(5, &ack, 1) == 1, "wait for init to take the seccomp listener");
+    STEP(pl, send_listener(4, lfd) == 0, "hand the seccomp listener to init");
+    close(lfd);
+    close(4);
     exec_program(pl);
 }
 
@@ -175,23 +222,15 @@ static void report_skip(void *ctx, const char *path, const char *why)
 
 /* Waits for the program; names a refused syscall; enforces the timeout.
  * Returns the program's wait status. */
-static int supervise(struct plan *pl, pid_t prog, int sfd, int fdnum_r, int ack_w, int *timed_out)
+static int supervise(struct plan *pl, pid_t prog, int sfd, int lsock, int *timed_out)
 {
-    int lfd = -1, num = -1, status = 0, done = 0;
+    int status = 0, done = 0;
     long long start = sb_now_us();
     long long deadline = start + pl->lim.timeout_ms * 1000;
-    if (read(fdnum_r, &num, sizeof(num)) == sizeof(num)) {
-        int pfd = (int)syscall(SYS_pidfd_open, prog, 0);
-        lfd = pfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pfd, num, 0) : -1;
-        if (lfd < 0) {
-            kill(prog, SIGKILL);
-            STEP(pl, 0, "take the seccomp listener from the program");
-        }
-        close(pfd);
-        STEP(pl, write(ack_w, "k", 1) == 1, "release the program");
-    }
-    close(fdnum_r);
-    close(ack_w);
+    /* Nothing from the socket: the program failed a step before its filter
+     * (it reported why) and runs nothing untrusted. */
+    int lfd = recv_listener(lsock);
+    close(lsock);
     struct seccomp_notif_sizes sizes = {0};
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
         sizes.seccomp_notif = sizeof(struct seccomp_notif);
@@ -272,22 +311,23 @@ static void run_init(struct plan *pl)
     STEP(pl, sigprocmask(SIG_BLOCK, &chld, NULL) == 0, "block SIGCHLD");
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     STEP(pl, sfd >= 0, "create init's signalfd");
-    int fdnum[2], ack[2];
-    STEP(pl, pipe2(fdnum, O_CLOEXEC) == 0 && pipe2(ack, O_CLOEXEC) == 0, "create init's pipes");
+    int lsock[2];
+    STEP(pl, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lsock) == 0,
+         "create the seccomp listener's socket");
     int stdin_fd = pl->spec->stdin_fd;
     pid_t prog = fork();
     STEP(pl, prog >= 0, "fork the program");
     if (prog == 0) {
         sigprocmask(SIG_UNBLOCK, &chld, NULL);
-        run_program(pl, fdnum[1], ack[0], stdin_fd);
+        close(lsock[0]);
+        run_program(pl, lsock[1], stdin_fd);
         _exit(127);
     }
-    close(fdnum[1]);
-    close(ack[0]);
+    close(lsock[1]);
     close(pl->out_w);
     close(pl->err_w);
     int timed_out = 0;
-    int status = supervise(pl, prog, sfd, fdnum[0], ack[1], &timed_out);
+    int status = supervise(pl, prog, sfd, lsock[0], &timed_out);
     long long us = pl->lim.timeout_ms;
 
     struct kiln_err e;
@@ -306,14 +346,50 @@ static void run_init(struct plan *pl)
     _exit(0);
 }
 
+/* This copy of kiln's memory still holds kiln's environment (the LLM's API
+ * key among it) where /proc/<pid>/environ shows it: blank it before
+ * anything of the sandbox exists. The program's own environment is built
+ * from scratch (the plan), copied first in case a caller's entry pointed
+ * into kiln's. The arguments stay: kiln takes no secret on its command
+ * line, and the spec points into them. */
+static void blank_inherited_env(struct plan *pl)
+{
+    for (char **e = pl->envp; *e; e++) {
+        *e = strdup(*e);
+        STEP(pl, *e != NULL, "copy the sandbox's environment");
+    }
+    char buf[4096];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    STEP(pl, fd >= 0, "open /proc/self/stat");
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    STEP(pl, n > 0, "read /proc/self/stat");
+    buf[n] = '\0';
+    /* Fields 50 and 51 (env_start, env_end), counted after the command
+     * name, which may hold spaces and parentheses. */
+    char *p = strrchr(buf, ')');
+    STEP(pl, p != NULL, "parse /proc/self/stat");
+    unsigned long long v[52] = {0};
+    int field = 2;
+    for (char *save = NULL, *t = strtok_r(p + 1, " \n", &save); t && field < 51;
+         t = strtok_r(NULL, " \n", &save))
+        v[++field] = strtoull(t, NULL, 10);
+    errno = EINVAL;
+    STEP(pl, field == 51 && v[51] >= v[50] && v[50] > 0, "parse /proc/self/stat");
+    memset((void *)(uintptr_t)v[50], 0, (size_t)(v[51] - v[50]));
+    static char *const empty[] = {NULL};
+    environ = (char **)empty;
+}
+
 /* The first child: still in the host's PID namespace. */
 void sb_run_setup(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal");
+    blank_inherited_env(pl);
     STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
     close(pl->go_w);
     if (geteuid() == 0 && pl->spec->n_inputs > 0) {
-        /* Running as root: bind the inputs, which nobody may not be able to
+        /* Running as root: bind the inputs, which the sandbox's uid may not be able to
          * reach, into a staging tmpfs of a private mount namespace first;
          * the sandbox's own mount namespace copies it. */
         STEP(pl, unshare(CLONE_NEWNS) == 0, "create the staging mount namespace");
@@ -327,7 +403,7 @@ void sb_run_setup(struct plan *pl)
         }
         STEP(pl, mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
              "mount the staging tmpfs");
-        STEP(pl, mkdir(STAGE_ROOT, 0755) == 0 && chown(STAGE_ROOT, NOBODY_ID, NOBODY_ID) == 0,
+        STEP(pl, mkdir(STAGE_ROOT, 0755) == 0 && chown(STAGE_ROOT, pl->slot.uid, pl->slot.uid) == 0,
              "create " STAGE_ROOT);
         for (size_t i = 0; i < pl->spec->n_inputs; i++) {
             char st[64], src[64];
@@ -347,18 +423,21 @@ void sb_run_setup(struct plan *pl)
         pl->in_staged = 1;
     }
     if (geteuid() == 0) {
-        /* Become nobody before anything else, so no host uid 0 (or group 0)
-         * ever reaches the sandbox. */
+        /* Become the sandbox's own uid before anything else, so no host uid
+         * 0 (or group 0) ever reaches the sandbox, and no other process
+         * shares its uid (uidslot.h). */
+        uid_t id = pl->slot.uid;
+        STEP(pl, id != (uid_t)-1 && id != 0, "pick the sandbox's uid");
         STEP(pl, setgroups(0, NULL) == 0, "drop supplementary groups");
-        STEP(pl, setresgid(NOBODY_ID, NOBODY_ID, NOBODY_ID) == 0, "switch to gid %d", NOBODY_ID);
-        STEP(pl, setresuid(NOBODY_ID, NOBODY_ID, NOBODY_ID) == 0, "switch to uid %d", NOBODY_ID);
+        STEP(pl, setresgid(id, id, id) == 0, "switch to gid %u", (unsigned)id);
+        STEP(pl, setresuid(id, id, id) == 0, "switch to uid %u", (unsigned)id);
         /* A change of effective uid clears the parent-death signal: set it
          * again, or a kill -9 of kiln leaves this sandbox running with no
          * one to enforce its timeout. */
         STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal again");
         STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
-        /* Lets init take the seccomp listener from the program (pidfd_getfd
-         * checks dumpability); only kiln code runs until the exec. */
+        /* Dumpable only while it writes its own id maps (/proc/self files of
+         * a non-dumpable process belong to host root); cleared below. */
         STEP(pl, prctl(PR_SET_DUMPABLE, 1) == 0, "mark the set-up process dumpable");
     }
     uid_t uid = geteuid();
@@ -373,6 +452,10 @@ void sb_run_setup(struct plan *pl)
     snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, (unsigned)gid);
     STEP(pl, write_file("/proc/self/gid_map", map) == 0, "write gid_map '%d %u 1'", SANDBOX_UID,
          (unsigned)gid);
+    /* From here setup and init are not dumpable: no process of the same
+     * uid (the program included) may ptrace them, open their /proc/<pid>/
+     * environ, mem or ns/ (nsenter), whatever the uid. */
+    STEP(pl, prctl(PR_SET_DUMPABLE, 0) == 0, "mark the sandbox's init not dumpable");
     STEP(pl, unshare(CLONE_NEWPID) == 0, "create a PID namespace");
     pid_t init = fork();
     STEP(pl, init >= 0, "fork the sandbox's init");

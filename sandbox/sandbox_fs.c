@@ -44,7 +44,14 @@ static void bind_path(const struct plan *pl, const char *src, const char *rel,
                       unsigned long long attrs, const char *what)
 {
     struct stat st;
-    STEP(pl, stat(src, &st) == 0, "stat %s", what);
+    int ok = stat(src, &st) == 0;
+    /* Typically a python3 or toolkit under /root (pyenv): kiln found it as
+     * root, the sandbox's uid cannot reach it. */
+    STEP(pl, ok || errno != EACCES,
+         "bind %s (the sandbox's unprivileged uid cannot reach it: every directory above it "
+         "needs o+x, or install it outside private directories)",
+         what);
+    STEP(pl, ok, "stat %s", what);
     if (S_ISDIR(st.st_mode)) {
         STEP(pl, mkdirs(rel) == 0, "create mount point for %s", what);
     } else {

@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "policy.h"
 #include "sandbox.h"
+#include "uidslot.h"
 
 #define SANDBOX_MAX_INPUTS 64
 #define SANDBOX_MAX_DEVS   8
@@ -51,6 +52,7 @@ struct plan {
     size_t n_devs;
     char **envp;
     struct sandbox_cgroup cg;
+    struct uid_slot slot; /* kiln as root: the sandbox's own host uid/gid */
     int status_w, out_w, err_w, tar_w;
     int go_r, go_w; /* socketpair: the parent says init is in the cgroup: '1' */
     pid_t kiln_pid;

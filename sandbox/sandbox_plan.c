@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "gpuinfo.h"
 #include "image.h"
 #include "policy.h"
 #include "sandbox_impl.h"
@@ -27,14 +26,36 @@ static void apply_limits(struct sandbox_limits *out, const struct sandbox_limits
 
 static enum kiln_rc add_dev(struct plan *pl, const char *name, struct kiln_err *err)
 {
+    if (!*name || strlen(name) >= sizeof(pl->dev_names[0]) || strchr(name, '/') || name[0] == '.')
+        return kiln_fail(err, KILN_E_USAGE,
+                         "sandbox: device '%s' must be a name under /dev, like nvidia0", name);
+    if (pl->n_devs == SANDBOX_MAX_DEVS)
+        return kiln_fail(err, KILN_E_LIMIT, "sandbox: more than %d device nodes", SANDBOX_MAX_DEVS);
     char path[64];
     snprintf(path, sizeof(path), "/dev/%s", name);
     struct stat st;
     if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
-        return kiln_fail(err, KILN_E_NOTFOUND, "device %s is missing on this host%s", path,
-                         strncmp(name, "nvidia", 6) ? "" : " (is the NVIDIA driver loaded?)");
+        return kiln_fail(err, KILN_E_NOTFOUND,
+                         "device %s is missing on this host (is its driver loaded?)", path);
     snprintf(pl->dev_names[pl->n_devs++], sizeof(pl->dev_names[0]), "%s", name);
     return KILN_OK;
+}
+
+/* Names that hold credentials: the LLM's API key and anything like it. The
+ * environment is built from scratch (image + caller), so only a caller or
+ * an image could put one there; both are refused. */
+static int env_is_secret(const char *entry)
+{
+    char name[256];
+    size_t l = strcspn(entry, "=");
+    if (l >= sizeof(name))
+        l = sizeof(name) - 1;
+    for (size_t i = 0; i < l; i++)
+        name[i] = (char)(entry[i] >= 'a' && entry[i] <= 'z' ? entry[i] - 32 : entry[i]);
+    name[l] = '\0';
+    return (l >= 8 && !strcmp(name + l - 8, "_API_KEY")) || !strcmp(name, "API_KEY") ||
+           strstr(name, "TOKEN") != NULL || strstr(name, "SECRET") != NULL ||
+           strstr(name, "PASSWORD") != NULL;
 }
 
 enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct kiln_err *err)
@@ -46,17 +67,28 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
         return kiln_fail(err, KILN_E_USAGE, "sandbox: no policy named");
     if (spec->n_inputs > SANDBOX_MAX_INPUTS)
         return kiln_fail(err, KILN_E_LIMIT, "sandbox: more than %d inputs", SANDBOX_MAX_INPUTS);
-    if (policy_load(dd, spec->policy, &pl->pol, err) != KILN_OK ||
-        policy_compile(&pl->pol, err) != KILN_OK)
+    if (policy_load_compiled(dd, spec->policy, &pl->pol, err) != KILN_OK)
         return err->rc;
     apply_limits(&pl->lim, &spec->limits, &pl->pol.limits);
     pl->img = malloc(sizeof(*pl->img));
     if (!pl->img)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    if (image_load(dd, spec->image ? spec->image : spec->policy, pl->img, err) != KILN_OK) {
+    if (image_load(dd, spec->image ? spec->image : spec->policy, spec->vars, pl->img, err) !=
+        KILN_OK) {
         free(pl->img);
         pl->img = NULL;
         return err->rc;
+    }
+    /* The set-up mounts a scratch tmpfs on the host's /tmp (the new root is
+     * built there), which hides what was below it: say so now, not as a
+     * puzzling ENOENT from inside. (Inputs under /tmp are held open first.) */
+    for (size_t i = 0; i < pl->img->n_binds; i++) {
+        const char *b = pl->img->binds[i].path;
+        if (!pl->img->binds[i].link[0] && (!strcmp(b, "/tmp") || !strncmp(b, "/tmp/", 5)))
+            return kiln_fail(err, KILN_E_UNSUPPORTED,
+                             "image %s: cannot bind %s: the sandbox's set-up hides the host's "
+                             "/tmp; move it (a python3 venv, a toolkit) out of /tmp",
+                             pl->img->name, b);
     }
     for (size_t i = 0; i < spec->n_inputs; i++) {
         const char *n = spec->inputs[i].name;
@@ -81,31 +113,19 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
     for (size_t i = 0; i < 5; i++)
         if (add_dev(pl, basic[i], err) != KILN_OK)
             return err->rc;
-    if (spec->gpu >= 0) {
-        if (!pl->pol.allow_gpu)
-            return kiln_fail(err, KILN_E_USAGE,
-                             "sandbox: policy %s grants no GPU: use the gpu-run policy",
-                             pl->pol.name);
-        struct gpuinfo gpus[GPUINFO_MAX];
-        size_t n = 0;
-        if (gpuinfo_list("/proc", gpus, &n, err) != KILN_OK)
+    if (spec->devices && spec->devices[0] && !pl->pol.allow_gpu)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "sandbox: policy %s grants no GPU or other device (it has no \"gpu\": "
+                         "true): use the gpu-run policy",
+                         pl->pol.name);
+    for (size_t i = 0; spec->devices && spec->devices[i]; i++)
+        if (add_dev(pl, spec->devices[i], err) != KILN_OK)
             return err->rc;
-        if ((size_t)spec->gpu >= n)
-            return kiln_fail(err, KILN_E_NOTFOUND,
-                             "sandbox: GPU %d does not exist (this host has %zu; see kiln "
-                             "doctor)",
-                             spec->gpu, n);
-        char node[32];
-        snprintf(node, sizeof(node), "nvidia%d", gpus[spec->gpu].minor);
-        if (add_dev(pl, node, err) != KILN_OK || add_dev(pl, "nvidiactl", err) != KILN_OK ||
-            add_dev(pl, "nvidia-uvm", err) != KILN_OK)
-            return err->rc;
-    }
     /* The environment from scratch: the image's, then the caller's. */
     size_t n_extra = 0;
     while (spec->env && spec->env[n_extra])
         n_extra++;
-    pl->envp = calloc(pl->img->n_env + n_extra + 2, sizeof(char *));
+    pl->envp = calloc(pl->img->n_env + n_extra + 1, sizeof(char *));
     if (!pl->envp)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
     size_t k = 0;
@@ -124,13 +144,18 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
                              spec->env[j]);
         pl->envp[k++] = spec->env[j];
     }
-    if (spec->gpu >= 0)
-        pl->envp[k++] = "CUDA_DEVICE_ORDER=PCI_BUS_ID";
+    for (size_t i = 0; i < k; i++)
+        if (env_is_secret(pl->envp[i]))
+            return kiln_fail(err, KILN_E_USAGE,
+                             "sandbox: env %.*s looks like a secret (an API key or token): "
+                             "kiln never hands one to untrusted code; leave it out",
+                             (int)strcspn(pl->envp[i], "="), pl->envp[i]);
     return KILN_OK;
 }
 
 void sb_plan_free(struct plan *pl)
 {
+    uidslot_release(&pl->slot);
     free(pl->envp);
     if (pl->img) {
         image_free(pl->img);

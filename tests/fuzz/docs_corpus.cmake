@@ -2,3 +2,4 @@
 kiln_fuzz_target(docs_corpus SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_docs_corpus.c
                  ${CMAKE_SOURCE_DIR}/orchestrator/docs_corpus.c
                  LIBS kiln_base)
+target_include_directories(fuzz_docs_corpus PRIVATE ${CMAKE_SOURCE_DIR}/orchestrator)

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (data[0] & 1) {
         struct sbspec_doc doc;
         if (sbspec_from_json(text, len, &doc, &err) == KILN_OK) {
-            if (sbspec_to_json(&doc.spec, &again, &err) == KILN_OK)
+            if (sbspec_to_json(&doc.spec, doc.wants_gpu ? 0 : -1, &again, &err) == KILN_OK)
                 free(again);
             sbspec_doc_free(&doc);
         }

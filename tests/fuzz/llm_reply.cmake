@@ -3,3 +3,4 @@
 kiln_fuzz_target(llm_reply
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_llm_reply.c ${CMAKE_SOURCE_DIR}/orchestrator/llm_reply.c
   LIBS kiln_base PkgConfig::JANSSON)
+target_include_directories(fuzz_llm_reply PRIVATE ${CMAKE_SOURCE_DIR}/orchestrator)

@@ -4,3 +4,4 @@ kiln_fuzz_target(wlgen_reply
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_wlgen_reply.c ${CMAKE_SOURCE_DIR}/orchestrator/wlgen_reply.c
           ${CMAKE_SOURCE_DIR}/orchestrator/llm_reply.c
   LIBS kiln_evaluator kiln_base PkgConfig::JANSSON)
+target_include_directories(fuzz_wlgen_reply PRIVATE ${CMAKE_SOURCE_DIR}/orchestrator)

@@ -15,6 +15,8 @@
 
 #include "fsutil.h"
 #include "harness_plan.h"
+#include "hostpaths.h"
+#include "hostvars.h"
 #include "image.h"
 #include "policy.h"
 #include "profile.h"
@@ -92,7 +94,7 @@ static void test_find_ncu(void **state)
     fake_install(dir);
     snprintf(want, sizeof(want), "%s/ncu", dir);
     setenv("KILN_NCU", want, 1);
-    assert_int_equal(sandbox_find_ncu(root, sizeof(root)), 1);
+    assert_int_equal(hostpaths_ncu(root, sizeof(root)), 1);
     assert_non_null(realpath(dir, want));
     assert_string_equal(root, want);
     /* The CUDA toolkit's bin/ncu wrapper: the newest nsight-compute-*
@@ -114,12 +116,12 @@ static void test_find_ncu(void **state)
     assert_int_equal(fs_mkdirs(dir, &err), KILN_OK);
     snprintf(want, sizeof(want), "%s/cuda/bin/ncu", tmp);
     setenv("KILN_NCU", want, 1);
-    assert_int_equal(sandbox_find_ncu(root, sizeof(root)), 1);
+    assert_int_equal(hostpaths_ncu(root, sizeof(root)), 1);
     assert_non_null(strstr(root, "/cuda/nsight-compute-2025.10.1"));
     /* An explicit KILN_NCU that is not ncu is not second-guessed. */
     snprintf(want, sizeof(want), "%s/nowhere/ncu", tmp);
     setenv("KILN_NCU", want, 1);
-    assert_int_equal(sandbox_find_ncu(root, sizeof(root)), 0);
+    assert_int_equal(hostpaths_ncu(root, sizeof(root)), 0);
     char desc[1024];
     assert_false(profile_describe_host(desc, sizeof(desc)));
     assert_non_null(strstr(desc, "not found"));
@@ -141,7 +143,10 @@ static void test_image(void **state)
     struct sandbox_image im;
     struct kiln_err err;
     kiln_err_clear(&err);
-    assert_int_equal(image_load(src_dir(), "profile", &im, &err), KILN_OK);
+    /* The caller (the pipeline) finds ncu and hands its path to the image. */
+    static struct hostvars hv;
+    assert_int_equal(hostvars_for_image(src_dir(), "profile", &hv, &err), KILN_OK);
+    assert_int_equal(image_load(src_dir(), "profile", hv.vars, &im, &err), KILN_OK);
     bool found = false;
     for (size_t i = 0; i < im.n_binds; i++)
         found |= !strcmp(im.binds[i].path, real);
@@ -150,7 +155,8 @@ static void test_image(void **state)
     /* Without ncu the image cannot be built, and says why. */
     snprintf(dir, sizeof(dir), "%s/absent", tmp);
     setenv("KILN_NCU", dir, 1);
-    assert_int_not_equal(image_load(src_dir(), "profile", &im, &err), KILN_OK);
+    assert_int_equal(hostvars_for_image(src_dir(), "profile", &hv, &err), KILN_OK);
+    assert_int_not_equal(image_load(src_dir(), "profile", hv.vars, &im, &err), KILN_OK);
     assert_non_null(strstr(err.msg, "@ncu@ not found"));
 }
 

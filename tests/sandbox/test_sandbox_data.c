@@ -50,7 +50,8 @@ static int setup(void **state)
     snprintf(p, sizeof(p), "%s/images", tmp);
     mkdir(p, 0755);
     put(tmp, "policies/frag.json",
-        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}]}");
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
+        "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": \"c\"}]}");
     return 0;
 }
 
@@ -137,6 +138,69 @@ static void test_hostile_policies(void **state)
     policy_free(&p);
 }
 
+/* The per-process memo of compiled policies: a hit gives the same program
+ * and limits; an edited policy or fragment is recompiled on its next use. */
+static void test_policy_memo(void **state)
+{
+    (void)state;
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"include\": [\"frag\"], \"limits\": {\"timeout_ms\": 1, \"cpu_s\": 1, "
+             "\"memory_mb\": %d, \"pids\": 1, \"fsize_mb\": 1, \"nofile\": 1, \"tmp_mb\": 1, "
+             "\"out_mb\": 1, \"tar_mb\": 1, \"output_kb\": 1}, \"syscalls\": [{\"name\": "
+             "\"write\", \"reason\": \"w\"}]}",
+             1);
+
+    put(tmp, "policies/memo.json", json);
+    struct sandbox_policy a, b, c, fresh;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load_compiled(tmp, "memo", &a, &err), KILN_OK);
+    assert_int_equal(policy_load_compiled(tmp, "memo", &b, &err), KILN_OK);
+    assert_int_equal(policy_load(tmp, "memo", &fresh, &err), KILN_OK);
+    assert_int_equal(policy_compile(&fresh, &err), KILN_OK);
+    assert_int_equal(a.bpf_len, fresh.bpf_len);
+    assert_int_equal(b.bpf_len, fresh.bpf_len);
+    assert_memory_equal(b.bpf, fresh.bpf, fresh.bpf_len * 8);
+    assert_true(a.bpf != b.bpf); /* each caller owns its copy */
+    assert_int_equal(b.limits.memory_bytes, 1 << 20);
+    policy_free(&b);
+    policy_free(&fresh);
+    /* Edit the policy: the new limit shows. */
+    char *one = strstr(json, "\"memory_mb\": 1");
+    assert_non_null(one);
+    one[13] = '2';
+    put(tmp, "policies/memo.json", json);
+    assert_int_equal(policy_load_compiled(tmp, "memo", &b, &err), KILN_OK);
+    assert_int_equal(b.limits.memory_bytes, 2 << 20);
+    /* Edit the fragment: one more allowed syscall, a longer program. */
+    put(tmp, "policies/frag.json",
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
+        "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": "
+        "\"c\"}, {\"name\": \"dup\", \"reason\": \"d\"}]}");
+    assert_int_equal(policy_load_compiled(tmp, "memo", &c, &err), KILN_OK);
+    assert_true(c.bpf_len > b.bpf_len);
+    /* A broken edit fails; it does not fall back to the remembered one. */
+    put(tmp, "policies/memo.json", "{");
+    struct sandbox_policy d;
+    assert_int_equal(policy_load_compiled(tmp, "memo", &d, &err), KILN_E_PARSE);
+    put(tmp, "policies/frag.json",
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
+        "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": "
+        "\"c\"}]}");
+    /* A policy that refuses sendmsg could not hand over its listener. */
+    put(tmp, "policies/nosend.json",
+        "{\"limits\": {\"timeout_ms\": 1, \"cpu_s\": 1, \"memory_mb\": 1, \"pids\": 1, "
+        "\"fsize_mb\": 1, \"nofile\": 1, \"tmp_mb\": 1, \"out_mb\": 1, \"tar_mb\": 1, "
+        "\"output_kb\": 1}, \"syscalls\": [{\"name\": \"close\", \"reason\": \"c\"}]}");
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load(tmp, "nosend", &d, &err), KILN_E_PARSE);
+    assert_non_null(strstr(err.msg, "must allow sendmsg without conditions"));
+    policy_free(&a);
+    policy_free(&b);
+    policy_free(&c);
+}
+
 static void expect_image(const char *json, enum kiln_rc rc, const char *needle)
 {
     put(tmp, "images/t.json", json);
@@ -144,7 +208,7 @@ static void expect_image(const char *json, enum kiln_rc rc, const char *needle)
     assert_non_null(im);
     struct kiln_err err;
     kiln_err_clear(&err);
-    assert_int_equal(image_load(tmp, "t", im, &err), rc);
+    assert_int_equal(image_load(tmp, "t", NULL, im, &err), rc);
     if (rc == KILN_OK) {
         if (!strstr(im->skipped, needle))
             fail_msg("'%s' not in skipped '%s'", needle, im->skipped);
@@ -166,8 +230,15 @@ static void test_images(void **state)
                  KILN_E_PARSE, "without . or ..");
     expect_image("{\"binds\": [{\"path\": \"/\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
                  "not /");
-    expect_image("{\"binds\": [{\"path\": \"@home@\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
-                 "unknown placeholder @home@");
+    /* A placeholder the caller gave no value for: required fails naming it,
+     * optional is skipped; a malformed one is a parse error. */
+    expect_image("{\"binds\": [{\"path\": \"@home@\"}], \"env\": {}, \"cwd\": \"/\"}",
+                 KILN_E_NOTFOUND, "@home@ not found on this host");
+    expect_image("{\"binds\": [{\"path\": \"@home@\", \"optional\": true}], \"env\": {}, "
+                 "\"cwd\": \"/\"}",
+                 KILN_OK, "@home@ (not found on this host)");
+    expect_image("{\"binds\": [{\"path\": \"@Home!\"}], \"env\": {}, \"cwd\": \"/\"}", KILN_E_PARSE,
+                 "placeholder");
     expect_image("{\"binds\": [], \"env\": {\"A=B\": \"x\"}, \"cwd\": \"/\"}", KILN_E_PARSE,
                  "bad env name");
     expect_image("{\"binds\": [], \"env\": {}}", KILN_E_PARSE, "\"cwd\"");
@@ -189,48 +260,108 @@ static void test_images(void **state)
     assert_non_null(im);
     struct kiln_err err;
     kiln_err_clear(&err);
-    assert_int_equal(image_load(tmp, "t", im, &err), KILN_OK);
+    assert_int_equal(image_load(tmp, "t", NULL, im, &err), KILN_OK);
     assert_int_equal(im->n_binds, 2);
     assert_string_equal(im->binds[1].link, "usr/bin");
     image_free(im);
     free(im);
 }
 
-/* @cuda@ in an env value: the toolkit found on the host ($CUDA_HOME with a
- * bin/nvcc, resolved), so the gpu-run harness can dlopen its libcublas. */
-static void test_image_env_cuda(void **state)
+/* Placeholders take the caller's values: a bind binds the real path and
+ * the given spelling; an env value is substituted, else the image's
+ * "defaults", else an error naming it. The sandbox knows no name itself. */
+static void test_image_vars(void **state)
 {
     (void)state;
-    char kit[512], bin[600], nvcc[700], real[PATH_MAX];
+    char kit[512], lnk[600], real[PATH_MAX];
     snprintf(kit, sizeof(kit), "%s/cuda-kit", tmp);
-    snprintf(bin, sizeof(bin), "%s/bin", kit);
+    snprintf(lnk, sizeof(lnk), "%s/cuda-link", tmp);
     assert_int_equal(mkdir(kit, 0755), 0);
-    assert_int_equal(mkdir(bin, 0755), 0);
-    snprintf(nvcc, sizeof(nvcc), "%s/nvcc", bin);
-    put(bin, "nvcc", "#!/bin/sh\n");
-    assert_int_equal(chmod(nvcc, 0755), 0);
+    assert_int_equal(symlink(kit, lnk), 0);
     assert_non_null(realpath(kit, real));
-    const char *old = getenv("CUDA_HOME");
-    char *saved = old ? strdup(old) : NULL;
-    setenv("CUDA_HOME", kit, 1);
+    char var[700];
+    snprintf(var, sizeof(var), "cuda=%s", lnk);
+    char *vars[] = {var, "other=/x", NULL};
     put(tmp, "images/t.json",
-        "{\"binds\": [], \"env\": {\"LD_LIBRARY_PATH\": \"/a:@cuda@/lib64:/b\"}, \"cwd\": "
-        "\"/\"}");
+        "{\"binds\": [{\"path\": \"@cuda@\"}], \"env\": {\"LD_LIBRARY_PATH\": "
+        "\"/a:@cuda@/lib64:/b\", \"P\": \"@py@/bin\"}, \"defaults\": {\"py\": \"/usr\"}, "
+        "\"cwd\": \"/\"}");
     struct sandbox_image *im = malloc(sizeof(*im));
     assert_non_null(im);
     struct kiln_err err;
     kiln_err_clear(&err);
-    assert_int_equal(image_load(tmp, "t", im, &err), KILN_OK);
+    assert_int_equal(image_load(tmp, "t", vars, im, &err), KILN_OK);
     char want[PATH_MAX + 64];
-    snprintf(want, sizeof(want), "LD_LIBRARY_PATH=/a:%s/lib64:/b", real);
+    snprintf(want, sizeof(want), "LD_LIBRARY_PATH=/a:%s/lib64:/b", lnk);
     assert_string_equal(im->env[0], want);
+    assert_string_equal(im->env[1], "P=/usr/bin");
+    assert_int_equal(im->n_binds, 2);
+    assert_string_equal(im->binds[0].path, real);
+    assert_string_equal(im->binds[1].path, lnk);
     image_free(im);
+    /* No value and no default: the error names the env and the placeholder. */
+    assert_int_equal(image_load(tmp, "t", NULL, im, &err), KILN_E_NOTFOUND);
+    assert_non_null(strstr(err.msg, "@cuda@ not found on this host"));
+    put(tmp, "images/t.json",
+        "{\"binds\": [], \"env\": {\"L\": \"@cuda@/lib64\"}, \"cwd\": \"/\"}");
+    kiln_err_clear(&err);
+    assert_int_equal(image_load(tmp, "t", NULL, im, &err), KILN_E_PARSE);
+    assert_non_null(strstr(err.msg, "env L uses @cuda@"));
+    /* What a caller must supply. */
+    put(tmp, "images/t.json",
+        "{\"binds\": [{\"path\": \"@a_1@\"}, {\"path\": \"/usr\"}], \"env\": {\"X\": "
+        "\"@b@:@a_1@:me@host\"}, \"cwd\": \"/\"}");
+    char names[256];
+    kiln_err_clear(&err);
+    assert_int_equal(image_placeholders(tmp, "t", names, sizeof(names), &err), KILN_OK);
+    assert_string_equal(names, "a_1 b");
     free(im);
-    if (saved)
-        setenv("CUDA_HOME", saved, 1);
-    else
-        unsetenv("CUDA_HOME");
-    free(saved);
+}
+
+/* Device nodes are the caller's to name, and only a policy with "gpu":
+ * true may be granted any; refused before anything is forked. */
+static void test_devices_need_policy(void **state)
+{
+    (void)state;
+    char *argv[] = {"/bin/true", NULL};
+    char *devs[] = {"null", NULL};
+    struct sandbox_spec spec = {.policy = "script",
+                                .image = "minimal",
+                                .argv = argv,
+                                .devices = devs,
+                                .stdin_fd = -1,
+                                .tar_fd = -1,
+                                .data_dir = src_dir()};
+    struct sandbox_result res;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(sandbox_run(&spec, &res, &err), KILN_E_USAGE);
+    assert_non_null(strstr(err.msg, "policy script grants no GPU or other device"));
+    /* An image bind under /tmp, which the set-up hides, is refused by name
+     * before anything runs. */
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "cp %s/policies/*.json %s/policies/", src_dir(), tmp);
+    assert_int_equal(system(cmd), 0);
+    put(tmp, "images/tmpbind.json",
+        "{\"binds\": [{\"path\": \"@d@\"}], \"env\": {}, \"cwd\": \"/\"}");
+    char *vars[] = {"d=/tmp", NULL};
+    struct sandbox_spec s2 = {.policy = "script",
+                              .image = "tmpbind",
+                              .argv = argv,
+                              .vars = vars,
+                              .stdin_fd = -1,
+                              .tar_fd = -1,
+                              .data_dir = tmp};
+    kiln_err_clear(&err);
+    assert_int_equal(sandbox_run(&s2, &res, &err), KILN_E_UNSUPPORTED);
+    assert_non_null(
+        strstr(err.msg, "cannot bind /tmp: the sandbox's set-up hides the host's /tmp"));
+    char *bad[] = {"../etc", NULL};
+    spec.policy = "gpu-run";
+    spec.devices = bad;
+    kiln_err_clear(&err);
+    assert_int_equal(sandbox_run(&spec, &res, &err), KILN_E_USAGE);
+    assert_non_null(strstr(err.msg, "must be a name under /dev"));
 }
 
 struct skips {
@@ -303,8 +434,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_policies_compile),
         cmocka_unit_test(test_hostile_policies),
+        cmocka_unit_test(test_policy_memo),
         cmocka_unit_test(test_images),
-        cmocka_unit_test(test_image_env_cuda),
+        cmocka_unit_test(test_image_vars),
+        cmocka_unit_test(test_devices_need_policy),
         cmocka_unit_test(test_outpack),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
