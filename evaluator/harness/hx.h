@@ -119,6 +119,11 @@ struct hx_ops {
 extern const struct hx_ops hx_cpu_ops;
 extern const struct hx_ops hx_cuda_ops;
 
+/* `kiln-harness-cuda --device-props BUS_ID`: prints the GPU's properties
+ * in base/gpupeak.h's GPUPEAK_PROPS_FORMAT on stdout and returns 0, or a
+ * reason on stderr and 1. Runs no candidate. */
+int hx_cuda_device_props(const char *bus_id);
+
 /* The whole harness program: argv as main's. Returns the exit status:
  * 0 when the documents were written (whatever the candidate did), 1 when
  * the harness itself could not run (the reason is on stderr and in log.txt). */

@@ -629,6 +629,30 @@ static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baselin
     return KILN_OK;
 }
 
+/* ---- --device-props: the physics floor's inputs (base/gpupeak.h) ---- */
+
+int hx_cuda_device_props(const char *bus_id)
+{
+    static const CUdevice_attribute attr[] = {
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,     CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,        CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH};
+    int v[6];
+    CUdevice dev;
+    CUresult r = cuInit(0);
+    if (r == CUDA_SUCCESS)
+        r = cuDeviceGetByPCIBusId(&dev, bus_id);
+    for (int i = 0; r == CUDA_SUCCESS && i < 6; i++)
+        r = cuDeviceGetAttribute(&v[i], attr[i], dev);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "kiln-harness-cuda: device %s: %s\n", bus_id, cu_name(r));
+        return 1;
+    }
+    printf("sm_count=%d sm_clock_khz=%d cc=%d.%d mem_clock_khz=%d bus_width_bits=%d\n", v[0], v[1],
+           v[2], v[3], v[4], v[5]);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 const struct hx_ops hx_cuda_ops = {
     .name = "cuda",
     .module_file = "candidate.cubin",
