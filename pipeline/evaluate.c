@@ -13,6 +13,7 @@
 
 #include "candidate.h"
 #include "compare.h"
+#include "cubin.h"
 #include "cpu_trampoline.h"
 #include "fsutil.h"
 #include "gpuinfo.h"
@@ -769,6 +770,23 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
         goto finish;
     }
 
+    if (req->backend == KILN_BACKEND_CUDA) {
+        /* A cubin that uses the device heap could keep results across the
+         * module reloads; refused before it reaches a GPU (cubin.h). */
+        char *img = NULL;
+        size_t ilen = 0;
+        struct kiln_err herr;
+        kiln_err_clear(&herr);
+        enum kiln_rc crc = fs_read_file(out->compile.artifact, CUBIN_MAX_BYTES, &img, &ilen, &herr);
+        if (crc == KILN_OK)
+            crc = cubin_check_heap(img, ilen, &herr);
+        free(img);
+        if (crc != KILN_OK) {
+            eliminate(out, "compile", VERDICT_COMPILE_ERROR, "candidate.cubin refused: %s",
+                      herr.msg);
+            goto finish;
+        }
+    }
     snprintf(out->stage, sizeof(out->stage), "run");
     /* The physics floor comes from the device itself (gpupeak.h), asked
      * once per session by the caller or here; without an answer there is
