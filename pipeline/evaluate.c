@@ -719,6 +719,15 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
         }
         i += (size_t)n;
     }
+    /* The harness's own watchdog ends a runaway case, and names it, well
+     * inside the sandbox's limit (policies/gpu-run.json's 300 s unless
+     * --timeout), which would kill the process without saying where. */
+    long long sandbox_ms = req->run_timeout_ms > 0 ? req->run_timeout_ms : 300000;
+    hp.deadline_ms = sandbox_ms * 9 / 10 - 1000;
+    if (hp.deadline_ms < 100)
+        hp.deadline_ms = 100;
+    if (hp.case_timeout_ms > hp.deadline_ms)
+        hp.case_timeout_ms = hp.deadline_ms;
     char plan_path[PATH_MAX];
     snprintf(plan_path, sizeof(plan_path), "%s/plan.json", req->work_dir);
     if ((rc = harness_plan_write(&hp, &plan_text, err)) ||
