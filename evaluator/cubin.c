@@ -8,14 +8,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#define EM_CUDA_      190
-#define SHT_SYMTAB_   2
-#define SHT_DYNSYM_   11
-#define SHN_UNDEF_    0
-#define SYM_SIZE      24
-#define SHDR_SIZE     64
-#define MAX_SECTIONS  65535
-#define MAX_NAME      4096
+#define EM_CUDA_     190
+#define SHT_SYMTAB_  2
+#define SHT_DYNSYM_  11
+#define SHN_UNDEF_   0
+#define SYM_SIZE     24
+#define SHDR_SIZE    64
+#define MAX_SECTIONS 65535
+#define MAX_NAME     4096
 
 static uint16_t rd16(const unsigned char *p)
 {
@@ -73,8 +73,7 @@ enum kiln_rc cubin_check_heap(const void *data, size_t len, struct kiln_err *err
         uint32_t link = rd32(sh + 40);
         if (entsize != SYM_SIZE || size % SYM_SIZE || !in_image(off, size, len) || link == 0 ||
             link >= shnum)
-            return kiln_fail(err, KILN_E_PARSE, "candidate.cubin: symbol table %u is malformed",
-                             i);
+            return kiln_fail(err, KILN_E_PARSE, "candidate.cubin: symbol table %u is malformed", i);
         const unsigned char *strsh = b + shoff + (uint64_t)link * SHDR_SIZE;
         uint64_t stroff = rd64(strsh + 24), strsize = rd64(strsh + 32);
         if (!in_image(stroff, strsize, len))

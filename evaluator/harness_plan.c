@@ -553,10 +553,10 @@ static enum kiln_rc parse_case(json_t *e, struct harness_plan *p, struct harness
 
 static enum kiln_rc parse_root(json_t *root, struct harness_plan *p, struct kiln_err *err)
 {
-    static const char *const keys[] = {
-        "kiln_plan",   "backend",   "warmups",  "iterations", "adaptive", "l2_flush", "reload",
-        "guard_bytes", "signature", "launches", "cases",      "baseline", "case_timeout_ms",
-        "deadline_ms", NULL};
+    static const char *const keys[] = {"kiln_plan",       "backend",     "warmups", "iterations",
+                                       "adaptive",        "l2_flush",    "reload",  "guard_bytes",
+                                       "signature",       "launches",    "cases",   "baseline",
+                                       "case_timeout_ms", "deadline_ms", NULL};
     enum kiln_rc rc;
     int64_t version = 0, warmups = p->warmups, iterations = p->iterations;
     int64_t guard = (int64_t)p->guard_bytes;

@@ -522,8 +522,7 @@ static enum kiln_rc inputs_between(struct hx_ctx *x, struct hx_case_run *cr, int
             fail_set(cr, "overwrites_inputs", set, phase, run, p->args[a].name,
                      "input %s changed during launch %d (%s), before launch %d (%s) ran (role in "
                      "is read-only, also when a later launch restores it)",
-                     p->args[a].name, l, p->launches[l].kernel, l + 1,
-                     p->launches[l + 1].kernel);
+                     p->args[a].name, l, p->launches[l].kernel, l + 1, p->launches[l + 1].kernel);
     }
     return KILN_OK;
 }
@@ -920,18 +919,17 @@ static enum kiln_rc arm_watchdog(struct hx_ctx *x, int ci, struct kiln_err *err)
     json_t *cases = json_array();
     for (size_t i = 0; cases && i < json_array_size(x->status); i++)
         json_array_append(cases, json_array_get(x->status, i));
-    json_t *failure = json_pack("{s:s,s:s,s:s,s:I,s:s}", "kind", "timeout", "phase", "@PHASE@",
-                                "set", "@SET@", "run", (json_int_t)HX_WATCHDOG_RUN_MARK, "detail",
-                                detail);
-    json_array_append_new(cases, json_pack("{s:s,s:s,s:o}", "case", c->name, "status", "failed",
-                                           "failure", failure));
+    json_t *failure =
+        json_pack("{s:s,s:s,s:s,s:I,s:s}", "kind", "timeout", "phase", "@PHASE@", "set", "@SET@",
+                  "run", (json_int_t)HX_WATCHDOG_RUN_MARK, "detail", detail);
+    json_array_append_new(
+        cases, json_pack("{s:s,s:s,s:o}", "case", c->name, "status", "failed", "failure", failure));
     for (int j = ci + 1; j < p->ncases; j++)
-        json_array_append_new(cases,
-                              json_pack("{s:s,s:s}", "case", p->cases[j].name, "status", "skipped"));
-    json_t *st = json_pack("{s:i,s:s,s:s,s:b,s:s,s:o,s:o}", "version", 1, "backend",
-                           x->ops->name, "device", x->ops->device_name(x->be), "l2_flush",
-                           p->l2_flush, "status", "failed", "cases", cases, "phases_s",
-                           phases_json(x));
+        json_array_append_new(
+            cases, json_pack("{s:s,s:s}", "case", p->cases[j].name, "status", "skipped"));
+    json_t *st = json_pack("{s:i,s:s,s:s,s:b,s:s,s:o,s:o}", "version", 1, "backend", x->ops->name,
+                           "device", x->ops->device_name(x->be), "l2_flush", p->l2_flush, "status",
+                           "failed", "cases", cases, "phases_s", phases_json(x));
     json_t *tm = json_pack("{s:i,s:O}", "version", 1, "cases", x->timings);
     char *st_text = st ? json_dumps(st, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
     char *tm_text = tm ? json_dumps(tm, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;

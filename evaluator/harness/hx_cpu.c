@@ -251,8 +251,7 @@ static enum kiln_rc cpu_alloc(struct hx_backend *b, uint64_t bytes, hx_addr *out
             slot = i;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (slot < 0)
-        return kiln_fail(err, KILN_E_INTERNAL, "cpu: more than %d live allocations",
-                         HX_MAX_ALLOCS);
+        return kiln_fail(err, KILN_E_INTERNAL, "cpu: more than %d live allocations", HX_MAX_ALLOCS);
     if (bytes == 0 || bytes > SIZE_MAX - page)
         return kiln_fail(err, KILN_E_NOMEM, "cpu: cannot allocate %llu bytes",
                          (unsigned long long)bytes);

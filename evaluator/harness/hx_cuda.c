@@ -106,8 +106,7 @@ static void hx_log(struct hx_backend *b, const char *msg)
     }
 }
 
-static enum kiln_rc read_image(const char *path, void **out, size_t *out_len,
-                               struct kiln_err *err)
+static enum kiln_rc read_image(const char *path, void **out, size_t *out_len, struct kiln_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)

@@ -123,18 +123,20 @@ static void fire(struct hx_watchdog *w)
     char *b = a ? replace_all(a, "@SET@", set) : NULL;
     char *c = b ? replace_all(b, "@WHERE@", where) : NULL;
     char *d = c ? replace_all(c, mark, runs) : NULL;
-    int bad = !d || write_doc(w, "timings.json", w->timings) != 0 ||
-              write_doc(w, "status.json", d) != 0;
+    int bad =
+        !d || write_doc(w, "timings.json", w->timings) != 0 || write_doc(w, "status.json", d) != 0;
     if (bad)
         log_line(w, "harness error: the watchdog could not write the documents");
     else
         log_line(w, "done: the candidate failed (timeout)");
     /* write(2), not stdio: the stuck main thread may hold stderr's lock. */
     char line[400];
-    int len = snprintf(line, sizeof(line), "kiln-harness: case %s: timeout after %.0f ms in the %s\n",
-                       w->case_name, w->limit_ms, where);
+    int len =
+        snprintf(line, sizeof(line), "kiln-harness: case %s: timeout after %.0f ms in the %s\n",
+                 w->case_name, w->limit_ms, where);
     if (len > 0) {
-        ssize_t wr = write(STDERR_FILENO, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+        ssize_t wr =
+            write(STDERR_FILENO, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
         (void)wr;
     }
     /* No cleanup: the main thread is stuck in the driver or in candidate
