@@ -30,6 +30,8 @@ struct hx_watchdog {
     double deadline_ms, limit_ms;
     char case_name[64];
     char *timings, *status;
+    char *scratch; /* the status document with its markers filled in */
+    size_t scratch_cap;
     _Atomic(const char *) phase;
     _Atomic(const char *) set;
     atomic_int run;
@@ -48,29 +50,29 @@ static void log_line(struct hx_watchdog *w, const char *fmt, ...)
     va_end(ap);
 }
 
-/* `text` with every `from` replaced by `to`, into a fresh buffer. */
-static char *replace_all(const char *text, const char *from, const char *to)
+/* `text` with each marker replaced, into `out` (`cap` bytes, allocated at
+ * arm time: nothing is allocated once the deadline passed, when the stuck
+ * main thread might hold the allocator's lock). 0, or -1 if it would not
+ * fit. */
+static int fill_markers(const char *text, const char *const *from, const char *const *to, int n,
+                        char *out, size_t cap)
 {
-    size_t flen = strlen(from), tlen = strlen(to), n = 0;
-    for (const char *p = strstr(text, from); p; p = strstr(p + flen, from))
-        n++;
-    char *out = malloc(strlen(text) + n * tlen + 1);
-    if (!out)
-        return NULL;
-    char *o = out;
-    for (const char *p = text;;) {
-        const char *q = strstr(p, from);
-        if (!q) {
-            strcpy(o, p);
-            break;
-        }
-        memcpy(o, p, (size_t)(q - p));
-        o += q - p;
-        memcpy(o, to, tlen);
-        o += tlen;
-        p = q + flen;
+    size_t o = 0;
+    for (const char *p = text; *p;) {
+        int hit = -1;
+        for (int i = 0; i < n && hit < 0; i++)
+            if (strncmp(p, from[i], strlen(from[i])) == 0)
+                hit = i;
+        const char *src = hit >= 0 ? to[hit] : p;
+        size_t len = hit >= 0 ? strlen(to[hit]) : 1;
+        if (o + len + 1 > cap)
+            return -1;
+        memcpy(out + o, src, len);
+        o += len;
+        p += hit >= 0 ? strlen(from[hit]) : 1;
     }
-    return out;
+    out[o] = '\0';
+    return 0;
 }
 
 static int write_doc(struct hx_watchdog *w, const char *name, const char *text)
@@ -119,12 +121,11 @@ static void fire(struct hx_watchdog *w)
              "case %s: timeout: still running after %.0f ms (the harness's per-case limit), in "
              "the %s; ending the process",
              w->case_name, w->limit_ms, where);
-    char *a = replace_all(w->status, "@PHASE@", phase);
-    char *b = a ? replace_all(a, "@SET@", set) : NULL;
-    char *c = b ? replace_all(b, "@WHERE@", where) : NULL;
-    char *d = c ? replace_all(c, mark, runs) : NULL;
-    int bad =
-        !d || write_doc(w, "timings.json", w->timings) != 0 || write_doc(w, "status.json", d) != 0;
+    const char *from[] = {"@PHASE@", "@SET@", "@WHERE@", mark};
+    const char *to[] = {phase, set, where, runs};
+    int bad = fill_markers(w->status, from, to, 4, w->scratch, w->scratch_cap) != 0 ||
+              write_doc(w, "timings.json", w->timings) != 0 ||
+              write_doc(w, "status.json", w->scratch) != 0;
     if (bad)
         log_line(w, "harness error: the watchdog could not write the documents");
     else
@@ -213,9 +214,14 @@ enum kiln_rc hx_watchdog_start(struct hx_watchdog **out, const char *out_dir, in
 enum kiln_rc hx_watchdog_arm(struct hx_watchdog *w, const char *case_name, double deadline_ms,
                              double limit_ms, char *timings, char *status, struct kiln_err *err)
 {
-    if (!timings || !status) {
+    /* Room for the markers' values: a phase, a set name, the where line
+     * (each under 200 bytes) and a run number, once each. */
+    size_t cap = status ? strlen(status) + 1024 : 0;
+    char *scratch = status ? malloc(cap) : NULL;
+    if (!timings || !status || !scratch) {
         free(timings);
         free(status);
+        free(scratch);
         return kiln_fail(err, KILN_E_NOMEM, "watchdog: out of memory for case %s's documents",
                          case_name);
     }
@@ -225,8 +231,11 @@ enum kiln_rc hx_watchdog_arm(struct hx_watchdog *w, const char *case_name, doubl
     pthread_mutex_lock(&w->mu);
     free(w->timings);
     free(w->status);
+    free(w->scratch);
     w->timings = timings;
     w->status = status;
+    w->scratch = scratch;
+    w->scratch_cap = cap;
     snprintf(w->case_name, sizeof(w->case_name), "%s", case_name);
     w->deadline_ms = deadline_ms;
     w->limit_ms = limit_ms;
@@ -270,5 +279,6 @@ void hx_watchdog_stop(struct hx_watchdog *w)
     pthread_mutex_destroy(&w->mu);
     free(w->timings);
     free(w->status);
+    free(w->scratch);
     free(w);
 }
