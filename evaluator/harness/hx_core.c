@@ -911,11 +911,13 @@ static enum kiln_rc arm_watchdog(struct hx_ctx *x, int ci, struct kiln_err *err)
         limit = 0;
     char detail[400];
     snprintf(detail, sizeof(detail),
-             "case %s was still running after %.0f ms (%s) in the @WHERE@: a hang, a printf "
-             "flood or a kernel far slower than the task needs; the harness ended the process",
-             c->name, limit,
+             "timeout after %.0f ms (%s): case %s was still running in the @WHERE@: a hang, a "
+             "printf flood or a kernel far slower than the task needs; the harness ended the "
+             "process",
+             limit,
              by_deadline ? "what was left of the harness's whole deadline"
-                         : "the harness's per-case limit");
+                         : "the harness's per-case limit",
+             c->name);
     json_t *cases = json_array();
     for (size_t i = 0; cases && i < json_array_size(x->status); i++)
         json_array_append(cases, json_array_get(x->status, i));
