@@ -38,10 +38,16 @@ static int in_image(uint64_t off, uint64_t n, size_t len)
     return off <= len && n <= len - off;
 }
 
+/* malloc, free and their relatives (__cuda_syscall_aligned_malloc, a
+ * device-side cudaMalloc/cudaFree), compared without case. */
 static int is_heap_function(const char *name)
 {
-    return strcmp(name, "malloc") == 0 || strcmp(name, "free") == 0 ||
-           strstr(name, "malloc") != NULL;
+    char l[256];
+    size_t n = 0;
+    for (; name[n] && n < sizeof(l) - 1; n++)
+        l[n] = (char)(name[n] >= 'A' && name[n] <= 'Z' ? name[n] - 'A' + 'a' : name[n]);
+    l[n] = '\0';
+    return strstr(l, "malloc") != NULL || (n >= 4 && strcmp(l + n - 4, "free") == 0);
 }
 
 enum kiln_rc cubin_check_heap(const void *data, size_t len, struct kiln_err *err)

@@ -20,9 +20,11 @@
 
 /*
  * KILN_OK when `data` (len bytes) is a well-formed ELF64 little-endian
- * CUDA image whose symbol tables import no device heap function (malloc,
- * free, or any import whose name contains "malloc", e.g. the aligned
- * variant's __cuda_syscall_aligned_malloc). KILN_E_REJECTED with the
+ * CUDA image whose symbol tables import no device heap function: no
+ * undefined symbol whose name, compared without case, contains "malloc" or
+ * ends in "free" (malloc, free, __cuda_syscall_aligned_malloc behind
+ * __nv_aligned_device_malloc, a device-side cudaMalloc/cudaFree). Other
+ * imports (vprintf for printf, __assertfail) are allowed. KILN_E_REJECTED with the
  * symbol named otherwise; KILN_E_PARSE for a malformed image or one that is
  * not an ELF cubin (PTX or a fatbin would be compiled by the driver, out of
  * this check's sight); KILN_E_LIMIT over CUBIN_MAX_BYTES.
