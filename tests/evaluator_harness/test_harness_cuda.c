@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpuinfo.h"
+#include "gpupeak.h"
 #include "harness_fixture.h"
 
 static const char *const candidates[] = {
@@ -282,6 +284,39 @@ static void timings_of_good_kernel(void **state)
     fx_cleanup(&f);
 }
 
+/* Issue 13 item 5: the physics floor's inputs come from the device. The
+ * probe's line parses, gives plausible peaks, and on an H200 the flop
+ * ceiling is the dense TF32 peak (>= 494.7 TFLOP/s), not 51. */
+static void device_props_give_the_floor(void **state)
+{
+    (void)state;
+    struct gpuinfo g[GPUINFO_MAX];
+    size_t ng = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(gpuinfo_list("/proc", g, &ng, &e), KILN_OK);
+    assert_true(ng > 0);
+    char cmd[1024], line[512] = "";
+    snprintf(cmd, sizeof(cmd), "%s --device-props %s", getenv("KILN_HARNESS_CUDA"), g[0].bus_id);
+    FILE *pp = popen(cmd, "r");
+    assert_non_null(pp);
+    size_t n = fread(line, 1, sizeof(line) - 1, pp);
+    line[n] = '\0';
+    assert_int_equal(pclose(pp), 0);
+    fprintf(stderr, "# %s: %s", g[0].model, line);
+    struct gpu_props props;
+    struct gpu_peaks peaks;
+    assert_int_equal(gpupeak_parse_props(line, &props, &e), KILN_OK);
+    assert_int_equal(gpupeak_compute(&props, &peaks, &e), KILN_OK);
+    assert_true(peaks.bytes_per_s > 1e11);
+    assert_true(peaks.flop_per_s > 1e12);
+    if (strstr(g[0].model, "H200") || strstr(g[0].model, "H100")) {
+        assert_int_equal(props.cc_major, 9);
+        assert_true(peaks.flop_per_s >= 494.7e12);
+        assert_true(peaks.bytes_per_s >= 3.3e12);
+    }
+}
+
 int main(void)
 {
     if (access("/dev/nvidiactl", F_OK) != 0) {
@@ -293,6 +328,7 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(device_props_give_the_floor),
         cmocka_unit_test(timings_of_good_kernel),
         cmocka_unit_test(adversarial_candidates),
     };
