@@ -726,6 +726,10 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
     hp.deadline_ms = sandbox_ms * 9 / 10 - 1000;
     if (hp.deadline_ms < 100)
         hp.deadline_ms = 100;
+    /* Per case: 60 s, or an equal share of a longer --timeout, so raising
+     * --timeout for a slow workload raises this limit too. */
+    if (hp.ncases > 0 && hp.deadline_ms / hp.ncases > hp.case_timeout_ms)
+        hp.case_timeout_ms = hp.deadline_ms / hp.ncases;
     if (hp.case_timeout_ms > hp.deadline_ms)
         hp.case_timeout_ms = hp.deadline_ms;
     char plan_path[PATH_MAX];
