@@ -1,1 +1,4 @@
-extern "C" __global__ void k(float *o){ free((void *)o); }
+extern "C" __global__ void k(float *o)
+{
+    free((void *)o);
+}
