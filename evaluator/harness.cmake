@@ -6,6 +6,7 @@
 # compile their helpers in directly and link jansson statically, so they need nothing beyond libc, libm, libdl (and
 # libcuda.so.1 from the driver for the CUDA one).
 
+find_package(Threads REQUIRED) # the watchdog thread (harness/hx_watchdog.h)
 find_library(KILN_JANSSON_STATIC NAMES libjansson.a)
 if(KILN_JANSSON_STATIC)
   set(_hx_jansson ${KILN_JANSSON_STATIC})
@@ -19,7 +20,9 @@ set(KILN_HARNESS_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_core.c
     ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_baseline.c
     ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_io.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/harness/hx_watchdog.c
     ${CMAKE_CURRENT_SOURCE_DIR}/harness_plan.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/cubin.c
     ${CMAKE_CURRENT_SOURCE_DIR}/harness_plan_baseline.c
     ${CMAKE_CURRENT_SOURCE_DIR}/npy.c
     ${CMAKE_CURRENT_SOURCE_DIR}/npy_io.c
@@ -34,7 +37,7 @@ function(kiln_harness_binary name)
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
                              ${CMAKE_CURRENT_SOURCE_DIR}/harness ${CMAKE_SOURCE_DIR}/base
                              ${JANSSON_INCLUDE_DIRS})
-  target_link_libraries(${name} PRIVATE ${_hx_jansson} ${CMAKE_DL_LIBS} m)
+  target_link_libraries(${name} PRIVATE ${_hx_jansson} ${CMAKE_DL_LIBS} m Threads::Threads)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 endfunction()
 

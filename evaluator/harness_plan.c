@@ -26,6 +26,7 @@ void harness_plan_init(struct harness_plan *plan)
     plan->l2_flush = true;
     plan->reload = true;
     plan->guard_bytes = HARNESS_PLAN_DEFAULT_GUARD;
+    plan->case_timeout_ms = HARNESS_PLAN_DEFAULT_CASE_TIMEOUT_MS;
 }
 
 void harness_plan_free(struct harness_plan *plan)
@@ -544,9 +545,10 @@ static enum kiln_rc parse_case(json_t *e, struct harness_plan *p, struct harness
 
 static enum kiln_rc parse_root(json_t *root, struct harness_plan *p, struct kiln_err *err)
 {
-    static const char *const keys[] = {
-        "kiln_plan",   "backend",   "warmups",  "iterations", "adaptive", "l2_flush", "reload",
-        "guard_bytes", "signature", "launches", "cases",      "baseline", NULL};
+    static const char *const keys[] = {"kiln_plan",       "backend",     "warmups", "iterations",
+                                       "adaptive",        "l2_flush",    "reload",  "guard_bytes",
+                                       "signature",       "launches",    "cases",   "baseline",
+                                       "case_timeout_ms", "deadline_ms", NULL};
     enum kiln_rc rc;
     int64_t version = 0, warmups = p->warmups, iterations = p->iterations;
     int64_t guard = (int64_t)p->guard_bytes;
@@ -563,8 +565,14 @@ static enum kiln_rc parse_root(json_t *root, struct harness_plan *p, struct kiln
         (rc = get_int(root, "guard_bytes", "plan", false, 256, (int64_t)HARNESS_PLAN_MAX_GUARD,
                       &guard, err)) ||
         (rc = get_bool(root, "l2_flush", "plan", &p->l2_flush, err)) ||
-        (rc = get_bool(root, "reload", "plan", &p->reload, err)))
+        (rc = get_bool(root, "reload", "plan", &p->reload, err)) ||
+        (rc = get_int(root, "case_timeout_ms", "plan", false, 100, HARNESS_PLAN_MAX_TIMEOUT_MS,
+                      &p->case_timeout_ms, err)) ||
+        (rc = get_int(root, "deadline_ms", "plan", false, 0, HARNESS_PLAN_MAX_TIMEOUT_MS,
+                      &p->deadline_ms, err)))
         return rc;
+    if (p->deadline_ms > 0 && p->deadline_ms < 100)
+        return kiln_fail(err, KILN_E_REJECTED, "plan: deadline_ms must be 0 (none) or >= 100");
     if (strcmp(backend, "cuda") == 0)
         p->backend = HB_CUDA;
     else if (strcmp(backend, "cpu") == 0)
@@ -765,6 +773,9 @@ enum kiln_rc harness_plan_write(const struct harness_plan *p, char **out, struct
     put(root, "l2_flush", json_boolean(p->l2_flush), &ok);
     put(root, "reload", json_boolean(p->reload), &ok);
     put(root, "guard_bytes", json_integer((json_int_t)p->guard_bytes), &ok);
+    put(root, "case_timeout_ms", json_integer((json_int_t)p->case_timeout_ms), &ok);
+    if (p->deadline_ms > 0)
+        put(root, "deadline_ms", json_integer((json_int_t)p->deadline_ms), &ok);
     for (int a = 0; a < p->nargs; a++) {
         const struct harness_arg *g = &p->args[a];
         if (g->is_tensor)

@@ -44,6 +44,10 @@
 #define HARNESS_PLAN_DEFAULT_WARMUPS    10
 #define HARNESS_PLAN_DEFAULT_ITERATIONS 100
 #define HARNESS_PLAN_DEFAULT_GUARD      65536
+/* The harness's own watchdog (HARNESS.md section 3): a case that runs
+ * longer fails with `timeout`, well inside the sandbox's time limit. */
+#define HARNESS_PLAN_DEFAULT_CASE_TIMEOUT_MS 60000
+#define HARNESS_PLAN_MAX_TIMEOUT_MS          3600000
 
 enum harness_backend { HB_CUDA = 0, HB_CPU = 1 };
 /* Baseline mode (HARNESS.md section 7): instead of a candidate module the
@@ -110,6 +114,11 @@ struct harness_plan {
     bool l2_flush;        /* default true; false is the documented "hot" mode */
     bool reload;          /* reload the candidate module before every run */
     uint64_t guard_bytes; /* poisoned guard around each tensor, 256 .. 16 MiB */
+    /* Watchdog: one case may take case_timeout_ms (100 .. MAX, default
+     * 60 s); all of them together deadline_ms from the harness's start
+     * (0: none; else 100 .. MAX). */
+    int64_t case_timeout_ms;
+    int64_t deadline_ms;
     int nargs;
     struct harness_arg args[HARNESS_PLAN_MAX_ARGS];
     int nlaunches;

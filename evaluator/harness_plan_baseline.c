@@ -167,6 +167,10 @@ enum kiln_rc harness_plan_write_baseline(const struct harness_plan *p, char **ou
             json_object_set_new(root, "adaptive",
                                 json_pack("{s:f,s:f,s:i}", "target_rse", p->target_rse, "budget_ms",
                                           p->budget_ms, "max_iterations", p->max_iterations)) == 0;
+    if (ok)
+        ok = json_object_set_new(root, "case_timeout_ms", json_integer(p->case_timeout_ms)) == 0;
+    if (ok && p->deadline_ms > 0)
+        ok = json_object_set_new(root, "deadline_ms", json_integer(p->deadline_ms)) == 0;
     for (int i = 0; ok && i < p->ncases; i++) {
         const struct harness_case *c = &p->cases[i];
         json_t *e =

@@ -58,7 +58,9 @@ extern const struct stats_noise STATS_NOISE_DEFAULT;
 int stats_compare(const struct stats_score *a, const struct stats_score *b,
                   const struct stats_noise *noise);
 
-/* The GPU's ceilings, passed by the caller (defaults: the H200 measured). */
+/* The GPU's ceilings, passed by the caller: theoretical peaks from the
+ * device's own properties (base/gpupeak.h), so no legitimate kernel beats
+ * them. bytes_per_s or flop_per_s 0: no floor from that side. */
 struct stats_ceilings {
     double bytes_per_s; /* bytes read plus written per second */
     double flop_per_s;

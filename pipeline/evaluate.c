@@ -13,11 +13,15 @@
 
 #include "candidate.h"
 #include "compare.h"
+#include "cubin.h"
 #include "cpu_trampoline.h"
 #include "fsutil.h"
+#include "gpuinfo.h"
+#include "gpupeak.h"
 #include "harness_plan.h"
 #include "hstatus.h"
 #include "npy.h"
+#include "proc.h"
 #include "sbexec.h"
 #include "timings.h"
 
@@ -46,6 +50,36 @@ static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_
     va_end(ap);
     snprintf(out->stage, sizeof(out->stage), "%s", stage);
     verdict_fail(&out->v, s, "%s", why);
+}
+
+enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
+                                  struct kiln_err *err)
+{
+    struct gpuinfo g[GPUINFO_MAX];
+    size_t ng = 0;
+    enum kiln_rc rc;
+    *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
+                                   .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
+    if ((rc = gpuinfo_list("/proc", g, &ng, err)) != KILN_OK)
+        return rc;
+    if (gpu < 0 || (size_t)gpu >= ng)
+        return kiln_fail(err, KILN_E_NOTFOUND, "GPU %d not found (%zu GPUs on this host)", gpu, ng);
+    char text[512];
+    int status = -1;
+    char *argv[] = {(char *)harness_cuda, "--device-props", g[gpu].bus_id, NULL};
+    if ((rc = proc_capture(argv, text, sizeof(text), 30000, &status, err)) != KILN_OK)
+        return rc;
+    if (status != 0)
+        return kiln_fail(err, KILN_E_CHILD, "%s --device-props %s failed (status %d): %.200s",
+                         harness_cuda, g[gpu].bus_id, status, text);
+    struct gpu_props props;
+    struct gpu_peaks peaks;
+    if ((rc = gpupeak_parse_props(text, &props, err)) != KILN_OK ||
+        (rc = gpupeak_compute(&props, &peaks, err)) != KILN_OK)
+        return rc;
+    out->bytes_per_s = peaks.bytes_per_s;
+    out->flop_per_s = peaks.flop_per_s;
+    return KILN_OK;
 }
 
 enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap, struct kiln_err *err)
@@ -355,8 +389,11 @@ static bool sandbox_failure(const struct sbexec_result *r, struct eval_outcome *
 static enum verdict_status status_of_kind(const char *kind)
 {
     if (!strcmp(kind, "tampering") || !strcmp(kind, "out_of_bounds") ||
-        !strcmp(kind, "overwrites_inputs") || !strcmp(kind, "nondeterministic"))
+        !strcmp(kind, "overwrites_inputs") || !strcmp(kind, "nondeterministic") ||
+        !strcmp(kind, "allocation_slack"))
         return VERDICT_WRONG_ANSWER;
+    if (!strcmp(kind, "timeout"))
+        return VERDICT_TIMEOUT;
     return VERDICT_RUNTIME_ERROR;
 }
 
@@ -460,9 +497,10 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
             vc->ref_median_ms = median_of(req->reference, s->wcase->name);
             vc->vendor_median_ms = median_of(req->baseline, s->wcase->name);
             if (req->backend == KILN_BACKEND_CUDA)
-                vc->floor_ms =
-                    stats_floor_ms(req->ceilings ? req->ceilings : &STATS_CEILINGS_H200,
-                                   (double)s->wcase->cost_bytes, (double)s->wcase->cost_flops);
+                vc->floor_ms = req->ceilings
+                                   ? stats_floor_ms(req->ceilings, (double)s->wcase->cost_bytes,
+                                                    (double)s->wcase->cost_flops)
+                                   : 0.0;
         } else if (perf && !tc) {
             snprintf(vc->detail, sizeof(vc->detail), "no timings reported for a performance case");
             vc->inputs_modified = true;
@@ -685,6 +723,19 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
         }
         i += (size_t)n;
     }
+    /* The harness's own watchdog ends a runaway case, and names it, well
+     * inside the sandbox's limit (policies/gpu-run.json's 300 s unless
+     * --timeout), which would kill the process without saying where. */
+    long long sandbox_ms = req->run_timeout_ms > 0 ? req->run_timeout_ms : 300000;
+    hp.deadline_ms = sandbox_ms * 9 / 10 - 1000;
+    if (hp.deadline_ms < 100)
+        hp.deadline_ms = 100;
+    /* Per case: 60 s, or an equal share of a longer --timeout, so raising
+     * --timeout for a slow workload raises this limit too. */
+    if (hp.ncases > 0 && hp.deadline_ms / hp.ncases > hp.case_timeout_ms)
+        hp.case_timeout_ms = hp.deadline_ms / hp.ncases;
+    if (hp.case_timeout_ms > hp.deadline_ms)
+        hp.case_timeout_ms = hp.deadline_ms;
     char plan_path[PATH_MAX];
     snprintf(plan_path, sizeof(plan_path), "%s/plan.json", req->work_dir);
     if ((rc = harness_plan_write(&hp, &plan_text, err)) ||
@@ -736,7 +787,38 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
         goto finish;
     }
 
+    if (req->backend == KILN_BACKEND_CUDA) {
+        /* A cubin that uses the device heap could keep results across the
+         * module reloads; refused before it reaches a GPU (cubin.h). */
+        char *img = NULL;
+        size_t ilen = 0;
+        struct kiln_err herr;
+        kiln_err_clear(&herr);
+        enum kiln_rc crc = fs_read_file(out->compile.artifact, CUBIN_MAX_BYTES, &img, &ilen, &herr);
+        if (crc == KILN_OK)
+            crc = cubin_check_heap(img, ilen, &herr);
+        free(img);
+        if (crc != KILN_OK) {
+            eliminate(out, "compile", VERDICT_COMPILE_ERROR, "candidate.cubin refused: %s",
+                      herr.msg);
+            goto finish;
+        }
+    }
     snprintf(out->stage, sizeof(out->stage), "run");
+    /* The physics floor comes from the device itself (gpupeak.h), asked
+     * once per session by the caller or here; without an answer there is
+     * no floor rather than another GPU's. */
+    struct eval_request with_ceil;
+    struct stats_ceilings ceil;
+    if (!req->ceilings && req->backend == KILN_BACKEND_CUDA) {
+        struct kiln_err perr;
+        kiln_err_clear(&perr);
+        if (eval_device_ceilings(req->harness, req->gpu, &ceil, &perr) != KILN_OK)
+            fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", req->gpu, perr.msg);
+        with_ceil = *req;
+        with_ceil.ceilings = &ceil;
+        req = &with_ceil;
+    }
     if ((rc = run_harness(req, &hp, plan_path, out->compile.artifact, out, err)))
         goto out;
     if (out->v.status == VERDICT_PASS)

@@ -65,7 +65,7 @@ struct eval_request {
     double target_rse, budget_ms;
     bool hot;                                     /* no L2 flush between runs */
     const struct device_limits *limits;           /* NULL: H200 */
-    const struct stats_ceilings *ceilings;        /* NULL: H200 (cuda only) */
+    const struct stats_ceilings *ceilings;        /* NULL: asked from the device (cuda only) */
     const struct eval_medians *reference;         /* NULL: no reference timings */
     const struct eval_medians *baseline;          /* NULL: no vendor baseline timings */
     long long compile_timeout_ms, run_timeout_ms; /* 0: the policies' defaults */
@@ -99,6 +99,12 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
                             struct kiln_err *err) KILN_NODISCARD;
 
 void eval_outcome_free(struct eval_outcome *out);
+
+/* The physics floor's ceilings of GPU `gpu` (kiln's index, gpuinfo.h):
+ * its properties from `harness_cuda --device-props`, peaks from
+ * gpupeak_compute. On failure `out` holds no ceilings (no floor). */
+enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
+                                  struct kiln_err *err) KILN_NODISCARD;
 
 /* The harness program next to the running kiln binary (or $KILN_HARNESS_DIR). */
 enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap,

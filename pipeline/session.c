@@ -49,6 +49,8 @@ struct eval_session {
     bool have_given;
     struct given_reference given_ref; /* have_given_ref: --reference */
     bool have_given_ref;
+    struct stats_ceilings ceilings; /* the physics floor's, asked from the GPU once */
+    bool probed_ceilings;
 };
 
 enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hint,
@@ -192,6 +194,17 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
                                .compiler = s->opts.compiler,
                                .nvrtc = s->nvrtc[0] ? s->nvrtc : NULL,
                                .runner = s->opts.runner};
+    if (s->backend == KILN_BACKEND_CUDA && mode != EVAL_COMPILE_ONLY) {
+        if (!s->probed_ceilings) {
+            struct kiln_err perr;
+            kiln_err_clear(&perr);
+            if (eval_device_ceilings(s->harness, s->opts.gpu, &s->ceilings, &perr) != KILN_OK)
+                fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", s->opts.gpu,
+                        perr.msg);
+            s->probed_ceilings = true;
+        }
+        req.ceilings = &s->ceilings;
+    }
     /* The vendor baseline's medians, once eval_session_baseline timed some. */
     if (s->have_baseline && s->baseline.medians.n)
         req.baseline = &s->baseline.medians;

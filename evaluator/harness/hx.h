@@ -63,6 +63,11 @@ struct hx_ops {
     void (*close)(struct hx_backend *b);
     const char *(*device_name)(struct hx_backend *b);
     enum kiln_rc (*alloc)(struct hx_backend *b, uint64_t bytes, hx_addr *out, struct kiln_err *err);
+    /* Optional: how many bytes from `a` (an alloc() of `requested` bytes)
+     * the candidate could reach without a fault: the allocator's rounding
+     * (CUDA's page granularity, the CPU's page size). The core poisons and
+     * checks that tail too. NULL: exactly `requested`. */
+    uint64_t (*alloc_size)(struct hx_backend *b, hx_addr a, uint64_t requested);
     void (*release)(struct hx_backend *b, hx_addr a);
     enum kiln_rc (*upload)(struct hx_backend *b, hx_addr dst, const void *src, uint64_t n,
                            struct kiln_err *err);
@@ -85,12 +90,14 @@ struct hx_ops {
      * timed region starts when the device reaches the first launch, not
      * when the host enqueues it. */
     enum kiln_rc (*prepare)(struct hx_backend *b, bool flush, struct kiln_err *err);
-    /* Runs every launch of case `c` once, timing from before the first to
-     * after the last. params[l][i] points at launch l's i-th argument value
-     * (cuLaunchKernel's kernelParams convention). A failure the candidate
-     * caused fills `fault` and returns KILN_E_REJECTED (or KILN_E_CUDA when
-     * the context is gone). */
-    enum kiln_rc (*run)(struct hx_backend *b, const struct harness_case *c,
+    /* Runs launches first .. first + count - 1 of case `c` once, timing
+     * from before the first to after the last (a timed run is all of them;
+     * a correctness run goes one launch at a time, so the core can check
+     * the inputs in between). params[l][i] points at launch l's i-th
+     * argument value (cuLaunchKernel's kernelParams convention). A failure
+     * the candidate caused fills `fault` and returns KILN_E_REJECTED (or
+     * KILN_E_CUDA when the context is gone). */
+    enum kiln_rc (*run)(struct hx_backend *b, const struct harness_case *c, int first, int count,
                         void *const *const *params, double *ms, struct hx_fault *fault,
                         struct kiln_err *err);
 
@@ -118,6 +125,11 @@ struct hx_ops {
 /* The backends; each file that defines one is linked into its own binary. */
 extern const struct hx_ops hx_cpu_ops;
 extern const struct hx_ops hx_cuda_ops;
+
+/* `kiln-harness-cuda --device-props BUS_ID`: prints the GPU's properties
+ * in base/gpupeak.h's GPUPEAK_PROPS_FORMAT on stdout and returns 0, or a
+ * reason on stderr and 1. Runs no candidate. */
+int hx_cuda_device_props(const char *bus_id);
 
 /* The whole harness program: argv as main's. Returns the exit status:
  * 0 when the documents were written (whatever the candidate did), 1 when

@@ -21,11 +21,12 @@
 #include <unistd.h>
 
 #include "hx_io.h"
+#include "hx_watchdog.h"
 #include "npy.h"
 #include "tensor.h"
 
 #define HX_ALIGN       256
-#define HX_MAX_REGIONS (HARNESS_PLAN_MAX_ARGS * (HARNESS_PLAN_MAX_SETS + 2) + 1)
+#define HX_MAX_REGIONS (HARNESS_PLAN_MAX_ARGS * (HARNESS_PLAN_MAX_SETS + 2) + 4)
 
 /* Where the harness's time goes, reported in status.json "phases_s"
  * (HARNESS.md section 4); the parent adds its own parts of the turnaround. */
@@ -59,6 +60,7 @@ struct hx_ctx {
     double t0_ms;                /* start, for the log's timestamps (turnaround breakdown) */
     double phase_ms[HX_NPHASES]; /* time per phase, for status.json "phases_s" */
     struct hx_io io;             /* big transfers (hx_io.h) */
+    struct hx_watchdog *wd;      /* the per-case time limit (hx_watchdog.h) */
 };
 
 struct hx_failure {
@@ -83,8 +85,15 @@ union hx_value {
 /* Everything one case needs; heap-allocated (it is tens of KiB). */
 struct hx_case_run {
     const struct harness_case *c;
-    hx_addr arena; /* guard | t0 | guard | t1 | ... | guard */
+    hx_addr arena; /* guard | t0 | guard | t1 | ... | guard | slack */
     uint64_t arena_bytes;
+    /* The allocator's rounding past each request (hx_ops.alloc_size):
+     * reachable without a fault and kept across runs, so poisoned and
+     * checked like a guard, failing as `allocation_slack`. */
+    struct hx_region arena_slack;
+    uint64_t arena_slack_fp;
+    uint64_t pristine_usable;   /* the pristine allocation, gaps and slack included */
+    uint64_t pristine_whole_fp; /* ... fingerprinted whole after the inputs are in */
     uint64_t off[HARNESS_PLAN_MAX_ARGS];
     uint64_t bytes[HARNESS_PLAN_MAX_ARGS];
     int nguards;
@@ -316,14 +325,28 @@ static enum kiln_rc case_layout(struct hx_ctx *x, struct hx_case_run *cr, struct
         return rc;
     if ((rc = x->ops->alloc(x->be, cr->pristine_bytes, &cr->pristine, err)) != KILN_OK)
         return rc;
+    uint64_t arena_usable = cr->arena_bytes;
+    cr->pristine_usable = cr->pristine_bytes;
+    if (x->ops->alloc_size) {
+        arena_usable = x->ops->alloc_size(x->be, cr->arena, cr->arena_bytes);
+        cr->pristine_usable = x->ops->alloc_size(x->be, cr->pristine, cr->pristine_bytes);
+    }
+    cr->arena_slack.addr = cr->arena + cr->arena_bytes;
+    cr->arena_slack.bytes = arena_usable - cr->arena_bytes;
     for (int i = 0; i < cr->nguards; i++)
         cr->guard[i].addr += cr->arena;
-    /* Freshly allocated memory is poisoned, so leftovers never pass as
-     * results; the guards' fingerprints are taken from this state. */
-    if ((rc = x->ops->fill(x->be, cr->arena, KILN_POISON_BYTE, cr->arena_bytes, err)) ||
-        (rc = x->ops->fill(x->be, cr->pristine, KILN_POISON_BYTE, cr->pristine_bytes, err)) ||
-        (rc = x->ops->fingerprint(x->be, cr->guard, cr->nguards, x->seed, cr->guard_fp, err)))
+    /* Freshly allocated memory is poisoned, every byte the candidate could
+     * reach, so leftovers never pass as results; the guards' and the
+     * slack's fingerprints are taken from this state. */
+    if ((rc = x->ops->fill(x->be, cr->arena, KILN_POISON_BYTE, arena_usable, err)) ||
+        (rc = x->ops->fill(x->be, cr->pristine, KILN_POISON_BYTE, cr->pristine_usable, err)) ||
+        (rc = x->ops->fingerprint(x->be, cr->guard, cr->nguards, x->seed, cr->guard_fp, err)) ||
+        (rc = x->ops->fingerprint(x->be, &cr->arena_slack, 1, x->seed, &cr->arena_slack_fp, err)))
         return rc;
+    hx_log(x, "case %s: arena %llu bytes (+%llu slack), pristine %llu bytes (+%llu slack)", c->name,
+           (unsigned long long)cr->arena_bytes, (unsigned long long)cr->arena_slack.bytes,
+           (unsigned long long)cr->pristine_bytes,
+           (unsigned long long)(cr->pristine_usable - cr->pristine_bytes));
 
     /* Argument values: tensors by address, scalars converted to the C type
      * the kernel takes. params[l][i] points at them, kernelParams-style. */
@@ -385,8 +408,13 @@ static enum kiln_rc load_inputs(struct hx_ctx *x, struct hx_case_run *cr, struct
                 cr->regions[n].addr = cr->pristine + cr->poff[s][a];
                 cr->regions[n++].bytes = cr->bytes[a];
             }
+    /* And the whole allocation, alignment gaps and slack included: one
+     * region per run checks all of kiln's copies (pristine_check). */
+    cr->regions[n].addr = cr->pristine;
+    cr->regions[n++].bytes = cr->pristine_usable;
     if ((rc = x->ops->fingerprint(x->be, cr->regions, n, x->seed, cr->fps, err)))
         return rc;
+    cr->pristine_whole_fp = cr->fps[n - 1];
     n = 0;
     for (int s = 0; s < c->nsets; s++)
         for (int a = 0; a < p->nargs; a++)
@@ -435,6 +463,70 @@ static json_t *phases_json(const struct hx_ctx *x)
 
 /* ---- one run ---- */
 
+/* kiln's pristine allocation changed somewhere: name the copy that did
+ * (`tampering`), or else it was the gaps between copies or the slack past
+ * them (`allocation_slack`). Costs a second pass only on failure. */
+static enum kiln_rc pristine_check(struct hx_ctx *x, struct hx_case_run *cr, int set,
+                                   const char *phase, int run, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    const struct harness_case *c = cr->c;
+    int n = 0;
+    for (int s = 0; s < c->nsets; s++)
+        for (int a = 0; a < p->nargs; a++)
+            if (is_input(&p->args[a])) {
+                cr->regions[n].addr = cr->pristine + cr->poff[s][a];
+                cr->regions[n++].bytes = cr->bytes[a];
+            }
+    enum kiln_rc rc = x->ops->fingerprint(x->be, cr->regions, n, x->seed, cr->fps, err);
+    if (rc != KILN_OK)
+        return rc;
+    int k = 0;
+    for (int s = 0; s < c->nsets; s++)
+        for (int a = 0; a < p->nargs; a++)
+            if (is_input(&p->args[a]) && cr->fps[k++] != cr->pristine_fp[s][a])
+                fail_set(cr, "tampering", set, phase, run, p->args[a].name,
+                         "kiln's pristine copy of %s for set %s changed: the candidate wrote "
+                         "into the harness's memory",
+                         p->args[a].name, c->sets[s]);
+    fail_set(cr, "allocation_slack", set, phase, run, NULL,
+             "kiln's pristine allocation changed outside every copy (the alignment gaps between "
+             "copies or the %llu bytes of the allocator's rounding past them): the candidate "
+             "wrote into the harness's memory, as when stashing data in allocation slack",
+             (unsigned long long)(cr->pristine_usable - cr->pristine_bytes));
+    return KILN_OK;
+}
+
+/* Between two launches of a correctness run: the `in` tensors must still
+ * be the pristine inputs (a launch may not use them as scratch space and
+ * put them back). */
+static enum kiln_rc inputs_between(struct hx_ctx *x, struct hx_case_run *cr, int set,
+                                   const char *phase, int run, int l, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    int n = 0, which[HARNESS_PLAN_MAX_ARGS];
+    for (int a = 0; a < p->nargs; a++)
+        if (p->args[a].is_tensor && p->args[a].role == HR_IN) {
+            which[n] = a;
+            cr->regions[n].addr = cr->arena + cr->off[a];
+            cr->regions[n++].bytes = cr->bytes[a];
+        }
+    if (n == 0)
+        return KILN_OK;
+    enum kiln_rc rc = x->ops->fingerprint(x->be, cr->regions, n, x->seed, cr->fps, err);
+    if (rc != KILN_OK)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        int a = which[i];
+        if (cr->fps[i] != cr->pristine_fp[set][a])
+            fail_set(cr, "overwrites_inputs", set, phase, run, p->args[a].name,
+                     "input %s changed during launch %d (%s), before launch %d (%s) ran (role in "
+                     "is read-only, also when a later launch restores it)",
+                     p->args[a].name, l, p->launches[l].kernel, l + 1, p->launches[l + 1].kernel);
+    }
+    return KILN_OK;
+}
+
 /*
  * One execution of the plan on input set `set`, then the checks. Returns
  * KILN_OK also when the candidate failed (cr->fail says how); an error
@@ -453,6 +545,7 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
     x->where.phase = phase;
     x->where.run = run;
     x->where.launch = -1;
+    hx_watchdog_where(x->wd, phase, c->sets[set], run);
 
     /* Outside the timed region: a fresh module (no __device__ state
      * survives), pristine inputs, poisoned outputs, a cold cache. */
@@ -482,22 +575,44 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
     if ((rc = ops->prepare(x->be, p->l2_flush, err)) != KILN_OK)
         return rc;
 
-    rc = ops->run(x->be, c, cr->lparams, ms, &fault, err);
-    x->where.launch = -1;
-    if (rc == KILN_E_REJECTED || rc == KILN_E_CUDA) {
-        snprintf(cr->fail.cuda_error, sizeof(cr->fail.cuda_error), "%s", fault.cuda_error);
-        fail_set(cr, fault.kind[0] ? fault.kind : "cuda_error", set, phase, run, NULL, "%s",
-                 err->msg);
-        kiln_err_clear(err);
-        if (fault.broken)
-            x->broken = true;
+    /* A timed run (warmup or measured) is all launches back to back. A
+     * correctness run goes one launch at a time and checks the `in` tensors
+     * in between, so an input overwritten by one launch and restored by a
+     * later one is caught (CANDIDATE.md: what stays unseen). */
+    bool stepwise = p->nlaunches > 1 && (verify || strcmp(phase, "recheck") == 0);
+    *ms = 0;
+    for (int l = 0; l < p->nlaunches; l += stepwise ? 1 : p->nlaunches) {
+        double part = 0;
+        rc = ops->run(x->be, c, l, stepwise ? 1 : p->nlaunches, cr->lparams, &part, &fault, err);
+        x->where.launch = -1;
+        *ms += part;
+        if (rc == KILN_E_REJECTED || rc == KILN_E_CUDA) {
+            snprintf(cr->fail.cuda_error, sizeof(cr->fail.cuda_error), "%s", fault.cuda_error);
+            fail_set(cr, fault.kind[0] ? fault.kind : "cuda_error", set, phase, run, NULL, "%s",
+                     err->msg);
+            kiln_err_clear(err);
+            if (fault.broken)
+                x->broken = true;
+            return KILN_OK;
+        }
+        if (rc != KILN_OK)
+            return rc;
+        if (stepwise && l + 1 < p->nlaunches) {
+            if ((rc = inputs_between(x, cr, set, phase, run, l, err)) != KILN_OK)
+                return rc;
+            if (cr->fail.failed)
+                break;
+        }
+    }
+    if (cr->fail.failed) {
+        hx_log(x, "case %s: %s run %d on set %s failed: %s: %s", c->name, phase, run, c->sets[set],
+               cr->fail.kind, cr->fail.detail);
         return KILN_OK;
     }
-    if (rc != KILN_OK)
-        return rc;
 
     /* The checks, outside the timed region: every candidate-visible tensor,
-     * every guard and every pristine copy, fingerprinted in one batch. */
+     * every guard, the arena's slack and kiln's whole pristine allocation,
+     * fingerprinted in one batch. */
     int n = 0;
     for (int a = 0; a < p->nargs; a++)
         if (p->args[a].is_tensor) {
@@ -507,24 +622,19 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
     int first_guard = n;
     for (int i = 0; i < cr->nguards; i++)
         cr->regions[n++] = cr->guard[i];
-    int first_pristine = n;
-    for (int s = 0; s < c->nsets; s++)
-        for (int a = 0; a < p->nargs; a++)
-            if (is_input(&p->args[a])) {
-                cr->regions[n].addr = cr->pristine + cr->poff[s][a];
-                cr->regions[n++].bytes = cr->bytes[a];
-            }
+    int slack = n;
+    cr->regions[n++] = cr->arena_slack;
+    int whole = n;
+    cr->regions[n].addr = cr->pristine;
+    cr->regions[n++].bytes = cr->pristine_usable;
     if ((rc = ops->fingerprint(x->be, cr->regions, n, x->seed, cr->fps, err)) != KILN_OK)
         return rc;
+    uint64_t tensor_fp[HARNESS_PLAN_MAX_ARGS];
+    memcpy(tensor_fp, cr->fps, sizeof(uint64_t) * (size_t)first_guard);
 
-    int k = first_pristine;
-    for (int s = 0; s < c->nsets; s++)
-        for (int a = 0; a < p->nargs; a++)
-            if (is_input(&p->args[a]) && cr->fps[k++] != cr->pristine_fp[s][a])
-                fail_set(cr, "tampering", set, phase, run, p->args[a].name,
-                         "kiln's pristine copy of %s for set %s changed: the candidate wrote "
-                         "into the harness's memory",
-                         p->args[a].name, c->sets[s]);
+    if (cr->fps[whole] != cr->pristine_whole_fp &&
+        (rc = pristine_check(x, cr, set, phase, run, err)) != KILN_OK)
+        return rc;
     for (int i = 0; i < cr->nguards; i++)
         if (cr->fps[first_guard + i] != cr->guard_fp[i])
             fail_set(cr, "out_of_bounds", set, phase, run, NULL,
@@ -532,12 +642,19 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
                      "outside a tensor's bounds",
                      i, (unsigned long long)cr->guard[i].bytes,
                      (unsigned long long)(cr->guard[i].addr - cr->arena));
-    k = 0;
+    if (cr->fps[slack] != cr->arena_slack_fp)
+        fail_set(cr, "allocation_slack", set, phase, run, NULL,
+                 "the %llu bytes past the end of kiln's tensor allocation (arena offset %llu, "
+                 "the allocator's rounding up to its page) changed: a write past every tensor "
+                 "and guard, as when a candidate stashes data in allocation slack to reuse it "
+                 "in a later run",
+                 (unsigned long long)cr->arena_slack.bytes, (unsigned long long)cr->arena_bytes);
+    int k = 0;
     for (int a = 0; a < p->nargs; a++) {
         const struct harness_arg *g = &p->args[a];
         if (!g->is_tensor)
             continue;
-        uint64_t fp = cr->fps[k++];
+        uint64_t fp = tensor_fp[k++];
         if (g->role == HR_IN && fp != cr->pristine_fp[set][a])
             fail_set(cr, "overwrites_inputs", set, phase, run, g->name,
                      "input %s changed during the run (role in is read-only)", g->name);
@@ -771,6 +888,58 @@ static enum kiln_rc write_doc(struct hx_ctx *x, const char *name, json_t *doc, s
     return KILN_OK;
 }
 
+/* ---- the watchdog's documents ---- */
+
+/*
+ * What to write if case `ci` runs past its limit (hx_watchdog.h): the cases
+ * recorded so far, `ci` failed as `timeout` with markers for where it
+ * stood, every later case skipped. Built while the main thread is healthy;
+ * the watchdog only fills in the markers.
+ */
+static enum kiln_rc arm_watchdog(struct hx_ctx *x, int ci, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    const struct harness_case *c = &p->cases[ci];
+    double now = hx_now_ms();
+    double limit = (double)p->case_timeout_ms;
+    bool by_deadline = false;
+    if (p->deadline_ms > 0 && x->t0_ms + (double)p->deadline_ms - now < limit) {
+        limit = x->t0_ms + (double)p->deadline_ms - now;
+        by_deadline = true;
+    }
+    if (limit < 0)
+        limit = 0;
+    char detail[400];
+    snprintf(detail, sizeof(detail),
+             "timeout after %.0f ms (%s): case %s was still running in the @WHERE@: a hang, a "
+             "printf flood or a kernel far slower than the task needs; the harness ended the "
+             "process",
+             limit,
+             by_deadline ? "what was left of the harness's whole deadline"
+                         : "the harness's per-case limit",
+             c->name);
+    json_t *cases = json_array();
+    for (size_t i = 0; cases && i < json_array_size(x->status); i++)
+        json_array_append(cases, json_array_get(x->status, i));
+    json_t *failure =
+        json_pack("{s:s,s:s,s:s,s:I,s:s}", "kind", "timeout", "phase", "@PHASE@", "set", "@SET@",
+                  "run", (json_int_t)HX_WATCHDOG_RUN_MARK, "detail", detail);
+    json_array_append_new(
+        cases, json_pack("{s:s,s:s,s:o}", "case", c->name, "status", "failed", "failure", failure));
+    for (int j = ci + 1; j < p->ncases; j++)
+        json_array_append_new(
+            cases, json_pack("{s:s,s:s}", "case", p->cases[j].name, "status", "skipped"));
+    json_t *st = json_pack("{s:i,s:s,s:s,s:b,s:s,s:o,s:o}", "version", 1, "backend", x->ops->name,
+                           "device", x->ops->device_name(x->be), "l2_flush", p->l2_flush, "status",
+                           "failed", "cases", cases, "phases_s", phases_json(x));
+    json_t *tm = json_pack("{s:i,s:O}", "version", 1, "cases", x->timings);
+    char *st_text = st ? json_dumps(st, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    char *tm_text = tm ? json_dumps(tm, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(st);
+    json_decref(tm);
+    return hx_watchdog_arm(x->wd, c->name, now + limit, limit, tm_text, st_text, err);
+}
+
 /* ---- main ---- */
 
 static void usage_error(const char *argv0)
@@ -865,10 +1034,15 @@ int hx_main(const struct hx_ops *ops, int argc, char **argv)
                        .status = x.status,
                        .broken = &x.broken,
                        .any_failed = &x.any_failed};
-    for (int i = 0; i < plan.ncases; i++)
-        if ((rc = plan.baseline != HBL_NONE ? hx_baseline_case(&bl, &plan.cases[i], &err)
+    if ((rc = hx_watchdog_start(&x.wd, x.out_dir, x.log_fd, x.t0_ms, &err)))
+        goto out;
+    for (int i = 0; i < plan.ncases; i++) {
+        if ((rc = arm_watchdog(&x, i, &err)) ||
+            (rc = plan.baseline != HBL_NONE ? hx_baseline_case(&bl, &plan.cases[i], &err)
                                             : run_case(&x, &plan.cases[i], &err)))
             goto out;
+        hx_watchdog_disarm(x.wd);
+    }
 
     json_t *timings = json_pack("{s:i,s:O}", "version", 1, "cases", x.timings);
     json_t *st =
@@ -888,6 +1062,8 @@ out:
         hx_log(&x, "harness error: %s: %s", kiln_strerror(rc), err.msg);
         fprintf(stderr, "kiln-harness: %s: %s\n", kiln_strerror(rc), err.msg);
     }
+    /* Before anything it could write from is freed. */
+    hx_watchdog_stop(x.wd);
     if (x.be)
         ops->close(x.be);
     json_decref(x.timings);

@@ -20,12 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hx_fp.h"
 
 typedef void (*hx_launch_fn)(void *const *args);
+
+#define HX_MAX_ALLOCS 8
 
 struct hx_backend {
     const struct harness_plan *plan;
@@ -37,6 +40,10 @@ struct hx_backend {
     size_t flush_bytes;
     unsigned char flush_byte;
     void *altstack;
+    struct {
+        void *p;
+        size_t len; /* the mapping: the request rounded up to pages */
+    } allocs[HX_MAX_ALLOCS];
 };
 
 static struct {
@@ -232,22 +239,48 @@ static const char *cpu_device_name(struct hx_backend *b)
     return "cpu";
 }
 
+/* Whole pages of their own, like CUDA's whole 2 MiB pages: the tail past
+ * the request up to the page's end is reachable without a fault, and the
+ * core poisons and checks it (cpu_alloc_size). */
 static enum kiln_rc cpu_alloc(struct hx_backend *b, uint64_t bytes, hx_addr *out,
                               struct kiln_err *err)
 {
-    (void)b;
-    void *p = NULL;
-    if (bytes > SIZE_MAX || posix_memalign(&p, 256, (size_t)bytes) != 0)
+    int slot = -1;
+    for (int i = 0; i < HX_MAX_ALLOCS && slot < 0; i++)
+        if (!b->allocs[i].p)
+            slot = i;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (slot < 0)
+        return kiln_fail(err, KILN_E_INTERNAL, "cpu: more than %d live allocations", HX_MAX_ALLOCS);
+    if (bytes == 0 || bytes > SIZE_MAX - page)
         return kiln_fail(err, KILN_E_NOMEM, "cpu: cannot allocate %llu bytes",
                          (unsigned long long)bytes);
+    size_t len = ((size_t)bytes + page - 1) / page * page;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return kiln_fail_errno(err, KILN_E_NOMEM, "cpu: cannot allocate %llu bytes",
+                               (unsigned long long)bytes);
+    b->allocs[slot].p = p;
+    b->allocs[slot].len = len;
     *out = (hx_addr)(uintptr_t)p;
     return KILN_OK;
 }
 
+static uint64_t cpu_alloc_size(struct hx_backend *b, hx_addr a, uint64_t requested)
+{
+    for (int i = 0; i < HX_MAX_ALLOCS; i++)
+        if (b->allocs[i].p == (void *)(uintptr_t)a && b->allocs[i].len > requested)
+            return b->allocs[i].len;
+    return requested;
+}
+
 static void cpu_release(struct hx_backend *b, hx_addr a)
 {
-    (void)b;
-    free((void *)(uintptr_t)a);
+    for (int i = 0; i < HX_MAX_ALLOCS; i++)
+        if (b->allocs[i].p && b->allocs[i].p == (void *)(uintptr_t)a) {
+            munmap(b->allocs[i].p, b->allocs[i].len);
+            b->allocs[i].p = NULL;
+        }
 }
 
 static enum kiln_rc cpu_upload(struct hx_backend *b, hx_addr dst, const void *src, uint64_t n,
@@ -370,16 +403,16 @@ static double ts_ms(const struct timespec *t)
     return (double)t->tv_sec * 1e3 + (double)t->tv_nsec / 1e6;
 }
 
-static enum kiln_rc cpu_run(struct hx_backend *b, const struct harness_case *c,
-                            void *const *const *params, double *ms, struct hx_fault *fault,
-                            struct kiln_err *err)
+static enum kiln_rc cpu_run(struct hx_backend *b, const struct harness_case *c, int first,
+                            int count, void *const *const *params, double *ms,
+                            struct hx_fault *fault, struct kiln_err *err)
 {
     (void)c;
     (void)fault;
     (void)err;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int l = 0; l < b->plan->nlaunches; l++) {
+    for (int l = first; l < first + count && l < b->plan->nlaunches; l++) {
         b->where->launch = l;
         b->fn[l](params[l]);
     }
@@ -439,6 +472,7 @@ const struct hx_ops hx_cpu_ops = {
     .close = cpu_close,
     .device_name = cpu_device_name,
     .alloc = cpu_alloc,
+    .alloc_size = cpu_alloc_size,
     .release = cpu_release,
     .upload = cpu_upload,
     .download = cpu_download,

@@ -26,13 +26,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cubin.h"
 #include "hx_fp.h"
 #include "kiln_helpers_fatbin.h"
 
 #define HX_MAX_IMAGE     (64u << 20) /* candidate.cubin */
 #define HX_FP_THREADS    256
 #define HX_STATIC_SMEM   49152 /* dynamic shared memory without opt-in */
-#define HX_FP_MAX_REGION (HARNESS_PLAN_MAX_ARGS * (HARNESS_PLAN_MAX_SETS + 2) + 1)
+#define HX_FP_MAX_REGION (HARNESS_PLAN_MAX_ARGS * (HARNESS_PLAN_MAX_SETS + 2) + 4)
+/* Device printf's FIFO: a flood from every thread fills it and the rest is
+ * dropped by the device, so each synchronisation prints at most this. */
+#define HX_PRINTF_FIFO (1u << 20)
+/* cuMemAlloc hands out whole pages of this size at least (H100/H200:
+ * 2 MiB); requests are rounded up to it so no allocation of kiln's shares
+ * a page with another, and the rounded tail is kiln's to poison and check. */
+#define HX_MIN_GRANULARITY ((size_t)2 << 20)
+#define HX_MAX_ALLOCS      8
 
 struct hx_backend {
     const struct harness_plan *plan;
@@ -56,6 +65,13 @@ struct hx_backend {
     unsigned long long fp_host[HX_FP_MAX_REGION];
     int sm_count;
     char name[256];
+    size_t image_len;
+    char refusal[512]; /* why candidate.cubin is refused, "" if it is not */
+    size_t granularity;
+    struct {
+        CUdeviceptr p;
+        size_t usable;
+    } allocs[HX_MAX_ALLOCS];
     struct hx_cublas *cublas; /* baseline mode, cublas_sgemm: loaded once */
 };
 
@@ -90,7 +106,7 @@ static void hx_log(struct hx_backend *b, const char *msg)
     }
 }
 
-static enum kiln_rc read_image(const char *path, void **out, struct kiln_err *err)
+static enum kiln_rc read_image(const char *path, void **out, size_t *out_len, struct kiln_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
@@ -120,8 +136,9 @@ static enum kiln_rc read_image(const char *path, void **out, struct kiln_err *er
         done += (size_t)n;
     }
     close(fd);
-    buf[len] = '\0'; /* harmless for a cubin; makes a PTX image a C string */
+    buf[len] = '\0';
     *out = buf;
+    *out_len = len;
     return KILN_OK;
 }
 
@@ -169,12 +186,33 @@ static enum kiln_rc cuda_setup(struct hx_backend *b, const char *module_path, st
      * would outlive the fresh module. Shrink it to nothing before any
      * module is loaded; if the driver refuses 0, log it (HARNESS.md). */
     CUresult r = cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 0);
-    if (r != CUDA_SUCCESS) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "warning: cannot shrink the device malloc heap: %s\n",
-                 cu_name(r));
-        hx_log(b, msg);
-    }
+    size_t heap = 0, fifo = 0;
+    char msg[200];
+    if (r == CUDA_SUCCESS)
+        r = cuCtxGetLimit(&heap, CU_LIMIT_MALLOC_HEAP_SIZE);
+    snprintf(msg, sizeof(msg),
+             "device malloc heap limit: %zu bytes (%s; not relied on: cubins importing "
+             "malloc/free are refused)\n",
+             heap, r == CUDA_SUCCESS ? "read back" : cu_name(r));
+    hx_log(b, msg);
+    /* A printf flood from every thread: a small FIFO bounds what each
+     * synchronisation writes (the device drops the overflow). */
+    r = cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, HX_PRINTF_FIFO);
+    if (r == CUDA_SUCCESS)
+        r = cuCtxGetLimit(&fifo, CU_LIMIT_PRINTF_FIFO_SIZE);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(r, "cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, 1 MiB)", err);
+    snprintf(msg, sizeof(msg), "device printf FIFO: %zu bytes\n", fifo);
+    hx_log(b, msg);
+    /* The allocation granularity, so every allocation is whole pages. */
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = b->dev}};
+    size_t gran = 0;
+    if (cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) !=
+            CUDA_SUCCESS ||
+        gran < HX_MIN_GRANULARITY)
+        gran = HX_MIN_GRANULARITY;
+    b->granularity = gran;
     CU_TRY(cuDeviceGetAttribute(&b->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, b->dev),
            "cuDeviceGetAttribute(SM count)");
     CU_TRY(cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, b->dev),
@@ -196,8 +234,16 @@ static enum kiln_rc cuda_setup(struct hx_backend *b, const char *module_path, st
         CU_TRY(cuMemAlloc(&b->flush_buf, b->flush_bytes), "cuMemAlloc(L2 flush buffer)");
         CU_TRY(cuMemsetD8(b->flush_buf, 0, b->flush_bytes), "cuMemsetD8(L2 flush buffer)");
     }
-    if (module_path && (rc = read_image(module_path, &b->image, err)) != KILN_OK)
+    if (module_path && (rc = read_image(module_path, &b->image, &b->image_len, err)) != KILN_OK)
         return rc;
+    if (module_path) {
+        /* The parent checked it already (pipeline/evaluate.c); the harness
+         * checks again because it is the one that loads it. */
+        struct kiln_err cerr;
+        kiln_err_clear(&cerr);
+        if (cubin_check_heap(b->image, b->image_len, &cerr) != KILN_OK)
+            snprintf(b->refusal, sizeof(b->refusal), "candidate.cubin refused: %s", cerr.msg);
+    }
     return KILN_OK;
 }
 
@@ -226,24 +272,56 @@ static const char *cuda_device_name(struct hx_backend *b)
     return b->name;
 }
 
+/*
+ * Whole pages: the request rounded up to the allocation granularity, and
+ * the usable size recorded as the larger of that and what the driver says
+ * the allocation spans (cuMemGetAddressRange), so cuda_alloc_size reports
+ * every byte a kernel could reach past the request without a fault.
+ */
 static enum kiln_rc cuda_alloc(struct hx_backend *b, uint64_t bytes, hx_addr *out,
                                struct kiln_err *err)
 {
-    (void)b;
-    CUdeviceptr p = 0;
-    CUresult r = cuMemAlloc(&p, (size_t)bytes);
+    int slot = -1;
+    for (int i = 0; i < HX_MAX_ALLOCS && slot < 0; i++)
+        if (!b->allocs[i].p)
+            slot = i;
+    if (slot < 0)
+        return kiln_fail(err, KILN_E_INTERNAL, "cuda: more than %d live allocations",
+                         HX_MAX_ALLOCS);
+    size_t g = b->granularity ? b->granularity : HX_MIN_GRANULARITY;
+    if (bytes == 0 || bytes > SIZE_MAX - g)
+        return kiln_fail(err, KILN_E_INTERNAL, "cuda: allocation of %llu bytes",
+                         (unsigned long long)bytes);
+    size_t want = ((size_t)bytes + g - 1) / g * g;
+    CUdeviceptr p = 0, base = 0;
+    size_t span = 0;
+    CUresult r = cuMemAlloc(&p, want);
     if (r != CUDA_SUCCESS) {
         char what[64];
-        snprintf(what, sizeof(what), "cuMemAlloc(%llu bytes)", (unsigned long long)bytes);
+        snprintf(what, sizeof(what), "cuMemAlloc(%zu bytes)", want);
         return cu_fail(r, what, err);
     }
+    if (cuMemGetAddressRange(&base, &span, p) == CUDA_SUCCESS && base == p && span > want)
+        want = span;
+    b->allocs[slot].p = p;
+    b->allocs[slot].usable = want;
     *out = (hx_addr)p;
     return KILN_OK;
 }
 
+static uint64_t cuda_alloc_size(struct hx_backend *b, hx_addr a, uint64_t requested)
+{
+    for (int i = 0; i < HX_MAX_ALLOCS; i++)
+        if (b->allocs[i].p == (CUdeviceptr)a && b->allocs[i].usable > requested)
+            return b->allocs[i].usable;
+    return requested;
+}
+
 static void cuda_release(struct hx_backend *b, hx_addr a)
 {
-    (void)b;
+    for (int i = 0; i < HX_MAX_ALLOCS; i++)
+        if (b->allocs[i].p == (CUdeviceptr)a)
+            b->allocs[i].p = 0;
     cuMemFree((CUdeviceptr)a);
 }
 
@@ -314,6 +392,10 @@ static enum kiln_rc cuda_fingerprint(struct hx_backend *b, const struct hx_regio
 
 static enum kiln_rc cuda_reload(struct hx_backend *b, struct hx_fault *fault, struct kiln_err *err)
 {
+    if (b->refusal[0]) {
+        snprintf(fault->kind, sizeof(fault->kind), "module");
+        return kiln_fail(err, KILN_E_REJECTED, "%s", b->refusal);
+    }
     if (b->mod) {
         CUmodule m = b->mod;
         b->mod = NULL;
@@ -402,16 +484,17 @@ static enum kiln_rc launch_fault(struct hx_backend *b, struct hx_fault *fault, C
     return err->rc;
 }
 
-static enum kiln_rc cuda_run(struct hx_backend *b, const struct harness_case *c,
-                             void *const *const *params, double *ms, struct hx_fault *fault,
-                             struct kiln_err *err)
+static enum kiln_rc cuda_run(struct hx_backend *b, const struct harness_case *c, int first,
+                             int count, void *const *const *params, double *ms,
+                             struct hx_fault *fault, struct kiln_err *err)
 {
     const struct harness_plan *p = b->plan;
+    int end = first + count < p->nlaunches ? first + count : p->nlaunches;
     CUresult r;
     /* Opt-in shared memory above 48 KiB, outside the timed region. Reloading
      * resets function attributes, so this is done every run. A request over
      * the device's limit fails here with CUDA's error. */
-    for (int l = 0; l < p->nlaunches; l++) {
+    for (int l = first; l < end; l++) {
         if (c->dims[l].smem <= HX_STATIC_SMEM)
             continue;
         r = cuFuncSetAttribute(b->fn[l], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -420,7 +503,7 @@ static enum kiln_rc cuda_run(struct hx_backend *b, const struct harness_case *c,
             return launch_fault(b, fault, r, "launch_failed", l, err);
     }
     CU_TRY(cuEventRecord(b->ev0, b->stream), "cuEventRecord(start)");
-    for (int l = 0; l < p->nlaunches; l++) {
+    for (int l = first; l < end; l++) {
         const struct harness_dims *d = &c->dims[l];
         b->where->launch = l;
         r = cuLaunchKernel(b->fn[l], d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1],
@@ -629,6 +712,30 @@ static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baselin
     return KILN_OK;
 }
 
+/* ---- --device-props: the physics floor's inputs (base/gpupeak.h) ---- */
+
+int hx_cuda_device_props(const char *bus_id)
+{
+    static const CUdevice_attribute attr[] = {
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,     CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,        CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH};
+    int v[6];
+    CUdevice dev;
+    CUresult r = cuInit(0);
+    if (r == CUDA_SUCCESS)
+        r = cuDeviceGetByPCIBusId(&dev, bus_id);
+    for (int i = 0; r == CUDA_SUCCESS && i < 6; i++)
+        r = cuDeviceGetAttribute(&v[i], attr[i], dev);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "kiln-harness-cuda: device %s: %s\n", bus_id, cu_name(r));
+        return 1;
+    }
+    printf("sm_count=%d sm_clock_khz=%d cc=%d.%d mem_clock_khz=%d bus_width_bits=%d\n", v[0], v[1],
+           v[2], v[3], v[4], v[5]);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 const struct hx_ops hx_cuda_ops = {
     .name = "cuda",
     .module_file = "candidate.cubin",
@@ -636,6 +743,7 @@ const struct hx_ops hx_cuda_ops = {
     .close = cuda_close,
     .device_name = cuda_device_name,
     .alloc = cuda_alloc,
+    .alloc_size = cuda_alloc_size,
     .release = cuda_release,
     .upload = cuda_upload,
     .download = cuda_download,

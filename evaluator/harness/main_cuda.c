@@ -1,18 +1,13 @@
-/* kiln-harness-cuda: the harness with the CUDA driver API backend (see hx.h). */
+/* kiln-harness-cuda: the harness with the CUDA driver API backend (see hx.h).
+ * `kiln-harness-cuda --device-props BUS_ID` prints the device's properties
+ * for the parent's physics floor (base/gpupeak.h) and runs nothing else. */
+#include <string.h>
+
 #include "hx.h"
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--device-props") == 0)
+        return hx_cuda_device_props(argv[2]);
     return hx_main(&hx_cuda_ops, argc, argv);
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-/* An ASan build's harness runs in the gpu-run sandbox, whose seccomp policy
- * refuses the clone LeakSanitizer makes at exit. ASAN_OPTIONS overrides
- * this: tests/evaluator_harness runs the harness unsandboxed with leak checks on. */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-    return "detect_leaks=0";
-}
-#endif

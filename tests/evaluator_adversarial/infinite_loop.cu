@@ -1,6 +1,7 @@
-// Never returns. Expected: the harness cannot end it; the sandbox's time
-// limit kills the process (the test uses a 20 s alarm), and log.txt shows
-// the case and phase it was in.
+// Never returns. Expected: the harness's per-case watchdog ends the
+// process (the kernel cannot be stopped any other way) after writing the
+// documents: case small failed with `timeout`, naming its phase, set and
+// run; exit status 0. The sandbox's time limit is only the backstop.
 // kiln-expect: timeout
 // kiln-eval-expect: timeout
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)

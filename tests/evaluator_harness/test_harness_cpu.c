@@ -429,6 +429,120 @@ static void adaptive_stops_within_bounds(void **state)
     json_decref(t);
 }
 
+/* Issue 13 item 3: the tail of an allocation up to the allocator's page is
+ * reachable without a fault and survives runs and reloads. This candidate
+ * stashes the first input value and a marker there (past `out`'s guard,
+ * which ends the arena: guard_bytes is 65536); only the perf case has such
+ * a tail (small's arena is a whole number of pages). */
+static void stash_in_allocation_slack_caught(void **state)
+{
+    struct env *e = *state;
+    build_candidate(&e->f, &e->p,
+                    "#include <stdint.h>\n" SAXPY_HEAD
+                    "{ for (long long i = 0; i < n; i++) out[i] = a * x[i] + y[i];\n"
+                    "  unsigned char *end = (unsigned char *)out + ((n * 4 + 255) / 256 * 256) "
+                    "+ 65536;\n"
+                    "  if (((uintptr_t)end & 4095) != 0 && ((uintptr_t)end & 4095) < 4000) {\n"
+                    "    float *stash = (float *)(void *)(end + 16);\n"
+                    "    stash[0] = x[0]; stash[1] = 12345.0f; } }\n",
+                    NULL, true);
+    json_t *status = run_ok(e);
+    assert_case(status, "small", "ok", NULL);
+    assert_case(status, "perf", "failed", "allocation_slack");
+    json_t *f = json_object_get(fx_case_status(status, "perf"), "failure");
+    assert_non_null(strstr(json_string_value(json_object_get(f, "detail")), "allocation slack"));
+    assert_string_equal(json_string_value(json_object_get(f, "phase")), "correctness");
+    json_decref(status);
+}
+
+/* Issue 13 item 4: two launches, the first zeroes an input (keeping it in
+ * a static), the second puts it back before the run ends. The check after
+ * the run sees pristine inputs; the check between launches does not. */
+static void input_restored_by_a_later_launch_caught(void **state)
+{
+    struct env *e = *state;
+    struct harness_plan *p = &e->p;
+    p->nlaunches = 2;
+    p->launches[1] = p->launches[0];
+    snprintf(p->launches[0].kernel, sizeof(p->launches[0].kernel), "scribble");
+    p->launches[0].nargs = 2;
+    p->launches[0].args[0] = 0; /* n */
+    p->launches[0].args[1] = 2; /* x */
+    assert_int_equal(fx_write_inputs(&e->f, p), 0);
+    build_candidate(&e->f, p,
+                    "static float saved;\n"
+                    "void scribble(long long n, const float *x)\n"
+                    "{ (void)n; saved = x[0]; ((float *)x)[0] = 0.0f; }\n" SAXPY_HEAD
+                    "{ ((float *)x)[0] = saved;\n"
+                    "  for (long long i = 0; i < n; i++) out[i] = a * x[i] + y[i]; }\n",
+                    NULL, true);
+    json_t *status = run_ok(e);
+    assert_case(status, "small", "failed", "overwrites_inputs");
+    json_t *f = json_object_get(fx_case_status(status, "small"), "failure");
+    assert_string_equal(json_string_value(json_object_get(f, "tensor")), "x");
+    assert_non_null(strstr(json_string_value(json_object_get(f, "detail")),
+                           "during launch 0 (scribble), before launch 1 (saxpy)"));
+    json_decref(status);
+}
+
+/* Issue 13 item 15: a candidate that never returns on the perf case is
+ * ended by the harness's per-case watchdog, which names the case, phase,
+ * set and run; the documents are written and the exit status is 0. */
+static void endless_candidate_times_out_naming_the_case(void **state)
+{
+    struct env *e = *state;
+    e->p.case_timeout_ms = 1500;
+    build_candidate(&e->f, &e->p,
+                    "#include <stdio.h>\n" SAXPY_HEAD
+                    "{ volatile long long spin = n; while (spin == 4099) fputs(\"\", stderr);\n"
+                    "  for (long long i = 0; i < n; i++) out[i] = a * x[i] + y[i]; }\n",
+                    NULL, true);
+    int st = fx_run_limited(&e->f, harness_path(), &e->p, 30);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    json_t *status = fx_json(&e->f, "status.json");
+    assert_non_null(status);
+    assert_string_equal(json_string_value(json_object_get(status, "status")), "failed");
+    assert_case(status, "small", "ok", NULL);
+    assert_case(status, "perf", "failed", "timeout");
+    json_t *f = json_object_get(fx_case_status(status, "perf"), "failure");
+    assert_string_equal(json_string_value(json_object_get(f, "phase")), "correctness");
+    assert_string_equal(json_string_value(json_object_get(f, "set")), "s0");
+    assert_int_equal(json_integer_value(json_object_get(f, "run")), 0);
+    const char *d = json_string_value(json_object_get(f, "detail"));
+    assert_non_null(strstr(d, "timeout after 1500 ms (the harness's per-case limit): case perf"));
+    assert_non_null(strstr(d, "correctness run 0 on set s0"));
+    assert_true(fx_log_contains(&e->f, "case perf: timeout"));
+    json_decref(status);
+    /* The completed case's outputs are there. */
+    struct tensor t = {0};
+    assert_int_equal(fx_output(&e->f, "small", "s0", "out", &t), 0);
+    tensor_free(&t);
+}
+
+/* The whole-run deadline bounds the last case by what is left of it. */
+static void deadline_bounds_the_case_limit(void **state)
+{
+    struct env *e = *state;
+    e->p.case_timeout_ms = 600000;
+    e->p.deadline_ms = 1200;
+    build_candidate(&e->f, &e->p,
+                    "#include <stdio.h>\n" SAXPY_HEAD
+                    "{ volatile long long spin = n; while (spin == 1001) fputs(\"\", stderr);\n"
+                    "  for (long long i = 0; i < n; i++) out[i] = a * x[i] + y[i]; }\n",
+                    NULL, true);
+    int st = fx_run_limited(&e->f, harness_path(), &e->p, 30);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    json_t *status = fx_json(&e->f, "status.json");
+    assert_non_null(status);
+    assert_case(status, "small", "failed", "timeout");
+    assert_case(status, "perf", "skipped", NULL);
+    json_t *f = json_object_get(fx_case_status(status, "small"), "failure");
+    assert_non_null(strstr(json_string_value(json_object_get(f, "detail")), "whole deadline"));
+    json_decref(status);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +560,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(wrong_input_shape_is_a_harness_error, setup, teardown),
         cmocka_unit_test_setup_teardown(plan_for_other_backend_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(adaptive_stops_within_bounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(stash_in_allocation_slack_caught, setup, teardown),
+        cmocka_unit_test_setup_teardown(input_restored_by_a_later_launch_caught, setup, teardown),
+        cmocka_unit_test_setup_teardown(endless_candidate_times_out_naming_the_case, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(deadline_bounds_the_case_limit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

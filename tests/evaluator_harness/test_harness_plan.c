@@ -43,6 +43,8 @@ static void round_trip(void **state)
     a.max_iterations = 1000;
     a.cases[1].value[1].f = (double)0.1f; /* a float32 value survives exactly */
     a.cases[1].dims[0].smem = 49152;
+    a.case_timeout_ms = 5000;
+    a.deadline_ms = 17000;
     assert_int_equal(harness_plan_write(&a, &text, &err), KILN_OK);
     assert_int_equal(harness_plan_parse(text, strlen(text), &b, &err), KILN_OK);
     assert_int_equal(b.backend, HB_CUDA);
@@ -55,6 +57,8 @@ static void round_trip(void **state)
     assert_true(b.l2_flush);
     assert_true(b.reload);
     assert_int_equal(b.guard_bytes, HARNESS_PLAN_DEFAULT_GUARD);
+    assert_int_equal(b.case_timeout_ms, 5000);
+    assert_int_equal(b.deadline_ms, 17000);
     assert_int_equal(b.nargs, 5);
     assert_string_equal(b.args[4].name, "out");
     assert_int_equal(b.args[4].role, HR_OUT);
@@ -127,6 +131,12 @@ static void hostile_documents(void **state)
     expect_reject(HB_CUDA, "\"iterations\":30", "\"iterations\":1e3", KILN_E_PARSE, "integer");
     expect_reject(HB_CUDA, "\"guard_bytes\":65536", "\"guard_bytes\":1000", KILN_E_REJECTED,
                   "multiple of 256");
+    expect_reject(HB_CUDA, "\"case_timeout_ms\":60000", "\"case_timeout_ms\":99", KILN_E_REJECTED,
+                  "case_timeout_ms");
+    expect_reject(HB_CUDA, "\"case_timeout_ms\":60000", "\"case_timeout_ms\":3600001",
+                  KILN_E_REJECTED, "case_timeout_ms");
+    expect_reject(HB_CUDA, "\"case_timeout_ms\":60000",
+                  "\"case_timeout_ms\":60000,\"deadline_ms\":50", KILN_E_REJECTED, "deadline_ms");
     expect_reject(HB_CUDA, "\"dtype\":\"float32\"", "\"dtype\":\"complex64\"", KILN_E_REJECTED,
                   "unknown dtype");
     expect_reject(HB_CUDA, "\"role\":\"in\"", "\"role\":\"scratch\"", KILN_E_REJECTED,

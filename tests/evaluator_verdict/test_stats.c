@@ -115,14 +115,32 @@ static void physics_floor(void **state)
 {
     (void)state;
     const struct stats_ceilings *c = &STATS_CEILINGS_H200;
-    near(stats_floor_ms(c, 4.2e9, 0), 1.0);     /* 4.2 GB at 4.2 TB/s */
-    near(stats_floor_ms(c, 0, 51e9), 1.0);      /* 51 GFLOP at 51 TFLOP/s */
-    near(stats_floor_ms(c, 4.2e9, 102e9), 2.0); /* the larger bound wins */
+    near(stats_floor_ms(c, 4.8e9, 0), 1.0);                   /* 4.8 GB at 4.8 TB/s */
+    near(stats_floor_ms(c, 0, c->flop_per_s / 1e3), 1.0);     /* one ms of peak flops */
+    near(stats_floor_ms(c, 4.8e9, c->flop_per_s / 5e2), 2.0); /* the larger bound wins */
     assert_true(stats_floor_ms(c, 0, 0) == 0.0);
     /* slack 0.15: 0.86 ms against a 1 ms floor is plausible, 0.84 is not */
     assert_false(stats_below_floor(c, 1.0, 0.86));
     assert_true(stats_below_floor(c, 1.0, 0.84));
     assert_false(stats_below_floor(c, 0.0, 1e-9)); /* no floor, no verdict */
+}
+
+/* Issue 13 item 5: an exact split-precision (3xTF32) SGEMM on an H200 runs
+ * at up to a third of the dense TF32 peak, ~165 TFLOP/s; the old ceiling
+ * (51 TFLOP/s, cuBLAS's float32 SGEMM) called such a kernel impossible. */
+static void split_precision_sgemm_is_possible(void **state)
+{
+    (void)state;
+    const struct stats_ceilings *c = &STATS_CEILINGS_H200;
+    double flops = 2.0 * 4096.0 * 4096.0 * 4096.0;
+    double bytes = 3.0 * 4096.0 * 4096.0 * 4.0;
+    double floor = stats_floor_ms(c, bytes, flops);
+    double ms_3xtf32 = 1e3 * flops / 165e12;
+    assert_false(stats_below_floor(c, floor, ms_3xtf32));
+    /* Even a plain TF32 kernel at the full dense peak is possible. */
+    assert_false(stats_below_floor(c, floor, 1e3 * flops / 494.7e12));
+    /* Beating the tensor peak is not. */
+    assert_true(stats_below_floor(c, floor, 1e3 * flops / 700e12));
 }
 
 int main(void)
@@ -131,7 +149,7 @@ int main(void)
         cmocka_unit_test(odd_sample_set),     cmocka_unit_test(even_sample_set),
         cmocka_unit_test(single_sample),      cmocka_unit_test(bad_samples_rejected),
         cmocka_unit_test(geomean_of_medians), cmocka_unit_test(noise_decides_ties),
-        cmocka_unit_test(physics_floor),
+        cmocka_unit_test(physics_floor),      cmocka_unit_test(split_precision_sgemm_is_possible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

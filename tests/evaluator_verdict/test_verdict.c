@@ -133,7 +133,7 @@ static void faster_than_the_floor_is_impossible(void **state)
     struct verdict v;
     verdict_init(&v, "cheat");
     struct verdict_case *c = add(&v, "a", true, 0.5, 0.01, 5.0);
-    c->floor_ms = stats_floor_ms(&STATS_CEILINGS_H200, 4.2e9, 0); /* 1 ms */
+    c->floor_ms = stats_floor_ms(&STATS_CEILINGS_H200, 4.8e9, 0); /* 1 ms */
     verdict_finish(&v, NULL);
     assert_int_equal(v.status, VERDICT_IMPOSSIBLE_TIMING);
     near(v.cases[0].sol, 2.0);

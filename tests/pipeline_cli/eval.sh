@@ -110,6 +110,9 @@ hang)
     expect_rc 1 "a hanging candidate"
     expect_json "$T/out" 'd["status"]' timeout
     expect_json "$T/out" '"timeout after" in d["detail"]' True
+    # The harness's own watchdog ends it inside the sandbox's limit and
+    # names the case and where it was (issue 13 item 15).
+    expect_json "$T/out" '"case n1: timeout (correctness, set s0, run 0)" in d["detail"]' True
     [ $((SECONDS - start)) -lt 60 ] || fail "--timeout 5 took $((SECONDS - start)) s"
     ;;
 nocompile)

@@ -1,0 +1,155 @@
+/* gpupeak: peak rates from synthetic device properties, and the strict
+ * parser of the probe's line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpupeak.h"
+
+static void near(double got, double want)
+{
+    if (fabs(got - want) > 1e-9 * fabs(want))
+        fail_msg("got %.6g, want %.6g", got, want);
+}
+
+static const struct gpu_props H200 = {.sm_count = 132,
+                                      .sm_clock_khz = 1980000,
+                                      .cc_major = 9,
+                                      .cc_minor = 0,
+                                      .mem_clock_khz = 3125000,
+                                      .bus_width_bits = 6144};
+
+static void h200_peaks_are_the_tensor_and_hbm_peaks(void **state)
+{
+    (void)state;
+    struct gpu_peaks pk;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(gpupeak_compute(&H200, &pk, &e), KILN_OK);
+    near(pk.flop_per_s, 132 * 1.98e9 * 2048); /* 535 TFLOP/s: dense TF32 */
+    near(pk.bytes_per_s, 4.8e12);
+    /* Never below a real peak: NVIDIA's dense TF32 figure (494.7 TFLOP/s)
+     * and far above the old constant (51e12, cuBLAS float32 SGEMM). */
+    assert_true(pk.flop_per_s >= 494.7e12);
+    assert_true(pk.flop_per_s > 3 * 51e12);
+}
+
+/* The rates scale with what the device says, not with a table of models. */
+static void rates_follow_the_device(void **state)
+{
+    (void)state;
+    struct gpu_peaks a, b;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    struct gpu_props half = H200;
+    half.sm_count = 66;
+    half.sm_clock_khz = 990000;
+    half.mem_clock_khz = 1562500;
+    assert_int_equal(gpupeak_compute(&H200, &a, &e), KILN_OK);
+    assert_int_equal(gpupeak_compute(&half, &b, &e), KILN_OK);
+    near(b.flop_per_s, a.flop_per_s / 4);
+    near(b.bytes_per_s, a.bytes_per_s / 2);
+}
+
+/* Each architecture's published dense peaks are at or under the ceiling. */
+static void published_peaks_are_not_exceeded(void **state)
+{
+    (void)state;
+    struct {
+        struct gpu_props p;
+        double tensor_peak, bw_peak;
+    } dev[] = {
+        /* A100 SXM: 156 TF tf32, 2039 GB/s (HBM2e 1593 MHz x 5120 bits) */
+        {{108, 1410000, 8, 0, 1593000, 5120}, 155.9e12, 2.039e12},
+        /* H100 SXM: 494.7 TF tf32 at 1830 MHz (clock reported 1980), 3.35 TB/s */
+        {{132, 1980000, 9, 0, 2619000, 5120}, 494.7e12, 3.35e12},
+        /* L40S: 183 TF tf32 dense, 864 GB/s */
+        {{142, 2520000, 8, 9, 9001000, 384}, 183e12, 0.864e12},
+        /* V100 SXM2: 125 TF fp16 (no tf32), 900 GB/s */
+        {{80, 1530000, 7, 0, 877000, 4096}, 125e12, 0.898e12},
+        /* B200: 1.2 PF tf32 dense (GB200's figure), 8 TB/s */
+        {{148, 1965000, 10, 0, 3996000, 8192}, 1.2e15, 7.9e12},
+    };
+    for (size_t i = 0; i < sizeof(dev) / sizeof(dev[0]); i++) {
+        struct gpu_peaks pk;
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        assert_int_equal(gpupeak_compute(&dev[i].p, &pk, &e), KILN_OK);
+        if (pk.flop_per_s < dev[i].tensor_peak * 0.999)
+            fail_msg("device %zu: ceiling %.4g below the published %.4g", i, pk.flop_per_s,
+                     dev[i].tensor_peak);
+        if (pk.bytes_per_s < dev[i].bw_peak * 0.99)
+            fail_msg("device %zu: bandwidth %.4g below %.4g", i, pk.bytes_per_s, dev[i].bw_peak);
+    }
+}
+
+static void unknown_architecture_has_no_flop_floor(void **state)
+{
+    (void)state;
+    struct gpu_props p = H200;
+    p.cc_major = 42;
+    struct gpu_peaks pk;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(gpupeak_compute(&p, &pk, &e), KILN_OK);
+    assert_true(pk.flop_per_s == 0.0);
+    assert_true(pk.bytes_per_s > 0.0);
+}
+
+static void implausible_properties_are_refused(void **state)
+{
+    (void)state;
+    struct gpu_props p = H200;
+    p.sm_count = 0;
+    struct gpu_peaks pk;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(gpupeak_compute(&p, &pk, &e), KILN_E_REJECTED);
+    assert_non_null(strstr(e.msg, "SM count 0"));
+    p = H200;
+    p.sm_clock_khz = -5;
+    assert_int_equal(gpupeak_compute(&p, &pk, &e), KILN_E_REJECTED);
+}
+
+static void the_probe_line_is_parsed_strictly(void **state)
+{
+    (void)state;
+    struct gpu_props p;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(gpupeak_parse_props("sm_count=132 sm_clock_khz=1980000 cc=9.0 "
+                                         "mem_clock_khz=3125000 bus_width_bits=6144\n",
+                                         &p, &e),
+                     KILN_OK);
+    assert_memory_equal(&p, &H200, sizeof(p));
+    const char *bad[] = {
+        "",
+        "sm_count=132 sm_clock_khz=1980000 cc=9.0 mem_clock_khz=3125000 bus_width_bits=6144",
+        "sm_count=132 sm_clock_khz=1980000 cc=9.0 mem_clock_khz=3125000 bus_width_bits=6144\nx",
+        "sm_count=+132 sm_clock_khz=1980000 cc=9.0 mem_clock_khz=3125000 bus_width_bits=6144\n",
+        "sm_count= 132 sm_clock_khz=1980000 cc=9.0 mem_clock_khz=3125000 bus_width_bits=6144\n",
+        "sm_count=132 sm_clock_khz=1980000 cc=9.0 bus_width_bits=6144\n",
+        "sm_count=99999999999 sm_clock_khz=1 cc=9.0 mem_clock_khz=1 bus_width_bits=1\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (gpupeak_parse_props(bad[i], &p, &e) != KILN_E_PARSE)
+            fail_msg("accepted bad line %zu: %s", i, bad[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(h200_peaks_are_the_tensor_and_hbm_peaks),
+        cmocka_unit_test(rates_follow_the_device),
+        cmocka_unit_test(published_peaks_are_not_exceeded),
+        cmocka_unit_test(unknown_architecture_has_no_flop_floor),
+        cmocka_unit_test(implausible_properties_are_refused),
+        cmocka_unit_test(the_probe_line_is_parsed_strictly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,4 @@
+extern "C" __global__ void k(float *o)
+{
+    o[threadIdx.x] = 1;
+}
