@@ -6,6 +6,8 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "evaluate.h"
+#include "session.h"
 #include "gpuinfo.h"
 #include "optimize.h"
 #include "wlgen.h"
@@ -37,7 +39,7 @@ int cmd_optimize(int argc, char **argv)
                                          {"json", no_argument, NULL, 'J'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("optimize");
-    struct opt_options o = {.seed = 1, .argc = argc, .argv = argv};
+    struct opt_options o = {.seed_random = true, .argc = argc, .argv = argv};
     const char *description = NULL;
     int done = 0, c;
     long v;
@@ -108,12 +110,16 @@ int cmd_optimize(int argc, char **argv)
             if (cli_parse_long(optarg, 0, 1L << 52, &v))
                 return cli_usage_error("optimize", "--seed needs a number, got '%s'", optarg);
             o.seed = (uint64_t)v;
+            o.seed_random = false;
             break;
         case 'i':
         case 'W':
             if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
                 return cli_usage_error("optimize", "--%s needs a number, got '%s'",
                                        c == 'W' ? "warmups" : "iterations", optarg);
+            /* 0 in the session's field means "the default": say none. */
+            if (c == 'W' && v == 0)
+                v = EVAL_NO_WARMUPS;
             *(c == 'W' ? &o.warmups : &o.iterations) = (int)v;
             break;
         case 'e':
@@ -150,10 +156,15 @@ int cmd_optimize(int argc, char **argv)
         return cli_usage_error("optimize", "--proposer replay needs --replay RUN_DIR");
     if (o.proposer && !strcmp(o.proposer, "llm") && !o.model)
         return cli_usage_error("optimize", "--proposer llm needs --model NAME");
-    curl_global_init(CURL_GLOBAL_DEFAULT);
     char run_dir[PATH_MAX] = "";
     struct kiln_err err;
     kiln_err_clear(&err);
+    /* No --seed: fresh inputs for this run (run.json records the seed). */
+    if (o.seed_random && eval_fresh_seed(&o.seed, &err) != KILN_OK) {
+        cli_report("optimize", &err);
+        return KILN_EXIT_FAIL;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
     enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);
     curl_global_cleanup();
     if (rc != KILN_OK) {
