@@ -57,11 +57,13 @@ enum kiln_rc heldout_draw(const struct workload *w, unsigned backend, uint64_t s
  * "timed": bool, "near": NAME|null, "fixed": bool}]}. NULL on no memory. */
 json_t *heldout_json(const struct workload *w, const struct heldout_set *h);
 
-/* The timing rule: true when a timed held-out case of `held` took more than
- * HELDOUT_TIMING_FACTOR times what the candidate's median on its visible
- * neighbour in `visible` predicts, scaled by the work of the two cases
- * (the physics floor of each under `ceil`, NULL: the H200's). `why` gets
- * the worst case and its numbers. Cases without timings are skipped. */
+/* The timing rule: true when the fastest run of a timed held-out case of
+ * `held` took more than HELDOUT_TIMING_FACTOR times what the candidate's
+ * median on its visible neighbour in `visible` predicts, scaled by the
+ * work of the two cases (the physics floor of each under `ceil`, NULL: the
+ * H200's). `why` gets the worst case and its numbers. A case is skipped
+ * when either side has a set timed with fewer than
+ * STATS_MIN_INTERVAL_SAMPLES samples, or none timed. */
 bool heldout_timing_inconsistent(const struct workload *w, const struct heldout_set *h,
                                  const struct verdict *visible, const struct verdict *held,
                                  const struct stats_ceilings *ceil, char *why, size_t cap);

@@ -202,6 +202,10 @@ static void timing_rule(void **state)
     assert_true(heldout_timing_inconsistent(w, &h, &vis, &held, NULL, why, sizeof(why)));
     assert_non_null(strstr(why, h.cases[near].name));
     assert_non_null(strstr(why, "visible case a"));
+    /* Too few samples for an interval: the rule says nothing. */
+    for (size_t i = 0; i < held.ncases; i++)
+        held.cases[i].timing.n = 2;
+    assert_false(heldout_timing_inconsistent(w, &h, &vis, &held, NULL, why, sizeof(why)));
     verdict_free(&vis);
     verdict_free(&held);
     workload_free(w);
