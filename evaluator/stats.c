@@ -83,11 +83,16 @@ enum kiln_rc stats_compute(const double *samples, size_t n, struct stats_summary
     return KILN_OK;
 }
 
+bool stats_has_interval(const struct stats_summary *s)
+{
+    return s->n >= STATS_MIN_INTERVAL_SAMPLES;
+}
+
 double stats_log_sigma(const struct stats_summary *s)
 {
-    /* One sample says nothing about noise: count it as fully uncertain
-     * rather than exact, so a single lucky sample cannot win a ranking. */
-    if (s->n < 2)
+    /* One or two samples say nothing reliable about noise: count them as
+     * fully uncertain rather than exact, so a lucky sample cannot win. */
+    if (!stats_has_interval(s))
         return 1.0;
     return MEDIAN_SE_FACTOR * s->rse;
 }

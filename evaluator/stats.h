@@ -28,7 +28,16 @@ enum kiln_rc stats_compute(const double *samples, size_t n, struct stats_summary
  * interpolation. */
 double stats_percentile_sorted(const double *sorted, size_t n, double q);
 
-/* Uncertainty of ln(median) for one case: 1.2533 * rse. */
+/* Fewer samples than this give no confidence interval: one sample has no
+ * spread at all, and two give a standard deviation on one degree of freedom
+ * whose 95% interval is 6.5 times the normal one (t = 12.7, not 1.96). */
+#define STATS_MIN_INTERVAL_SAMPLES 3
+
+/* True when `s` has enough samples for an interval. */
+bool stats_has_interval(const struct stats_summary *s);
+
+/* Uncertainty of ln(median) for one case: 1.2533 * rse; 1.0 (fully
+ * uncertain, so it cannot win a comparison on luck) without an interval. */
 double stats_log_sigma(const struct stats_summary *s);
 
 /* A score: the geometric mean of per-case medians and the uncertainty of

@@ -21,6 +21,7 @@ static const char *const status_names[] = {
     [VERDICT_SANDBOX_VIOLATION] = "sandbox_violation",
     [VERDICT_REJECTED_OUTPUT] = "rejected_output",
     [VERDICT_IMPOSSIBLE_TIMING] = "impossible_timing",
+    [VERDICT_INCONSISTENT_TIMING] = "inconsistent_timing",
 };
 
 #define NSTATUS (sizeof(status_names) / sizeof(status_names[0]))
@@ -189,9 +190,13 @@ void verdict_summarize(struct verdict *v)
         snprintf(s, cap, "%s: %s", st ? st : "?", v->detail[0] ? v->detail : "no detail");
         return;
     }
-    size_t nscored = 0;
-    for (size_t i = 0; i < v->ncases; i++)
-        nscored += v->cases[i].scored && v->cases[i].timed;
+    size_t nscored = 0, nperf = 0, nrough = 0;
+    for (size_t i = 0; i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        nperf += c->scored;
+        nscored += c->scored && c->timed;
+        nrough += c->scored && c->timed && !stats_has_interval(&c->timing);
+    }
     if (nscored == 0) {
         snprintf(s, cap, "pass: all %zu cases correct; no performance case was timed", v->ncases);
         return;
@@ -204,6 +209,15 @@ void verdict_summarize(struct verdict *v)
         n += snprintf(s + n, cap - (size_t)n, ", %.2fx the vendor baseline", v->speedup_vendor);
     if (v->sol > 0.0 && n > 0 && (size_t)n < cap)
         n += snprintf(s + n, cap - (size_t)n, ", %.0f%% of speed of light", 100.0 * v->sol);
+    /* Few samples are said, not hidden: the score is then a rough one. */
+    if (nscored < nperf && n > 0 && (size_t)n < cap)
+        n += snprintf(s + n, cap - (size_t)n,
+                      "; %zu of %zu performance sets not timed (fewer iterations than sets)",
+                      nperf - nscored, nperf);
+    if (nrough && n > 0 && (size_t)n < cap)
+        n += snprintf(s + n, cap - (size_t)n,
+                      "; %zu timed with fewer than %d samples: no confidence interval", nrough,
+                      STATS_MIN_INTERVAL_SAMPLES);
     if (v->needs_reverify && !v->reverified && n > 0 && (size_t)n < cap)
         snprintf(s + n, cap - (size_t)n,
                  "; flagged for re-verification on fresh inputs before it may rank");

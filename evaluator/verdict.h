@@ -42,6 +42,7 @@ enum verdict_status {
     VERDICT_SANDBOX_VIOLATION = 6,
     VERDICT_REJECTED_OUTPUT = 7,
     VERDICT_IMPOSSIBLE_TIMING = 8,
+    VERDICT_INCONSISTENT_TIMING = 9, /* held-out times do not fit the visible ones */
 };
 
 struct verdict_output {

@@ -7,6 +7,8 @@
  * before jansson recurses into it. */
 #define WL_MAX_DEPTH 16
 
+#include "heldout.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
@@ -369,6 +371,11 @@ static enum kiln_rc parse_case(struct ctx *c, json_t *j, const char *path, struc
                     safe(name, q, sizeof(q)));
     if (workload_case_by_name(w, name))
         return fail(c, KILN_E_PARSE, p, "case name \"%s\" is used twice", name);
+    if (strncmp(name, WL_DRAWN_PREFIX, strlen(WL_DRAWN_PREFIX)) == 0)
+        return fail(c, KILN_E_PARSE, p,
+                    "\"%s\": names starting with \"" WL_DRAWN_PREFIX "\" are kept for the "
+                    "held-out cases kiln draws; rename it",
+                    name);
     if (held_out) {
         wc->kind = WL_CASE_HELD_OUT;
     } else {
@@ -444,6 +451,189 @@ static enum kiln_rc parse_cases(struct ctx *c, json_t *j, const char *key, bool 
             w->ncases++;
     }
     return KILN_OK;
+}
+
+/* One held_out.where entry: "EXPR OP EXPR". The expression language has no
+ * comparison, so the one operator splits the text. */
+static enum kiln_rc parse_where(struct ctx *c, json_t *j, const char *path, struct wl_where *wh)
+{
+    static const struct {
+        const char *op;
+        enum wl_cmp cmp;
+    } ops[] = {{"<=", WL_CMP_LE},
+               {">=", WL_CMP_GE},
+               {"==", WL_CMP_EQ},
+               {"<", WL_CMP_LT},
+               {">", WL_CMP_GT}};
+    char q[72];
+    enum kiln_rc rc = want(c, j, JSON_STRING, path, "a string (\"EXPR <= EXPR\")");
+    if (rc != KILN_OK)
+        return rc;
+    const char *s = json_string_value(j);
+    if (strlen(s) != json_string_length(j) || strlen(s) >= sizeof(wh->text))
+        return fail(c, KILN_E_PARSE, path, "must be at most %zu bytes, without NUL",
+                    sizeof(wh->text) - 1);
+    const char *at = NULL;
+    size_t oplen = 0;
+    for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]) && !at; k++)
+        if ((at = strstr(s, ops[k].op))) {
+            wh->cmp = ops[k].cmp;
+            oplen = strlen(ops[k].op);
+        }
+    const char *rest = at ? at + oplen : NULL;
+    if (!at || strpbrk(rest, "<>=") || memchr(s, '=', (size_t)(at - s)))
+        return fail(c, KILN_E_PARSE, path,
+                    "\"%s\" must be two size expressions and one of <=, <, >=, >, == "
+                    "(e.g. \"p <= h + r - 1\")",
+                    safe(s, q, sizeof(q)));
+    char lhs[sizeof(wh->text)];
+    snprintf(lhs, sizeof(lhs), "%.*s", (int)(at - s), s);
+    json_t *jl = json_string(lhs), *jr = json_string(rest);
+    if (!jl || !jr)
+        rc = kiln_fail(c->err, KILN_E_NOMEM, "out of memory");
+    if (rc == KILN_OK)
+        rc = get_expr(c, jl, path, &wh->lhs);
+    if (rc == KILN_OK)
+        rc = get_expr(c, jr, path, &wh->rhs);
+    json_decref(jl);
+    json_decref(jr);
+    if (rc == KILN_OK)
+        strcpy(wh->text, s);
+    return rc;
+}
+
+/* "held_out": {"draw": N, "sizes": {SIZE: [LO, HI], ...}, "where": [...],
+ * "include": [fixed cases], "max_bytes": B}. */
+static enum kiln_rc parse_held_out_draw(struct ctx *c, json_t *j)
+{
+    static const char *const keys[] = {"draw", "sizes", "where", "include", "max_bytes", NULL};
+    static const char *const req[] = {"draw", "sizes", NULL};
+    struct workload *w = c->w;
+    struct wl_held_out_draw *d = &w->held_draw;
+    char p[PATH_MAX_MSG], q[72];
+    enum kiln_rc rc = check_keys(c, j, "held_out", keys, req);
+    if (rc != KILN_OK)
+        return rc;
+    json_t *v = json_object_get(j, "draw");
+    if ((rc = want(c, v, JSON_INTEGER, "held_out.draw", "an integer")) != KILN_OK)
+        return rc;
+    if (json_integer_value(v) < 1 || json_integer_value(v) > WL_MAX_DRAW)
+        return fail(c, KILN_E_PARSE, "held_out.draw", "%lld is not in 1..%d",
+                    (long long)json_integer_value(v), WL_MAX_DRAW);
+    d->draw = (int)json_integer_value(v);
+    v = json_object_get(j, "sizes");
+    if ((rc = want(c, v, JSON_OBJECT, "held_out.sizes", "an object of [lo, hi] ranges")) != KILN_OK)
+        return rc;
+    const char *key;
+    json_t *r;
+    json_object_foreach(v, key, r)
+    {
+        snprintf(p, sizeof(p), "held_out.sizes.%s", safe(key, q, sizeof(q)));
+        int k = workload_size_index(w, key);
+        if (k < 0)
+            return fail(c, KILN_E_PARSE, p, "not a size of this workload");
+        if (!json_is_array(r) || json_array_size(r) != 2)
+            return fail(c, KILN_E_PARSE, p, "must be [lo, hi]");
+        for (int b = 0; b < 2; b++) {
+            json_t *x = json_array_get(r, (size_t)b);
+            int64_t *num = b ? &d->hi[k] : &d->lo[k];
+            struct expr **e = b ? &d->hi_expr[k] : &d->lo_expr[k];
+            if (json_is_integer(x)) {
+                *num = json_integer_value(x);
+                if (*num < 1 || *num > WL_SIZE_MAX)
+                    return fail(c, KILN_E_PARSE, p, "%lld is not in 1..2^40", (long long)*num);
+                continue;
+            }
+            if (!json_is_string(x))
+                return fail(c, KILN_E_PARSE, p,
+                            "a bound is an integer or a size expression over earlier sizes");
+            if ((rc = get_expr(c, x, p, e)) != KILN_OK)
+                return rc;
+            /* Only sizes drawn before this one: they are drawn in order. */
+            const char *names[WL_MAX_SIZES];
+            for (int i = 0; i < k; i++)
+                names[i] = w->size_names[i];
+            if ((rc = expr_check_names(*e, names, (size_t)k, c->err)) != KILN_OK) {
+                kiln_err_prefix(c->err, "%s: %s (a bound may use only sizes listed before %s)",
+                                c->file, p, w->size_names[k]);
+                return rc;
+            }
+        }
+        if (!d->lo_expr[k] && !d->hi_expr[k] && d->lo[k] > d->hi[k])
+            return fail(c, KILN_E_PARSE, p, "[%lld, %lld] is empty", (long long)d->lo[k],
+                        (long long)d->hi[k]);
+    }
+    for (size_t k = 0; k < w->nsizes; k++)
+        if (!json_object_get(v, w->size_names[k]))
+            return fail(c, KILN_E_PARSE, "held_out.sizes", "missing a range for size \"%s\"",
+                        w->size_names[k]);
+    if ((v = json_object_get(j, "where"))) {
+        if ((rc = want(c, v, JSON_ARRAY, "held_out.where", "an array of constraints")) != KILN_OK)
+            return rc;
+        if (json_array_size(v) > WL_MAX_WHERE)
+            return fail(c, KILN_E_LIMIT, "held_out.where", "%zu constraints; at most %d",
+                        json_array_size(v), WL_MAX_WHERE);
+        size_t i;
+        json_array_foreach(v, i, r)
+        {
+            snprintf(p, sizeof(p), "held_out.where[%zu]", i);
+            if ((rc = parse_where(c, r, p, &d->where[d->nwhere])) != KILN_OK)
+                return rc;
+            d->nwhere++;
+        }
+    }
+    if ((v = json_object_get(j, "max_bytes"))) {
+        if ((rc = want(c, v, JSON_INTEGER, "held_out.max_bytes", "an integer")) != KILN_OK)
+            return rc;
+        if (json_integer_value(v) < 1 || (uint64_t)json_integer_value(v) > WL_CASE_BYTES)
+            return fail(c, KILN_E_PARSE, "held_out.max_bytes", "%lld is not in 1..2^32",
+                        (long long)json_integer_value(v));
+        d->max_bytes = (uint64_t)json_integer_value(v);
+    }
+    if ((v = json_object_get(j, "include")))
+        return parse_cases(c, v, "held_out.include", true);
+    return KILN_OK;
+}
+
+bool workload_draw_bounds(const struct workload *w, const struct wl_case *wc, size_t k, int64_t *lo,
+                          int64_t *hi)
+{
+    const struct wl_held_out_draw *d = &w->held_draw;
+    struct expr_var vars[WL_MAX_SIZES];
+    workload_case_vars(w, wc, vars);
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    *lo = d->lo[k];
+    *hi = d->hi[k];
+    if ((d->lo_expr[k] && expr_eval(d->lo_expr[k], vars, k, lo, &e) != KILN_OK) ||
+        (d->hi_expr[k] && expr_eval(d->hi_expr[k], vars, k, hi, &e) != KILN_OK))
+        return false;
+    *lo = *lo < 1 ? 1 : *lo;
+    *hi = *hi > WL_SIZE_MAX ? WL_SIZE_MAX : *hi;
+    return *lo <= *hi;
+}
+
+bool workload_where_holds(const struct workload *w, const struct wl_case *wc)
+{
+    struct expr_var vars[WL_MAX_SIZES];
+    workload_case_vars(w, wc, vars);
+    for (size_t i = 0; i < w->held_draw.nwhere; i++) {
+        const struct wl_where *wh = &w->held_draw.where[i];
+        int64_t a, b;
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        if (expr_eval(wh->lhs, vars, w->nsizes, &a, &e) != KILN_OK ||
+            expr_eval(wh->rhs, vars, w->nsizes, &b, &e) != KILN_OK)
+            return false;
+        bool ok = wh->cmp == WL_CMP_LE   ? a <= b
+                  : wh->cmp == WL_CMP_LT ? a < b
+                  : wh->cmp == WL_CMP_GE ? a >= b
+                  : wh->cmp == WL_CMP_GT ? a > b
+                                         : a == b;
+        if (!ok)
+            return false;
+    }
+    return true;
 }
 
 static enum kiln_rc parse_tolerance(struct ctx *c, json_t *j)
@@ -701,6 +891,8 @@ static enum kiln_rc check_coverage(struct ctx *c)
             perf = perf || ((w->cases[i].backends & b) && w->cases[i].kind == WL_CASE_PERFORMANCE);
         if (!perf)
             return fail(c, KILN_E_PARSE, "cases", "no performance case runs on the %s backend", bn);
+        /* Drawn cases are unseen by construction (heldout.h). */
+        fresh = w->held_draw.draw > 0;
         for (size_t h = 0; h < w->nheld_out && !fresh; h++) {
             if (!(w->held_out[h].backends & b))
                 continue;
@@ -788,7 +980,10 @@ static enum kiln_rc parse_root(struct ctx *c, json_t *root)
     if ((v = json_object_get(root, "baseline")) && (rc = parse_baseline(c, v)) != KILN_OK)
         return rc;
     if ((rc = parse_cases(c, json_object_get(root, "cases"), "cases", false)) != KILN_OK ||
-        (rc = parse_cases(c, json_object_get(root, "held_out"), "held_out", true)) != KILN_OK ||
+        (rc = (json_is_object(json_object_get(root, "held_out"))
+                   ? parse_held_out_draw(c, json_object_get(root, "held_out"))
+                   : parse_cases(c, json_object_get(root, "held_out"), "held_out", true))) !=
+            KILN_OK ||
         (rc = parse_tolerance(c, json_object_get(root, "tolerance"))) != KILN_OK)
         return rc;
     if ((v = json_object_get(root, "accept_weak")) && (rc = parse_accept_weak(c, v)) != KILN_OK)
@@ -802,7 +997,24 @@ static enum kiln_rc parse_root(struct ctx *c, json_t *root)
     for (size_t i = 0; i < w->nheld_out; i++)
         if ((rc = check_case(c, &w->held_out[i], &total)) != KILN_OK)
             return rc;
-    return check_coverage(c);
+    if ((rc = check_coverage(c)) != KILN_OK)
+        return rc;
+    /* A trial draw per backend: ranges, constraints and budget that leave
+     * no valid case are the author's error, said now rather than at the
+     * end of a run. */
+    for (unsigned b = 1; w->held_draw.draw > 0 && b <= KILN_BACKEND_CPU; b <<= 1) {
+        struct heldout_set *trial = (w->backends & b) ? malloc(sizeof(*trial)) : NULL;
+        if ((w->backends & b) && !trial)
+            return kiln_fail(c->err, KILN_E_NOMEM, "out of memory");
+        if (trial)
+            rc = heldout_draw(w, b, 0, trial, c->err);
+        free(trial);
+        if (rc != KILN_OK) {
+            kiln_err_prefix(c->err, "%s: held_out", c->file);
+            return rc;
+        }
+    }
+    return KILN_OK;
 }
 
 static void set_file(struct ctx *c, const char *dirname)
@@ -1001,6 +1213,14 @@ void workload_free(struct workload *w)
         for (int d = 0; d < TENSOR_MAX_DIMS; d++)
             expr_free(w->args[i].shape[d]);
         expr_free(w->args[i].expr);
+    }
+    for (size_t i = 0; i < WL_MAX_SIZES; i++) {
+        expr_free(w->held_draw.lo_expr[i]);
+        expr_free(w->held_draw.hi_expr[i]);
+    }
+    for (size_t i = 0; i < WL_MAX_WHERE; i++) {
+        expr_free(w->held_draw.where[i].lhs);
+        expr_free(w->held_draw.where[i].rhs);
     }
     expr_free(w->cost_bytes);
     expr_free(w->cost_flops);

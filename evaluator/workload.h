@@ -40,6 +40,9 @@
 #define WL_MAX_HELD_OUT  16
 #define WL_SIZE_MAX      (INT64_C(1) << 40) /* every size is in 1 .. 2^40 */
 #define WL_DIM_MAX       (INT64_C(1) << 40) /* every tensor dimension too */
+#define WL_MAX_DRAW      16                 /* held_out.draw */
+#define WL_MAX_WHERE     16                 /* held_out.where */
+#define WL_DRAWN_PREFIX  "ho_" /* names of drawn held-out cases; no declared case uses it */
 #define WL_CASE_BYTES    (UINT64_C(4) << 30)
 #define WL_TOTAL_BYTES   (UINT64_C(32) << 30)
 
@@ -89,6 +92,31 @@ struct wl_case {
     int64_t cost_flops;          /* `cost.flops` for this case */
 };
 
+/* A constraint between sizes that every drawn held-out case must meet:
+ * `lhs OP rhs` with OP one of <=, <, >=, >, ==. */
+enum wl_cmp { WL_CMP_LE, WL_CMP_LT, WL_CMP_GE, WL_CMP_GT, WL_CMP_EQ };
+struct wl_where {
+    struct expr *lhs, *rhs;
+    enum wl_cmp cmp;
+    char text[300]; /* as written, for messages */
+};
+
+/* How held-out cases are drawn (workloads/README.md, "held_out"): `draw`
+ * cases anywhere in the ranges, plus one near each performance case (the
+ * timed ones), all meeting `where` and the byte budget. draw == 0: the
+ * workload lists only fixed held-out cases, which are public. */
+struct wl_held_out_draw {
+    int draw;
+    /* Per size, in size_names order: a bound is a number, or an expression
+     * (non-NULL) over the sizes listed before it, e.g. conv2d's p in
+     * [h - r + 1, h + r - 1]; sizes are drawn in that order. */
+    int64_t lo[WL_MAX_SIZES], hi[WL_MAX_SIZES];
+    struct expr *lo_expr[WL_MAX_SIZES], *hi_expr[WL_MAX_SIZES];
+    struct wl_where where[WL_MAX_WHERE];
+    size_t nwhere;
+    uint64_t max_bytes; /* 0: the largest visible case of the backend */
+};
+
 struct wl_tolerance {
     int arg; /* index into args, an out/inout tensor */
     bool has_atol, has_rtol;
@@ -111,8 +139,9 @@ struct workload {
     size_t ntensors;
     struct wl_case cases[WL_MAX_CASES];
     size_t ncases;
-    struct wl_case held_out[WL_MAX_HELD_OUT];
+    struct wl_case held_out[WL_MAX_HELD_OUT]; /* the fixed ones (held_out.include) */
     size_t nheld_out;
+    struct wl_held_out_draw held_draw;
     struct wl_tolerance tolerances[WL_MAX_ARGS];
     size_t ntolerances;
     struct expr *cost_bytes, *cost_flops;
@@ -181,6 +210,15 @@ enum kiln_rc workload_case_cost(const struct workload *w, const struct wl_case *
  * fixed value). KILN_E_USAGE when `arg` is not an integer scalar. */
 enum kiln_rc workload_case_int_scalar(const struct workload *w, const struct wl_case *c, int arg,
                                       int64_t *value, struct kiln_err *err) KILN_NODISCARD;
+
+/* True when case `c` meets every `where` constraint of the held-out draw
+ * (false also when one cannot be evaluated for it). */
+bool workload_where_holds(const struct workload *w, const struct wl_case *c);
+
+/* The held-out draw's range of size `k` given the sizes before it in `c`
+ * (a bound below 1 counts as 1); false when a bound cannot be evaluated. */
+bool workload_draw_bounds(const struct workload *w, const struct wl_case *c, size_t k, int64_t *lo,
+                          int64_t *hi);
 
 /* Name used in messages: "cuda"/"cpu" etc. live in backend.h; this gives
  * the workload-facing file name of `f` ("workload.json", "kernel.cu"). */

@@ -41,9 +41,15 @@ static void print_table(const struct eval_outcome *o, const char *title)
             if (c->sol > 0)
                 snprintf(sol, sizeof(sol), "%.1f", 100 * c->sol);
         }
+        char few[64] = "";
+        if (c->timed && !stats_has_interval(&c->timing))
+            snprintf(few, sizeof(few), "  (%zu sample%s: no interval)", c->timing.n,
+                     c->timing.n == 1 ? "" : "s");
+        else if (c->scored && !c->timed && c->correct)
+            snprintf(few, sizeof(few), "  (not timed: fewer iterations than sets)");
         printf("  %-14s %-4d %-6s %12s %10s %11s %8s%s%s\n", c->name, c->set,
                c->correct ? "ok" : "FAIL", med, ref, base, sol, c->scored ? "" : "  (not scored)",
-               c->correct ? "" : "");
+               few);
         if (!c->correct && c->detail[0])
             printf("      %s\n", c->detail);
     }
@@ -143,6 +149,31 @@ static void print_given(const struct eval_session *s)
                gr->path, gr->sha256);
 }
 
+/* The held-out draw, shown once the check ran: the secret seed and the
+ * sizes nobody saw before (recorded so the check can be reproduced). */
+static void add_held_out_json(json_t *doc, const struct eval_session *s, bool ran)
+{
+    const struct heldout_set *h = ran ? eval_session_held_out_draw(s) : NULL;
+    json_t *j = h ? heldout_json(eval_session_workload(s), h) : NULL;
+    json_object_set_new(doc, "held_out_draw", j ? j : json_null());
+}
+
+static void print_held_out(const struct eval_session *s)
+{
+    const struct heldout_set *h = eval_session_held_out_draw(s);
+    const struct workload *w = eval_session_workload(s);
+    if (!h)
+        return;
+    printf("  held-out seed %llu, cases:", (unsigned long long)h->seed);
+    for (size_t i = 0; i < h->n; i++) {
+        printf("%s %s(", i ? ";" : "", h->cases[i].name);
+        for (size_t k = 0; k < w->nsizes; k++)
+            printf("%s%s=%lld", k ? " " : "", w->size_names[k], (long long)h->cases[i].sizes[k]);
+        printf(")%s", h->cases[i].kind == WL_CASE_PERFORMANCE ? " timed" : "");
+    }
+    printf("\n");
+}
+
 static int parse_args(int argc, char **argv, struct eval_cli *o)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
@@ -187,6 +218,9 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
             if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
                 return cli_usage_error("eval", "--%s needs a number, got '%s'",
                                        c == 'W' ? "warmups" : "iterations", optarg);
+            /* 0 in the session's field means "the default": say none. */
+            if (c == 'W' && v == 0)
+                v = EVAL_NO_WARMUPS;
             *(c == 'W' ? &o->warmups : &o->iterations) = (int)v;
             break;
         case 'H':
@@ -224,7 +258,7 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
 
 int cmd_eval(int argc, char **argv)
 {
-    struct eval_cli o = {.common = {.seed = 1}};
+    struct eval_cli o = {0};
     int st = parse_args(argc, argv, &o);
     if (st >= 0)
         return st;
@@ -238,11 +272,18 @@ int cmd_eval(int argc, char **argv)
         return KILN_EXIT_USAGE;
     }
     struct eval_session *s = NULL;
+    /* No --seed: fresh inputs every time (recorded below for --seed N). */
+    bool seed_given = o.common.seed_set;
+    uint64_t seed = o.common.seed;
+    if (!seed_given && eval_fresh_seed(&seed, &err) != KILN_OK) {
+        cli_report("eval", &err);
+        return KILN_EXIT_USAGE;
+    }
     struct eval_session_opts so = {.workload = o.workload,
                                    .backend = o.backend,
                                    .gpu = o.common.gpu,
                                    .work_dir = o.work,
-                                   .seed = o.common.seed,
+                                   .seed = seed,
                                    .warmups = o.warmups,
                                    .iterations = o.iterations,
                                    .hot = o.hot,
@@ -270,7 +311,7 @@ int cmd_eval(int argc, char **argv)
         if (eval_session_held_out(s, "candidate", src, len, NULL, &held, &err) != KILN_OK)
             goto fail;
         have_held = true;
-        eval_session_apply_held_out(&out, &held);
+        eval_session_apply_held_out(s, &out, &held);
     }
     status = out.v.status == VERDICT_PASS ? KILN_EXIT_OK : KILN_EXIT_FAIL;
     if (o.json) {
@@ -292,6 +333,9 @@ int cmd_eval(int argc, char **argv)
         const struct eval_baseline *bl = eval_session_baseline_result(s);
         json_object_set_new(doc, "baseline", bl ? eval_baseline_json(bl) : json_null());
         add_given_json(doc, s);
+        json_object_set_new(doc, "seed", json_integer((json_int_t)seed));
+        json_object_set_new(doc, "seed_source", json_string(seed_given ? "--seed" : "random"));
+        add_held_out_json(doc, s, have_held);
         json_dumpf(doc, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(doc);
@@ -313,6 +357,12 @@ int cmd_eval(int argc, char **argv)
             printf("  held-out check (fresh inputs, secret seed, unseen sizes): %s%s%s\n",
                    verdict_status_name(held.v.status), held.v.detail[0] ? ": " : "", held.v.detail);
         print_given(s);
+        if (!o.common.input_cases)
+            printf("  inputs: seed %llu (%s; --seed %llu reproduces them)\n",
+                   (unsigned long long)seed, seed_given ? "--seed" : "random",
+                   (unsigned long long)seed);
+        if (have_held)
+            print_held_out(s);
         if (out.compile.diagnostics && out.v.status == VERDICT_COMPILE_ERROR)
             printf("compiler diagnostics:\n%s", out.compile.diagnostics);
         if (out.log_tail && out.v.status != VERDICT_PASS)

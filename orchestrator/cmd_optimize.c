@@ -8,6 +8,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "docs_prompt.h"
+#include "evaluate.h"
+#include "session.h"
 #include "gpuinfo.h"
 #include "optimize.h"
 #include "wlgen.h"
@@ -43,7 +45,7 @@ int cmd_optimize(int argc, char **argv)
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("optimize");
     struct opt_options o = {.argc = argc, .argv = argv};
-    struct cli_common common = {.seed = 1};
+    struct cli_common common = {0};
     const char *description = NULL;
     int done = 0, c;
     long v;
@@ -107,6 +109,9 @@ int cmd_optimize(int argc, char **argv)
             if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
                 return cli_usage_error("optimize", "--%s needs a number, got '%s'",
                                        c == 'W' ? "warmups" : "iterations", optarg);
+            /* 0 in the session's field means "the default": say none. */
+            if (c == 'W' && v == 0)
+                v = EVAL_NO_WARMUPS;
             *(c == 'W' ? &o.warmups : &o.iterations) = (int)v;
             break;
         case 'e':
@@ -142,6 +147,7 @@ int cmd_optimize(int argc, char **argv)
         return KILN_EXIT_USAGE;
     o.gpu = common.gpu;
     o.seed = common.seed;
+    o.seed_random = !common.seed_set;
     o.input_cases = common.input_cases;
     if (description && argc - optind != 0)
         return cli_usage_error("optimize", "give either a WORKLOAD or --description TEXT (the "
@@ -175,6 +181,11 @@ int cmd_optimize(int argc, char **argv)
         KILN_OK) {
         cli_report("optimize", &err);
         return KILN_EXIT_USAGE;
+    }
+    /* No --seed: fresh inputs for this run (run.json records the seed). */
+    if (o.seed_random && eval_fresh_seed(&o.seed, &err) != KILN_OK) {
+        cli_report("optimize", &err);
+        return KILN_EXIT_FAIL;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);

@@ -174,8 +174,11 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
         printf("FAIL  %s\n", err.msg);
         return KILN_EXIT_FAIL;
     }
-    printf("ok    %s/workload.json parses: %s, %zu cases, %zu held out, hash %.16s\n", dir, w->name,
-           w->ncases, w->nheld_out, w->hash);
+    printf("ok    %s/workload.json parses: %s, %zu cases, %zu fixed held-out, %d drawn per "
+           "check%s, hash %.16s\n",
+           dir, w->name, w->ncases, w->nheld_out, w->held_draw.draw,
+           w->held_draw.draw ? "" : " (no held_out ranges: the held-out sizes are public)",
+           w->hash);
     if (cg->reference)
         printf("ok    reference: --reference %s (sha256 %.16s) instead of reference.py\n",
                cg->reference->path, cg->reference->sha256);

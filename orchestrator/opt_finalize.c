@@ -176,7 +176,7 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         memset(&vis, 0, sizeof(vis));
         vis.v = r->verdicts[cand];
         snprintf(vis.stage, sizeof(vis.stage), "pass");
-        eval_session_apply_held_out(&vis, &held);
+        eval_session_apply_held_out(r->s, &vis, &held);
         r->verdicts[cand] = vis.v;
         if (vis.v.status != VERDICT_PASS) {
             r->hist[cand].status = vis.v.status;
@@ -248,6 +248,10 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         rc = kiln_fail(err, KILN_E_NOMEM, "summary.json");
     if (summary)
         opt_given_add_json(&r->given, summary);
+    /* The drawn held-out sizes, recorded only now that the check is over. */
+    const struct heldout_set *draw = eval_session_held_out_draw(r->s);
+    if (summary)
+        json_object_set_new(summary, "held_out_draw", draw ? heldout_json(wl, draw) : json_null());
     if (rc == KILN_OK)
         rc = runrec_write_json(&r->rr, "summary.json", summary, err);
     if (rc == KILN_OK)

@@ -59,6 +59,18 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
         (uint64_t)json_integer_value(json_object_get(json_object_get(run, "seeds"), "inputs"));
     r.o.warmups = (int)json_integer_value(json_object_get(run, "warmups"));
     r.o.iterations = (int)json_integer_value(json_object_get(run, "iterations"));
+    /* The exact counts where the run has them (older runs: 0 meant the
+     * default, which is what they ran). */
+    json_t *timed = json_object_get(run, "timed_runs");
+    if (json_is_object(timed)) {
+        int wu = (int)json_integer_value(json_object_get(timed, "warmups"));
+        r.o.warmups = wu == 0 ? EVAL_NO_WARMUPS : wu;
+        r.o.iterations = (int)json_integer_value(json_object_get(timed, "iterations"));
+    }
+    r.o.seed_random = !strcmp(jstr(json_object_get(run, "seeds"), "source")
+                                  ? jstr(json_object_get(run, "seeds"), "source")
+                                  : "",
+                              "random");
     r.o.profile = json_is_true(json_object_get(run, "profile")) ||
                   json_is_object(json_object_get(run, "profile"));
     /* Runs made before --jobs have no "jobs": they ran one at a time. */

@@ -99,6 +99,13 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     if (!doc)
         return kiln_fail(err, KILN_E_NOMEM, "run.json");
     json_object_set_new(doc, "gpu_index", json_integer(r->o.gpu));
+    /* Where the seed came from, and the exact timing runs per case (0
+     * warmups is 0 here, not "the default" as the older keys had it). */
+    json_object_set_new(json_object_get(doc, "seeds"), "source",
+                        json_string(r->o.seed_random ? "random" : "--seed"));
+    json_object_set_new(doc, "timed_runs",
+                        json_pack("{s:i, s:i}", "warmups", eval_warmups_resolved(r->o.warmups),
+                                  "iterations", eval_iterations_resolved(r->o.iterations)));
     json_object_set_new(doc, "profile", json_boolean(r->o.profile));
     if (r->o.description)
         json_object_set_new(doc, "description", json_string(r->o.description));

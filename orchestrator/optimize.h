@@ -40,8 +40,9 @@ struct opt_options {
     const char *input_cases;    /* replace the visible inputs (given.h); NULL: generated */
     const char *reference;      /* replaces reference.py (given.h); NULL: the workload's */
     const char *dotenv;         /* NULL: ./.env */
-    uint64_t seed;
-    int warmups, iterations;
+    uint64_t seed;              /* base seed of the inputs and the tuner */
+    bool seed_random;           /* drawn fresh (no --seed): recorded as such in run.json */
+    int warmups, iterations;    /* as in eval_request (evaluate.h) */
     bool quiet, json;
     bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
     const struct sbexec_runner *runner; /* where harness runs go (--executor); NULL: here */

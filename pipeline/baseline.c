@@ -74,10 +74,8 @@ static enum kiln_rc build_plan(const struct eval_baseline_request *req, struct e
     harness_plan_init(hp);
     hp->backend = req->backend == KILN_BACKEND_CUDA ? HB_CUDA : HB_CPU;
     hp->baseline = wl->baseline == WL_BASELINE_MEMCPY ? HBL_MEMCPY : HBL_CUBLAS_SGEMM;
-    if (req->warmups > 0)
-        hp->warmups = req->warmups;
-    if (req->iterations > 0)
-        hp->iterations = req->iterations;
+    hp->warmups = eval_warmups_resolved(req->warmups);
+    hp->iterations = eval_iterations_resolved(req->iterations);
     hp->max_iterations = hp->iterations;
     hp->l2_flush = !req->hot;
     int nvals = hp->baseline == HBL_MEMCPY ? 1 : 3;

@@ -44,7 +44,7 @@ struct eval_baseline_request {
     const char *harness;  /* kiln-harness-cuda / kiln-harness-cpu */
     const char *work_dir; /* scratch: plan.json and the harness's run/ (created) */
     int gpu;
-    int warmups, iterations; /* 0: harness defaults */
+    int warmups, iterations; /* 0: harness defaults; warmups EVAL_NO_WARMUPS: none */
     bool hot;
     long long run_timeout_ms;           /* 0: the gpu-run policy's default */
     const struct sbexec_runner *runner; /* where the harness runs; NULL: this host */

@@ -29,6 +29,14 @@ struct sbexec_runner; /* sbexec.h */
 
 #define EVAL_MAX_CASE_REFS 128
 
+/* eval_request.warmups (and the session's, the baseline's): no warmup run. */
+#define EVAL_NO_WARMUPS (-1)
+
+/* The warmup count a request's `warmups` stands for (`iterations` likewise):
+ * what run records write, so a resumed run times the same way. */
+int eval_warmups_resolved(int warmups);
+int eval_iterations_resolved(int iterations);
+
 /* Per-case medians of another kernel (the reference kernel, a baseline). */
 struct eval_case_ms {
     char name[64];
@@ -56,12 +64,14 @@ struct eval_request {
     size_t len;
     const int64_t *tunables; /* NULL: the declared defaults */
     const struct input_sets *sets;
-    const char *work_dir;    /* the candidate's scratch directory (created) */
-    const char *harness;     /* path of kiln-harness-cuda / kiln-harness-cpu */
-    int gpu;                 /* GPU index for cuda; ignored for cpu */
-    const char *arch;        /* "sm_90" */
-    int warmups, iterations; /* 0: the harness defaults (10, 100) */
-    bool adaptive;           /* stop on target_rse or budget */
+    const char *work_dir; /* the candidate's scratch directory (created) */
+    const char *harness;  /* path of kiln-harness-cuda / kiln-harness-cpu */
+    int gpu;              /* GPU index for cuda; ignored for cpu */
+    const char *arch;     /* "sm_90" */
+    /* 0: the harness defaults (10, 100); warmups EVAL_NO_WARMUPS: none at
+     * all (0 cannot say so: zeroed requests mean "the defaults"). */
+    int warmups, iterations;
+    bool adaptive; /* stop on target_rse or budget */
     double target_rse, budget_ms;
     bool hot;                                     /* no L2 flush between runs */
     const struct device_limits *limits;           /* NULL: H200 */

@@ -379,8 +379,10 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
 {
     memset(out, 0, sizeof(*out));
     const struct workload *wl = req->wl;
-    const struct wl_case *cases = req->held_out ? wl->held_out : wl->cases;
-    size_t ncases = req->held_out ? wl->nheld_out : wl->ncases;
+    const struct wl_case *cases = req->cases      ? req->cases
+                                  : req->held_out ? wl->held_out
+                                                  : wl->cases;
+    size_t ncases = req->cases ? req->ncases : req->held_out ? wl->nheld_out : wl->ncases;
     /* Held-out inputs always come fresh from inputs.py and the secret seed:
      * given data can never stand in for them. */
     if (req->held_out && req->given)

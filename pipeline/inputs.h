@@ -51,8 +51,12 @@ struct input_sets {
 
 struct inputs_request {
     const struct workload *wl;
-    unsigned backend;                        /* enum kiln_backend: cases that run on it */
-    bool held_out;                           /* the held-out cases instead of the visible ones */
+    unsigned backend; /* enum kiln_backend: cases that run on it */
+    bool held_out;    /* the held-out cases instead of the visible ones */
+    /* Non-NULL: these cases (a held-out draw, heldout.h) instead of the
+     * workload's; they must outlive the sets, which point into them. */
+    const struct wl_case *cases;
+    size_t ncases;
     const char *cache_dir;                   /* sets live in cache_dir/<hash>/<case>-<seed>/ */
     uint64_t seed;                           /* base seed; per-set seeds derive from it */
     int perf_sets;                           /* input sets per performance case (>= 1) */

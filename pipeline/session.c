@@ -10,6 +10,16 @@
 #include "fsutil.h"
 #include "gpuinfo.h"
 
+enum kiln_rc eval_fresh_seed(uint64_t *seed, struct kiln_err *err)
+{
+    uint64_t v;
+    if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+        return kiln_fail_errno(err, KILN_E_IO,
+                               "getrandom for a fresh input seed (give --seed N to choose one)");
+    *seed = v & ((1ULL << 52) - 1);
+    return KILN_OK;
+}
+
 enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct kiln_err *err)
 {
     struct stat st;
@@ -39,6 +49,7 @@ struct eval_session {
     char nvrtc[PATH_MAX]; /* kiln-nvrtc, when the cuda backend compiles with NVRTC */
     struct input_sets visible, held;
     bool have_held;
+    struct heldout_set draw; /* the held-out cases; `held` points into it */
     uint64_t secret;
     struct eval_outcome reference;
     bool have_reference;
@@ -325,25 +336,33 @@ enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, con
         if (getrandom(&s->secret, sizeof(s->secret), 0) != (ssize_t)sizeof(s->secret))
             return kiln_fail_errno(err, KILN_E_IO, "getrandom for the held-out seed");
         s->secret &= (1ULL << 52) - 1;
+        enum kiln_rc rc = heldout_draw(s->wl, s->backend, s->secret, &s->draw, err);
+        if (rc != KILN_OK)
+            return rc;
+        if (s->opts.verbose)
+            fprintf(stderr, "kiln: drew %zu held-out cases (%zu fixed) from the secret seed\n",
+                    s->draw.n, s->draw.nincluded);
         char cache[PATH_MAX];
         snprintf(cache, sizeof(cache), "%s/inputs-held", s->dir);
         struct inputs_request req = {.wl = s->wl,
                                      .backend = s->backend,
                                      .held_out = true,
+                                     .cases = s->draw.cases,
+                                     .ncases = s->draw.n,
                                      .cache_dir = cache,
                                      .seed = s->secret,
-                                     .perf_sets = 1,
+                                     .perf_sets = EVAL_SESSION_PERF_SETS,
                                      .verbose = s->opts.verbose,
                                      .reference = s->have_given_ref ? &s->given_ref : NULL};
-        enum kiln_rc rc = inputs_prepare(&req, &s->held, err);
-        if (rc != KILN_OK)
+        if ((rc = inputs_prepare(&req, &s->held, err)) != KILN_OK)
             return rc;
         s->have_held = true;
     }
     return run_on(s, &s->held, name, src, len, tunables, out, err);
 }
 
-void eval_session_apply_held_out(struct eval_outcome *visible, const struct eval_outcome *held)
+void eval_session_apply_held_out(const struct eval_session *s, struct eval_outcome *visible,
+                                 const struct eval_outcome *held)
 {
     if (visible->v.status != VERDICT_PASS)
         return;
@@ -356,7 +375,20 @@ void eval_session_apply_held_out(struct eval_outcome *visible, const struct eval
         verdict_summarize(&visible->v);
         return;
     }
+    char why[VERDICT_DETAIL_MAX];
+    if (s->have_held && heldout_timing_inconsistent(s->wl, &s->draw, &visible->v, &held->v, NULL,
+                                                    why, sizeof(why))) {
+        snprintf(visible->stage, sizeof(visible->stage), "held_out");
+        verdict_fail(&visible->v, VERDICT_INCONSISTENT_TIMING, "%s", why);
+        verdict_summarize(&visible->v);
+        return;
+    }
     visible->v.reverified = true;
+}
+
+const struct heldout_set *eval_session_held_out_draw(const struct eval_session *s)
+{
+    return s->have_held ? &s->draw : NULL;
 }
 
 void eval_session_candidate_dir(const struct eval_session *s, const char *name, bool held,

@@ -22,6 +22,7 @@
 #include "baseline.h"
 #include "evaluate.h"
 #include "given.h"
+#include "heldout.h"
 
 /* Input sets per performance case of a session (the harness's minimum for a
  * timed case). */
@@ -35,7 +36,7 @@ struct eval_session_opts {
     int gpu;
     const char *work_dir;    /* NULL: a temporary directory removed on close */
     uint64_t seed;           /* base seed of the visible inputs */
-    int warmups, iterations; /* 0: harness defaults */
+    int warmups, iterations; /* 0: harness defaults; warmups EVAL_NO_WARMUPS: none */
     bool hot;
     long long run_timeout_ms;   /* 0: the gpu-run policy's default */
     const char *candidate_hint; /* a file name whose extension picks the backend */
@@ -57,6 +58,12 @@ struct eval_session;
  * supports it; else cpu. */
 enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hint,
                                     const struct workload *w);
+
+/* A fresh base seed for the visible inputs, from the kernel's CSPRNG, in
+ * 0 .. 2^52-1 (exact in JSON and numpy): the default of every evaluation,
+ * so no candidate can precompute answers for inputs it can predict. The
+ * caller records it (verdict, run record) so `--seed N` reproduces. */
+enum kiln_rc eval_fresh_seed(uint64_t *seed, struct kiln_err *err) KILN_NODISCARD;
 
 /* A workload argument: a directory, or the name of a built-in workload in
  * the data directory's workloads/. */
@@ -101,15 +108,24 @@ enum kiln_rc eval_session_run_compiled(struct eval_session *s, const char *name,
                                        struct eval_outcome *out,
                                        struct kiln_err *err) KILN_NODISCARD;
 
-/* Re-verifies a candidate on the held-out cases with fresh inputs from a
- * secret seed (drawn once per session, never recorded before the end). */
+/* Re-verifies a candidate on the held-out cases: on first use the session
+ * takes a secret seed from getrandom, draws the cases from it within the
+ * workload's ranges (heldout.h: sizes nobody saw, some of them timed) and
+ * generates their inputs from it; every later candidate gets the same
+ * draw. Neither is shown before the check ran. */
 enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, const char *src,
                                    size_t len, const int64_t *tunables, struct eval_outcome *out,
                                    struct kiln_err *err) KILN_NODISCARD;
 
 /* Folds a held-out outcome into the visible one: a failure there fails the
- * candidate (stage "held_out"); a pass marks it re-verified. */
-void eval_session_apply_held_out(struct eval_outcome *visible, const struct eval_outcome *held);
+ * candidate (stage "held_out"); held-out times that do not fit the visible
+ * ones scaled by work make it `inconsistent_timing` (VERDICT.md section 9);
+ * else it is marked re-verified. */
+void eval_session_apply_held_out(const struct eval_session *s, struct eval_outcome *visible,
+                                 const struct eval_outcome *held);
+
+/* The held-out draw (seed, cases); NULL before eval_session_held_out ran. */
+const struct heldout_set *eval_session_held_out_draw(const struct eval_session *s);
 
 /* The scratch directory of candidate `name` (compile/, run/, cases/). */
 void eval_session_candidate_dir(const struct eval_session *s, const char *name, bool held,

@@ -17,7 +17,7 @@ for f in "$src"/tests/evaluator_adversarial/*.cu; do
     name=$(basename "$f" .cu)
     want=$(sed -n 's|^// kiln-eval-expect: *||p' "$f")
     [ -n "$want" ] || { echo "FAIL: $name has no kiln-eval-expect line"; fail=1; continue; }
-    "$k" eval saxpy "$f" --backend cuda --no-reference --no-baseline --timeout 20 --warmups 2 --iterations 10 \
+    "$k" eval saxpy "$f" --backend cuda --no-reference --no-baseline --timeout 20 --warmups 2 --iterations 10 --seed 1 \
         --work "$work/inputs" --json >"$work/out.json" 2>"$work/err.txt"
     got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["status"])' "$work/out.json" 2>/dev/null)
     if [ "$got" = "$want" ]; then

@@ -58,6 +58,24 @@ static void single_sample(void **state)
     assert_true(stats_log_sigma(&st) == 1.0); /* one sample: no noise estimate */
 }
 
+/* --iterations 2 (or 5 over three input sets) leaves sets with two samples:
+ * a standard deviation exists but no honest interval, so the case counts as
+ * fully uncertain like a single sample, never as a precise one. */
+static void two_samples_no_interval(void **state)
+{
+    (void)state;
+    const double s[2] = {1.0, 1.001}, s3[3] = {1.0, 1.001, 1.0005};
+    struct stats_summary st;
+    struct kiln_err e = {0};
+    assert_int_equal(stats_compute(s, 2, &st, &e), KILN_OK);
+    assert_true(st.stddev > 0.0);
+    assert_false(stats_has_interval(&st));
+    assert_true(stats_log_sigma(&st) == 1.0);
+    assert_int_equal(stats_compute(s3, 3, &st, &e), KILN_OK);
+    assert_true(stats_has_interval(&st));
+    assert_true(stats_log_sigma(&st) < 0.01);
+}
+
 static void bad_samples_rejected(void **state)
 {
     (void)state;
@@ -146,10 +164,15 @@ static void split_precision_sgemm_is_possible(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(odd_sample_set),     cmocka_unit_test(even_sample_set),
-        cmocka_unit_test(single_sample),      cmocka_unit_test(bad_samples_rejected),
-        cmocka_unit_test(geomean_of_medians), cmocka_unit_test(noise_decides_ties),
-        cmocka_unit_test(physics_floor),      cmocka_unit_test(split_precision_sgemm_is_possible),
+        cmocka_unit_test(odd_sample_set),
+        cmocka_unit_test(even_sample_set),
+        cmocka_unit_test(single_sample),
+        cmocka_unit_test(two_samples_no_interval),
+        cmocka_unit_test(bad_samples_rejected),
+        cmocka_unit_test(geomean_of_medians),
+        cmocka_unit_test(noise_decides_ties),
+        cmocka_unit_test(physics_floor),
+        cmocka_unit_test(split_precision_sgemm_is_possible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,9 @@ set -u
 : "${KILN_BIN:?KILN_BIN is not set (run through ctest)}"
 : "${KILN_SOURCE_DIR:?KILN_SOURCE_DIR is not set (run through ctest)}"
 FIX="$KILN_SOURCE_DIR/tests/pipeline_cli/fixtures"
-# Timing runs are kept short: the tests judge outcomes, not speed.
-FAST=(--warmups 1 --iterations 5)
+# Timing runs are kept short: the tests judge outcomes, not speed. Seed 1:
+# the tests share inputs generated once (kiln's default is a fresh seed).
+FAST=(--warmups 1 --iterations 5 --seed 1)
 export KILN_DATA_DIR="$KILN_SOURCE_DIR"
 unset KILN_API_KEY OPENAI_API_KEY https_proxy http_proxy HTTPS_PROXY HTTP_PROXY
 
