@@ -252,6 +252,8 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         rc = runrec_write_json(&r->rr, "summary.json", summary, err);
     if (rc == KILN_OK)
         rc = report_write_run(&r->rr, err);
+    if (rc == KILN_OK) /* the record is complete: every file in the MANIFEST */
+        rc = runrec_manifest_update(&r->rr, err);
     if (rc == KILN_OK && r->o.json)
         json_dumpf(summary, stdout, JSON_INDENT(2)), putchar('\n');
     if (rc == KILN_OK && !r->o.json) {

@@ -104,7 +104,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     opt_given_add_json(&r->given, doc);
     json_object_set_new(doc, "jobs", json_integer(r->o.jobs > 0 ? r->o.jobs : 1));
     json_object_set_new(doc, "compiler", json_string(compile_tool_name(r->o.compiler)));
-    enum kiln_rc rc = runrec_write_json(&r->rr, "run.json", doc, err);
+    enum kiln_rc rc = runrec_commit_json(&r->rr, "run.json", doc, err);
     json_decref(doc);
     return rc;
 }
