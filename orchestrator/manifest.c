@@ -32,7 +32,7 @@ bool manifest_path_ok(const char *p)
             return false;
         start = false;
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-' || c == '+'))
+              c == '.' || c == '_' || c == '-'))
             return false;
     }
     return !start; /* no trailing '/' */
@@ -145,7 +145,7 @@ static enum kiln_rc scan_dir(int dfd, const char *rel, int depth, const struct m
             continue;
         if (!manifest_path_ok(path)) {
             rc = kiln_fail(err, KILN_E_REJECTED,
-                           "%s: not a name a run record holds (letters, digits, . _ + -; "
+                           "%s: not a name a run record holds (letters, digits, . _ -; "
                            "no hidden files): remove or rename it",
                            path);
             break;

@@ -13,7 +13,8 @@
  * candidate). A file that has either its listed digest or its `next` one
  * is intact, so a crash between the two renames never makes a run
  * unresumable. Paths are relative, canonical ('/'-separated components of
- * [A-Za-z0-9._+-], not starting with '.', at most 255 bytes) and unique.
+ * [A-Za-z0-9._-] (what an archive can carry), not starting with '.', at most
+ * 255 bytes) and unique.
  * The text is parsed as untrusted (manifest_parse: size and count limits,
  * every field checked).
  *
