@@ -12,10 +12,9 @@
 #define UNAVAILABLE  "unavailable"
 #define NOT_RECORDED "not recorded"
 
-static const char *const KEYS[] = {"gpu_model",     "gpu_uuid",         "driver",
-                                   "cuda_toolkit_kiln", "nvcc",          "cc",
-                                   "sm_clock_mhz",  "mem_clock_mhz",    "temperature_c",
-                                   "persistence_mode", "host_kernel"};
+static const char *const KEYS[] = {
+    "gpu_model",    "gpu_uuid",      "driver",        "cuda_toolkit_kiln", "nvcc",       "cc",
+    "sm_clock_mhz", "mem_clock_mhz", "temperature_c", "persistence_mode",  "host_kernel"};
 #define NKEYS (sizeof(KEYS) / sizeof(KEYS[0]))
 
 /* First line of a tool's output that contains `want` (or the first line),
@@ -68,8 +67,7 @@ enum kiln_rc envcap_now(int gpu, json_t **out, struct kiln_err *err)
         return kiln_fail(err, KILN_E_NOMEM, "environment: out of memory");
     char v[256];
     struct utsname u;
-    json_object_set_new(o, "host_kernel",
-                        json_string(uname(&u) == 0 ? u.release : UNAVAILABLE));
+    json_object_set_new(o, "host_kernel", json_string(uname(&u) == 0 ? u.release : UNAVAILABLE));
     json_object_set_new(o, "cuda_toolkit_kiln", json_string(KILN_CUDA_VERSION));
     char *nvcc[] = {"nvcc", "--version", NULL};
     tool_line(nvcc, "release", v, sizeof(v));
@@ -145,9 +143,9 @@ static bool known(const char *v)
 size_t envcap_drift(const json_t *a, const json_t *b, char *out, size_t cap)
 {
     /* The UUID tells which board; drift is about what changes timing. */
-    static const char *const matter[] = {"gpu_model", "gpu_uuid", "driver",       "cuda_toolkit_kiln",
-                                         "nvcc",          "cc",           "sm_clock_mhz",
-                                         "mem_clock_mhz", "persistence_mode"};
+    static const char *const matter[] = {"gpu_model",         "gpu_uuid",      "driver",
+                                         "cuda_toolkit_kiln", "nvcc",          "cc",
+                                         "sm_clock_mhz",      "mem_clock_mhz", "persistence_mode"};
     size_t n = 0, off = 0;
     if (cap)
         out[0] = '\0';

@@ -132,8 +132,8 @@ static enum kiln_rc put_data(struct writer *w, const char *rel, const void *data
 
 /* Copies one file of the run, digesting what it copies; it must still be
  * the file that was verified (`want`). */
-static enum kiln_rc put_file(struct writer *w, const char *run_dir, const struct manifest_entry *want,
-                             struct kiln_err *err)
+static enum kiln_rc put_file(struct writer *w, const char *run_dir,
+                             const struct manifest_entry *want, struct kiln_err *err)
 {
     char path[PATH_MAX];
     enum kiln_rc rc = fs_join(path, sizeof(path), run_dir, want->path, err);
@@ -201,8 +201,7 @@ static enum kiln_rc work_skips(const char *run_dir, char ***out, size_t *n, stru
         return rc;
     struct dirent *de;
     while (rc == KILN_OK && (de = readdir(d)) != NULL) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-            !strcmp(de->d_name, "inputs"))
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "inputs"))
             continue;
         char **grown = realloc(*out, (*n + 1) * sizeof(char *));
         char *s = NULL;
@@ -248,9 +247,9 @@ static json_t *archive_json(const char *run_dir, const char *top, const char *cm
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
     json_t *doc = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:O, s:O, s:{s:o, s:o}, s:s}", "format",
-        "kiln-archive-1", "run", top, "archived_by", "kiln", KILN_VERSION, "revision",
-        KILN_GIT_REV, "cuda", KILN_CUDA_VERSION, "command", cmdline ? cmdline : "", "at", when,
-        "run_kiln", run && json_object_get(run, "kiln") ? json_object_get(run, "kiln") : json_null(),
+        "kiln-archive-1", "run", top, "archived_by", "kiln", KILN_VERSION, "revision", KILN_GIT_REV,
+        "cuda", KILN_CUDA_VERSION, "command", cmdline ? cmdline : "", "at", when, "run_kiln",
+        run && json_object_get(run, "kiln") ? json_object_get(run, "kiln") : json_null(),
         "run_command",
         run && json_object_get(run, "command") ? json_object_get(run, "command") : json_null(),
         "environment", "recorded_by_run", envcap_from_run(run, envj), "captured_at_archive", now,
@@ -274,8 +273,9 @@ static enum kiln_rc sign_manifest(const char *key, const char *text, size_t len,
     snprintf(spath, sizeof(spath), "%s/MANIFEST.sig", dir);
     rc = fs_write_atomic(mpath, text, len, err);
     int status = -1;
-    char *argv[] = {"ssh-keygen", "-q",   "-Y",  "sign", "-f", (char *)key, "-n",
-                    RUNARCHIVE_SIG_NAMESPACE, mpath, NULL};
+    char *argv[] = {"ssh-keygen", "-q",        "-Y", "sign",
+                    "-f",         (char *)key, "-n", RUNARCHIVE_SIG_NAMESPACE,
+                    mpath,        NULL};
     if (rc == KILN_OK)
         rc = run_tool(argv, NULL, NULL, 0, &status, err);
     if (rc == KILN_OK && status != 0)
@@ -342,7 +342,8 @@ enum kiln_rc runarchive_write(const struct runarchive_write_opts *o, char *writt
         archive_write_add_filter_zstd(w.a) != ARCHIVE_OK ||
         archive_write_set_bytes_in_last_block(w.a, 1) != ARCHIVE_OK ||
         archive_write_open_fd(w.a, fd) != ARCHIVE_OK)
-        rc = w.a ? ar_fail(w.a, err, "zstd-compressed ustar") : kiln_fail(err, KILN_E_NOMEM, "archive");
+        rc = w.a ? ar_fail(w.a, err, "zstd-compressed ustar")
+                 : kiln_fail(err, KILN_E_NOMEM, "archive");
     for (size_t i = 0; rc == KILN_OK && i < files.n; i++)
         rc = put_file(&w, rr.dir, &files.e[i], err);
     json_t *aj = rc == KILN_OK ? archive_json(rr.dir, w.top, o->command_line) : NULL;
@@ -369,6 +370,8 @@ enum kiln_rc runarchive_write(const struct runarchive_write_opts *o, char *writt
         rc = ar_fail(w.a, err, "finishing");
     if (w.a)
         archive_write_free(w.a);
+    if (rc == KILN_OK && fchmod(fd, 0644) != 0) /* as any other file the user writes */
+        rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s", tmp);
     if (rc == KILN_OK && fsync(fd) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "fsync %s", tmp);
     close(fd);
@@ -447,8 +450,8 @@ static enum kiln_rc check_signature(const struct runarchive *ar, const char *all
         return kiln_fail(err, KILN_E_REJECTED, "MANIFEST.sig is larger than %u bytes",
                          SIG_MAX_BYTES);
     int status = -1;
-    char *find[] = {"ssh-keygen", "-Y", "find-principals", "-s", spath, "-f", (char *)allowed,
-                    NULL};
+    char *find[] = {"ssh-keygen", "-Y", "find-principals", "-s",
+                    spath,        "-f", (char *)allowed,   NULL};
     enum kiln_rc rc = run_tool(find, NULL, who, sizeof(who), &status, err);
     if (rc != KILN_OK)
         return rc;
@@ -459,8 +462,18 @@ static enum kiln_rc check_signature(const struct runarchive *ar, const char *all
                          "find-principals: %s)",
                          allowed, who[0] ? who : "no principal");
     char out_text[1024];
-    char *verify[] = {"ssh-keygen", "-Y", "verify", "-f", (char *)allowed, "-I", who, "-n",
-                      RUNARCHIVE_SIG_NAMESPACE, "-s", spath, NULL};
+    char *verify[] = {"ssh-keygen",
+                      "-Y",
+                      "verify",
+                      "-f",
+                      (char *)allowed,
+                      "-I",
+                      who,
+                      "-n",
+                      RUNARCHIVE_SIG_NAMESPACE,
+                      "-s",
+                      spath,
+                      NULL};
     rc = run_tool(verify, mpath, out_text, sizeof(out_text), &status, err);
     if (rc != KILN_OK)
         return rc;
@@ -559,7 +572,8 @@ static enum kiln_rc open_common(struct archive *a, const char *tmp_parent,
         struct stat st;
         snprintf(p, sizeof(p), "%s/%s", out->run, ARCHIVE_JSON);
         if (lstat(p, &st) != 0)
-            rc = kiln_fail(err, KILN_E_REJECTED, "the archive has no ARCHIVE.json: not a kiln archive");
+            rc = kiln_fail(err, KILN_E_REJECTED,
+                           "the archive has no ARCHIVE.json: not a kiln archive");
     }
     if (rc == KILN_OK && allowed)
         rc = check_signature(out, allowed, out, err);
