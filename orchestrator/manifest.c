@@ -398,6 +398,59 @@ enum kiln_rc manifest_write_dir(const char *dir, const struct manifest_skip *ski
     return rc;
 }
 
+enum kiln_rc manifest_announce(const char *dir, const char *rel, const void *data, size_t len,
+                               struct kiln_err *err)
+{
+    char path[4096], *text = NULL;
+    size_t tlen = 0;
+    enum kiln_rc rc = fs_join(path, sizeof(path), dir, MANIFEST_NAME, err);
+    if (rc != KILN_OK)
+        return rc;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    rc = fs_read_file(path, MANIFEST_MAX_BYTES, &text, &tlen, &e);
+    if (rc == KILN_E_NOTFOUND)
+        return KILN_OK;
+    if (rc != KILN_OK) {
+        *err = e;
+        return rc;
+    }
+    if (!manifest_path_ok(rel)) {
+        free(text);
+        return kiln_fail(err, KILN_E_INTERNAL, "%s: not a name a MANIFEST can list", rel);
+    }
+    struct manifest m;
+    rc = manifest_parse(text, tlen, &m, err);
+    free(text);
+    if (rc != KILN_OK) {
+        kiln_err_prefix(err, "%s (changed while the run went on?)", path);
+        return rc;
+    }
+    if (m.next.path) {
+        char fpath[4096], hex[SHA256_HEX_LEN + 1];
+        uint64_t size = 0;
+        if (fs_join(fpath, sizeof(fpath), dir, m.next.path, &e) == KILN_OK &&
+            sha256_file_hex(fpath, MANIFEST_FILE_MAX, hex, &size, &e) == KILN_OK &&
+            !strcmp(hex, m.next.sha256))
+            rc = manifest_put(&m, m.next.path, hex, size, err);
+        free(m.next.path);
+        m.next.path = NULL;
+    }
+    if (rc == KILN_OK && !(m.next.path = strdup(rel)))
+        rc = kiln_fail(err, KILN_E_NOMEM, "manifest: out of memory");
+    if (rc == KILN_OK) {
+        sha256_hex_of(data, len, m.next.sha256);
+        m.next.size = len;
+        rc = manifest_format(&m, &text, &tlen, err);
+    }
+    if (rc == KILN_OK) {
+        rc = fs_write_atomic(path, text, tlen, err);
+        free(text);
+    }
+    manifest_free(&m);
+    return rc;
+}
+
 enum kiln_rc manifest_check_dir(const char *dir, const struct manifest_skip *skip,
                                 bool (*tolerate)(const char *path, void *ctx), void *ctx,
                                 struct manifest_diff *diff, struct kiln_err *err)

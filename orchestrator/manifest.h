@@ -104,6 +104,14 @@ enum kiln_rc manifest_write_dir(const char *dir, const struct manifest_skip *ski
                                 const char *next_rel, const void *next_data, size_t next_len,
                                 struct kiln_err *err) KILN_NODISCARD;
 
+/* Announces in `dir`/MANIFEST that `rel` is about to be replaced with
+ * `data` (its `next` line), after folding the previous announcement in: the
+ * file it named joins the entries when it has the announced digest (its
+ * write completed), else stays as listed. No MANIFEST: nothing to do. One
+ * atomic MANIFEST write per file write, and no rescan. */
+enum kiln_rc manifest_announce(const char *dir, const char *rel, const void *data, size_t len,
+                               struct kiln_err *err) KILN_NODISCARD;
+
 /* Reads `dir`/MANIFEST (KILN_E_NOTFOUND when absent), scans `dir` and
  * compares; KILN_E_REJECTED with the problems named when they differ. */
 enum kiln_rc manifest_check_dir(const char *dir, const struct manifest_skip *skip,

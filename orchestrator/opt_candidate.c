@@ -175,7 +175,7 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
                             json_pack("{s:I, s:I}", "prompt", (json_int_t)p->prompt_tokens,
                                       "completion", (json_int_t)p->completion_tokens));
     json_array_append_new(r->history, h);
-    return runrec_commit_json(&r->rr, "history.json", r->history, err);
+    return runrec_write_json(&r->rr, "history.json", r->history, err);
 }
 
 /* ---- one candidate in steps (optimize_jobs.c runs them in a window) ---- */
@@ -288,10 +288,6 @@ enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err)
         if (rc != KILN_OK)
             return rc;
     }
-    /* The set-up's files (workload/, given/, reference/) join the MANIFEST
-     * before the first candidate, so a crash now leaves a record that verifies. */
-    if ((rc = runrec_manifest_update(&r->rr, err)) != KILN_OK)
-        return rc;
     if (opt_jobs(r) > 1 || r->win.n > 0)
         rc = opt_loop_jobs(r, first, err); /* --jobs N: optimize_jobs.c */
     else

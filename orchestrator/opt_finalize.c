@@ -232,6 +232,8 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
             rc = runrec_write(&r->rr, name, pinned, strlen(pinned), err);
         free(pinned);
     }
+    if (rc == KILN_OK) /* every timing (held-out included) is done */
+        rc = opt_record_environment(r, "after_timing", err);
     char runname[32];
     snprintf(runname, sizeof(runname), "run-%03d", r->rr.number);
     int generated = r->generated || wl->provenance == WL_PROVENANCE_MODEL;
@@ -252,8 +254,6 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         rc = runrec_write_json(&r->rr, "summary.json", summary, err);
     if (rc == KILN_OK)
         rc = report_write_run(&r->rr, err);
-    if (rc == KILN_OK) /* the record is complete: every file in the MANIFEST */
-        rc = runrec_manifest_update(&r->rr, err);
     if (rc == KILN_OK && r->o.json)
         json_dumpf(summary, stdout, JSON_INDENT(2)), putchar('\n');
     if (rc == KILN_OK && !r->o.json) {

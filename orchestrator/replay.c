@@ -95,7 +95,10 @@ static enum kiln_rc side_open(const char *arg, const struct replay_opts *o, stru
         s->run = load_json(s->dir, "run.json", RUN_JSON_MAX, true, err, &rc);
         s->history = load_json(s->dir, "history.json", HISTORY_JSON_MAX, true, err, &rc);
         json_t *env = load_json(s->dir, "environment.json", RUN_JSON_MAX, false, err, &rc);
-        s->env = envcap_from_run(s->run, json_object_get(env, "after_timing"));
+        /* The reading right after timing is the closest to the clocks the
+         * samples ran at; runs stopped before the end have only "before". */
+        json_t *at = json_object_get(env, "after_timing");
+        s->env = envcap_from_run(s->run, at ? at : json_object_get(env, "before_timing"));
         json_decref(env);
     }
     if (rc == KILN_OK && (!json_is_object(s->run) || !json_is_array(s->history)))
@@ -392,15 +395,19 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown backend");
     int gpu = o->gpu >= 0 ? o->gpu : (int)json_integer_value(json_object_get(s.run, "gpu_index"));
     json_t *now = NULL;
-    if (rc == KILN_OK)
-        rc = envcap_now(backend == KILN_BACKEND_CUDA ? gpu : -1, &now, err);
     struct report r = {o, res, json_array(), 1.0};
-    if (rc == KILN_OK) {
-        if (o->format == REPLAY_TEXT)
-            printf("kiln replay %s: %zu recorded candidates, %s backend\n", archive,
-                   json_array_size(s.history), bname);
-        environment(&r, s.env, now, "this host");
-    }
+    /* Everything is run first and judged after: the clocks right after this
+     * replay's timing are what the run's own after-timing reading compares to. */
+    size_t nh = json_array_size(s.history), nr = 0;
+    struct redone {
+        char id[4], old[32], now[32];
+        struct timings ta, tb;
+        bool ha, hb;
+    } *done = calloc(nh ? nh : 1, sizeof(*done));
+    if (rc == KILN_OK && !done)
+        rc = kiln_fail(err, KILN_E_NOMEM, "replay: out of memory");
+    if (rc == KILN_OK && o->format == REPLAY_TEXT)
+        printf("kiln replay %s: %zu recorded candidates, %s backend\n", archive, nh, bname);
     char wdir[PATH_MAX + 16], work[PATH_MAX + 16], refpath[PATH_MAX + 32];
     snprintf(wdir, sizeof(wdir), "%s/workload", s.dir);
     snprintf(work, sizeof(work), "%s/replay-work", s.ar.root);
@@ -462,25 +469,32 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         eval_session_candidate_dir(sess, id, false, cdir, sizeof(cdir));
         snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", s.dir, id);
         snprintf(pb, sizeof(pb), "%s/run/timings.json", cdir);
-        struct timings ta, tb;
-        memset(&ta, 0, sizeof(ta));
-        memset(&tb, 0, sizeof(tb));
-        bool ha = false, hb = false;
+        struct redone *d = &done[nr++];
+        snprintf(d->id, sizeof(d->id), "%s", id);
+        snprintf(d->old, sizeof(d->old), "%s", old);
+        snprintf(d->now, sizeof(d->now), "%s", verdict_status_name(out.v.status));
         if (rc == KILN_OK)
-            rc = read_timings(pa, &ta, &ha, err);
+            rc = read_timings(pa, &d->ta, &d->ha, err);
         if (rc == KILN_OK)
-            rc = read_timings(pb, &tb, &hb, err);
-        if (rc == KILN_OK)
-            rc = judge_candidate(&r, id, old, verdict_status_name(out.v.status), ha ? &ta : NULL,
-                                 hb ? &tb : NULL, err);
-        timings_free(&ta);
-        timings_free(&tb);
+            rc = read_timings(pb, &d->tb, &d->hb, err);
         eval_outcome_free(&out);
         struct kiln_err rm;
         (void)(fs_remove_tree(cdir, &rm) == KILN_OK); /* big outputs: not kept */
     }
     if (rc == KILN_OK)
+        rc = envcap_now(backend == KILN_BACKEND_CUDA ? gpu : -1, &now, err);
+    if (rc == KILN_OK)
+        environment(&r, s.env, now, "this host after the replay's timing");
+    for (size_t i = 0; rc == KILN_OK && i < nr; i++)
+        rc = judge_candidate(&r, done[i].id, done[i].old, done[i].now,
+                             done[i].ha ? &done[i].ta : NULL, done[i].hb ? &done[i].tb : NULL, err);
+    if (rc == KILN_OK)
         finish(&r, "kiln replay");
+    for (size_t i = 0; i < nr; i++) {
+        timings_free(&done[i].ta);
+        timings_free(&done[i].tb);
+    }
+    free(done);
     eval_session_close(sess);
     json_decref(now);
     json_decref(r.cands);

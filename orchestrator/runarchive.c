@@ -564,8 +564,10 @@ static enum kiln_rc open_common(struct archive *a, const char *tmp_parent,
     struct manifest_diff diff;
     if (rc == KILN_OK) {
         rc = manifest_check_dir(out->run, NULL, NULL, NULL, &diff, err);
-        if (rc == KILN_E_NOTFOUND)
+        if (rc == KILN_E_NOTFOUND) {
+            kiln_err_clear(err);
             rc = kiln_fail(err, KILN_E_REJECTED, "the archive has no MANIFEST: not a kiln archive");
+        }
     }
     if (rc == KILN_OK) {
         char p[PATH_MAX + 16];

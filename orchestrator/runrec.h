@@ -51,12 +51,14 @@ enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, si
 /* The run's MANIFEST (manifest.h): every file of the record except work/
  * (scratch and caches kiln re-checks itself). */
 
-/* Rescans the record and rewrites MANIFEST atomically. */
-enum kiln_rc runrec_manifest_update(const struct runrec *rr, struct kiln_err *err) KILN_NODISCARD;
+/* Once a run has a MANIFEST, every runrec_write announces itself there
+ * first (manifest_announce), so the MANIFEST follows the record with one
+ * small write per file and a crash at any point leaves a record that
+ * verifies. */
 
-/* Writes `rel` as runrec_write_json does and brings MANIFEST up to date,
- * announcing the write in MANIFEST first (its `next` line), so a crash at
- * any point leaves a record that still verifies. */
+/* Creates (or rebuilds) MANIFEST from a full scan of the record, announcing
+ * `rel`, then writes `rel` as runrec_write_json does. For run.json: the
+ * files before it (workload/, given/) are in the first MANIFEST. */
 enum kiln_rc runrec_commit_json(const struct runrec *rr, const char *rel, const json_t *doc,
                                 struct kiln_err *err) KILN_NODISCARD;
 

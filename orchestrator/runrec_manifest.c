@@ -11,14 +11,6 @@
 static const char *const SKIP_PATHS[] = {"work"};
 static const struct manifest_skip SKIP = {SKIP_PATHS, 1};
 
-enum kiln_rc runrec_manifest_update(const struct runrec *rr, struct kiln_err *err)
-{
-    enum kiln_rc rc = manifest_write_dir(rr->dir, &SKIP, NULL, NULL, 0, err);
-    if (rc != KILN_OK)
-        kiln_err_prefix(err, "updating the run's MANIFEST");
-    return rc;
-}
-
 enum kiln_rc runrec_commit_json(const struct runrec *rr, const char *rel, const json_t *doc,
                                 struct kiln_err *err)
 {
@@ -33,14 +25,12 @@ enum kiln_rc runrec_commit_json(const struct runrec *rr, const char *rel, const 
     }
     nl[len] = '\n';
     nl[len + 1] = '\0';
-    /* Announce, write, then record: a crash between any two steps leaves
-     * `rel` with either its listed or its announced digest. */
+    /* Scan and announce, then write: a crash between the two leaves `rel`
+     * with either its listed or its announced digest. */
     enum kiln_rc rc = manifest_write_dir(rr->dir, &SKIP, rel, nl, len + 1, err);
     if (rc == KILN_OK)
         rc = runrec_write(rr, rel, nl, len + 1, err);
     free(nl);
-    if (rc == KILN_OK)
-        rc = manifest_write_dir(rr->dir, &SKIP, NULL, NULL, 0, err);
     if (rc != KILN_OK)
         kiln_err_prefix(err, "recording %s", rel);
     return rc;
