@@ -11,7 +11,7 @@
 #              --json and --markdown
 #   resume     kiln resume refuses a changed, missing or extra file and a
 #              run without MANIFEST, naming them
-. "$KILN_SOURCE_DIR/tests/pipeline_cli/lib.sh"
+. "${KILN_SOURCE_DIR:?KILN_SOURCE_DIR is not set (run through ctest)}/tests/pipeline_cli/lib.sh" || exit 1
 case_name=$1
 SHARED=$2
 RUN=$SHARED/results/run-001
@@ -51,7 +51,7 @@ PY
     head -n 1 "$RUN/MANIFEST" | grep -qx 'kiln-manifest 1' || fail "MANIFEST header"
     # Every file of the record but work/ is listed with its digest.
     (cd "$RUN" && find . -type f ! -path './work/*' ! -name MANIFEST | sed 's|^\./||' | sort) >"$T/files"
-    awk '$1 != "next" {print $3} $1 == "next" {print $4}' "$RUN/MANIFEST" | sort -u >"$T/listed"
+    awk 'NR > 1 && $1 != "next" {print $3} $1 == "next" {print $4}' "$RUN/MANIFEST" | sort -u >"$T/listed"
     diff "$T/files" "$T/listed" >&2 || fail "MANIFEST does not list exactly the record's files"
     (cd "$RUN" && awk '$1 != "next" && NR > 1 {print $1 "  " $3}' MANIFEST | sha256sum -c --quiet) ||
         fail "a MANIFEST digest is wrong"
@@ -74,7 +74,7 @@ roundtrip)
     ! grep -q '^run-001/work/inputs-held/' "$T/list" || fail "held-out scratch was archived"
     tar --zstd -xOf "$T/run-001.tar.zst" run-001/ARCHIVE.json >"$T/archive.json"
     expect_json "$T/archive.json" 'd["environment"]["recorded_by_run"]["cuda_toolkit_kiln"] != ""' True
-    expect_json "$T/archive.json" 'd["run_command"][0]' '"optimize"'
+    expect_json "$T/archive.json" 'd["run_command"][0]' optimize
     expect_json "$T/archive.json" '"host_kernel" in d["environment"]["captured_at_archive"]' True
     # The same run gives the same archive (reproducible, apart from the capture time).
     run_kiln "$T/out" "$T/err" replay "$T/run-001.tar.zst" --quiet
@@ -223,10 +223,10 @@ PY
     # A changed verdict: exit 1.
     cp -a "$RUN" "$T/verdict"
     rm "$T/verdict/MANIFEST"
-    sed -i '0,/"status": "pass"/s//"status": "fail"/' "$T/verdict/candidates/001/verdict.json"
+    sed -i '0,/"status": "pass"/s//"status": "wrong_answer"/' "$T/verdict/candidates/001/verdict.json"
     run_kiln "$T/out" "$T/err" compare "$RUN" "$T/verdict"
     expect_rc 1 "kiln compare with a changed verdict"
-    contains "$T/out" "verdict pass -> fail  CHANGED"
+    contains "$T/out" "candidate 001: verdict pass -> wrong_answer  CHANGED"
     # A run that fails its MANIFEST is not compared at all.
     cp -a "$RUN" "$T/bad"
     echo x >>"$T/bad/summary.json"
@@ -236,7 +236,7 @@ PY
     ;;
 resume)
     cp -a "$RUN" "$T/r1"
-    sed -i 's/"pass"/"fail"/' "$T/r1/candidates/001/verdict.json"
+    sed -i "s/\"pass\"/\"wrong_answer\"/" "$T/r1/candidates/001/verdict.json"
     mv "$T/r1/candidates/002/compile.json" "$T/r1/candidates/002/compile.old"
     echo x >"$T/r1/notes.txt"
     rm "$T/r1/best.c"
@@ -249,7 +249,7 @@ resume)
     cp -a "$RUN" "$T/r2"
     rm "$T/r2/MANIFEST"
     run_kiln "$T/out" "$T/err" resume "$T/r2"
-    expect_rc 1 "kiln resume without MANIFEST"
+    expect_rc 2 "kiln resume without MANIFEST"
     contains "$T/err" "has no MANIFEST"
     ;;
 *)
