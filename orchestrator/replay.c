@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "candidate.h"
+#include "digest.h"
 #include "envcap.h"
 #include "fsutil.h"
 #include "manifest.h"
@@ -141,6 +142,21 @@ static void verdict_status_of(const char *dir, const char *id, char *out, size_t
     json_decref(v);
 }
 
+/* SHA-256 of candidates/ID/candidate.cu or .c ("" when neither is there). */
+static void source_digest(const char *dir, const char *id, char hex[SHA256_HEX_LEN + 1])
+{
+    static const char *const ext[] = {"cu", "c"};
+    hex[0] = '\0';
+    for (size_t i = 0; i < 2 && !hex[0]; i++) {
+        char path[PATH_MAX + 64];
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        snprintf(path, sizeof(path), "%s/candidates/%s/candidate.%s", dir, id, ext[i]);
+        if (sha256_file_hex(path, 1u << 20, hex, NULL, &e) != KILN_OK)
+            hex[0] = '\0';
+    }
+}
+
 static enum kiln_rc read_timings(const char *path, struct timings *t, bool *present,
                                  struct kiln_err *err)
 {
@@ -183,6 +199,7 @@ struct report {
     struct replay_result *res;
     json_t *cands; /* --json */
     double clock_scale;
+    const json_t *env_before, *env_now; /* borrowed */
 };
 
 /* Judges one candidate: status equal, then per case. `new_status` and
@@ -201,7 +218,7 @@ static enum kiln_rc judge_candidate(struct report *r, const char *id, const char
         printf("candidate %s: verdict %s -> %s%s\n", id, old_status[0] ? old_status : "?",
                new_status[0] ? new_status : "?", equal ? " (equal)" : "  CHANGED");
     else if (r->o->format == REPLAY_MARKDOWN)
-        printf("| %s | | %s -> %s | %s | | |\n", id, old_status, new_status,
+        printf("| %s | | %s -> %s | %s | | | |\n", id, old_status, new_status,
                equal ? "equal" : "**CHANGED**");
     enum kiln_rc rc = KILN_OK;
     /* Cases in the order the old side lists them, each once. */
@@ -251,11 +268,14 @@ static void environment(struct report *r, const json_t *before, const json_t *no
 {
     char drift[2048];
     r->res->drift = envcap_drift(before, now, drift, sizeof(drift));
+    r->env_before = before;
+    r->env_now = now;
     double ca = clock_of(before), cb = clock_of(now);
     r->clock_scale = ca > 0 && cb > 0 ? cb / ca : 1.0;
     if (r->o->format == REPLAY_JSON)
         return;
-    printf("environment (recorded -> %s):\n", now_label);
+    bool md = r->o->format == REPLAY_MARKDOWN;
+    printf("%senvironment (recorded -> %s):\n", md ? "```\n" : "", now_label);
     static const char *const keys[] = {"gpu_model",         "gpu_uuid",      "driver",
                                        "cuda_toolkit_kiln", "nvcc",          "cc",
                                        "sm_clock_mhz",      "mem_clock_mhz", "host_kernel"};
@@ -275,8 +295,8 @@ static void environment(struct report *r, const json_t *before, const json_t *no
         printf("timings are not clock-normalised: %s\n",
                ca > 0 && cb > 0 ? "the SM clocks are equal"
                                 : "the SM clock at timing was not recorded on both sides");
-    if (r->o->format == REPLAY_MARKDOWN)
-        printf("\n| candidate | case | verdict | | call | median | why |\n"
+    if (md)
+        printf("```\n\n| candidate | case | verdict | | call | median | why |\n"
                "| --- | --- | --- | --- | --- | --- | --- |\n");
 }
 
@@ -290,6 +310,10 @@ static void finish(struct report *r, const char *what)
                                 "fast", (json_int_t)x->fast, "same", (json_int_t)x->same,
                                 "ambiguous", (json_int_t)x->ambiguous, "environment_drift",
                                 (json_int_t)x->drift, "results", json_incref(r->cands));
+        if (doc)
+            json_object_set_new(doc, "environment",
+                                json_pack("{s:O?, s:O?, s:f}", "recorded", r->env_before, "now",
+                                          r->env_now, "clock_scale", r->clock_scale));
         if (doc)
             json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         putchar('\n');
@@ -313,7 +337,7 @@ enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_op
     enum kiln_rc rc = side_open(a, o, &sa, err);
     if (rc == KILN_OK)
         rc = side_open(b, o, &sb, err);
-    struct report r = {o, res, json_array(), 1.0};
+    struct report r = {o, res, json_array(), 1.0, NULL, NULL};
     if (rc == KILN_OK) {
         if (o->format == REPLAY_MARKDOWN)
             printf("## kiln compare\n\n`%s` (before) against `%s` (now)\n\n", a, b);
@@ -332,6 +356,13 @@ enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_op
             continue;
         }
         char sta[32], stb[32], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+        char da[SHA256_HEX_LEN + 1], db[SHA256_HEX_LEN + 1];
+        source_digest(sa.dir, id, da);
+        source_digest(sb.dir, id, db);
+        /* Two runs' candidate 001 need not be the same kernel (another
+         * proposer, another seed): say so rather than compare silently. */
+        if (strcmp(da, db) && o->format != REPLAY_JSON)
+            printf("note: candidate %s has a different source in the two runs\n", id);
         verdict_status_of(sa.dir, id, sta, sizeof(sta));
         verdict_status_of(sb.dir, id, stb, sizeof(stb));
         snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", sa.dir, id);
@@ -343,6 +374,9 @@ enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_op
             rc = read_timings(pb, &tb, &hb, err);
         if (rc == KILN_OK)
             rc = judge_candidate(&r, id, sta, stb, ha ? &ta : NULL, hb ? &tb : NULL, err);
+        json_t *last = json_array_get(r.cands, json_array_size(r.cands) - 1);
+        if (rc == KILN_OK && last)
+            json_object_set_new(last, "same_source", json_boolean(!strcmp(da, db)));
         timings_free(&ta);
         timings_free(&tb);
     }
@@ -395,7 +429,7 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown backend");
     int gpu = o->gpu >= 0 ? o->gpu : (int)json_integer_value(json_object_get(s.run, "gpu_index"));
     json_t *now = NULL;
-    struct report r = {o, res, json_array(), 1.0};
+    struct report r = {o, res, json_array(), 1.0, NULL, NULL};
     /* Everything is run first and judged after: the clocks right after this
      * replay's timing are what the run's own after-timing reading compares to. */
     size_t nh = json_array_size(s.history), nr = 0;
