@@ -87,12 +87,12 @@ enum kiln_rc envcap_now(int gpu, json_t **out, struct kiln_err *err)
     if (gpuinfo_driver_version("/proc", drv, sizeof(drv), &e) != KILN_OK)
         snprintf(drv, sizeof(drv), UNAVAILABLE);
     json_object_set_new(o, "driver", json_string(drv));
-    /* Clocks, temperature, persistence: nvidia-smi for the GPU's bus id
-     * (its own numbering may differ from kiln's PCI order). */
+    /* Clocks, temperature, persistence: nvidia-smi for the GPU's UUID (else
+     * its bus id): nvidia-smi's own numbering may differ from kiln's PCI order. */
     char csv[1024] = "";
     if (have) {
-        char id[64], q[] = "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,persistence_mode";
-        snprintf(id, sizeof(id), "--id=%s", g[gpu].bus_id);
+        char id[96], q[] = "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,persistence_mode";
+        snprintf(id, sizeof(id), "--id=%s", g[gpu].uuid[0] ? g[gpu].uuid : g[gpu].bus_id);
         char *smi[] = {"nvidia-smi", id, q, "--format=csv,noheader,nounits", NULL};
         tool_line(smi, NULL, csv, sizeof(csv));
     }
