@@ -375,12 +375,28 @@ enum kiln_rc runarchive_write(const struct runarchive_write_opts *o, char *writt
     if (rc == KILN_OK && fsync(fd) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "fsync %s", tmp);
     close(fd);
-    if (rc == KILN_OK && rename(tmp, out) != 0)
-        rc = kiln_fail_errno(err, KILN_E_IO, "renaming %s to %s", tmp, out);
-    if (rc != KILN_OK)
-        unlink(tmp);
-    else
+    /* link() never replaces: an existing archive is not overwritten. */
+    if (rc == KILN_OK && link(tmp, out) != 0)
+        rc = errno == EEXIST ? kiln_fail(err, KILN_E_USAGE,
+                                         "%s already exists: remove it or choose another name "
+                                         "with -o",
+                                         out)
+                             : kiln_fail_errno(err, KILN_E_IO, "linking %s to %s", tmp, out);
+    unlink(tmp);
+    if (rc == KILN_OK) {
+        /* The new name is durable only once its directory is on disk. */
+        char parent[PATH_MAX];
+        snprintf(parent, sizeof(parent), "%s", out);
+        char *slash = strrchr(parent, '/');
+        if (slash)
+            *slash = slash == parent ? (slash[1] = '\0', '/') : '\0';
+        int dfd = open(slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
         snprintf(written, PATH_MAX, "%s", out);
+    }
     free(mtext);
     free(sig);
     manifest_free(&files);

@@ -61,6 +61,9 @@ PY
 roundtrip)
     run_kiln "$T/out" "$T/err" archive "$RUN" -o "$T/run-001.tar.zst"
     expect_rc 0 "kiln archive"
+    run_kiln "$T/out" "$T/err" archive "$RUN" -o "$T/run-001.tar.zst"
+    expect_rc 2 "kiln archive over an existing file"
+    contains "$T/err" "already exists"
     run_kiln "$T/out" "$T/err" verify "$T/run-001.tar.zst"
     expect_rc 0 "kiln verify"
     contains "$T/out" "OK,"
