@@ -25,7 +25,7 @@
 #include "backend.h"
 #include "error.h"
 #include "expr.h"
-#include "sha256.h"
+#include "digest.h"
 #include "tensor.h"
 
 #define WL_MAX_JSON      (256u * 1024)

@@ -216,6 +216,70 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln report results/run-001\n",
      cmd_report},
+    {"archive", "seal a run into one verifiable file: run-NNN.tar.zst",
+     "usage: kiln archive RUN_DIR [-o FILE] [--sign KEY]\n"
+     "\n"
+     "Checks the run against its MANIFEST, then writes one zstd-compressed tar:\n"
+     "every file of the run, its visible inputs and references (work/inputs/),\n"
+     "ARCHIVE.json (kiln's version and commit, the run's and this command line,\n"
+     "the environment: what the run recorded and what this host shows now, each\n"
+     "marked) and a MANIFEST with the size and SHA-256 of every file.\n"
+     "\n"
+     "options:\n"
+     "  -o, --output FILE  where to write (default: RUN_DIR's name + .tar.zst here)\n"
+     "  --sign KEY         sign MANIFEST with this SSH private key (ssh-keygen -Y\n"
+     "                     sign, namespace kiln-archive) into MANIFEST.sig\n"
+     "\n"
+     "example:\n"
+     "  kiln archive results/run-001 --sign ~/.ssh/id_ed25519\n",
+     cmd_archive},
+    {"verify", "check an archive: every file against its MANIFEST, and its signature",
+     "usage: kiln verify ARCHIVE [--allowed-signers FILE]\n"
+     "\n"
+     "Reads the archive as untrusted data (size, count and name limits), unpacks\n"
+     "it into a private temporary directory and checks every file against the\n"
+     "MANIFEST: a changed, missing, extra or renamed file is named. With\n"
+     "--allowed-signers (ssh-keygen's ALLOWED SIGNERS format) MANIFEST.sig must be\n"
+     "a valid signature by one of those keys; without it no signature is checked,\n"
+     "so anyone able to rewrite the whole archive could rewrite MANIFEST too.\n"
+     "\n"
+     "Exit status: 0 intact; 1 not intact (the message names what); 2 usage.\n"
+     "\n"
+     "example:\n"
+     "  kiln verify run-001.tar.zst --allowed-signers ~/.ssh/allowed_signers\n",
+     cmd_verify},
+    {"replay", "re-run every candidate of an archived run and compare with the record",
+     "usage: kiln replay ARCHIVE [--gpu N] [--allowed-signers FILE] [--json] [--quiet]\n"
+     "\n"
+     "Verifies the archive, prints the environment drift (GPU, driver, toolkit,\n"
+     "compiler, clocks: recorded -> this host), then evaluates every candidate\n"
+     "again on the archived workload and inputs with the run's seed and timing\n"
+     "options (no model needed), through the same pipeline as kiln eval. Per\n"
+     "candidate: the verdict must be equal. Per performance case: SAME, FAST,\n"
+     "SLOW or AMBIGUOUS against the archived samples (medians with order-statistic\n"
+     "intervals, 2% minimum effect, clock-normalised where both sides recorded\n"
+     "the SM clock).\n"
+     "\n"
+     "Exit status: 0 every verdict reproduced; 1 a verdict changed; 2 the replay\n"
+     "could not run (bad archive, usage).\n"
+     "\n"
+     "example:\n"
+     "  kiln replay run-001.tar.zst --gpu 1\n",
+     cmd_replay},
+    {"compare", "compare two runs candidate by candidate (a CI regression gate)",
+     "usage: kiln compare RUN_A RUN_B [--json | --markdown] [--allowed-signers FILE]\n"
+     "\n"
+     "Judges RUN_B (now) against RUN_A (before): run directories (checked against\n"
+     "their MANIFEST) or archives. Prints the environment drift first, then per\n"
+     "candidate (matched by number) whether the verdict is equal and per\n"
+     "performance case SAME, FAST, SLOW or AMBIGUOUS, as kiln replay does.\n"
+     "\n"
+     "Exit status: 1 when a verdict changed or a case is SLOW; 0 otherwise; 2 when\n"
+     "the comparison could not be made.\n"
+     "\n"
+     "example:\n"
+     "  kiln compare results/run-001 results/run-002 --markdown\n",
+     cmd_compare},
     {"sandbox", "run a command in a kiln sandbox (namespaces, seccomp policy, limits)",
      "usage: kiln sandbox --policy P [options] -- CMD ARGS...\n"
      "\n"

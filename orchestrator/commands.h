@@ -14,6 +14,10 @@ int cmd_eval(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_docs(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 struct runrec;
 /* Regenerates heatmap.svg and report.html of a run from its records. */

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "fsutil.h"
-#include "sha256.h"
+#include "digest.h"
 
 #define DOCS_FILE_PASSAGES_MAX 256 /* passages in one file */
 

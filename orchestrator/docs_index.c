@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "sha256.h"
+#include "digest.h"
 #include "strbuf.h"
 
 #define DOCS_SCHEMA "kiln-docs-1"

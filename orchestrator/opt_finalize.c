@@ -232,6 +232,8 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
             rc = runrec_write(&r->rr, name, pinned, strlen(pinned), err);
         free(pinned);
     }
+    if (rc == KILN_OK) /* every timing (held-out included) is done */
+        rc = opt_record_environment(r, "after_timing", err);
     char runname[32];
     snprintf(runname, sizeof(runname), "run-%03d", r->rr.number);
     int generated = r->generated || wl->provenance == WL_PROVENANCE_MODEL;

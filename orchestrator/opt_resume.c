@@ -34,10 +34,19 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
     r.tty = isatty(STDERR_FILENO);
     json_t *run = NULL, *hist = NULL;
     enum kiln_rc rc = runrec_open(run_dir, &r.rr, err);
+    /* Nothing in the record is read before its MANIFEST says it is intact:
+     * first every file but those of candidates in flight, then, once the
+     * verified history says how many finished, that those really were in
+     * flight (numbered past the finished ones). */
+    size_t in_flight = 0;
+    if (rc == KILN_OK)
+        rc = runrec_manifest_check(&r.rr, 0, &in_flight, err);
     if (rc == KILN_OK)
         rc = runrec_read_json(&r.rr, "run.json", 1u << 20, &run, err);
     if (rc == KILN_OK)
         rc = runrec_read_json(&r.rr, "history.json", 64u << 20, &hist, err);
+    if (rc == KILN_OK && in_flight > 0)
+        rc = runrec_manifest_check(&r.rr, json_array_size(hist), NULL, err);
     if (rc != KILN_OK) {
         json_decref(run);
         kiln_err_prefix(err, "%s is not a resumable run", run_dir);

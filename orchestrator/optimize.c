@@ -18,6 +18,7 @@
 
 #include "apikey.h"
 #include "docs_index.h"
+#include "envcap.h"
 #include "fsutil.h"
 #include "gpuinfo.h"
 #include "kiln_version.h"
@@ -115,7 +116,32 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     if (r->o.docs > 0) /* --docs: what resume needs to search the same way */
         json_object_set_new(doc, "docs",
                             json_pack("{s:i, s:s?}", "k", r->o.docs, "dir", r->o.docs_dir));
-    enum kiln_rc rc = runrec_write_json(&r->rr, "run.json", doc, err);
+    /* environment.json before anything is timed; then run.json, which
+     * starts the MANIFEST with everything written so far. */
+    enum kiln_rc rc = opt_record_environment(r, "before_timing", err);
+    if (rc == KILN_OK)
+        rc = runrec_commit_json(&r->rr, "run.json", doc, err);
+    json_decref(doc);
+    return rc;
+}
+
+enum kiln_rc opt_record_environment(struct opt_run *r, const char *when, struct kiln_err *err)
+{
+    json_t *doc = NULL, *now = NULL;
+    /* Absent before the run's first reading: start a new document. */
+    if (runrec_read_json(&r->rr, "environment.json", 1u << 20, &doc, err) != KILN_OK ||
+        !json_is_object(doc)) {
+        json_decref(doc);
+        doc = json_object();
+    }
+    kiln_err_clear(err);
+    enum kiln_rc rc = envcap_now(r->o.backend == KILN_BACKEND_CUDA ? r->o.gpu : -1, &now, err);
+    if (rc == KILN_OK && doc) {
+        json_object_set_new(doc, when, now);
+        rc = runrec_write_json(&r->rr, "environment.json", doc, err);
+    } else {
+        json_decref(now);
+    }
     json_decref(doc);
     return rc;
 }

@@ -83,6 +83,10 @@ enum kiln_rc opt_open_run(struct opt_run *r, struct kiln_err *err) KILN_NODISCAR
 /* --docs: opens the index (kiln's, or with --docs-dir the user's corpus
  * too, checked now) into r->docs, before anything slow runs. */
 enum kiln_rc opt_docs_open(struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
+/* environment.json's `when` ("before_timing", "after_timing"): this host's
+ * GPU, driver, toolkit, compilers and clocks now (envcap.h). */
+enum kiln_rc opt_record_environment(struct opt_run *r, const char *when,
+                                    struct kiln_err *err) KILN_NODISCARD;
 
 /* Frees everything the run holds (not the run itself). */
 void opt_run_free(struct opt_run *r);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "fsutil.h"
+#include "manifest.h"
 
 /* Highest NNN among existing run-NNN entries, so allocation starts past it. */
 static int highest_run(const char *results_dir)
@@ -87,6 +88,10 @@ enum kiln_rc runrec_write(const struct runrec *rr, const char *rel, const void *
         if (rc != KILN_OK)
             return rc;
     }
+    /* The MANIFEST (once the run has one) hears of the write first. */
+    if (strncmp(rel, "work/", 5) &&
+        (rc = manifest_announce(rr->dir, rel, data, len, err)) != KILN_OK)
+        return rc;
     return fs_write_atomic(path, data, len, err);
 }
 

@@ -47,3 +47,26 @@ enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, si
                          struct kiln_err *err) KILN_NODISCARD;
 
 #endif
+
+/* The run's MANIFEST (manifest.h): every file of the record except work/
+ * (scratch and caches kiln re-checks itself). */
+
+/* Once a run has a MANIFEST, every runrec_write announces itself there
+ * first (manifest_announce), so the MANIFEST follows the record with one
+ * small write per file and a crash at any point leaves a record that
+ * verifies. */
+
+/* Creates (or rebuilds) MANIFEST from a full scan of the record, announcing
+ * `rel`, then writes `rel` as runrec_write_json does. For run.json: the
+ * files before it (workload/, given/) are in the first MANIFEST. */
+enum kiln_rc runrec_commit_json(const struct runrec *rr, const char *rel, const json_t *doc,
+                                struct kiln_err *err) KILN_NODISCARD;
+
+/* Verifies the record against its MANIFEST before anything in it is
+ * trusted. Tolerated (and counted in *in_flight when not NULL): leftovers
+ * of interrupted atomic writes, and the files kiln writes for a candidate
+ * whose number is above `finished` (it was in flight and is redone).
+ * KILN_E_REJECTED names every changed, missing, extra or renamed file;
+ * KILN_E_NOTFOUND when there is no MANIFEST. */
+enum kiln_rc runrec_manifest_check(const struct runrec *rr, size_t finished, size_t *in_flight,
+                                   struct kiln_err *err) KILN_NODISCARD;

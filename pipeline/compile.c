@@ -7,7 +7,7 @@
 
 #include "fsutil.h"
 #include "sbexec.h"
-#include "sha256.h"
+#include "digest.h"
 #include "strbuf.h"
 
 static int line_rank(const char *line, size_t len)

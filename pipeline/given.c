@@ -492,6 +492,7 @@ enum kiln_rc given_inputs_open(const char *path, const struct workload *wl, unsi
         sha256_hex(d, out->sha256);
         return KILN_OK;
     }
+    sha256_discard(&all);
     kiln_err_prefix(err, "--input-cases %s", path);
     given_inputs_free(out);
     return rc;

@@ -42,7 +42,7 @@
 
 #include "error.h"
 #include "harness_plan.h"
-#include "sha256.h"
+#include "digest.h"
 #include "workload.h"
 
 #define GIVEN_MAX_SETS HARNESS_PLAN_MAX_SETS /* input sets per case */

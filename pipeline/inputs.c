@@ -14,7 +14,7 @@
 #include "fsutil.h"
 #include "npy.h"
 #include "sbexec.h"
-#include "sha256.h"
+#include "digest.h"
 
 #define NPY_HEADER_SLACK 65536u /* bytes an .npy may add to its data */
 

@@ -307,6 +307,20 @@ resume)
     echo "# changed" >>"$RES/run-tampered/given/reference.py"
     run_kiln "$T/out" "$T/err" resume "$RES/run-tampered"
     expect_rc 1 "kiln resume of a run whose --reference copy was changed"
+    contains "$T/err" "changed: given/reference.py"
+    # With its MANIFEST rewritten to match, the digest in run.json still catches it.
+    python3 - "$RES/run-tampered" <<'PY'
+import hashlib, os, sys
+d = sys.argv[1]
+lines = open(os.path.join(d, "MANIFEST")).read().splitlines(True)
+f = "given/reference.py"
+data = open(os.path.join(d, f), "rb").read()
+new = "%s %d %s\n" % (hashlib.sha256(data).hexdigest(), len(data), f)
+lines = [new if l.split(" ")[-1] == f + "\n" and not l.startswith("next ") else l for l in lines]
+open(os.path.join(d, "MANIFEST"), "w").write("".join(lines))
+PY
+    run_kiln "$T/out" "$T/err" resume "$RES/run-tampered"
+    expect_rc 1 "kiln resume of a run whose --reference copy and MANIFEST were changed"
     contains "$T/err" "it was changed after the run started"
     run_kiln "$T/out" "$T/err" resume "$run"
     expect_rc 0 "kiln resume with given data"

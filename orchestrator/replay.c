@@ -1,0 +1,537 @@
+#include "replay.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "candidate.h"
+#include "digest.h"
+#include "envcap.h"
+#include "fsutil.h"
+#include "manifest.h"
+#include "perfcmp.h"
+#include "runarchive.h"
+#include "runrec.h"
+#include "session.h"
+#include "timings.h"
+#include "verdict.h"
+
+#define RUN_JSON_MAX     (1u << 20)
+#define HISTORY_JSON_MAX (64u << 20)
+
+/* A run to compare: a directory, or an archive opened into one. */
+struct side {
+    char dir[PATH_MAX];
+    struct runarchive ar; /* root[0] when opened from an archive */
+    json_t *run, *history, *env;
+};
+
+static json_t *load_json(const char *dir, const char *rel, size_t max, bool need,
+                         struct kiln_err *err, enum kiln_rc *rc)
+{
+    char path[PATH_MAX + 64], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    enum kiln_rc r = fs_read_file(path, max, &text, &len, &e);
+    if (r != KILN_OK) {
+        if (need && *rc == KILN_OK) {
+            *err = e;
+            *rc = r;
+        }
+        return NULL;
+    }
+    json_error_t je;
+    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!j && need && *rc == KILN_OK)
+        *rc = kiln_fail(err, KILN_E_PARSE, "%s: line %d: %s", path, je.line, je.text);
+    return j;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static bool is_archive(const char *p)
+{
+    size_t n = strlen(p);
+    return n > 8 && !strcmp(p + n - 8, ".tar.zst");
+}
+
+static enum kiln_rc side_open(const char *arg, const struct replay_opts *o, struct side *s,
+                              struct kiln_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    enum kiln_rc rc = KILN_OK;
+    if (is_archive(arg)) {
+        rc = runarchive_open(arg, NULL, NULL, o->allowed_signers, &s->ar, err);
+        if (rc == KILN_OK)
+            snprintf(s->dir, sizeof(s->dir), "%s", s->ar.run);
+    } else {
+        struct runrec rr;
+        rc = runrec_open(arg, &rr, err);
+        if (rc == KILN_OK) {
+            snprintf(s->dir, sizeof(s->dir), "%s", rr.dir);
+            /* Checked strictly: a record that does not verify is not compared. */
+            rc = runrec_manifest_check(&rr, (size_t)-1, NULL, err);
+            if (rc == KILN_E_NOTFOUND) {
+                if (!o->quiet)
+                    fprintf(stderr,
+                            "kiln: warning: %s has no MANIFEST: its files cannot be "
+                            "verified\n",
+                            rr.dir);
+                kiln_err_clear(err);
+                rc = KILN_OK;
+            }
+        }
+    }
+    if (rc == KILN_OK) {
+        s->run = load_json(s->dir, "run.json", RUN_JSON_MAX, true, err, &rc);
+        s->history = load_json(s->dir, "history.json", HISTORY_JSON_MAX, true, err, &rc);
+        json_t *env = load_json(s->dir, "environment.json", RUN_JSON_MAX, false, err, &rc);
+        /* The reading right after timing is the closest to the clocks the
+         * samples ran at; runs stopped before the end have only "before". */
+        json_t *at = json_object_get(env, "after_timing");
+        s->env = envcap_from_run(s->run, at ? at : json_object_get(env, "before_timing"));
+        json_decref(env);
+    }
+    if (rc == KILN_OK && (!json_is_object(s->run) || !json_is_array(s->history)))
+        rc = kiln_fail(err, KILN_E_PARSE, "%s: run.json or history.json is not what kiln writes",
+                       s->dir);
+    if (rc != KILN_OK)
+        kiln_err_prefix(err, "%s", arg);
+    return rc;
+}
+
+static void side_close(struct side *s)
+{
+    json_decref(s->run);
+    json_decref(s->history);
+    json_decref(s->env);
+    runarchive_close(&s->ar);
+    memset(s, 0, sizeof(*s));
+}
+
+/* The SM clock in MHz when known, else 0. */
+static double clock_of(const json_t *env)
+{
+    const char *v = jstr(env, "sm_clock_mhz");
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : 0;
+    return end && end != v && *end == '\0' && x > 0 && x < 1e5 ? x : 0;
+}
+
+/* Status of candidates/ID/verdict.json ("" when unreadable). */
+static void verdict_status_of(const char *dir, const char *id, char *out, size_t cap)
+{
+    char rel[64];
+    snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", id);
+    struct kiln_err e;
+    enum kiln_rc rc = KILN_OK;
+    json_t *v = load_json(dir, rel, VERDICT_MAX_JSON, false, &e, &rc);
+    const char *s = jstr(v, "status");
+    enum verdict_status st;
+    snprintf(out, cap, "%s", s && verdict_status_from_name(s, &st) ? s : "");
+    json_decref(v);
+}
+
+/* SHA-256 of candidates/ID/candidate.cu or .c ("" when neither is there). */
+static void source_digest(const char *dir, const char *id, char hex[SHA256_HEX_LEN + 1])
+{
+    static const char *const ext[] = {"cu", "c"};
+    hex[0] = '\0';
+    for (size_t i = 0; i < 2 && !hex[0]; i++) {
+        char path[PATH_MAX + 64];
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        snprintf(path, sizeof(path), "%s/candidates/%s/candidate.%s", dir, id, ext[i]);
+        if (sha256_file_hex(path, 1u << 20, hex, NULL, &e) != KILN_OK)
+            hex[0] = '\0';
+    }
+}
+
+static enum kiln_rc read_timings(const char *path, struct timings *t, bool *present,
+                                 struct kiln_err *err)
+{
+    memset(t, 0, sizeof(*t));
+    char *text = NULL;
+    size_t len = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    *present = false;
+    if (fs_read_file(path, TIMINGS_MAX_BYTES, &text, &len, &e) != KILN_OK)
+        return KILN_OK; /* a candidate that never ran has none */
+    enum kiln_rc rc = timings_parse(text, len, t, err);
+    free(text);
+    if (rc != KILN_OK)
+        kiln_err_prefix(err, "%s", path);
+    else
+        *present = true;
+    return rc;
+}
+
+/* Every set's samples of case `name`, pooled (malloc'd; *n may be 0). */
+static double *pooled(const struct timings *t, const char *name, size_t *n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < t->ncases; i++)
+        if (!strcmp(t->cases[i].name, name))
+            total += t->cases[i].nsamples;
+    double *x = malloc((total ? total : 1) * sizeof(double));
+    *n = 0;
+    for (size_t i = 0; x && i < t->ncases; i++)
+        if (!strcmp(t->cases[i].name, name)) {
+            memcpy(x + *n, t->cases[i].samples_ms, t->cases[i].nsamples * sizeof(double));
+            *n += t->cases[i].nsamples;
+        }
+    return x;
+}
+
+struct report {
+    const struct replay_opts *o;
+    struct replay_result *res;
+    json_t *cands; /* --json */
+    double clock_scale;
+    const json_t *env_before, *env_now; /* borrowed */
+};
+
+/* Judges one candidate: status equal, then per case. `new_status` and
+ * `nt` are the new side. */
+static enum kiln_rc judge_candidate(struct report *r, const char *id, const char *old_status,
+                                    const char *new_status, const struct timings *ot,
+                                    const struct timings *nt, struct kiln_err *err)
+{
+    bool equal = !strcmp(old_status, new_status);
+    r->res->candidates++;
+    if (!equal)
+        r->res->verdicts_changed++;
+    json_t *cj = json_pack("{s:s, s:s, s:s, s:b, s:[]}", "candidate", id, "verdict_before",
+                           old_status, "verdict_now", new_status, "verdict_equal", equal, "cases");
+    if (r->o->format == REPLAY_TEXT)
+        printf("candidate %s: verdict %s -> %s%s\n", id, old_status[0] ? old_status : "?",
+               new_status[0] ? new_status : "?", equal ? " (equal)" : "  CHANGED");
+    else if (r->o->format == REPLAY_MARKDOWN)
+        printf("| %s | | %s -> %s | %s | | | |\n", id, old_status, new_status,
+               equal ? "equal" : "**CHANGED**");
+    enum kiln_rc rc = KILN_OK;
+    /* Cases in the order the old side lists them, each once. */
+    for (size_t i = 0; rc == KILN_OK && ot && i < ot->ncases; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = !strcmp(ot->cases[k].name, ot->cases[i].name);
+        if (seen)
+            continue;
+        const char *name = ot->cases[i].name;
+        size_t na = 0, nb = 0;
+        double *a = pooled(ot, name, &na), *b = nt ? pooled(nt, name, &nb) : NULL;
+        struct perf_judgement j;
+        if (!a || (nt && !b))
+            rc = kiln_fail(err, KILN_E_NOMEM, "comparing timings: out of memory");
+        else
+            rc = perfcmp_judge(a, na, b ? b : a, b ? nb : 0, r->clock_scale, NULL, &j, err);
+        free(a);
+        free(b);
+        if (rc != KILN_OK) {
+            kiln_err_prefix(err, "candidate %s case %s", id, name);
+            break;
+        }
+        size_t *count[] = {&r->res->same, &r->res->fast, &r->res->slow, &r->res->ambiguous};
+        (*count[j.call])++;
+        if (r->o->format == REPLAY_TEXT)
+            printf("  %-16s %-9s median %.4g -> %.4g ms (%zu, %zu samples)  %s\n", name,
+                   perf_call_name(j.call), j.old_median, j.new_median, j.n_old, j.n_new, j.why);
+        else if (r->o->format == REPLAY_MARKDOWN)
+            printf("| %s | %s | | | **%s** | %.4g -> %.4g ms | %s |\n", id, name,
+                   perf_call_name(j.call), j.old_median, j.new_median, j.why);
+        json_array_append_new(
+            json_object_get(cj, "cases"),
+            json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:s}", "case", name,
+                      "call", perf_call_name(j.call), "median_before_ms", j.old_median,
+                      "median_now_ms", j.new_median, "ratio", j.ratio, "ratio_lo", j.lo, "ratio_hi",
+                      j.hi, "samples_before", (json_int_t)j.n_old, "samples_now",
+                      (json_int_t)j.n_new, "clock_scale", j.clock_scale, "why", j.why));
+    }
+    json_array_append_new(r->cands, cj);
+    return rc;
+}
+
+/* Environment drift and the clock scale, printed before any timing. */
+static void environment(struct report *r, const json_t *before, const json_t *now,
+                        const char *now_label)
+{
+    char drift[2048];
+    r->res->drift = envcap_drift(before, now, drift, sizeof(drift));
+    r->env_before = before;
+    r->env_now = now;
+    double ca = clock_of(before), cb = clock_of(now);
+    r->clock_scale = ca > 0 && cb > 0 ? cb / ca : 1.0;
+    if (r->o->format == REPLAY_JSON)
+        return;
+    bool md = r->o->format == REPLAY_MARKDOWN;
+    printf("%senvironment (recorded -> %s):\n", md ? "```\n" : "", now_label);
+    static const char *const keys[] = {"gpu_model",         "gpu_uuid",      "driver",
+                                       "cuda_toolkit_kiln", "nvcc",          "cc",
+                                       "sm_clock_mhz",      "mem_clock_mhz", "host_kernel"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        printf("  %-18s %s -> %s\n", keys[i], jstr(before, keys[i]) ? jstr(before, keys[i]) : "?",
+               jstr(now, keys[i]) ? jstr(now, keys[i]) : "?");
+    if (r->res->drift)
+        printf("DRIFT: %zu setting%s that matter for timing changed; timings below are "
+               "judged anyway, read them with this in mind:\n%s",
+               r->res->drift, r->res->drift == 1 ? "" : "s", drift);
+    else
+        printf("no environment drift in what both sides know\n");
+    if (r->clock_scale != 1.0)
+        printf("timings are clock-normalised: new samples x %.4f (SM clock %.0f -> %.0f MHz)\n",
+               r->clock_scale, ca, cb);
+    else
+        printf("timings are not clock-normalised: %s\n",
+               ca > 0 && cb > 0 ? "the SM clocks are equal"
+                                : "the SM clock at timing was not recorded on both sides");
+    if (md)
+        printf("```\n\n| candidate | case | verdict | | call | median | why |\n"
+               "| --- | --- | --- | --- | --- | --- | --- |\n");
+}
+
+static void finish(struct report *r, const char *what)
+{
+    struct replay_result *x = r->res;
+    if (r->o->format == REPLAY_JSON) {
+        json_t *doc = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "command", what,
+                                "candidates", (json_int_t)x->candidates, "verdicts_changed",
+                                (json_int_t)x->verdicts_changed, "slow", (json_int_t)x->slow,
+                                "fast", (json_int_t)x->fast, "same", (json_int_t)x->same,
+                                "ambiguous", (json_int_t)x->ambiguous, "environment_drift",
+                                (json_int_t)x->drift, "results", json_incref(r->cands));
+        if (doc)
+            json_object_set_new(doc, "environment",
+                                json_pack("{s:O?, s:O?, s:f}", "recorded", r->env_before, "now",
+                                          r->env_now, "clock_scale", r->clock_scale));
+        if (doc)
+            json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        putchar('\n');
+        json_decref(doc);
+        return;
+    }
+    printf("%s%s: %zu candidate%s, %zu verdict%s changed; cases: %zu SAME, %zu FAST, %zu SLOW, "
+           "%zu AMBIGUOUS%s\n",
+           r->o->format == REPLAY_MARKDOWN ? "\n" : "", what, x->candidates,
+           x->candidates == 1 ? "" : "s", x->verdicts_changed, x->verdicts_changed == 1 ? "" : "s",
+           x->same, x->fast, x->slow, x->ambiguous,
+           x->only_one_side ? " (some candidates only on one side)" : "");
+}
+
+enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_opts *o,
+                            struct replay_result *res, struct kiln_err *err)
+{
+    memset(res, 0, sizeof(*res));
+    struct side sa, sb;
+    memset(&sb, 0, sizeof(sb));
+    enum kiln_rc rc = side_open(a, o, &sa, err);
+    if (rc == KILN_OK)
+        rc = side_open(b, o, &sb, err);
+    struct report r = {o, res, json_array(), 1.0, NULL, NULL};
+    if (rc == KILN_OK) {
+        if (o->format == REPLAY_MARKDOWN)
+            printf("## kiln compare\n\n`%s` (before) against `%s` (now)\n\n", a, b);
+        environment(&r, sa.env, sb.env, "second run");
+    }
+    for (size_t i = 0; rc == KILN_OK && i < json_array_size(sa.history); i++) {
+        const char *id = jstr(json_array_get(sa.history, i), "candidate");
+        if (!id || strlen(id) != 3 || strspn(id, "0123456789") != 3)
+            continue;
+        bool other = false;
+        for (size_t k = 0; k < json_array_size(sb.history) && !other; k++)
+            other = jstr(json_array_get(sb.history, k), "candidate") &&
+                    !strcmp(jstr(json_array_get(sb.history, k), "candidate"), id);
+        if (!other) {
+            res->only_one_side++;
+            continue;
+        }
+        char sta[32], stb[32], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+        char da[SHA256_HEX_LEN + 1], db[SHA256_HEX_LEN + 1];
+        source_digest(sa.dir, id, da);
+        source_digest(sb.dir, id, db);
+        /* Two runs' candidate 001 need not be the same kernel (another
+         * proposer, another seed): say so rather than compare silently. */
+        if (strcmp(da, db) && o->format != REPLAY_JSON)
+            printf("note: candidate %s has a different source in the two runs\n", id);
+        verdict_status_of(sa.dir, id, sta, sizeof(sta));
+        verdict_status_of(sb.dir, id, stb, sizeof(stb));
+        snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", sa.dir, id);
+        snprintf(pb, sizeof(pb), "%s/candidates/%s/timings.json", sb.dir, id);
+        struct timings ta, tb;
+        bool ha = false, hb = false;
+        rc = read_timings(pa, &ta, &ha, err);
+        if (rc == KILN_OK)
+            rc = read_timings(pb, &tb, &hb, err);
+        if (rc == KILN_OK)
+            rc = judge_candidate(&r, id, sta, stb, ha ? &ta : NULL, hb ? &tb : NULL, err);
+        json_t *last = json_array_get(r.cands, json_array_size(r.cands) - 1);
+        if (rc == KILN_OK && last)
+            json_object_set_new(last, "same_source", json_boolean(!strcmp(da, db)));
+        timings_free(&ta);
+        timings_free(&tb);
+    }
+    res->only_one_side += json_array_size(sb.history) > json_array_size(sa.history)
+                              ? json_array_size(sb.history) - json_array_size(sa.history)
+                              : 0;
+    if (rc == KILN_OK)
+        finish(&r, "kiln compare");
+    json_decref(r.cands);
+    side_close(&sa);
+    side_close(&sb);
+    return rc;
+}
+
+/* Tunable values in the candidate's order: defaults, then the recorded ones. */
+static void tunables_of(const char *src, size_t len, enum kiln_backend b, const json_t *config,
+                        int64_t *vals, bool *any)
+{
+    struct candidate *c = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    *any = false;
+    if (candidate_parse(src, len, b, &c, &e) != KILN_OK)
+        return;
+    for (size_t i = 0; i < c->ntunables; i++) {
+        json_t *v = json_object_get(config, c->tunables[i].name);
+        vals[i] = json_is_integer(v) ? json_integer_value(v) : c->tunables[i].def;
+        *any = true;
+    }
+    candidate_free(c);
+}
+
+enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
+                            struct replay_result *res, struct kiln_err *err)
+{
+    memset(res, 0, sizeof(*res));
+    if (!is_archive(archive))
+        return kiln_fail(err, KILN_E_USAGE, "%s: kiln replay takes a .tar.zst made by kiln archive",
+                         archive);
+    struct side s;
+    enum kiln_rc rc = side_open(archive, o, &s, err);
+    if (rc != KILN_OK)
+        return rc;
+    const char *bname = jstr(s.run, "backend");
+    enum kiln_backend backend = kiln_backend_from_name(bname ? bname : "");
+    enum compile_tool tool = COMPILE_NVCC;
+    if (jstr(s.run, "compiler") && !compile_tool_from_name(jstr(s.run, "compiler"), &tool))
+        rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown compiler");
+    if (rc == KILN_OK && !backend)
+        rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown backend");
+    int gpu = o->gpu >= 0 ? o->gpu : (int)json_integer_value(json_object_get(s.run, "gpu_index"));
+    json_t *now = NULL;
+    struct report r = {o, res, json_array(), 1.0, NULL, NULL};
+    /* Everything is run first and judged after: the clocks right after this
+     * replay's timing are what the run's own after-timing reading compares to. */
+    size_t nh = json_array_size(s.history), nr = 0;
+    struct redone {
+        char id[4], old[32], now[32];
+        struct timings ta, tb;
+        bool ha, hb;
+    } *done = calloc(nh ? nh : 1, sizeof(*done));
+    if (rc == KILN_OK && !done)
+        rc = kiln_fail(err, KILN_E_NOMEM, "replay: out of memory");
+    if (rc == KILN_OK && o->format == REPLAY_TEXT)
+        printf("kiln replay %s: %zu recorded candidates, %s backend\n", archive, nh, bname);
+    char wdir[PATH_MAX + 16], work[PATH_MAX + 16], refpath[PATH_MAX + 32];
+    snprintf(wdir, sizeof(wdir), "%s/workload", s.dir);
+    snprintf(work, sizeof(work), "%s/replay-work", s.ar.root);
+    snprintf(refpath, sizeof(refpath), "%s/given/reference.py", s.dir);
+    struct stat st;
+    bool given_ref = lstat(refpath, &st) == 0 && S_ISREG(st.st_mode);
+    const json_t *seeds = json_object_get(s.run, "seeds");
+    struct eval_session_opts so = {
+        .workload = wdir,
+        .backend = backend,
+        .gpu = gpu,
+        .work_dir = work,
+        .seed = (uint64_t)json_integer_value(json_object_get(seeds, "inputs")),
+        .warmups = (int)json_integer_value(json_object_get(s.run, "warmups")),
+        .iterations = (int)json_integer_value(json_object_get(s.run, "iterations")),
+        .compiler = tool,
+        .verbose = !o->quiet && o->format == REPLAY_TEXT,
+        .input_cases = s.dir, /* the archived work/inputs/ */
+        .reference = given_ref ? refpath : NULL,
+    };
+    struct eval_session *sess = NULL;
+    if (rc == KILN_OK && (rc = fs_mkdirs(work, err)) == KILN_OK)
+        rc = eval_session_open(&so, &sess, err);
+    if (rc == KILN_OK)
+        rc = eval_session_reference(sess, err);
+    for (size_t i = 0; rc == KILN_OK && i < json_array_size(s.history); i++) {
+        const json_t *h = json_array_get(s.history, i);
+        const char *id = jstr(h, "candidate"), *stage = jstr(h, "stage");
+        if (!id || strlen(id) != 3 || strspn(id, "0123456789") != 3) {
+            rc = kiln_fail(err, KILN_E_PARSE, "history.json entry %zu: no candidate number", i);
+            break;
+        }
+        char old[32], src_path[PATH_MAX + 64], vrel[64];
+        verdict_status_of(s.dir, id, old, sizeof(old));
+        if (stage && !strcmp(stage, "propose")) { /* nothing was run: nothing to redo */
+            if (o->format == REPLAY_TEXT)
+                printf("candidate %s: an invalid proposal in the run, nothing to re-run\n", id);
+            continue;
+        }
+        snprintf(src_path, sizeof(src_path), "%s/candidates/%s/candidate.%s", s.dir, id,
+                 backend == KILN_BACKEND_CUDA ? "cu" : "c");
+        char *src = NULL;
+        size_t len = 0;
+        if ((rc = fs_read_file(src_path, 1u << 20, &src, &len, err)) != KILN_OK)
+            break;
+        snprintf(vrel, sizeof(vrel), "candidates/%s/verdict.json", id);
+        enum kiln_rc ign = KILN_OK;
+        struct kiln_err ie;
+        json_t *vj = load_json(s.dir, vrel, VERDICT_MAX_JSON, false, &ie, &ign);
+        int64_t vals[CAND_MAX_TUNABLES];
+        bool any = false;
+        tunables_of(src, len, backend, json_object_get(vj, "config"), vals, &any);
+        json_decref(vj);
+        struct eval_outcome out;
+        memset(&out, 0, sizeof(out));
+        rc = eval_session_run(sess, id, src, len, any ? vals : NULL, &out, err);
+        free(src);
+        char cdir[PATH_MAX], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+        eval_session_candidate_dir(sess, id, false, cdir, sizeof(cdir));
+        snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", s.dir, id);
+        snprintf(pb, sizeof(pb), "%s/run/timings.json", cdir);
+        struct redone *d = &done[nr++];
+        snprintf(d->id, sizeof(d->id), "%s", id);
+        snprintf(d->old, sizeof(d->old), "%s", old);
+        snprintf(d->now, sizeof(d->now), "%s", verdict_status_name(out.v.status));
+        if (rc == KILN_OK)
+            rc = read_timings(pa, &d->ta, &d->ha, err);
+        if (rc == KILN_OK)
+            rc = read_timings(pb, &d->tb, &d->hb, err);
+        eval_outcome_free(&out);
+        struct kiln_err rm;
+        (void)(fs_remove_tree(cdir, &rm) == KILN_OK); /* big outputs: not kept */
+    }
+    if (rc == KILN_OK)
+        rc = envcap_now(backend == KILN_BACKEND_CUDA ? gpu : -1, &now, err);
+    if (rc == KILN_OK)
+        environment(&r, s.env, now, "this host after the replay's timing");
+    for (size_t i = 0; rc == KILN_OK && i < nr; i++)
+        rc = judge_candidate(&r, done[i].id, done[i].old, done[i].now,
+                             done[i].ha ? &done[i].ta : NULL, done[i].hb ? &done[i].tb : NULL, err);
+    if (rc == KILN_OK)
+        finish(&r, "kiln replay");
+    for (size_t i = 0; i < nr; i++) {
+        timings_free(&done[i].ta);
+        timings_free(&done[i].tb);
+    }
+    free(done);
+    eval_session_close(sess);
+    json_decref(now);
+    json_decref(r.cands);
+    side_close(&s);
+    return rc;
+}

@@ -1,0 +1,262 @@
+#!/bin/bash
+# archive.sh CASE SHARED - kiln archive, verify, replay, compare and the run
+# MANIFEST end to end on the cpu backend, with a two-candidate run of a tiny
+# saxpy (made once by `setup` into SHARED, then read by the other cases):
+#   setup      kiln optimize writes the run; its MANIFEST lists every file
+#   roundtrip  archive -> verify -> replay: every verdict reproduced
+#   tamper     verify names a changed byte, a renamed file, an extra file, a
+#              changed input, a missing file; a truncated archive is refused
+#   signature  --sign / --allowed-signers: good, wrong key, unsigned, forged
+#   compare    exit 0 on the same run, 1 on a SLOW case or a changed verdict;
+#              --json and --markdown
+#   resume     kiln resume refuses a changed, missing or extra file and a
+#              run without MANIFEST, naming them
+. "${KILN_SOURCE_DIR:?KILN_SOURCE_DIR is not set (run through ctest)}/tests/pipeline_cli/lib.sh" || exit 1
+case_name=$1
+SHARED=$2
+RUN=$SHARED/results/run-001
+
+# repack DIR OUT: a zstd ustar of DIR's run-001 (as a tamperer would make it).
+repack()
+{
+    (cd "$1" && tar --format=ustar -cf - run-001) | zstd -q -o "$2" || fail "repacking $1"
+}
+
+# unpack ARCHIVE DIR
+unpack()
+{
+    mkdir -p "$2" && tar --zstd -xf "$1" -C "$2" || fail "unpacking $1"
+}
+
+case $case_name in
+setup)
+    rm -rf "$SHARED"
+    mkdir -p "$SHARED/wl" || fail "mkdir $SHARED"
+    cp -r "$KILN_SOURCE_DIR/workloads/saxpy" "$SHARED/wl/tiny"
+    python3 - "$SHARED/wl/tiny/workload.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+w = json.load(open(p))
+w["name"] = "tiny"
+w["cases"] = [{"name": "n31", "kind": "correctness", "sizes": {"n": 31}},
+              {"name": "p64k", "kind": "performance", "sizes": {"n": 65536}, "backends": ["cpu"]},
+              {"name": "big", "kind": "performance", "sizes": {"n": 65536}, "backends": ["cuda"]}]
+w["held_out"] = [{"name": "held", "sizes": {"n": 4099}}]
+json.dump(w, open(p, "w"), indent=1)
+PY
+    run_kiln "$T/out" "$T/err" optimize "$SHARED/wl/tiny" --backend cpu --max-iterations 2 \
+        --warmups 1 --iterations 20 --results "$SHARED/results" --quiet
+    expect_rc 0 "kiln optimize"
+    [ -f "$RUN/MANIFEST" ] || fail "the run has no MANIFEST"
+    head -n 1 "$RUN/MANIFEST" | grep -qx 'kiln-manifest 1' || fail "MANIFEST header"
+    # Every file of the record but work/ is listed with its digest.
+    (cd "$RUN" && find . -type f ! -path './work/*' ! -name MANIFEST | sed 's|^\./||' | sort) >"$T/files"
+    awk 'NR > 1 && $1 != "next" {print $3} $1 == "next" {print $4}' "$RUN/MANIFEST" | sort -u >"$T/listed"
+    diff "$T/files" "$T/listed" >&2 || fail "MANIFEST does not list exactly the record's files"
+    (cd "$RUN" && awk '$1 != "next" && NR > 1 {print $1 "  " $3}' MANIFEST | sha256sum -c --quiet) ||
+        fail "a MANIFEST digest is wrong"
+    [ -f "$RUN/environment.json" ] || fail "no environment.json"
+    expect_json "$RUN/environment.json" 'sorted(d)' '["after_timing", "before_timing"]'
+    ;;
+roundtrip)
+    run_kiln "$T/out" "$T/err" archive "$RUN" -o "$T/run-001.tar.zst"
+    expect_rc 0 "kiln archive"
+    run_kiln "$T/out" "$T/err" archive "$RUN" -o "$T/run-001.tar.zst"
+    expect_rc 2 "kiln archive over an existing file"
+    contains "$T/err" "already exists"
+    run_kiln "$T/out" "$T/err" verify "$T/run-001.tar.zst"
+    expect_rc 0 "kiln verify"
+    contains "$T/out" "OK,"
+    # The archive holds the record, the inputs, ARCHIVE.json and MANIFEST.
+    tar --zstd -tf "$T/run-001.tar.zst" >"$T/list" || fail "tar cannot list the archive"
+    for f in run-001/MANIFEST run-001/ARCHIVE.json run-001/run.json run-001/history.json \
+        run-001/candidates/001/candidate.c run-001/candidates/002/timings.json; do
+        grep -qx "$f" "$T/list" || fail "$f is not in the archive"
+    done
+    grep -q '^run-001/work/inputs/.*/in/x.npy$' "$T/list" || fail "the inputs are not in the archive"
+    ! grep -q '^run-001/work/inputs-held/' "$T/list" || fail "held-out scratch was archived"
+    tar --zstd -xOf "$T/run-001.tar.zst" run-001/ARCHIVE.json >"$T/archive.json"
+    expect_json "$T/archive.json" 'd["environment"]["recorded_by_run"]["cuda_toolkit_kiln"] != ""' True
+    expect_json "$T/archive.json" 'd["run_command"][0]' optimize
+    expect_json "$T/archive.json" '"host_kernel" in d["environment"]["captured_at_archive"]' True
+    # The same run gives the same archive (reproducible, apart from the capture time).
+    run_kiln "$T/out" "$T/err" replay "$T/run-001.tar.zst" --quiet
+    expect_rc 0 "kiln replay"
+    contains "$T/out" "environment (recorded -> this host"
+    contains "$T/out" "candidate 001: verdict pass -> pass (equal)"
+    contains "$T/out" "candidate 002: verdict"
+    contains "$T/out" "2 candidates, 0 verdicts changed"
+    ! grep -q CHANGED "$T/out" || fail "a verdict changed on replay"
+    # The environment is printed before the first judgement.
+    env_line=$(grep -n '^environment' "$T/out" | head -1 | cut -d: -f1)
+    first=$(grep -n '^candidate 00' "$T/out" | head -1 | cut -d: -f1)
+    [ "$env_line" -lt "$first" ] || fail "the environment came after a judgement"
+    ;;
+tamper)
+    "$KILN_BIN" archive "$RUN" -o "$T/good.tar.zst" >/dev/null || fail "kiln archive"
+    unpack "$T/good.tar.zst" "$T/u"
+    cp -a "$T/u" "$T/base"
+    # A changed byte in a candidate's source.
+    sed -i '0,/UNROLL/s//UNROLX/' "$T/u/run-001/candidates/001/candidate.c"
+    repack "$T/u" "$T/byte.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/byte.tar.zst"
+    expect_rc 1 "kiln verify of a changed candidate"
+    contains "$T/err" "changed: candidates/001/candidate.c"
+    # A changed input.
+    rm -rf "$T/u" && cp -a "$T/base" "$T/u"
+    x=$(cd "$T/u/run-001" && find work/inputs -name x.npy | sort | head -1)
+    printf '\001' | dd of="$T/u/run-001/$x" bs=1 seek=200 conv=notrunc 2>/dev/null
+    repack "$T/u" "$T/input.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/input.tar.zst"
+    expect_rc 1 "kiln verify of a changed input"
+    contains "$T/err" "changed: $x"
+    # A renamed file.
+    rm -rf "$T/u" && cp -a "$T/base" "$T/u"
+    mv "$T/u/run-001/candidates/002/log.txt" "$T/u/run-001/candidates/002/log.old"
+    repack "$T/u" "$T/rename.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/rename.tar.zst"
+    expect_rc 1 "kiln verify of a renamed file"
+    contains "$T/err" "renamed: candidates/002/log.txt -> candidates/002/log.old"
+    # An extra file, and a missing one.
+    rm -rf "$T/u" && cp -a "$T/base" "$T/u"
+    echo evil >"$T/u/run-001/candidates/001/extra.c"
+    rm "$T/u/run-001/summary.json"
+    repack "$T/u" "$T/extra.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/extra.tar.zst"
+    expect_rc 1 "kiln verify of an extra and a missing file"
+    contains "$T/err" "extra: candidates/001/extra.c"
+    contains "$T/err" "missing: summary.json"
+    # A truncated archive.
+    size=$(stat -c %s "$T/good.tar.zst")
+    head -c $((size / 2)) "$T/good.tar.zst" >"$T/cut.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/cut.tar.zst"
+    expect_rc 1 "kiln verify of a truncated archive"
+    contains "$T/err" "truncated or corrupt"
+    # A symbolic link and a path outside the run are refused by the reader.
+    rm -rf "$T/u" && cp -a "$T/base" "$T/u"
+    ln -s /etc/passwd "$T/u/run-001/link"
+    repack "$T/u" "$T/link.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/link.tar.zst"
+    expect_rc 1 "kiln verify of an archive with a symbolic link"
+    contains "$T/err" "link"
+    # Not compressed: refused, not guessed at.
+    (cd "$T/base" && tar --format=ustar -cf "$T/plain.tar.zst" run-001)
+    run_kiln "$T/out" "$T/err" verify "$T/plain.tar.zst"
+    expect_rc 1 "kiln verify of an uncompressed tar"
+    contains "$T/err" "not a zstd-compressed archive"
+    # The untouched unpacked copy, repacked, still verifies (the checks are
+    # about content, not about who packed it).
+    repack "$T/base" "$T/again.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/again.tar.zst"
+    expect_rc 0 "kiln verify of a faithful repack"
+    ;;
+signature)
+    command -v ssh-keygen >/dev/null || fail "ssh-keygen is missing (apt-get install openssh-client)"
+    ssh-keygen -q -t ed25519 -N '' -C alice -f "$T/alice" || fail "ssh-keygen"
+    ssh-keygen -q -t ed25519 -N '' -C mallory -f "$T/mallory" || fail "ssh-keygen"
+    echo "alice@example.org namespaces=\"kiln-archive\" $(cat "$T/alice.pub")" >"$T/allowed"
+    run_kiln "$T/out" "$T/err" archive "$RUN" -o "$T/signed.tar.zst" --sign "$T/alice"
+    expect_rc 0 "kiln archive --sign"
+    run_kiln "$T/out" "$T/err" verify "$T/signed.tar.zst" --allowed-signers "$T/allowed"
+    expect_rc 0 "kiln verify --allowed-signers"
+    contains "$T/out" "signed by alice@example.org"
+    # Signed by a key that is not allowed.
+    run_kiln "$T/out" "$T/err" archive "$RUN" -o "$T/mallory.tar.zst" --sign "$T/mallory"
+    expect_rc 0 "kiln archive --sign (other key)"
+    run_kiln "$T/out" "$T/err" verify "$T/mallory.tar.zst" --allowed-signers "$T/allowed"
+    expect_rc 1 "kiln verify of another key's signature"
+    contains "$T/err" "not made by any key"
+    # Unsigned, when a signature is required.
+    run_kiln "$T/out" "$T/err" archive "$RUN" -o "$T/plain.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/plain.tar.zst" --allowed-signers "$T/allowed"
+    expect_rc 1 "kiln verify of an unsigned archive"
+    contains "$T/err" "no MANIFEST.sig"
+    # Rewritten whole (file and MANIFEST agree) but the signature is alice's
+    # over the old MANIFEST: without --allowed-signers it passes, with it not.
+    unpack "$T/signed.tar.zst" "$T/u"
+    f=$T/u/run-001/candidates/001/candidate.c
+    echo '/* changed */' >>"$f"
+    d=$(sha256sum "$f" | cut -d' ' -f1)
+    s=$(stat -c %s "$f")
+    python3 - "$T/u/run-001/MANIFEST" "$d" "$s" <<'PY'
+import sys
+p, d, s = sys.argv[1:]
+out = []
+for line in open(p):
+    f = line.rstrip("\n").split(" ")
+    if len(f) == 3 and f[2] == "candidates/001/candidate.c":
+        line = "%s %s %s\n" % (d, s, f[2])
+    out.append(line)
+open(p, "w").write("".join(out))
+PY
+    repack "$T/u" "$T/forged.tar.zst"
+    run_kiln "$T/out" "$T/err" verify "$T/forged.tar.zst"
+    expect_rc 0 "kiln verify without --allowed-signers of a consistent rewrite"
+    run_kiln "$T/out" "$T/err" verify "$T/forged.tar.zst" --allowed-signers "$T/allowed"
+    expect_rc 1 "kiln verify --allowed-signers of a consistent rewrite"
+    contains "$T/err" "signature does not match MANIFEST"
+    ;;
+compare)
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$RUN"
+    expect_rc 0 "kiln compare of a run with itself"
+    contains "$T/out" "0 verdicts changed"
+    contains "$T/out" "0 SLOW"
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$RUN" --json
+    expect_rc 0 "kiln compare --json"
+    expect_json "$T/out" 'd["verdicts_changed"], d["slow"], len(d["results"])' '(0, 0, 2)'
+    # Three times slower: SLOW, exit 1. The copy has no MANIFEST (changed on purpose).
+    cp -a "$RUN" "$T/slow"
+    rm "$T/slow/MANIFEST"
+    python3 - "$T/slow/candidates/002/timings.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+for c in d["cases"]:
+    c["samples_ms"] = [3 * x for x in c["samples_ms"]]
+json.dump(d, open(p, "w"))
+PY
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$T/slow"
+    expect_rc 1 "kiln compare with a 3x slower candidate"
+    contains "$T/err" "has no MANIFEST"
+    grep -q 'p64k .*SLOW' "$T/out" || fail "the slow case is not SLOW: $(cat "$T/out")"
+    run_kiln "$T/out" "$T/err" compare "$T/slow" "$RUN" --markdown
+    expect_rc 0 "kiln compare the other way (FAST)"
+    contains "$T/out" "**FAST**"
+    contains "$T/out" "| candidate | case |"
+    # A changed verdict: exit 1.
+    cp -a "$RUN" "$T/verdict"
+    rm "$T/verdict/MANIFEST"
+    sed -i '0,/"status": "pass"/s//"status": "wrong_answer"/' "$T/verdict/candidates/001/verdict.json"
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$T/verdict"
+    expect_rc 1 "kiln compare with a changed verdict"
+    contains "$T/out" "candidate 001: verdict pass -> wrong_answer  CHANGED"
+    # A run that fails its MANIFEST is not compared at all.
+    cp -a "$RUN" "$T/bad"
+    echo x >>"$T/bad/summary.json"
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$T/bad"
+    expect_rc 2 "kiln compare with a tampered run"
+    contains "$T/err" "changed: summary.json"
+    ;;
+resume)
+    cp -a "$RUN" "$T/r1"
+    sed -i "s/\"pass\"/\"wrong_answer\"/" "$T/r1/candidates/001/verdict.json"
+    mv "$T/r1/candidates/002/compile.json" "$T/r1/candidates/002/compile.old"
+    echo x >"$T/r1/notes.txt"
+    rm "$T/r1/best.c"
+    run_kiln "$T/out" "$T/err" resume "$T/r1"
+    expect_rc 1 "kiln resume of a tampered run"
+    contains "$T/err" "changed: candidates/001/verdict.json"
+    contains "$T/err" "renamed: candidates/002/compile.json -> candidates/002/compile.old"
+    contains "$T/err" "extra: notes.txt"
+    contains "$T/err" "missing: best.c"
+    cp -a "$RUN" "$T/r2"
+    rm "$T/r2/MANIFEST"
+    run_kiln "$T/out" "$T/err" resume "$T/r2"
+    expect_rc 2 "kiln resume without MANIFEST"
+    contains "$T/err" "has no MANIFEST"
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "archive $case_name: ok"
