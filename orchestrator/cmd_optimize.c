@@ -169,17 +169,24 @@ int cmd_optimize(int argc, char **argv)
 int cmd_resume(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"base-url", required_argument, NULL, 'u'},
+                                         {"env-file", required_argument, NULL, 'e'},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"json", no_argument, NULL, 'J'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("resume");
-    int done = 0, c, quiet = 0, json = 0;
+    struct opt_resume_options ro = {0};
+    int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
         if (c == 'q')
-            quiet = 1;
+            ro.quiet = true;
         if (c == 'J')
-            json = 1;
+            ro.json = true;
+        if (c == 'u')
+            ro.base_url = optarg;
+        if (c == 'e')
+            ro.dotenv = optarg;
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
@@ -188,7 +195,7 @@ int cmd_resume(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct kiln_err err;
     kiln_err_clear(&err);
-    enum kiln_rc rc = optimize_resume(argv[optind], quiet, json, &err);
+    enum kiln_rc rc = optimize_resume_with(argv[optind], &ro, &err);
     curl_global_cleanup();
     if (rc != KILN_OK) {
         cli_report("resume", &err);

@@ -173,9 +173,11 @@ static enum kiln_rc make_proposer(struct opt_run *r, struct kiln_err *err)
 static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
 {
     char wdir[PATH_MAX], work[PATH_MAX];
-    enum kiln_rc rc = runrec_path(&r->rr, "workload", wdir, sizeof(wdir), err);
+    /* Real directories of the run, no link inside: the session opens
+     * paths in them by name (a resumed record may have been tampered). */
+    enum kiln_rc rc = runrec_dir(&r->rr, "workload", wdir, sizeof(wdir), err);
     if (rc == KILN_OK)
-        rc = runrec_path(&r->rr, "work", work, sizeof(work), err);
+        rc = runrec_dir(&r->rr, "work", work, sizeof(work), err);
     if (rc != KILN_OK)
         return rc;
     struct eval_session_opts so = {.workload = wdir,

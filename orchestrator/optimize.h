@@ -62,4 +62,16 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
 enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json,
                              struct kiln_err *err) KILN_NODISCARD;
 
+/* What `kiln resume` takes from its command line rather than the record:
+ * a run directory may come from anyone, so the API key goes only to the
+ * default server or to `base_url` given here (opt_resume.c). */
+struct opt_resume_options {
+    bool quiet, json;
+    const char *base_url; /* --base-url; NULL: the recorded one, without the key */
+    const char *dotenv;   /* --env-file; NULL: ./.env */
+};
+
+enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_options *ro,
+                                  struct kiln_err *err) KILN_NODISCARD;
+
 #endif

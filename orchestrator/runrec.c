@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "beneath.h"
 #include "fsutil.h"
 
 /* Highest NNN among existing run-NNN entries, so allocation starts past it. */
@@ -74,19 +76,27 @@ enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, si
 enum kiln_rc runrec_write(const struct runrec *rr, const char *rel, const void *data, size_t len,
                           struct kiln_err *err)
 {
-    char path[PATH_MAX];
-    enum kiln_rc rc = runrec_path(rr, rel, path, sizeof(path), err);
-    if (rc != KILN_OK)
-        return rc;
-    char *slash = strrchr(path, '/');
-    if (slash && slash > path + strlen(rr->dir)) {
-        *slash = '\0';
-        rc = fs_mkdirs(path, err);
-        *slash = '/';
-        if (rc != KILN_OK)
-            return rc;
-    }
-    return fs_write_atomic(path, data, len, err);
+    /* Beneath the run, never through a link a forged record planted. */
+    return beneath_write_atomic(rr->dir, rel, data, len, err);
+}
+
+enum kiln_rc runrec_read(const struct runrec *rr, const char *rel, size_t max, char **out,
+                         size_t *len, struct kiln_err *err)
+{
+    return beneath_read_file(rr->dir, rel, max, out, len, err);
+}
+
+enum kiln_rc runrec_dir(const struct runrec *rr, const char *rel, char *out, size_t cap,
+                        struct kiln_err *err)
+{
+    int fd;
+    enum kiln_rc rc = beneath_open_dir(rr->dir, rel, 1, &fd, err);
+    if (rc == KILN_OK)
+        close(fd);
+    /* Its users open paths inside it by name: no link may lead out. */
+    if (rc == KILN_OK)
+        rc = beneath_check_tree(rr->dir, rel, err);
+    return rc == KILN_OK ? runrec_path(rr, rel, out, cap, err) : rc;
 }
 
 enum kiln_rc runrec_write_json(const struct runrec *rr, const char *rel, const json_t *doc,
@@ -113,19 +123,15 @@ enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t m
                               struct kiln_err *err)
 {
     *out = NULL;
-    char path[PATH_MAX];
-    enum kiln_rc rc = runrec_path(rr, rel, path, sizeof(path), err);
-    if (rc != KILN_OK)
-        return rc;
     char *text;
     size_t len;
-    rc = fs_read_file(path, max, &text, &len, err);
+    enum kiln_rc rc = runrec_read(rr, rel, max, &text, &len, err);
     if (rc != KILN_OK)
         return rc;
     json_error_t je;
     *out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     free(text);
     if (!*out)
-        return kiln_fail(err, KILN_E_PARSE, "%s: line %d: %s", path, je.line, je.text);
+        return kiln_fail(err, KILN_E_PARSE, "%s/%s: line %d: %s", rr->dir, rel, je.line, je.text);
     return KILN_OK;
 }
