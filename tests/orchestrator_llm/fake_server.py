@@ -346,6 +346,15 @@ class Handler(BaseHTTPRequestHandler):
             content = '{\\"source\\":\\"k\\",\\"rationale\\":\\"' + esc + \
                 '\\",\\"language\\":\\"c\\"}'
             return self.reply(200, '{"choices":[{"message":{"content":"' + content + '"}}]}')
+        if scen == "echoesc2":
+            # Escaped twice inside the content (decoded once by the envelope,
+            # again by the candidate parser), and escaped in an extra field.
+            esc = KEY.replace("-", "\\u002d")
+            esc2 = KEY.replace("-", "\\\\u002d")
+            content = '{\\"source\\":\\"k\\",\\"rationale\\":\\"' + esc2 + \
+                '\\",\\"language\\":\\"c\\"}'
+            return self.reply(200, '{"echo":"' + esc + '","choices":[{"message":{"content":"' +
+                              content + '"}}]}')
         if scen == "redirect":
             return self.reply(302, "", headers=[("Location", "http://example.invalid/v1")])
         return self.reply(422, {"error": {"message": "fake server: unknown scenario " + scen}})
