@@ -151,3 +151,20 @@ void text_copy_utf8(char *dst, size_t cap, const char *src)
         memcpy(dst, src, n);
     dst[n] = '\0';
 }
+
+void utf8_trim_partial(char *s)
+{
+    size_t n = strlen(s), j = n;
+    const unsigned char *u = (const unsigned char *)s;
+    while (j > 0 && n - j < 3 && (u[j - 1] & 0xc0) == 0x80)
+        j--;
+    if (j == 0)
+        return;
+    unsigned char lead = u[j - 1];
+    size_t need = lead >= 0xc2 && lead <= 0xdf   ? 2
+                  : lead >= 0xe0 && lead <= 0xef ? 3
+                  : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                                 : 1;
+    if (need > n - (j - 1))
+        s[j - 1] = '\0';
+}

@@ -34,6 +34,10 @@ void text_fputs_escaped(FILE *f, const char *in, size_t len);
  * are not UTF-8 count as characters of their own. */
 size_t utf8_cut(const char *s, size_t len, size_t max);
 
+/* Drops an incomplete UTF-8 sequence at the end of the NUL-terminated `s`
+ * (what snprintf leaves when it cuts a character). */
+void utf8_trim_partial(char *s);
+
 /* snprintf(dst, cap, "%s", src) that cuts on a character boundary. */
 void text_copy_utf8(char *dst, size_t cap, const char *src);
 

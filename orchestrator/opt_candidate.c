@@ -16,6 +16,7 @@
 #include "optimize_impl.h"
 #include "runrec.h"
 #include "session.h"
+#include "text.h"
 
 void opt_progress(struct opt_run *r, int it, const char *stage)
 {
@@ -42,6 +43,7 @@ static void attempt_feedback(struct opt_attempt *a, const struct eval_outcome *o
     if (o->v.status == VERDICT_COMPILE_ERROR && o->compile.diagnostics && off < sizeof(a->feedback))
         snprintf(a->feedback + off, sizeof(a->feedback) - off, "; compiler: %.500s",
                  o->compile.diagnostics);
+    utf8_trim_partial(a->feedback); /* the prompt must stay UTF-8 */
 }
 
 /* Copies a small file of the candidate's scratch into its record. */
@@ -86,8 +88,9 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     snprintf(a->id, sizeof(a->id), "%03d", it);
     a->status = o->v.status;
     snprintf(a->stage, sizeof(a->stage), "%s", o->stage);
-    snprintf(a->reason, sizeof(a->reason), "%s", o->v.detail);
-    snprintf(a->note, sizeof(a->note), "%s", p->note);
+    /* Cut on characters: these go into history.json and the next prompt. */
+    text_copy_utf8(a->reason, sizeof(a->reason), o->v.detail);
+    text_copy_utf8(a->note, sizeof(a->note), p->note);
     a->geomean_ms = o->v.status == VERDICT_PASS ? o->v.score_ms : 0;
     a->has_config = p->has_config;
     a->nconfig = p->nconfig;

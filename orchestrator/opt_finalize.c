@@ -16,6 +16,7 @@
 #include "rank.h"
 #include "runrec.h"
 #include "session.h"
+#include "text.h"
 
 /* best.cu: the best source with its tunables' defaults set to the values
  * that won, so the file alone reproduces the result. */
@@ -181,7 +182,7 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         if (vis.v.status != VERDICT_PASS) {
             r->hist[cand].status = vis.v.status;
             snprintf(r->hist[cand].stage, sizeof(r->hist[cand].stage), "held_out");
-            snprintf(r->hist[cand].reason, sizeof(r->hist[cand].reason), "%s", vis.v.detail);
+            text_copy_utf8(r->hist[cand].reason, sizeof(r->hist[cand].reason), vis.v.detail);
         } else {
             best = cand;
         }

@@ -19,6 +19,7 @@
 #include "optimize_impl.h"
 #include "runrec.h"
 #include "session.h"
+#include "text.h"
 
 static const char *jstr(json_t *o, const char *k)
 {
@@ -167,7 +168,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
         free(text);
         const char *note = jstr(vj, "note");
         char notebuf[512];
-        snprintf(notebuf, sizeof(notebuf), "%s", note ? note : "");
+        text_copy_utf8(notebuf, sizeof(notebuf), note);
         json_object_del(vj, "stage");
         json_object_del(vj, "proposer");
         json_object_del(vj, "note");
@@ -186,7 +187,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
          * held-out check runs again in finalize for every pass. */
         o.v.reverified = false;
         snprintf(o.stage, sizeof(o.stage), "%s", jstr(h, "stage") ? jstr(h, "stage") : "");
-        snprintf(p.note, sizeof(p.note), "%s", notebuf);
+        text_copy_utf8(p.note, sizeof(p.note), notebuf);
         char srel[96];
         snprintf(srel, sizeof(srel), "candidates/%s/candidate.%s", id,
                  opt_ext_of(eval_session_backend(r.s)));

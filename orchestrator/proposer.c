@@ -12,6 +12,7 @@
 #include "llm_reply.h"
 #include "proposer_impl.h"
 #include "tuner.h"
+#include "text.h"
 
 void proposal_free(struct proposal *p)
 {
@@ -73,7 +74,8 @@ void proposal_from_content(const char *content, size_t len, enum kiln_backend ba
         out->len = lp.source_len;
         lp.source = NULL;
     }
-    snprintf(out->note, sizeof(out->note), "%.500s", lp.rationale ? lp.rationale : "");
+    /* Cut on a character: a partial one would make the record's JSON fail. */
+    text_copy_utf8(out->note, sizeof(out->note), lp.rationale);
     llm_proposal_free(&lp);
 }
 

@@ -108,6 +108,21 @@ static void every_cut_packs_as_json(void **state)
     }
 }
 
+static void trim_drops_a_cut_character(void **state)
+{
+    (void)state;
+    char a[16], b[16], c[16];
+    snprintf(a, sizeof(a), "%s", "ok \xe2\x82");     /* EURO cut after 2 of 3 */
+    snprintf(b, sizeof(b), "%s", "ok \xe2\x82\xac"); /* whole */
+    snprintf(c, sizeof(c), "%s", "ok \xf0");         /* 1 of 4 */
+    utf8_trim_partial(a);
+    utf8_trim_partial(b);
+    utf8_trim_partial(c);
+    assert_string_equal(a, "ok ");
+    assert_string_equal(b, "ok \xe2\x82\xac");
+    assert_string_equal(c, "ok ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -118,6 +133,7 @@ int main(void)
         cmocka_unit_test(fputs_escapes_nul_and_everything),
         cmocka_unit_test(cut_keeps_whole_characters),
         cmocka_unit_test(every_cut_packs_as_json),
+        cmocka_unit_test(trim_drops_a_cut_character),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
