@@ -37,6 +37,8 @@ const char *kiln_strerror(enum kiln_rc rc)
         return "timed out";
     case KILN_E_NOTFOUND:
         return "not found";
+    case KILN_E_INTERRUPTED:
+        return "interrupted";
     }
     return "unknown error code";
 }

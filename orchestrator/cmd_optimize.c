@@ -1,14 +1,54 @@
 /* cmd_optimize.c - `kiln optimize` and `kiln resume`. */
 #include <curl/curl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "gpuinfo.h"
 #include "optimize.h"
 #include "wlgen.h"
+
+/* The signal that asked kiln to stop (SIGINT, SIGTERM), 0 while none.
+ * Signal handlers can only reach static storage: this is main's, and the
+ * optimizer only reads it through opt_options.stop. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+    static const char msg[] = "\nkiln: stopping after the current step (the candidate being "
+                              "evaluated is not recorded); press Ctrl-C again to stop at once\n";
+    stop_signal = sig;
+    /* A second signal takes the default action: the user insists. */
+    signal(sig, SIG_DFL);
+    ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    (void)n;
+}
+
+/* Child processes (input workers, compile workers) inherit the handler, so
+ * a Ctrl-C to the whole process group does not kill them half way: each
+ * finishes and removes its sandbox and cgroup. Sandboxes run in their own
+ * session and never see the terminal's signal. */
+static void catch_stop(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Exit status 128 + the signal (130 for SIGINT), as the shell reports it. */
+static int interrupted_exit(const char *cmd, struct kiln_err *err)
+{
+    fprintf(stderr, "kiln %s: %s\n", cmd, err->msg);
+    return 128 + (stop_signal ? (int)stop_signal : SIGINT);
+}
 
 int cmd_optimize(int argc, char **argv)
 {
@@ -154,8 +194,12 @@ int cmd_optimize(int argc, char **argv)
     char run_dir[PATH_MAX] = "";
     struct kiln_err err;
     kiln_err_clear(&err);
+    o.stop = &stop_signal;
+    catch_stop();
     enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);
     curl_global_cleanup();
+    if (rc == KILN_E_INTERRUPTED)
+        return interrupted_exit("optimize", &err);
     if (rc != KILN_OK) {
         cli_report("optimize", &err);
         if (run_dir[0])
@@ -195,8 +239,12 @@ int cmd_resume(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct kiln_err err;
     kiln_err_clear(&err);
+    ro.stop = &stop_signal;
+    catch_stop();
     enum kiln_rc rc = optimize_resume_with(argv[optind], &ro, &err);
     curl_global_cleanup();
+    if (rc == KILN_E_INTERRUPTED)
+        return interrupted_exit("resume", &err);
     if (rc != KILN_OK) {
         cli_report("resume", &err);
         return rc == KILN_E_USAGE || rc == KILN_E_NOTFOUND ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;

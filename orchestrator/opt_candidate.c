@@ -269,6 +269,12 @@ static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, st
         opt_progress(r, it, "evaluate");
         rc = eval_session_run(r->s, id, p.source, p.len, p.has_config ? p.config : NULL, &o, err);
     }
+    /* Interrupted meanwhile: the verdict may be the interruption's, so it
+     * is not recorded; resume evaluates this candidate again. */
+    if (opt_stopping(r)) {
+        kiln_err_clear(err);
+        rc = opt_interrupted(r, err);
+    }
     if (rc == KILN_OK)
         rc = opt_finish(r, it, &p, &o, err);
     eval_outcome_free(&o);
@@ -295,7 +301,9 @@ enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err)
         rc = opt_loop_jobs(r, first, err); /* --jobs N: optimize_jobs.c */
     else
         for (int it = first; rc == KILN_OK && !exhausted && it <= r->o.max_iterations; it++)
-            rc = one_iteration(r, it, &exhausted, err);
+            rc = opt_stopping(r) ? opt_interrupted(r, err) : one_iteration(r, it, &exhausted, err);
+    if (rc == KILN_OK && opt_stopping(r))
+        rc = opt_interrupted(r, err);
     if (rc == KILN_OK)
         rc = opt_finalize(r, err);
     return rc;

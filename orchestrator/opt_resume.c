@@ -114,6 +114,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
     r.o.proposer = jstr(run, "proposer");
     r.o.model = jstr(run, "model");
     r.o.dotenv = ro->dotenv;
+    r.o.stop = ro->stop;
     r.o.replay_dir = jstr(run, "replay");
     r.o.description = jstr(run, "description");
     r.generated = json_is_true(json_object_get(run, "reference_generated_by_model"));

@@ -34,6 +34,14 @@ double opt_now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+enum kiln_rc opt_interrupted(const struct opt_run *r, struct kiln_err *err)
+{
+    return kiln_fail(err, KILN_E_INTERRUPTED,
+                     "interrupted: the run so far is in %s, every finished candidate recorded; "
+                     "continue it with: kiln resume %s",
+                     r->rr.dir, r->rr.dir);
+}
+
 const char *opt_ext_of(enum kiln_backend b)
 {
     return b == KILN_BACKEND_CUDA ? "cu" : "c";
@@ -379,6 +387,8 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
                 "kiln: --compiler nvrtc applies to the cuda backend; the %s backend "
                 "compiles with cc\n",
                 kiln_backend_name(eval_session_backend(r.s)));
+    if (rc == KILN_OK && opt_stopping(&r))
+        rc = opt_interrupted(&r, err);
     if (rc == KILN_OK)
         rc = opt_loop(&r, 1, err);
     workload_free(wl);

@@ -15,6 +15,7 @@
 #ifndef KILN_OPTIMIZE_H
 #define KILN_OPTIMIZE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,7 +45,11 @@ struct opt_options {
     int warmups, iterations;
     bool quiet, json;
     bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
-    int argc;     /* the command line, for run.json */
+    /* Set (by the caller's signal handler) to stop: the candidate being
+     * evaluated is not recorded, the run stops before the next one and
+     * returns KILN_E_INTERRUPTED, its record resumable. NULL: never. */
+    const volatile sig_atomic_t *stop;
+    int argc; /* the command line, for run.json */
     char **argv;
 };
 
@@ -67,8 +72,9 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json,
  * default server or to `base_url` given here (opt_resume.c). */
 struct opt_resume_options {
     bool quiet, json;
-    const char *base_url; /* --base-url; NULL: the recorded one, without the key */
-    const char *dotenv;   /* --env-file; NULL: ./.env */
+    const char *base_url;              /* --base-url; NULL: the recorded one, without the key */
+    const char *dotenv;                /* --env-file; NULL: ./.env */
+    const volatile sig_atomic_t *stop; /* as opt_options.stop */
 };
 
 enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_options *ro,

@@ -66,6 +66,15 @@ struct opt_run {
 
 /* optimize.c */
 
+/* The caller asked to stop (opt_options.stop). */
+static inline bool opt_stopping(const struct opt_run *r)
+{
+    return r->o.stop && *r->o.stop;
+}
+
+/* KILN_E_INTERRUPTED with the message that says where the run is. */
+enum kiln_rc opt_interrupted(const struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
+
 /* Seconds on the monotonic clock (progress lines, elapsed_s). */
 double opt_now_s(void);
 
