@@ -46,7 +46,7 @@ static void catch_stop(void)
 /* Exit status 128 + the signal (130 for SIGINT), as the shell reports it. */
 static int interrupted_exit(const char *cmd, struct kiln_err *err)
 {
-    fprintf(stderr, "kiln %s: %s\n", cmd, err->msg);
+    cli_report(cmd, err);
     return 128 + (stop_signal ? (int)stop_signal : SIGINT);
 }
 

@@ -25,6 +25,13 @@
 
 #define OPT_MAX_ITER 1000
 
+/* Logs a run keeps (results/README.md): each candidate's log.txt and
+ * compile.log at most OPT_LOG_FILE_MAX bytes (head and tail, with a line
+ * saying what was cut and the original size), all of a run's at most
+ * OPT_LOG_RUN_MAX; past that a log is replaced by a line with its size. */
+#define OPT_LOG_FILE_MAX (256u << 10)
+#define OPT_LOG_RUN_MAX  (64u << 20)
+
 struct opt_profile;
 #define OPT_MAX_JOBS 64
 
@@ -62,6 +69,7 @@ struct opt_run {
     struct opt_profile *op; /* --profile; NULL when not asked for */
     struct opt_given given; /* --input-cases, --reference */
     struct opt_window win;
+    size_t log_bytes; /* logs this run has kept so far (OPT_LOG_RUN_MAX) */
 };
 
 /* optimize.c */

@@ -16,6 +16,7 @@
 #include "session.h"
 #include "wlcheck.h"
 #include "wlgen_reply.h"
+#include "text.h"
 
 #define PROBLEMS_MAX (WLCHECK_PROBLEMS_MAX + 2048)
 #define DIAG_MAX     1500 /* bytes of compiler output fed back */
@@ -482,7 +483,7 @@ static enum kiln_rc attempt(struct gen *g, int k, struct kiln_err *err)
         remove_quietly(req->work_dir, rel);
     }
     if (rc == KILN_OK && req->verbose) {
-        char line[300];
+        char line[300], esc[sizeof(line) * 4];
         first_line(g->problems, line, sizeof(line));
         if (ok)
             fprintf(stderr,
@@ -490,7 +491,8 @@ static enum kiln_rc attempt(struct gen *g, int k, struct kiln_err *err)
                     "model: not an independent oracle)\n",
                     k, g->wl->name);
         else
-            fprintf(stderr, "kiln: attempt %d rejected (%s): %s\n", k, g->stage, line);
+            fprintf(stderr, "kiln: attempt %d rejected (%s): %s\n", k, g->stage,
+                    text_escape_control(esc, sizeof(esc), line));
     }
     struct kiln_err e;
     kiln_err_clear(&e);
