@@ -193,6 +193,10 @@ def saxpy_answer(kind):
         unroll = int(kind.split(":")[1]) if ":" in kind else 2
         return 200, envelope(json.dumps({"source": saxpy_source(unroll),
                                          "rationale": "UNROLL=%d" % unroll, "language": "c"}))
+    if kind == "utf8":
+        # 601 bytes of rationale: a byte limit of 500 cuts inside an "é".
+        return 200, envelope(json.dumps({"source": saxpy_source(2),
+                                         "rationale": "x" + "\u00e9" * 300, "language": "c"}))
     if kind == "malformed":
         return 200, envelope('{"source": "void f(void) {}", "rationale": ')
     if kind == "missing":
