@@ -18,6 +18,7 @@
 
 #include "kiln_version.h"
 #include "llm_reply.h"
+#include "beneath.h"
 
 /* The reply body, grown on demand up to the cap. */
 struct sink {
@@ -312,14 +313,16 @@ static bool curl_retryable(CURLcode cc)
     }
 }
 
-enum kiln_rc llm_exchange_load(const char *path, json_t **doc, const char **status,
-                               const char **reply, struct kiln_err *err)
+enum kiln_rc llm_exchange_load(const char *run_dir, const char *rel, json_t **doc,
+                               const char **status, const char **reply, struct kiln_err *err)
 {
     *doc = NULL;
     *status = *reply = NULL;
-    char *text = NULL;
+    char *text = NULL, path[PATH_MAX];
     size_t len = 0;
-    enum kiln_rc rc = fs_read_file(path, 80u << 20, &text, &len, err);
+    snprintf(path, sizeof(path), "%s/%s", run_dir, rel);
+    /* The replayed run is a record from anywhere: never through a link. */
+    enum kiln_rc rc = beneath_read_file(run_dir, rel, 80u << 20, &text, &len, err);
     if (rc != KILN_OK)
         return rc;
     json_error_t je;

@@ -187,11 +187,11 @@ static enum kiln_rc replay_propose(struct proposer *p, const struct opt_state *s
                                    struct proposal *out, struct kiln_err *err)
 {
     struct replay_proposer *r = (struct replay_proposer *)p;
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof(path), "%s/candidates/%03d/exchange.json", r->dir, r->next);
+    char rel[64];
+    snprintf(rel, sizeof(rel), "candidates/%03d/exchange.json", r->next);
     json_t *doc;
     const char *status, *reply;
-    enum kiln_rc rc = llm_exchange_load(path, &doc, &status, &reply, err);
+    enum kiln_rc rc = llm_exchange_load(r->dir, rel, &doc, &status, &reply, err);
     if (rc == KILN_E_NOTFOUND) {
         kiln_err_clear(err);
         return kiln_fail(err, KILN_E_NOTFOUND, "the recorded run has no more model replies");

@@ -56,11 +56,11 @@ static void attempt_rel(char *out, size_t cap, int k, const char *name)
 /* The recorded answer of attempt k of the replayed run. */
 static enum kiln_rc ask_replay(struct gen *g, int k, json_t *entry, struct kiln_err *err)
 {
-    char path[PATH_MAX + 64], rel[64];
-    snprintf(path, sizeof(path), "%s/generate/%02d/exchange.json", g->req->replay_dir, k);
+    char rel[64];
+    snprintf(rel, sizeof(rel), "generate/%02d/exchange.json", k);
     json_t *doc;
     const char *status, *reply;
-    enum kiln_rc rc = llm_exchange_load(path, &doc, &status, &reply, err);
+    enum kiln_rc rc = llm_exchange_load(g->req->replay_dir, rel, &doc, &status, &reply, err);
     if (rc != KILN_OK)
         return rc;
     json_object_set(entry, "prompt_tokens", json_object_get(doc, "prompt_tokens"));
