@@ -30,10 +30,16 @@ KEY=sk-kiln-test-0123456789abcdef
 copy_run()
 {
     [ -s "$shared/run-001/summary.json" ] || fail "$shared/run-001 is missing (host_fixture_run did not run)"
-    mkdir -p "$RES" && cp -a "$shared/run-001" "$RES/run-001" || fail "copying the fixture run"
-    rm -rf "$RES/run-001/work" && cp -al "$shared/run-001/work" "$RES/run-001/work" ||
-        fail "linking the fixture's work directory"
     run=$RES/run-001
+    mkdir -p "$run" || fail "creating $run"
+    local f
+    for f in "$shared/run-001"/*; do
+        if [ "${f##*/}" = work ]; then
+            cp -al "$f" "$run/work" || fail "linking the fixture's work directory"
+        else
+            cp -a "$f" "$run/" || fail "copying the fixture run"
+        fi
+    done
 }
 
 # replace_file PATH: stdin becomes PATH's content (a new file, renamed over).
@@ -117,7 +123,6 @@ resume_workload)
     run_kiln "$T/out" "$T/err" resume "$run"
     expect_rc 1 "kiln resume of a changed workload copy"
     contains "$T/err" "does not match run.json"
-    [ ! -e "$run/work/cand-reference" ] || true
     ;;
 resume_base_url)
     copy_run
