@@ -71,6 +71,12 @@ history_len()
     python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$1" 2>/dev/null
 }
 
+# has_history FILE: FILE lists at least one candidate.
+has_history()
+{
+    [ "$(history_len "$1")" -ge 1 ] 2>/dev/null
+}
+
 start_fake_server()
 {
     python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
@@ -175,13 +181,13 @@ cache)
     done
     ;;
 sigint)
-    "$KILN_BIN" optimize saxpy --backend cpu --proposer tune --max-iterations 3 --results "$RES" \
+    "$KILN_BIN" optimize saxpy --backend cpu --proposer tune --max-iterations 4 --results "$RES" \
         "${FAST[@]}" >"$T/first.out" 2>"$T/first.err" &
     pid=$!
     _kiln_bg_pids+=("$pid")
     run=$RES/run-001
-    wait_for 300 test "$(history_len "$run/history.json")" -ge 1 2>/dev/null ||
-        fail "no history entry within 300 s: $(tail -5 "$T/first.err")"
+    wait_for 600 has_history "$run/history.json" ||
+        fail "no history entry within 600 s: $(tail -5 "$T/first.err")"
     kill -INT "$pid"
     wait "$pid"
     rc=$?
@@ -193,7 +199,7 @@ sigint)
     # The record is consistent: every history entry has its verdict, and no
     # verdict was recorded for the candidate that was interrupted.
     n=$(history_len "$run/history.json")
-    [ "${n:-0}" -ge 1 ] && [ "$n" -lt 3 ] || fail "interrupted with ${n:-no} history entries"
+    [ "${n:-0}" -ge 1 ] && [ "$n" -lt 4 ] || fail "interrupted with ${n:-no} history entries"
     for id in $(seq -f %03g 1 "$n"); do
         [ -s "$run/candidates/$id/verdict.json" ] || fail "candidate $id has no verdict.json"
     done
@@ -201,8 +207,8 @@ sigint)
     [ ! -e "$run/candidates/$next/verdict.json" ] || fail "the interrupted candidate $next was recorded"
     run_kiln "$T/out" "$T/err" resume "$run"
     expect_rc 0 "kiln resume after SIGINT"
-    expect_json "$run/history.json" '[h["candidate"] for h in d]' '["001", "002", "003"]'
-    expect_json "$run/summary.json" 'len(d["candidates"])' 3
+    expect_json "$run/history.json" '[h["candidate"] for h in d]' '["001", "002", "003", "004"]'
+    expect_json "$run/summary.json" 'len(d["candidates"])' 4
     ;;
 utf8_rationale)
     start_fake_server
