@@ -37,8 +37,8 @@ const char *kiln_strerror(enum kiln_rc rc)
         return "timed out";
     case KILN_E_NOTFOUND:
         return "not found";
-    case KILN_E_INTERRUPTED:
-        return "interrupted";
+    case KILN_E_STOPPED:
+        return "stopped by the user";
     }
     return "unknown error code";
 }

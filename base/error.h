@@ -17,20 +17,20 @@
 
 enum kiln_rc {
     KILN_OK = 0,
-    KILN_E_USAGE = 1,        /* bad arguments from the user */
-    KILN_E_NOMEM = 2,        /* allocation failed */
-    KILN_E_IO = 3,           /* a file or pipe operation failed */
-    KILN_E_PARSE = 4,        /* malformed input (JSON, .npy, tar, plan) */
-    KILN_E_LIMIT = 5,        /* input exceeded a size or count cap */
-    KILN_E_SANDBOX = 6,      /* the sandbox could not be set up */
-    KILN_E_UNSUPPORTED = 7,  /* the host cannot do what was asked */
-    KILN_E_REJECTED = 8,     /* untrusted data broke a rule */
-    KILN_E_CUDA = 9,         /* a CUDA call failed */
-    KILN_E_INTERNAL = 10,    /* a bug in kiln */
-    KILN_E_CHILD = 11,       /* a child process failed */
-    KILN_E_TIMEOUT = 12,     /* a time limit expired */
-    KILN_E_NOTFOUND = 13,    /* a named thing does not exist */
-    KILN_E_INTERRUPTED = 14, /* the user asked to stop (SIGINT, SIGTERM) */
+    KILN_E_USAGE = 1,       /* bad arguments from the user */
+    KILN_E_NOMEM = 2,       /* allocation failed */
+    KILN_E_IO = 3,          /* a file or pipe operation failed */
+    KILN_E_PARSE = 4,       /* malformed input (JSON, .npy, tar, plan) */
+    KILN_E_LIMIT = 5,       /* input exceeded a size or count cap */
+    KILN_E_SANDBOX = 6,     /* the sandbox could not be set up */
+    KILN_E_UNSUPPORTED = 7, /* the host cannot do what was asked */
+    KILN_E_REJECTED = 8,    /* untrusted data broke a rule */
+    KILN_E_CUDA = 9,        /* a CUDA call failed */
+    KILN_E_INTERNAL = 10,   /* a bug in kiln */
+    KILN_E_CHILD = 11,      /* a child process failed */
+    KILN_E_TIMEOUT = 12,    /* a time limit expired */
+    KILN_E_NOTFOUND = 13,   /* a named thing does not exist */
+    KILN_E_STOPPED = 14,    /* the user asked kiln to stop (SIGINT, SIGTERM) */
 };
 
 #define KILN_ERR_MSG_MAX 512

@@ -198,7 +198,7 @@ int cmd_optimize(int argc, char **argv)
     catch_stop();
     enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);
     curl_global_cleanup();
-    if (rc == KILN_E_INTERRUPTED)
+    if (rc == KILN_E_STOPPED)
         return interrupted_exit("optimize", &err);
     if (rc != KILN_OK) {
         cli_report("optimize", &err);
@@ -243,7 +243,7 @@ int cmd_resume(int argc, char **argv)
     catch_stop();
     enum kiln_rc rc = optimize_resume_with(argv[optind], &ro, &err);
     curl_global_cleanup();
-    if (rc == KILN_E_INTERRUPTED)
+    if (rc == KILN_E_STOPPED)
         return interrupted_exit("resume", &err);
     if (rc != KILN_OK) {
         cli_report("resume", &err);

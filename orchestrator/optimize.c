@@ -36,7 +36,7 @@ double opt_now_s(void)
 
 enum kiln_rc opt_interrupted(const struct opt_run *r, struct kiln_err *err)
 {
-    return kiln_fail(err, KILN_E_INTERRUPTED,
+    return kiln_fail(err, KILN_E_STOPPED,
                      "interrupted: the run so far is in %s, every finished candidate recorded; "
                      "continue it with: kiln resume %s",
                      r->rr.dir, r->rr.dir);

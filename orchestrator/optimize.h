@@ -47,7 +47,7 @@ struct opt_options {
     bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
     /* Set (by the caller's signal handler) to stop: the candidate being
      * evaluated is not recorded, the run stops before the next one and
-     * returns KILN_E_INTERRUPTED, its record resumable. NULL: never. */
+     * returns KILN_E_STOPPED, its record resumable. NULL: never. */
     const volatile sig_atomic_t *stop;
     int argc; /* the command line, for run.json */
     char **argv;

@@ -80,7 +80,7 @@ static inline bool opt_stopping(const struct opt_run *r)
     return r->o.stop && *r->o.stop;
 }
 
-/* KILN_E_INTERRUPTED with the message that says where the run is. */
+/* KILN_E_STOPPED with the message that says where the run is. */
 enum kiln_rc opt_interrupted(const struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
 
 /* Seconds on the monotonic clock (progress lines, elapsed_s). */

@@ -177,7 +177,7 @@ enum kiln_rc opt_loop_jobs(struct opt_run *r, int first, struct kiln_err *err)
      * bounded), so each removes its sandbox and cgroup; killed, they could
      * not. On an error, the workers still running die here (the run's
      * record stays resumable: their candidates were not recorded). */
-    for (size_t k = 0; rc == KILN_E_INTERRUPTED && k < w->n; k++) {
+    for (size_t k = 0; rc == KILN_E_STOPPED && k < w->n; k++) {
         struct opt_slot *sl = slot_at(w, k);
         bool left = true;
         char why[64];

@@ -31,7 +31,7 @@ bool wlcheck_host_failure(enum kiln_rc rc)
     case KILN_E_INTERNAL:
     case KILN_E_CUDA:
     case KILN_E_NOTFOUND:
-    case KILN_E_INTERRUPTED:
+    case KILN_E_STOPPED:
         return true;
     case KILN_OK:
     case KILN_E_USAGE:
