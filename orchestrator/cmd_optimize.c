@@ -31,7 +31,8 @@ static void on_stop(int sig)
 /* Child processes (input workers, compile workers) inherit the handler, so
  * a Ctrl-C to the whole process group does not kill them half way: each
  * finishes and removes its sandbox and cgroup. Sandboxes run in their own
- * session and never see the terminal's signal. */
+ * session and never see the terminal's signal. A signal ignored when kiln
+ * started (a background job of a script, nohup) stays ignored. */
 static void catch_stop(void)
 {
     struct sigaction sa;
@@ -39,8 +40,12 @@ static void catch_stop(void)
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction was;
+        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 /* Exit status 128 + the signal (130 for SIGINT), as the shell reports it. */
