@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,7 +27,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 void cli_report(const char *what, const struct kiln_err *err)
 {
-    fprintf(stderr, "kiln: %s: %s\n", what, err->msg[0] ? err->msg : kiln_strerror(err->rc));
+    /* Messages quote sandboxed scripts, compilers and servers: escaped. */
+    char msg[KILN_ERR_MSG_MAX * 4];
+    text_escape_control(msg, sizeof(msg), err->msg[0] ? err->msg : kiln_strerror(err->rc));
+    fprintf(stderr, "kiln: %s: %s\n", what, msg);
 }
 
 int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *shortopts,

@@ -13,6 +13,7 @@
 #include "fsutil.h"
 #include "gpuinfo.h"
 #include "strbuf.h"
+#include "text.h"
 
 struct eval_cli {
     const char *workload, *candidate, *work, *junit;
@@ -50,10 +51,13 @@ static void print_table(const struct eval_outcome *o, const char *title)
         printf("  %-14s %-4d %-6s %12s %10s %11s %8s%s%s\n", c->name, c->set,
                c->correct ? "ok" : "FAIL", med, ref, base, sol, c->scored ? "" : "  (not scored)",
                few);
+        char esc[sizeof(c->detail) * 4];
         if (!c->correct && c->detail[0])
-            printf("      %s\n", c->detail);
+            printf("      %s\n", text_escape_control(esc, sizeof(esc), c->detail));
     }
-    printf("  status: %s (stage %s)\n  %s\n", verdict_status_name(v->status), o->stage, v->summary);
+    char sum[sizeof(v->summary) * 4];
+    printf("  status: %s (stage %s)\n  %s\n", verdict_status_name(v->status), o->stage,
+           text_escape_control(sum, sizeof(sum), v->summary));
 }
 
 /* One line on the vendor baseline under the table. */
@@ -67,10 +71,10 @@ static void print_baseline(const struct eval_baseline *b)
     if (b->state == EVAL_BASELINE_OK) {
         for (size_t i = 0; i < b->medians.n; i++)
             printf("%s%s %.4f ms", i ? ", " : "", b->medians.cases[i].name, b->medians.cases[i].ms);
-        printf("%s%s\n", b->detail[0] ? "; " : "", b->detail);
-    } else {
-        printf("%s\n", b->detail);
+        printf("%s", b->detail[0] ? "; " : "");
     }
+    text_fputs_escaped(stdout, b->detail, strlen(b->detail));
+    printf("\n");
 }
 
 static void xml_escape(FILE *f, const char *s)
@@ -355,7 +359,8 @@ int cmd_eval(int argc, char **argv)
             printf("  ran as: %s\n", out.where);
         if (have_held)
             printf("  held-out check (fresh inputs, secret seed, unseen sizes): %s%s%s\n",
-                   verdict_status_name(held.v.status), held.v.detail[0] ? ": " : "", held.v.detail);
+                   verdict_status_name(held.v.status), held.v.detail[0] ? ": " : "",
+                   text_escape_control(line, sizeof(line), held.v.detail));
         print_given(s);
         if (!o.common.input_cases)
             printf("  inputs: seed %llu (%s; --seed %llu reproduces them)\n",
@@ -363,10 +368,15 @@ int cmd_eval(int argc, char **argv)
                    (unsigned long long)seed);
         if (have_held)
             print_held_out(s);
-        if (out.compile.diagnostics && out.v.status == VERDICT_COMPILE_ERROR)
-            printf("compiler diagnostics:\n%s", out.compile.diagnostics);
-        if (out.log_tail && out.v.status != VERDICT_PASS)
-            printf("harness log (tail):\n%s", out.log_tail);
+        /* The compiler quotes the candidate; the log is the candidate's. */
+        if (out.compile.diagnostics && out.v.status == VERDICT_COMPILE_ERROR) {
+            printf("compiler diagnostics:\n");
+            text_fputs_escaped(stdout, out.compile.diagnostics, strlen(out.compile.diagnostics));
+        }
+        if (out.log_tail && out.v.status != VERDICT_PASS) {
+            printf("harness log (tail):\n");
+            text_fputs_escaped(stdout, out.log_tail, strlen(out.log_tail));
+        }
     }
     if (o.junit && write_junit(o.junit, o.workload, &out, have_held ? &held : NULL) != 0)
         status = KILN_EXIT_USAGE;

@@ -1,8 +1,10 @@
 /* cmd_optimize.c - `kiln optimize` and `kiln resume`. */
 #include <curl/curl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_common.h"
@@ -13,6 +15,49 @@
 #include "gpuinfo.h"
 #include "optimize.h"
 #include "wlgen.h"
+
+/* The signal that asked kiln to stop (SIGINT, SIGTERM), 0 while none.
+ * Signal handlers can only reach static storage: this is main's, and the
+ * optimizer only reads it through opt_options.stop. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+    static const char msg[] = "\nkiln: stopping after the current step (the candidate being "
+                              "evaluated is not recorded); press Ctrl-C again to stop at once\n";
+    stop_signal = sig;
+    /* A second signal takes the default action: the user insists. */
+    signal(sig, SIG_DFL);
+    ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    (void)n;
+}
+
+/* Child processes (input workers, compile workers) inherit the handler, so
+ * a Ctrl-C to the whole process group does not kill them half way: each
+ * finishes and removes its sandbox and cgroup. Sandboxes run in their own
+ * session and never see the terminal's signal. A signal ignored when kiln
+ * started (a background job of a script, nohup) stays ignored. */
+static void catch_stop(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction was;
+        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+/* Exit status 128 + the signal (130 for SIGINT), as the shell reports it. */
+static int interrupted_exit(const char *cmd, struct kiln_err *err)
+{
+    cli_report(cmd, err);
+    return 128 + (stop_signal ? (int)stop_signal : SIGINT);
+}
 
 int cmd_optimize(int argc, char **argv)
 {
@@ -176,8 +221,7 @@ int cmd_optimize(int argc, char **argv)
     struct kiln_err err;
     kiln_err_clear(&err);
     struct slurm_runner slurm;
-    static volatile sig_atomic_t cancel;
-    if (cli_common_executor(&common, "kiln-optimize", &slurm, &cancel, &o.runner, &err) !=
+    if (cli_common_executor(&common, "kiln-optimize", &slurm, &stop_signal, &o.runner, &err) !=
         KILN_OK) {
         cli_report("optimize", &err);
         return KILN_EXIT_USAGE;
@@ -188,8 +232,12 @@ int cmd_optimize(int argc, char **argv)
         return KILN_EXIT_FAIL;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    o.stop = &stop_signal;
+    catch_stop();
     enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);
     curl_global_cleanup();
+    if (rc == KILN_E_CANCELLED)
+        return interrupted_exit("optimize", &err);
     if (rc != KILN_OK) {
         cli_report("optimize", &err);
         if (run_dir[0])
@@ -203,17 +251,24 @@ int cmd_optimize(int argc, char **argv)
 int cmd_resume(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"base-url", required_argument, NULL, 'u'},
+                                         {"env-file", required_argument, NULL, 'e'},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"json", no_argument, NULL, 'J'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("resume");
-    int done = 0, c, quiet = 0, json = 0;
+    struct opt_resume_options ro = {0};
+    int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
         if (c == 'q')
-            quiet = 1;
+            ro.quiet = true;
         if (c == 'J')
-            json = 1;
+            ro.json = true;
+        if (c == 'u')
+            ro.base_url = optarg;
+        if (c == 'e')
+            ro.dotenv = optarg;
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
@@ -222,8 +277,12 @@ int cmd_resume(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct kiln_err err;
     kiln_err_clear(&err);
-    enum kiln_rc rc = optimize_resume(argv[optind], quiet, json, &err);
+    ro.stop = &stop_signal;
+    catch_stop();
+    enum kiln_rc rc = optimize_resume_with(argv[optind], &ro, &err);
     curl_global_cleanup();
+    if (rc == KILN_E_CANCELLED)
+        return interrupted_exit("resume", &err);
     if (rc != KILN_OK) {
         cli_report("resume", &err);
         return rc == KILN_E_USAGE || rc == KILN_E_NOTFOUND ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;

@@ -13,22 +13,17 @@
 enum kiln_rc report_write_run(const struct runrec *rr, struct kiln_err *err)
 {
     json_t *summary = NULL, *history = NULL;
-    char *best = NULL, *svg = NULL, *html = NULL, path[PATH_MAX];
+    char *best = NULL, *svg = NULL, *html = NULL;
     size_t len = 0;
     enum kiln_rc rc = runrec_read_json(rr, "summary.json", 64u << 20, &summary, err);
     if (rc == KILN_OK)
         rc = runrec_read_json(rr, "history.json", 64u << 20, &history, err);
-    if (rc == KILN_OK)
-        rc = runrec_path(rr, "best.cu", path, sizeof(path), err);
     if (rc == KILN_OK) {
         struct kiln_err ignore;
         kiln_err_clear(&ignore);
         /* No best.cu (no candidate passed) is a report, not an error. */
-        if (fs_read_file(path, 4u << 20, &best, &len, &ignore) != KILN_OK) {
-            char alt[PATH_MAX];
-            if (runrec_path(rr, "best.c", alt, sizeof(alt), &ignore) == KILN_OK)
-                (void)(fs_read_file(alt, 4u << 20, &best, &len, &ignore) == KILN_OK);
-        }
+        if (runrec_read(rr, "best.cu", 4u << 20, &best, &len, &ignore) != KILN_OK)
+            (void)(runrec_read(rr, "best.c", 4u << 20, &best, &len, &ignore) == KILN_OK);
     }
     if (rc == KILN_OK)
         rc = report_heatmap_svg(summary, &svg, err);

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "hostvars.h"
 #include "sandbox.h"
+#include "text.h"
 
 #define MAX_INPUTS 64
 #define MAX_ENV    64
@@ -232,13 +233,22 @@ int cmd_sandbox(int argc, char **argv)
         fprintf(stderr, "kiln: %s\n", err.msg);
         return KILN_EXIT_USAGE;
     }
-    fwrite(res.out.data, 1, res.out.len, stdout);
+    /* The program's output as it wrote it when piped (it may be data);
+     * escaped when it reaches a terminal, which it must not drive. */
+    if (isatty(STDOUT_FILENO))
+        text_fputs_escaped(stdout, res.out.data, res.out.len);
+    else
+        fwrite(res.out.data, 1, res.out.len, stdout);
     fflush(stdout);
-    fwrite(res.err.data, 1, res.err.len, stderr);
+    if (isatty(STDERR_FILENO))
+        text_fputs_escaped(stderr, res.err.data, res.err.len);
+    else
+        fwrite(res.err.data, 1, res.err.len, stderr);
     for (char *s = res.skipped; s && *s;) {
         char *nl = strchr(s, '\n');
-        fprintf(stderr, "kiln sandbox: left out of /out: %.*s\n",
-                (int)(nl ? nl - s : (long)strlen(s)), s);
+        fprintf(stderr, "kiln sandbox: left out of /out: ");
+        text_fputs_escaped(stderr, s, nl ? (size_t)(nl - s) : strlen(s));
+        fputc('\n', stderr);
         s = nl ? nl + 1 : s + strlen(s);
     }
     char line[512];

@@ -12,6 +12,7 @@
 #include "session.h"
 #include "wlcheck.h"
 #include "workload.h"
+#include "text.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -82,7 +83,8 @@ int cmd_workloads(int argc, char **argv)
                                                       : "cpu",
                    w->ncases, perf, line);
         } else if (names[i]) {
-            printf("%-14s BROKEN: %s\n", names[i], err.msg);
+            char esc[KILN_ERR_MSG_MAX * 4];
+            printf("%-14s BROKEN: %s\n", names[i], text_escape_control(esc, sizeof(esc), err.msg));
             status = KILN_EXIT_FAIL;
         }
         workload_free(w);
@@ -171,7 +173,8 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
     kiln_err_clear(&err);
     struct workload *w = NULL;
     if (workload_load(dir, &w, &err) != KILN_OK) {
-        printf("FAIL  %s\n", err.msg);
+        char esc[KILN_ERR_MSG_MAX * 4];
+        printf("FAIL  %s\n", text_escape_control(esc, sizeof(esc), err.msg));
         return KILN_EXIT_FAIL;
     }
     printf("ok    %s/workload.json parses: %s, %zu cases, %zu fixed held-out, %d drawn per "

@@ -127,11 +127,17 @@ const struct kiln_cmd kiln_commands[] = {
      "      --model gpt-4.1 --proposer llm\n",
      cmd_optimize},
     {"resume", "continue an interrupted kiln optimize run",
-     "usage: kiln resume RUN_DIR [--quiet] [--json]\n"
+     "usage: kiln resume RUN_DIR [--base-url URL] [--env-file PATH] [--quiet] [--json]\n"
      "\n"
      "Continues a run from its records: finished candidates are not redone (those\n"
      "in flight when it stopped are), the proposer's state is rebuilt, and the\n"
-     "run finalizes as usual.\n"
+     "run finalizes as usual. The record is checked, not trusted: nothing under\n"
+     "RUN_DIR is followed through a symlink, the workload copy must match\n"
+     "run.json's hash, and every pass is re-verified on the held-out cases.\n"
+     "\n"
+     "  --base-url URL   the llm proposer's server; the API key goes only to this\n"
+     "                   or to the default server, never to a URL read from run.json\n"
+     "  --env-file PATH  where to read the API key (default ./.env)\n"
      "\n"
      "example:\n"
      "  kiln resume results/run-001\n",

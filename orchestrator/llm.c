@@ -3,8 +3,10 @@
 
 #include "fsutil.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,10 +19,7 @@
 
 #include "kiln_version.h"
 #include "llm_reply.h"
-
-/* Keys shorter than this are not masked in replies: masking "abc" would
- * mangle the body, and no real API key is that short. */
-#define KEY_MASK_MIN 8
+#include "beneath.h"
 
 /* The reply body, grown on demand up to the cap. */
 struct sink {
@@ -107,7 +106,7 @@ static long backoff_delay(long initial, long cap, int retry, long retry_after_s)
 static void mask_key(char *buf, size_t len, const char *key)
 {
     size_t kl = key ? strlen(key) : 0;
-    if (kl < KEY_MASK_MIN || !buf)
+    if (kl < LLM_KEY_SECRET_MIN || !buf)
         return;
     char *p = buf;
     while ((p = memmem(p, len - (size_t)(p - buf), key, kl)) != NULL) {
@@ -196,10 +195,29 @@ out:
     return rc;
 }
 
+/* This machine by address (127.0.0.0/8, ::1, ::ffff:127.x) or by the name
+ * "localhost" exactly; "127.attacker.example" is a name like any other. */
 static bool is_loopback(const char *host)
 {
-    return strcasecmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
-           strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0;
+    if (strcasecmp(host, "localhost") == 0)
+        return true;
+    char h[INET6_ADDRSTRLEN + 2];
+    size_t n = strlen(host);
+    if (n >= 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof(h)) {
+        memcpy(h, host + 1, n - 2); /* curl gives IPv6 hosts in brackets */
+        h[n - 2] = '\0';
+    } else if (n < sizeof(h)) {
+        memcpy(h, host, n + 1);
+    } else {
+        return false;
+    }
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, h, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, h, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+    return false;
 }
 
 /* {base_url}/chat/completions, checked: http(s) only, and a key only over
@@ -299,14 +317,16 @@ static bool curl_retryable(CURLcode cc)
     }
 }
 
-enum kiln_rc llm_exchange_load(const char *path, json_t **doc, const char **status,
-                               const char **reply, struct kiln_err *err)
+enum kiln_rc llm_exchange_load(const char *run_dir, const char *rel, json_t **doc,
+                               const char **status, const char **reply, struct kiln_err *err)
 {
     *doc = NULL;
     *status = *reply = NULL;
-    char *text = NULL;
+    char *text = NULL, path[PATH_MAX];
     size_t len = 0;
-    enum kiln_rc rc = fs_read_file(path, 80u << 20, &text, &len, err);
+    snprintf(path, sizeof(path), "%s/%s", run_dir, rel);
+    /* The replayed run is a record from anywhere: never through a link. */
+    enum kiln_rc rc = beneath_read_file(run_dir, rel, 80u << 20, &text, &len, err);
     if (rc != KILN_OK)
         return rc;
     static const struct json_strict_rules rules = {.max_bytes = 80u << 20};
@@ -451,7 +471,11 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
     if (rc != KILN_OK)
         goto out;
     out->response_format = "json_schema";
-    if (api_key && strstr(out->request_body, api_key)) {
+    /* A key short enough to be a placeholder ("EMPTY", "x") is no secret:
+     * refusing prompts that contain it would refuse nearly all. */
+    if (api_key && strlen(api_key) >= LLM_KEY_SECRET_MIN &&
+        (strstr(user_prompt, api_key) || (system_prompt && strstr(system_prompt, api_key)) ||
+         strstr(out->request_body, api_key))) {
         rc = kiln_fail(err, KILN_E_USAGE,
                        "refusing to send a prompt that contains the API key: remove it");
         goto out;
@@ -513,6 +537,12 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
             memcpy(out->reply_body, sink.buf, sink.len);
         out->reply_body[sink.len] = '\0';
         out->reply_len = sink.len;
+        /* Also where it decodes to the key (an escaped echo): the record
+         * is read back as JSON. */
+        if (!llm_mask_key(&out->reply_body, &out->reply_len, api_key)) {
+            rc = kiln_fail(err, KILN_E_NOMEM, "out of memory masking the API key in the reply");
+            goto out;
+        }
 
         if (sink.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
             rc = kiln_fail(err, KILN_E_LIMIT,
@@ -546,7 +576,12 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
                                     &out->content_len, &usage, err);
             out->prompt_tokens = usage.prompt_tokens;
             out->completion_tokens = usage.completion_tokens;
-            mask_key(out->content, out->content_len, api_key); /* as in server_message */
+            /* The content was decoded once; its strings decode again in
+             * llm_reply_parse: mask what every level decodes to. */
+            if (out->content && !llm_mask_key(&out->content, &out->content_len, api_key)) {
+                rc = kiln_fail(err, KILN_E_NOMEM, "out of memory masking the API key");
+                goto out;
+            }
             if (usage.prompt_tokens >= 0 && usage.completion_tokens >= 0 &&
                 (cfg->price_in_per_mtok > 0 || cfg->price_out_per_mtok > 0))
                 out->cost_usd = ((double)usage.prompt_tokens * cfg->price_in_per_mtok +

@@ -95,12 +95,14 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
  * (free()), or NULL when out of memory. */
 char *llm_exchange_to_json(const struct llm_exchange *ex, const char *error);
 
-/* Reads a recorded exchange.json (a replayed run's; at most 80 MiB): *doc
+/* Reads a recorded exchange.json, `rel` under `run_dir` (a replayed run's;
+ * at most 80 MiB; opened beneath run_dir, never through a link): *doc
  * (json_decref it) with *status its "status" and *reply its "reply" (NULL
  * when absent), both owned by *doc. A missing file is KILN_E_NOTFOUND as
  * fs_read_file says it; a document without a status, KILN_E_PARSE. */
-enum kiln_rc llm_exchange_load(const char *path, json_t **doc, const char **status,
-                               const char **reply, struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc llm_exchange_load(const char *run_dir, const char *rel, json_t **doc,
+                               const char **status, const char **reply,
+                               struct kiln_err *err) KILN_NODISCARD;
 
 /* Frees what the exchange owns and zeroes it; safe on a zeroed exchange. */
 void llm_exchange_free(struct llm_exchange *ex);

@@ -365,3 +365,146 @@ out:
     json_decref(root);
     return rc;
 }
+
+/* ---- masking the key in what it decodes to ---- */
+
+static bool mask_literal(char *buf, size_t len, const char *key, size_t kl)
+{
+    bool hit = false;
+    char *p = buf;
+    while ((p = memmem(p, len - (size_t)(p - buf), key, kl)) != NULL) {
+        memset(p, '*', kl);
+        p += kl;
+        hit = true;
+    }
+    return hit;
+}
+
+static int mask_value(json_t *v, const char *key, size_t kl, int depth);
+
+/* A string: its JSON content first (depth permitting), then the literal key. */
+static int mask_string(json_t *v, const char *key, size_t kl, int depth)
+{
+    size_t n = json_string_length(v);
+    char *s = malloc(n + 1);
+    if (!s)
+        return -1;
+    memcpy(s, json_string_value(v), n + 1);
+    int changed = 0;
+    if (depth > 0 && memchr(s, '"', n)) {
+        json_error_t je;
+        json_t *inner = json_loadb(s, n, JSON_DECODE_ANY, &je);
+        int r = inner ? mask_value(inner, key, kl, depth - 1) : 0;
+        if (r > 0) {
+            char *d = json_dumps(inner, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+            if (!d)
+                r = -1;
+            else {
+                free(s);
+                s = d;
+                n = strlen(d);
+                changed = 1;
+            }
+        }
+        json_decref(inner);
+        if (r < 0) {
+            free(s);
+            return -1;
+        }
+    }
+    if (mask_literal(s, n, key, kl))
+        changed = 1;
+    int rc = changed && json_string_setn(v, s, n) != 0 ? -1 : changed;
+    free(s);
+    return rc;
+}
+
+/* 1 when something was masked, 0 when not, -1 out of memory. Object keys
+ * holding the key are masked too (the object rebuilt in order). */
+static int mask_value(json_t *v, const char *key, size_t kl, int depth)
+{
+    int changed = 0;
+    if (json_is_string(v))
+        return mask_string(v, key, kl, depth);
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            int r = mask_value(json_array_get(v, i), key, kl, depth);
+            if (r < 0)
+                return -1;
+            changed |= r;
+        }
+        return changed;
+    }
+    if (!json_is_object(v))
+        return 0;
+    json_t *rebuilt = json_object();
+    if (!rebuilt)
+        return -1;
+    const char *k;
+    json_t *m;
+    json_object_foreach(v, k, m)
+    {
+        int r = mask_value(m, key, kl, depth);
+        char *kk = strdup(k);
+        if (r < 0 || !kk) {
+            free(kk);
+            json_decref(rebuilt);
+            return -1;
+        }
+        if (mask_literal(kk, strlen(kk), key, kl))
+            r = 1;
+        changed |= r;
+        /* Masked keys may collide ("****" twice): the later one wins. */
+        json_object_set(rebuilt, kk, m);
+        free(kk);
+    }
+    if (changed && json_object_clear(v) == 0)
+        json_object_update(v, rebuilt);
+    json_decref(rebuilt);
+    return changed;
+}
+
+bool llm_mask_key(char **text, size_t *len, const char *key)
+{
+    size_t kl = key ? strlen(key) : 0;
+    if (kl < LLM_KEY_SECRET_MIN || !*text)
+        return true;
+    mask_literal(*text, *len, key, kl);
+    /* Whole text, or the braces' span of a fenced answer. */
+    size_t from = 0, to = *len;
+    json_error_t je;
+    json_t *doc = json_loadb(*text, *len, JSON_DECODE_ANY, &je);
+    if (!doc) {
+        const char *a = memchr(*text, '{', *len);
+        const char *b = a ? memrchr(*text, '}', *len) : NULL;
+        if (!a || !b || b < a)
+            return true;
+        from = (size_t)(a - *text);
+        to = (size_t)(b - *text) + 1;
+        doc = json_loadb(*text + from, to - from, 0, &je);
+        if (!doc)
+            return true;
+    }
+    int r = mask_value(doc, key, kl, 4);
+    char *d = r > 0 ? json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    if (r < 0 || (r > 0 && !d))
+        return false;
+    if (r == 0)
+        return true;
+    size_t dl = strlen(d), nl = from + dl + (*len - to);
+    char *out = malloc(nl + 1);
+    if (!out) {
+        free(d);
+        return false;
+    }
+    memcpy(out, *text, from);
+    memcpy(out + from, d, dl);
+    memcpy(out + from + dl, *text + to, *len - to);
+    out[nl] = '\0';
+    free(d);
+    free(*text);
+    *text = out;
+    *len = nl;
+    return true;
+}

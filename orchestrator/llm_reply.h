@@ -18,6 +18,7 @@
 #define KILN_LLM_REPLY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -26,6 +27,12 @@
 #define LLM_RATIONALE_MAX (4u * 1024u)
 #define LLM_CONTENT_MAX   (4u * 1024u * 1024u) /* the whole message content */
 #define LLM_ENVELOPE_MAX  (64u * 1024u * 1024u)
+
+/* An API key shorter than this is not treated as a secret: not masked in
+ * replies, and a prompt containing it is not refused. Local servers
+ * (vLLM, llama.cpp) are run with keys such as "x" or "EMPTY", which every
+ * other prompt contains; no real provider key is this short. */
+#define LLM_KEY_SECRET_MIN 16
 
 enum llm_language {
     LLM_LANG_CUDA = 0, /* "cuda": a .cu candidate */
@@ -93,5 +100,17 @@ enum kiln_rc llm_envelope_parse(const char *body, size_t len, char **content, si
 /* Writes a printable, quoted, truncated rendering of untrusted bytes into
  * buf (always NUL-terminated), for error messages. Returns buf. */
 const char *llm_snippet(const char *s, size_t n, char *buf, size_t cap);
+
+/*
+ * Masks `key` with '*' in text[len]: where it appears literally and, when
+ * the text (or its span from the first '{' to the last '}', for a fenced
+ * answer) is JSON, in every string it decodes to, strings holding JSON
+ * included (a server that echoes the key escaped, "\u0073k-...", or escaped
+ * twice). A decoded match re-serializes the text: *text is replaced (the
+ * old buffer freed) and *len updated. Keys shorter than LLM_KEY_SECRET_MIN
+ * are left alone. Returns false only when out of memory (then the text is
+ * masked literally but may still hold an escaped key: do not record it).
+ */
+bool llm_mask_key(char **text, size_t *len, const char *key);
 
 #endif

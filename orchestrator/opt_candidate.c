@@ -4,11 +4,14 @@
  * proposer back; and the loop that runs them one at a time (--jobs 1;
  * optimize_jobs.c runs them in a window), then finalizes.
  */
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "candidate.h"
 #include "fsutil.h"
@@ -16,6 +19,7 @@
 #include "optimize_impl.h"
 #include "runrec.h"
 #include "session.h"
+#include "text.h"
 
 void opt_progress(struct opt_run *r, int it, const char *stage)
 {
@@ -42,6 +46,87 @@ static void attempt_feedback(struct opt_attempt *a, const struct eval_outcome *o
     if (o->v.status == VERDICT_COMPILE_ERROR && o->compile.diagnostics && off < sizeof(a->feedback))
         snprintf(a->feedback + off, sizeof(a->feedback) - off, "; compiler: %.500s",
                  o->compile.diagnostics);
+    utf8_trim_partial(a->feedback); /* the prompt must stay UTF-8 */
+}
+
+/* The log as kept: all of it when it fits the file cap and the run's
+ * budget; else its head and tail around a line saying what was cut; past
+ * the budget only that line. head/tail are the file's first and last
+ * bytes (all of it in head when tail_len is 0); `orig` its size. */
+static char *cut_log(struct opt_run *r, const char *head, size_t head_len, const char *tail,
+                     size_t tail_len, size_t orig, size_t *out_len)
+{
+    size_t left = r->log_bytes < OPT_LOG_RUN_MAX ? OPT_LOG_RUN_MAX - r->log_bytes : 0;
+    size_t cap = left < OPT_LOG_FILE_MAX ? left : OPT_LOG_FILE_MAX;
+    char note[256];
+    int nl;
+    size_t keep_head = 0, keep_tail = 0;
+    if (orig <= cap && tail_len == 0) {
+        keep_head = orig;
+        nl = 0;
+        note[0] = '\0';
+    } else if (cap >= 4096) {
+        keep_head = (cap - 256) / 2 < head_len ? (cap - 256) / 2 : head_len;
+        const char *src = tail_len ? tail : head;
+        size_t src_len = tail_len ? tail_len : head_len;
+        keep_tail = (cap - 256) / 2 < src_len ? (cap - 256) / 2 : src_len;
+        tail = src + src_len - keep_tail;
+        nl = snprintf(note, sizeof(note),
+                      "\n[kiln: log truncated: %zu bytes, of which the first %zu and the last "
+                      "%zu are kept (at most %u KiB per log, %u MiB per run)]\n",
+                      orig, keep_head, keep_tail, OPT_LOG_FILE_MAX >> 10, OPT_LOG_RUN_MAX >> 20);
+    } else {
+        nl = snprintf(note, sizeof(note),
+                      "[kiln: log not kept: %zu bytes; the run's log budget of %u MiB is spent]\n",
+                      orig, OPT_LOG_RUN_MAX >> 20);
+    }
+    size_t n = keep_head + (size_t)nl + keep_tail;
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, head, keep_head);
+    memcpy(out + keep_head, note, (size_t)nl);
+    if (keep_tail)
+        memcpy(out + keep_head + (size_t)nl, tail, keep_tail);
+    out[n] = '\0';
+    *out_len = n;
+    r->log_bytes += n;
+    return out;
+}
+
+/* Keeps a log of the candidate's scratch (never through a link; a log of
+ * any size is read as its head and tail only). */
+static void keep_log_file(struct opt_run *r, const char *from_dir, const char *name, const char *id)
+{
+    char path[PATH_MAX + 32], rel[96];
+    snprintf(path, sizeof(path), "%s/%s", from_dir, name);
+    snprintf(rel, sizeof(rel), "candidates/%s/%s", id, name);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return;
+    }
+    size_t size = (size_t)st.st_size, part = OPT_LOG_FILE_MAX;
+    bool whole = size <= part;
+    char *head = malloc(whole ? size + 1 : part), *tail = whole ? NULL : malloc(part);
+    ssize_t hn = head ? pread(fd, head, whole ? size : part, 0) : -1;
+    ssize_t tn = tail ? pread(fd, tail, part, (off_t)(size - part)) : 0;
+    close(fd);
+    if (hn >= 0 && tn >= 0 && (whole || tail)) {
+        size_t len = 0;
+        char *kept =
+            cut_log(r, head, (size_t)hn, tail, (size_t)tn, whole ? (size_t)hn : size, &len);
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        if (kept)
+            (void)(runrec_write(&r->rr, rel, kept, len, &e) == KILN_OK);
+        free(kept);
+    }
+    free(head);
+    free(tail);
 }
 
 /* Copies a small file of the candidate's scratch into its record. */
@@ -86,8 +171,9 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     snprintf(a->id, sizeof(a->id), "%03d", it);
     a->status = o->v.status;
     snprintf(a->stage, sizeof(a->stage), "%s", o->stage);
-    snprintf(a->reason, sizeof(a->reason), "%s", o->v.detail);
-    snprintf(a->note, sizeof(a->note), "%s", p->note);
+    /* Cut on characters: these go into history.json and the next prompt. */
+    text_copy_utf8(a->reason, sizeof(a->reason), o->v.detail);
+    text_copy_utf8(a->note, sizeof(a->note), p->note);
     a->geomean_ms = o->v.status == VERDICT_PASS ? o->v.score_ms : 0;
     a->has_config = p->has_config;
     a->nconfig = p->nconfig;
@@ -123,8 +209,12 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     }
     json_decref(vj);
     if (rc == KILN_OK && o->compile.diagnostics) {
+        size_t dl = strlen(o->compile.diagnostics), kl = 0;
+        char *kept = cut_log(r, o->compile.diagnostics, dl, NULL, 0, dl, &kl);
         snprintf(rel, sizeof(rel), "candidates/%s/compile.log", a->id);
-        rc = runrec_write(&r->rr, rel, o->compile.diagnostics, strlen(o->compile.diagnostics), err);
+        rc = kept ? runrec_write(&r->rr, rel, kept, kl, err)
+                  : kiln_fail(err, KILN_E_NOMEM, "keeping %s", rel);
+        free(kept);
     }
     if (rc == KILN_OK && o->compile.started > 0) {
         /* When and how it compiled (in a worker with --jobs). */
@@ -140,7 +230,7 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     snprintf(run_out, sizeof(run_out), "%s/run", cdir);
     keep_file(r, run_out, "timings.json", a->id);
     keep_file(r, run_out, "status.json", a->id);
-    keep_file(r, run_out, "log.txt", a->id);
+    keep_log_file(r, run_out, "log.txt", a->id);
     /* --profile: a new best is profiled while its scratch still exists. */
     json_t *prof = rc == KILN_OK
                        ? opt_profile_on_record(r->op, a->id, a->improved, cdir, o->compile.artifact)
@@ -201,9 +291,11 @@ enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct propo
         opt_progress(r, it, "propose");
     enum kiln_rc rc = proposer_propose(r->prop, &st, p, err);
     if (rc == KILN_E_NOTFOUND) {
+        char esc[KILN_ERR_MSG_MAX * 4];
         *exhausted = true;
         if (!r->o.quiet && !r->o.json && !replaying)
-            fprintf(stderr, "%skiln: stopping early: %s\n", r->tty ? "\n" : "", err->msg);
+            fprintf(stderr, "%skiln: stopping early: %s\n", r->tty ? "\n" : "",
+                    text_escape_control(esc, sizeof(esc), err->msg));
         kiln_err_clear(err);
         return KILN_OK;
     }
@@ -266,6 +358,12 @@ static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, st
         opt_progress(r, it, "evaluate");
         rc = eval_session_run(r->s, id, p.source, p.len, p.has_config ? p.config : NULL, &o, err);
     }
+    /* Interrupted meanwhile: the verdict may be the interruption's, so it
+     * is not recorded; resume evaluates this candidate again. */
+    if (opt_stopping(r)) {
+        kiln_err_clear(err);
+        rc = opt_interrupted(r, err);
+    }
     if (rc == KILN_OK)
         rc = opt_finish(r, it, &p, &o, err);
     eval_outcome_free(&o);
@@ -292,7 +390,9 @@ enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err)
         rc = opt_loop_jobs(r, first, err); /* --jobs N: optimize_jobs.c */
     else
         for (int it = first; rc == KILN_OK && !exhausted && it <= r->o.max_iterations; it++)
-            rc = one_iteration(r, it, &exhausted, err);
+            rc = opt_stopping(r) ? opt_interrupted(r, err) : one_iteration(r, it, &exhausted, err);
+    if (rc == KILN_OK && opt_stopping(r))
+        rc = opt_interrupted(r, err);
     if (rc == KILN_OK)
         rc = opt_finalize(r, err);
     return rc;

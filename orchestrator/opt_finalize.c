@@ -16,6 +16,7 @@
 #include "rank.h"
 #include "runrec.h"
 #include "session.h"
+#include "text.h"
 
 /* best.cu: the best source with its tunables' defaults set to the values
  * that won, so the file alone reproduces the result. */
@@ -181,7 +182,7 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         if (vis.v.status != VERDICT_PASS) {
             r->hist[cand].status = vis.v.status;
             snprintf(r->hist[cand].stage, sizeof(r->hist[cand].stage), "held_out");
-            snprintf(r->hist[cand].reason, sizeof(r->hist[cand].reason), "%s", vis.v.detail);
+            text_copy_utf8(r->hist[cand].reason, sizeof(r->hist[cand].reason), vis.v.detail);
         } else {
             best = cand;
         }
@@ -280,14 +281,22 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
                 if (v->speedup_ref > 0)
                     snprintf(sp, sizeof(sp), "%.2fx", v->speedup_ref);
             }
+            /* The note is the model's rationale, the reason may quote the
+             * compiler or the candidate: escaped for the terminal. */
+            char stage[sizeof(r->hist[i].stage) * 4], text[sizeof(r->hist[i].reason) * 4];
             printf("  %-4s %-18s %-9s %12s %9s  %s%s\n", r->hist[i].id,
-                   verdict_status_name(r->hist[i].status), r->hist[i].stage, g, sp,
+                   verdict_status_name(r->hist[i].status),
+                   text_escape_control(stage, sizeof(stage), r->hist[i].stage), g, sp,
                    (int)i == best ? "BEST " : "",
-                   r->hist[i].status == VERDICT_PASS ? r->hist[i].note : r->hist[i].reason);
+                   text_escape_control(text, sizeof(text),
+                                       r->hist[i].status == VERDICT_PASS ? r->hist[i].note
+                                                                         : r->hist[i].reason));
         }
+        char sum[sizeof(r->verdicts[0].summary) * 4];
         if (best >= 0)
             printf("best: candidate %s, %s; written to %s/best.%s\n", r->hist[best].id,
-                   r->verdicts[best].summary, r->rr.dir, opt_ext_of(b));
+                   text_escape_control(sum, sizeof(sum), r->verdicts[best].summary), r->rr.dir,
+                   opt_ext_of(b));
         else
             printf("no candidate passed every check (see %s/report.html)\n", r->rr.dir);
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "text.h"
 
 struct opt_profile {
     enum kiln_backend backend;
@@ -71,15 +72,21 @@ static json_t *profile_one(struct opt_profile *op, const char *id, const char *d
     kiln_err_clear(&e);
     op->best[0] = '\0'; /* the best changed: the old block no longer describes it */
     if (!res || profiler_run(op->prof, &t, res, &e) != KILN_OK) {
+        char esc[KILN_ERR_MSG_MAX * 4];
         if (!op->quiet)
-            fprintf(stderr, "kiln: --profile: %s: %s\n", id, res ? e.msg : "out of memory");
+            fprintf(stderr, "kiln: --profile: %s: %s\n", id,
+                    text_escape_control(esc, sizeof(esc), res ? e.msg : "out of memory"));
         free(res);
         return NULL;
     }
     if (res->status == PROFILE_OK)
         snprintf(op->best, sizeof(op->best), "%s", res->summary);
-    else if (res->status == PROFILE_FAILED && !op->quiet)
-        fprintf(stderr, "kiln: --profile: %s could not be profiled: %s\n", id, res->message);
+    else if (res->status == PROFILE_FAILED && !op->quiet) {
+        /* Nsight Compute's words about a candidate: untrusted text. */
+        fprintf(stderr, "kiln: --profile: %s could not be profiled: ", id);
+        text_fputs_escaped(stderr, res->message, strlen(res->message));
+        fputc('\n', stderr);
+    }
     json_t *doc = res->status == PROFILE_UNAVAILABLE ? NULL : profile_result_json(res, id);
     if (doc && runrec_write_json(op->rr, rel, doc, &e) != KILN_OK && !op->quiet)
         fprintf(stderr, "kiln: --profile: %s: %s\n", rel, e.msg);

@@ -11,22 +11,86 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "apikey.h"
 #include "docs_prompt.h"
 #include "fsutil.h"
 #include "json_strict.h"
+#include "llm.h"
 #include "opt_given.h"
 #include "optimize.h"
 #include "optimize_impl.h"
 #include "runrec.h"
 #include "session.h"
+#include "text.h"
 
 static const char *jstr(json_t *o, const char *k)
 {
     return json_string_value(json_object_get(o, k));
 }
 
+/* "https://api.openai.com/v1" and ".../v1/" are the same server. */
+static bool is_default_url(const char *url)
+{
+    size_t n = strlen(url), d = strlen(LLM_DEFAULT_BASE_URL);
+    while (n > d && url[n - 1] == '/')
+        n--;
+    return n == d && strncmp(url, LLM_DEFAULT_BASE_URL, d) == 0;
+}
+
+/* The llm proposer's server. A run directory may come from anyone: its
+ * run.json must not choose where the API key goes. The key goes to the
+ * default server, or to a --base-url given to resume; a recorded other URL
+ * is used only when no key would be sent. */
+static enum kiln_rc resume_base_url(struct opt_run *r, const char *run_dir, const char *recorded,
+                                    const char *given, struct kiln_err *err)
+{
+    r->o.base_url = given ? given : recorded;
+    if (given || !recorded || strcmp(r->o.proposer, "llm") != 0 || is_default_url(recorded))
+        return KILN_OK;
+    char key[512];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    enum kiln_rc krc = apikey_load(r->o.dotenv, key, sizeof(key), &e);
+    explicit_bzero(key, sizeof(key));
+    if (krc == KILN_E_NOTFOUND)
+        return KILN_OK; /* no key: nothing secret goes to the recorded server */
+    return kiln_fail(err, KILN_E_USAGE,
+                     "%s/run.json names the LLM server %s; kiln resume sends the API key only "
+                     "to %s or to a server named on its command line: if you trust that "
+                     "server, run kiln resume %s --base-url %s",
+                     run_dir, recorded, LLM_DEFAULT_BASE_URL, run_dir, recorded);
+}
+
+/* The run's copy of the workload is the one run.json's hash describes: a
+ * copy changed since (a planted reference.py) is refused before it runs. */
+static enum kiln_rc check_workload_copy(struct opt_run *r, json_t *run, struct kiln_err *err)
+{
+    const char *want = jstr(json_object_get(run, "workload"), "hash");
+    char wdir[PATH_MAX];
+    struct workload *wl = NULL;
+    enum kiln_rc rc = runrec_dir(&r->rr, "workload", wdir, sizeof(wdir), err);
+    if (rc == KILN_OK)
+        rc = workload_load(wdir, &wl, err);
+    if (rc == KILN_OK && (!want || strcmp(want, wl->hash) != 0))
+        rc = kiln_fail(err, KILN_E_REJECTED,
+                       "%s: the workload copy's content hash %.16s does not match run.json's "
+                       "%.16s: the copy was changed after the run started; restore it or start a "
+                       "new run",
+                       wdir, wl->hash, want ? want : "(none)");
+    workload_free(wl);
+    return rc;
+}
+
 enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct kiln_err *err)
 {
+    struct opt_resume_options ro = {.quiet = quiet, .json = json};
+    return optimize_resume_with(run_dir, &ro, err);
+}
+
+enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_options *ro,
+                                  struct kiln_err *err)
+{
+    bool quiet = ro->quiet, json = ro->json;
     struct opt_run r;
     memset(&r, 0, sizeof(r));
     r.best = -1;
@@ -60,7 +124,8 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
     r.o.max_iterations = (int)json_integer_value(json_object_get(run, "max_iterations"));
     r.o.proposer = jstr(run, "proposer");
     r.o.model = jstr(run, "model");
-    r.o.base_url = jstr(run, "base_url");
+    r.o.dotenv = ro->dotenv;
+    r.o.stop = ro->stop;
     r.o.replay_dir = jstr(run, "replay");
     r.o.description = jstr(run, "description");
     r.generated = json_is_true(json_object_get(run, "reference_generated_by_model"));
@@ -97,6 +162,10 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
     if (rc == KILN_OK) /* --docs: a corpus now refused is said before the baselines run */
         rc = opt_docs_open(&r, err);
     if (rc == KILN_OK)
+        rc = resume_base_url(&r, run_dir, jstr(run, "base_url"), ro->base_url, err);
+    if (rc == KILN_OK)
+        rc = check_workload_copy(&r, run, err);
+    if (rc == KILN_OK)
         rc = opt_alloc_history(&r, err);
     if (rc == KILN_OK)
         rc = opt_given_load(&r.given, &r.rr, run, err);
@@ -111,23 +180,28 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
     for (size_t i = 0; rc == KILN_OK && i < done; i++) {
         json_t *h = json_array_get(hist, i);
         const char *id = jstr(h, "candidate");
-        char rel[96], *text = NULL;
+        char want[16], rel[96], *text = NULL;
         size_t len = 0;
-        snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", id ? id : "?");
-        char path[PATH_MAX];
-        if ((rc = runrec_path(&r.rr, rel, path, sizeof(path), err)) ||
-            (rc = fs_read_file(path, VERDICT_MAX_JSON, &text, &len, err)))
+        snprintf(want, sizeof(want), "%03zu", i + 1);
+        if (!id || strcmp(id, want) != 0) {
+            rc = kiln_fail(err, KILN_E_PARSE,
+                           "%s/history.json: entry %zu names candidate %s, expected %s", run_dir,
+                           i + 1, id ? id : "(none)", want);
+            break;
+        }
+        snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", id);
+        if ((rc = runrec_read(&r.rr, rel, VERDICT_MAX_JSON, &text, &len, err)))
             break;
         /* verdict.json carries kiln's extra keys; strip them for the strict reader. */
         static const struct json_strict_rules vrules = {.max_bytes = VERDICT_MAX_JSON};
         json_t *vj = NULL;
-        rc = json_strict_parse(path, text, len, &vrules, &vj, err);
+        rc = json_strict_parse(rel, text, len, &vrules, &vj, err);
         free(text);
         if (rc)
             break;
         const char *note = jstr(vj, "note");
         char notebuf[512];
-        snprintf(notebuf, sizeof(notebuf), "%s", note ? note : "");
+        text_copy_utf8(notebuf, sizeof(notebuf), note);
         json_object_del(vj, "stage");
         json_object_del(vj, "proposer");
         json_object_del(vj, "note");
@@ -140,17 +214,25 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
         struct eval_outcome o;
         memset(&o, 0, sizeof(o));
         rc = clean ? verdict_from_json(clean, strlen(clean), &o.v, err)
-                   : kiln_fail(err, KILN_E_PARSE, "%s: not JSON", path);
+                   : kiln_fail(err, KILN_E_PARSE, "%s/%s: not JSON", run_dir, rel);
         free(clean);
+        /* A recorded "reverified" is the record's word, not a check: the
+         * held-out check runs again in finalize for every pass. */
+        o.v.reverified = false;
         snprintf(o.stage, sizeof(o.stage), "%s", jstr(h, "stage") ? jstr(h, "stage") : "");
-        snprintf(p.note, sizeof(p.note), "%s", notebuf);
-        char srel[96], spath[PATH_MAX];
+        text_copy_utf8(p.note, sizeof(p.note), notebuf);
+        char srel[96];
         snprintf(srel, sizeof(srel), "candidates/%s/candidate.%s", id,
                  opt_ext_of(eval_session_backend(r.s)));
-        if (rc == KILN_OK && runrec_path(&r.rr, srel, spath, sizeof(spath), err) == KILN_OK) {
-            struct kiln_err ign;
-            kiln_err_clear(&ign);
-            (void)(fs_read_file(spath, 1u << 20, &p.source, &p.len, &ign) == KILN_OK);
+        if (rc == KILN_OK) {
+            /* A failed proposal has no source; a source behind a link is refused. */
+            struct kiln_err serr;
+            kiln_err_clear(&serr);
+            enum kiln_rc src = runrec_read(&r.rr, srel, 1u << 20, &p.source, &p.len, &serr);
+            if (src != KILN_OK && src != KILN_E_NOTFOUND) {
+                *err = serr;
+                rc = src;
+            }
         }
         /* The tuner proposes deterministically for a seed: asking it again,
          * in the order the run asked (--jobs looks ahead), reproduces the

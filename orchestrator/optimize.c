@@ -36,6 +36,14 @@ double opt_now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+enum kiln_rc opt_interrupted(const struct opt_run *r, struct kiln_err *err)
+{
+    return kiln_fail(err, KILN_E_CANCELLED,
+                     "interrupted: the run so far is in %s, every finished candidate recorded; "
+                     "continue it with: kiln resume %s",
+                     r->rr.dir, r->rr.dir);
+}
+
 const char *opt_ext_of(enum kiln_backend b)
 {
     return b == KILN_BACKEND_CUDA ? "cu" : "c";
@@ -226,9 +234,11 @@ static enum kiln_rc make_proposer(struct opt_run *r, struct kiln_err *err)
 static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
 {
     char wdir[PATH_MAX], work[PATH_MAX];
-    enum kiln_rc rc = runrec_path(&r->rr, "workload", wdir, sizeof(wdir), err);
+    /* Real directories of the run, no link inside: the session opens
+     * paths in them by name (a resumed record may have been tampered). */
+    enum kiln_rc rc = runrec_dir(&r->rr, "workload", wdir, sizeof(wdir), err);
     if (rc == KILN_OK)
-        rc = runrec_path(&r->rr, "work", work, sizeof(work), err);
+        rc = runrec_dir(&r->rr, "work", work, sizeof(work), err);
     if (rc != KILN_OK)
         return rc;
     struct eval_session_opts so = {.workload = wdir,
@@ -437,6 +447,8 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
                 "kiln: --compiler nvrtc applies to the cuda backend; the %s backend "
                 "compiles with cc\n",
                 kiln_backend_name(eval_session_backend(r.s)));
+    if (rc == KILN_OK && opt_stopping(&r))
+        rc = opt_interrupted(&r, err);
     if (rc == KILN_OK)
         rc = opt_loop(&r, 1, err);
     workload_free(wl);

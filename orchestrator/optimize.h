@@ -15,6 +15,7 @@
 #ifndef KILN_OPTIMIZE_H
 #define KILN_OPTIMIZE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -46,7 +47,11 @@ struct opt_options {
     bool quiet, json;
     bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
     const struct sbexec_runner *runner; /* where harness runs go (--executor); NULL: here */
-    int argc;                           /* the command line, for run.json */
+    /* Set (by the caller's signal handler) to stop: the candidate being
+     * evaluated is not recorded, the run stops before the next one and
+     * returns KILN_E_CANCELLED, its record resumable. NULL: never. */
+    const volatile sig_atomic_t *stop;
+    int argc; /* the command line, for run.json */
     char **argv;
 
     int docs;             /* --docs K: passages per llm prompt (docs_prompt.h); 0: none */
@@ -66,5 +71,18 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
 /* Continues an interrupted run from its records. */
 enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json,
                              struct kiln_err *err) KILN_NODISCARD;
+
+/* What `kiln resume` takes from its command line rather than the record:
+ * a run directory may come from anyone, so the API key goes only to the
+ * default server or to `base_url` given here (opt_resume.c). */
+struct opt_resume_options {
+    bool quiet, json;
+    const char *base_url;              /* --base-url; NULL: the recorded one, without the key */
+    const char *dotenv;                /* --env-file; NULL: ./.env */
+    const volatile sig_atomic_t *stop; /* as opt_options.stop */
+};
+
+enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_options *ro,
+                                  struct kiln_err *err) KILN_NODISCARD;
 
 #endif

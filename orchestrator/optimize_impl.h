@@ -25,6 +25,13 @@
 
 #define OPT_MAX_ITER 1000
 
+/* Logs a run keeps (results/README.md): each candidate's log.txt and
+ * compile.log at most OPT_LOG_FILE_MAX bytes (head and tail, with a line
+ * saying what was cut and the original size), all of a run's at most
+ * OPT_LOG_RUN_MAX; past that a log is replaced by a line with its size. */
+#define OPT_LOG_FILE_MAX (256u << 10)
+#define OPT_LOG_RUN_MAX  (64u << 20)
+
 struct opt_profile;
 struct docs_index;
 #define OPT_MAX_JOBS 64
@@ -64,9 +71,19 @@ struct opt_run {
     struct opt_given given; /* --input-cases, --reference */
     struct opt_window win;
     struct docs_index *docs; /* --docs, until the llm proposer takes it */
+    size_t log_bytes;        /* logs this run has kept so far (OPT_LOG_RUN_MAX) */
 };
 
 /* optimize.c */
+
+/* The caller asked to stop (opt_options.stop). */
+static inline bool opt_stopping(const struct opt_run *r)
+{
+    return r->o.stop && *r->o.stop;
+}
+
+/* KILN_E_CANCELLED with the message that says where the run is. */
+enum kiln_rc opt_interrupted(const struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
 
 /* Seconds on the monotonic clock (progress lines, elapsed_s). */
 double opt_now_s(void);

@@ -139,6 +139,10 @@ static enum kiln_rc finish_head(struct opt_run *r, struct kiln_err *err)
                                            sl->p.has_config ? sl->p.config : NULL, &o, err);
         }
     }
+    if (opt_stopping(r)) { /* not recorded: resume redoes it */
+        kiln_err_clear(err);
+        rc = opt_interrupted(r, err);
+    }
     if (rc == KILN_OK)
         rc = opt_finish(r, sl->it, &sl->p, &o, err);
     eval_outcome_free(&o);
@@ -156,6 +160,10 @@ enum kiln_rc opt_loop_jobs(struct opt_run *r, int first, struct kiln_err *err)
                          slot_at(w, 0)->it, first);
     enum kiln_rc rc = KILN_OK;
     for (;;) {
+        if (opt_stopping(r)) {
+            rc = opt_interrupted(r, err);
+            break;
+        }
         rc = fill(r, false, err);
         for (size_t k = 0; rc == KILN_OK && k < w->n; k++)
             rc = start(r, slot_at(w, k), err);
@@ -165,8 +173,19 @@ enum kiln_rc opt_loop_jobs(struct opt_run *r, int first, struct kiln_err *err)
         if (rc != KILN_OK)
             break;
     }
-    /* On an error, the workers still running die here (the run's record
-     * stays resumable: their candidates were not recorded). */
+    /* Interrupted: the compile workers finish (a compile is short and
+     * bounded), so each removes its sandbox and cgroup; killed, they could
+     * not. On an error, the workers still running die here (the run's
+     * record stays resumable: their candidates were not recorded). */
+    for (size_t k = 0; rc == KILN_E_CANCELLED && k < w->n; k++) {
+        struct opt_slot *sl = slot_at(w, k);
+        bool left = true;
+        char why[64];
+        struct kiln_err ignore;
+        kiln_err_clear(&ignore);
+        if (sl->started && sl->w.pid > 0)
+            (void)(cworker_wait(&sl->w, &left, why, sizeof(why), &ignore) == KILN_OK);
+    }
     opt_window_free(r);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "llm_reply.h"
 #include "proposer_impl.h"
 #include "tuner.h"
+#include "text.h"
 
 void proposal_free(struct proposal *p)
 {
@@ -73,7 +74,8 @@ void proposal_from_content(const char *content, size_t len, enum kiln_backend ba
         out->len = lp.source_len;
         lp.source = NULL;
     }
-    snprintf(out->note, sizeof(out->note), "%.500s", lp.rationale ? lp.rationale : "");
+    /* Cut on a character: a partial one would make the record's JSON fail. */
+    text_copy_utf8(out->note, sizeof(out->note), lp.rationale);
     llm_proposal_free(&lp);
 }
 
@@ -185,11 +187,11 @@ static enum kiln_rc replay_propose(struct proposer *p, const struct opt_state *s
                                    struct proposal *out, struct kiln_err *err)
 {
     struct replay_proposer *r = (struct replay_proposer *)p;
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof(path), "%s/candidates/%03d/exchange.json", r->dir, r->next);
+    char rel[64];
+    snprintf(rel, sizeof(rel), "candidates/%03d/exchange.json", r->next);
     json_t *doc;
     const char *status, *reply;
-    enum kiln_rc rc = llm_exchange_load(path, &doc, &status, &reply, err);
+    enum kiln_rc rc = llm_exchange_load(r->dir, rel, &doc, &status, &reply, err);
     if (rc == KILN_E_NOTFOUND) {
         kiln_err_clear(err);
         return kiln_fail(err, KILN_E_NOTFOUND, "the recorded run has no more model replies");

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "beneath.h"
 #include "fsutil.h"
 #include "manifest.h"
 
@@ -76,23 +78,32 @@ enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, si
 enum kiln_rc runrec_write(const struct runrec *rr, const char *rel, const void *data, size_t len,
                           struct kiln_err *err)
 {
-    char path[PATH_MAX];
-    enum kiln_rc rc = runrec_path(rr, rel, path, sizeof(path), err);
-    if (rc != KILN_OK)
-        return rc;
-    char *slash = strrchr(path, '/');
-    if (slash && slash > path + strlen(rr->dir)) {
-        *slash = '\0';
-        rc = fs_mkdirs(path, err);
-        *slash = '/';
-        if (rc != KILN_OK)
-            return rc;
-    }
     /* The MANIFEST (once the run has one) hears of the write first. */
+    enum kiln_rc rc;
     if (strncmp(rel, "work/", 5) &&
         (rc = manifest_announce(rr->dir, rel, data, len, err)) != KILN_OK)
         return rc;
-    return fs_write_atomic(path, data, len, err);
+    /* Beneath the run, never through a link a forged record planted. */
+    return beneath_write_atomic(rr->dir, rel, data, len, err);
+}
+
+enum kiln_rc runrec_read(const struct runrec *rr, const char *rel, size_t max, char **out,
+                         size_t *len, struct kiln_err *err)
+{
+    return beneath_read_file(rr->dir, rel, max, out, len, err);
+}
+
+enum kiln_rc runrec_dir(const struct runrec *rr, const char *rel, char *out, size_t cap,
+                        struct kiln_err *err)
+{
+    int fd;
+    enum kiln_rc rc = beneath_open_dir(rr->dir, rel, 1, &fd, err);
+    if (rc == KILN_OK)
+        close(fd);
+    /* Its users open paths inside it by name: no link may lead out. */
+    if (rc == KILN_OK)
+        rc = beneath_check_tree(rr->dir, rel, err);
+    return rc == KILN_OK ? runrec_path(rr, rel, out, cap, err) : rc;
 }
 
 enum kiln_rc runrec_write_json(const struct runrec *rr, const char *rel, const json_t *doc,
@@ -119,10 +130,15 @@ enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t m
                               struct kiln_err *err)
 {
     *out = NULL;
-    char path[PATH_MAX];
-    enum kiln_rc rc = runrec_path(rr, rel, path, sizeof(path), err);
+    char *text;
+    size_t len;
+    enum kiln_rc rc = runrec_read(rr, rel, max, &text, &len, err);
     if (rc != KILN_OK)
         return rc;
+    char what[PATH_MAX + 64];
+    snprintf(what, sizeof(what), "%s/%s", rr->dir, rel);
     const struct json_strict_rules rules = {.max_bytes = max, .any_top = true};
-    return json_strict_read_file(path, &rules, out, err);
+    rc = json_strict_parse(what, text, len, &rules, out, err);
+    free(text);
+    return rc;
 }

@@ -29,8 +29,10 @@ enum kiln_rc runrec_create(const char *results_dir, struct runrec *rr,
 enum kiln_rc runrec_open(const char *run_dir, struct runrec *rr,
                          struct kiln_err *err) KILN_NODISCARD;
 
-/* Writes `rel` (may contain one level of subdirectories, created as needed)
- * atomically. */
+/* Writes `rel` (its subdirectories created as needed) atomically. Every
+ * read and write under a run goes through beneath.h: a symlink anywhere in
+ * the run (a forged `candidates/007 -> /home/you`) is refused, never
+ * followed. */
 enum kiln_rc runrec_write(const struct runrec *rr, const char *rel, const void *data, size_t len,
                           struct kiln_err *err) KILN_NODISCARD;
 
@@ -42,7 +44,18 @@ enum kiln_rc runrec_write_json(const struct runrec *rr, const char *rel, const j
 enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t max, json_t **out,
                               struct kiln_err *err) KILN_NODISCARD;
 
-/* Full path of `rel` inside the run. */
+/* Reads `rel` (at most `max` bytes, NUL-terminated; free()). */
+enum kiln_rc runrec_read(const struct runrec *rr, const char *rel, size_t max, char **out,
+                         size_t *len, struct kiln_err *err) KILN_NODISCARD;
+
+/* The full path of directory `rel`, created if absent and checked to be a
+ * real directory beneath the run with no link on the way or anywhere
+ * inside it (beneath_check_tree), for callers that
+ * hand the path on (the session's work/, the workload copy). */
+enum kiln_rc runrec_dir(const struct runrec *rr, const char *rel, char *out, size_t cap,
+                        struct kiln_err *err) KILN_NODISCARD;
+
+/* Full path of `rel` inside the run (not checked on disk). */
 enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, size_t cap,
                          struct kiln_err *err) KILN_NODISCARD;
 

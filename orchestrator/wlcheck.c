@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "inputs.h"
+#include "text.h"
 
 static void problem(struct wlcheck_result *res, const char *fmt, ...) KILN_PRINTF(2, 3);
 
@@ -110,9 +111,10 @@ static void check_backend(const struct workload *w, unsigned backend, bool held_
     given_inputs_free(&gi);
     if (rc != KILN_OK) {
         free(draw);
+        char esc[KILN_ERR_MSG_MAX * 4];
         if (o->table)
             fprintf(o->table, "  FAIL  %s cases on %s: %s\n", which, kiln_backend_name(backend),
-                    err.msg);
+                    text_escape_control(esc, sizeof(esc), err.msg));
         problem(res, "%s cases on %s: %s", which, kiln_backend_name(backend), err.msg);
         if (wlcheck_host_failure(rc) && res->environment == KILN_OK)
             res->environment = rc;

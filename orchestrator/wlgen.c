@@ -17,6 +17,7 @@
 #include "session.h"
 #include "wlcheck.h"
 #include "wlgen_reply.h"
+#include "text.h"
 
 #define PROBLEMS_MAX (WLCHECK_PROBLEMS_MAX + 2048)
 #define DIAG_MAX     1500 /* bytes of compiler output fed back */
@@ -56,11 +57,11 @@ static void attempt_rel(char *out, size_t cap, int k, const char *name)
 /* The recorded answer of attempt k of the replayed run. */
 static enum kiln_rc ask_replay(struct gen *g, int k, json_t *entry, struct kiln_err *err)
 {
-    char path[PATH_MAX + 64], rel[64];
-    snprintf(path, sizeof(path), "%s/generate/%02d/exchange.json", g->req->replay_dir, k);
+    char rel[64];
+    snprintf(rel, sizeof(rel), "generate/%02d/exchange.json", k);
     json_t *doc;
     const char *status, *reply;
-    enum kiln_rc rc = llm_exchange_load(path, &doc, &status, &reply, err);
+    enum kiln_rc rc = llm_exchange_load(g->req->replay_dir, rel, &doc, &status, &reply, err);
     if (rc != KILN_OK)
         return rc;
     json_object_set(entry, "prompt_tokens", json_object_get(doc, "prompt_tokens"));
@@ -486,7 +487,7 @@ static enum kiln_rc attempt(struct gen *g, int k, struct kiln_err *err)
         remove_quietly(req->work_dir, rel);
     }
     if (rc == KILN_OK && req->verbose) {
-        char line[300];
+        char line[300], esc[sizeof(line) * 4];
         first_line(g->problems, line, sizeof(line));
         if (ok)
             fprintf(stderr,
@@ -494,7 +495,8 @@ static enum kiln_rc attempt(struct gen *g, int k, struct kiln_err *err)
                     "model: not an independent oracle)\n",
                     k, g->wl->name);
         else
-            fprintf(stderr, "kiln: attempt %d rejected (%s): %s\n", k, g->stage, line);
+            fprintf(stderr, "kiln: attempt %d rejected (%s): %s\n", k, g->stage,
+                    text_escape_control(esc, sizeof(esc), line));
     }
     struct kiln_err e;
     kiln_err_clear(&e);

@@ -3,6 +3,7 @@
 #include "forkpool.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "npy.h"
 #include "sbexec.h"
 #include "digest.h"
+#include "text.h"
 
 #define NPY_HEADER_SLACK 65536u /* bytes an .npy may add to its data */
 
@@ -81,41 +83,97 @@ static enum kiln_rc write_case_json(const struct workload *wl, const struct wl_c
     return rc;
 }
 
-/* Writes the workload's scripts, exactly the bytes that were hashed (the
- * given reference instead of reference.py when there is one). */
-static enum kiln_rc write_scripts(const struct inputs_request *req, const char *dir,
-                                  struct kiln_err *err)
+/* The scripts that run: the workload's inputs.py, and its reference.py or
+ * the given reference. Their digests are part of the cache key. */
+struct scripts {
+    const char *data[2];
+    size_t len[2];
+    char sha256[2][SHA256_HEX_LEN + 1];
+};
+
+static const char *const SCRIPT_NAMES[2] = {"inputs.py", "reference.py"};
+
+static void scripts_of(const struct inputs_request *req, struct scripts *sc)
 {
     const struct workload *wl = req->wl;
-    enum kiln_rc rc = fs_mkdirs(dir, err);
-    const enum wl_file files[] = {WL_FILE_INPUTS, WL_FILE_REFERENCE};
-    for (size_t i = 0; rc == KILN_OK && i < 2; i++) {
-        char path[PATH_MAX];
-        const char *data = wl->files[files[i]].data;
-        size_t len = wl->files[files[i]].len;
-        if (files[i] == WL_FILE_REFERENCE && req->reference)
-            data = req->reference->data, len = req->reference->len;
-        rc = fs_join(path, sizeof(path), dir, workload_file_name(files[i]), err);
-        if (rc == KILN_OK && !exists(path))
-            rc = fs_write_atomic(path, data, len, err);
-    }
-    return rc;
+    sc->data[0] = wl->files[WL_FILE_INPUTS].data;
+    sc->len[0] = wl->files[WL_FILE_INPUTS].len;
+    sc->data[1] = req->reference ? req->reference->data : wl->files[WL_FILE_REFERENCE].data;
+    sc->len[1] = req->reference ? req->reference->len : wl->files[WL_FILE_REFERENCE].len;
+    for (int i = 0; i < 2; i++)
+        sha256_hex_of(sc->data[i] ? sc->data[i] : "", sc->data[i] ? sc->len[i] : 0, sc->sha256[i]);
 }
 
-/* The cache directory's name: the workload's content hash, or with given
- * data a hash over it and the given reference's and input cases' digests. */
-static void cache_key(const struct inputs_request *req, char key[17])
+/* sha256 of a regular file (never through a final symlink); "" when it
+ * cannot be read. Streams: cached tensors can be large. */
+static void file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
 {
-    const char *h = req->wl->hash[0] ? req->wl->hash : "nohash";
-    if (!req->given && !req->reference) {
-        snprintf(key, 17, "%.16s", h);
+    hex[0] = '\0';
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return;
     }
     struct sha256_ctx c;
     sha256_init(&c);
-    const char *parts[] = {"kiln-inputs-cache-v1", h, req->reference ? req->reference->sha256 : "-",
+    static const size_t CHUNK = 1u << 20;
+    char *buf = malloc(CHUNK);
+    ssize_t r = -1;
+    while (buf && ((r = read(fd, buf, CHUNK)) > 0 || (r < 0 && errno == EINTR)))
+        if (r > 0)
+            sha256_update(&c, buf, (size_t)r);
+    free(buf);
+    close(fd);
+    if (r != 0)
+        return;
+    uint8_t d[SHA256_DIGEST_LEN];
+    sha256_final(&c, d);
+    sha256_hex(d, hex);
+}
+
+/* Writes the scripts, exactly the bytes that were hashed, every time: a
+ * script already in a reused cache directory may have been planted there. */
+static enum kiln_rc write_scripts(const struct scripts *sc, const char *dir, struct kiln_err *err)
+{
+    enum kiln_rc rc = fs_mkdirs(dir, err);
+    for (size_t i = 0; rc == KILN_OK && i < 2; i++) {
+        char path[PATH_MAX];
+        rc = fs_join(path, sizeof(path), dir, SCRIPT_NAMES[i], err);
+        if (rc == KILN_OK)
+            rc = fs_write_atomic(path, sc->data[i] ? sc->data[i] : "", sc->len[i], err);
+    }
+    return rc;
+}
+
+/* Right before a script runs: it is still the bytes the cache key names. */
+static enum kiln_rc check_script(const struct scripts *sc, int i, const char *path,
+                                 struct kiln_err *err)
+{
+    char got[SHA256_HEX_LEN + 1];
+    file_sha256(path, got);
+    if (strcmp(got, sc->sha256[i]) != 0)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "%s does not hold the %s kiln wrote (sha256 %.16s, expected %.16s): "
+                         "something else writes into the cache directory; use a private --work "
+                         "directory",
+                         path, SCRIPT_NAMES[i], got[0] ? got : "unreadable", sc->sha256[i]);
+    return KILN_OK;
+}
+
+/* The cache directory's name: a hash over the workload's content hash, the
+ * digests of the scripts that run (the given reference's when there is
+ * one) and the given input cases' digest. */
+static void cache_key(const struct inputs_request *req, const struct scripts *sc, char key[17])
+{
+    const char *h = req->wl->hash[0] ? req->wl->hash : "nohash";
+    struct sha256_ctx c;
+    sha256_init(&c);
+    const char *parts[] = {"kiln-inputs-cache-v2", h, sc->sha256[0], sc->sha256[1],
                            req->given ? req->given->sha256 : "-"};
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < 5; i++)
         sha256_update(&c, parts[i], strlen(parts[i]) + 1);
     uint8_t d[SHA256_DIGEST_LEN];
     char hex[SHA256_HEX_LEN + 1];
@@ -258,8 +316,69 @@ static enum kiln_rc run_script(const struct inputs_request *req, const char *wha
 
 /* Builds one set: its inputs from inputs.py, or from given set `gi` when
  * the request has given inputs; then its reference. */
-static enum kiln_rc prepare_set(const struct inputs_request *req, const char *scripts, size_t gi,
-                                struct input_set *s, struct kiln_err *err)
+/* The first lines of a set's `ok` marker: "sha256 HEX NAME" for case.json
+ * and every tensor file, in a fixed order. `ok` holds them, then "weak N"
+ * and the weak explanation; a reused set must still match them. *out is
+ * heap text (free()); NULL when out of memory. */
+static char *set_digests(const char *dir, const struct expected *ein, const struct expected *eout)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    const struct expected *groups[2] = {ein, eout};
+    const char *sub[2] = {"in", "ref"};
+    char path[PATH_MAX + 200], hex[SHA256_HEX_LEN + 1];
+    snprintf(path, sizeof(path), "%s/case.json", dir);
+    file_sha256(path, hex);
+    fprintf(f, "sha256 %s case.json\n", hex[0] ? hex : "-");
+    for (int g = 0; g < 2; g++)
+        for (size_t i = 0; i < groups[g]->n; i++) {
+            snprintf(path, sizeof(path), "%s/%s/%s", dir, sub[g], groups[g]->names[i]);
+            file_sha256(path, hex);
+            fprintf(f, "sha256 %s %s/%s\n", hex[0] ? hex : "-", sub[g], groups[g]->names[i]);
+        }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* A cached set is reused only when its marker's digests match its files
+ * now: a reused --work directory may have been written by someone else. */
+static bool reuse_cached(const struct inputs_request *req, struct input_set *s, const char *ok,
+                         const struct expected *ein, const struct expected *eout)
+{
+    char *text = NULL, *want = NULL;
+    size_t len = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    bool good = false;
+    if (fs_read_file(ok, 64u << 10, &text, &len, &e) == KILN_OK &&
+        (want = set_digests(s->dir, ein, eout)) != NULL) {
+        size_t wl = strlen(want);
+        int consumed = 0;
+        if (len >= wl && memcmp(text, want, wl) == 0 && !strstr(want, "sha256 - ") &&
+            sscanf(text + wl, "weak %u\n%n", &s->weak, &consumed) == 1 && consumed > 0) {
+            text_copy_utf8(s->weak_why, sizeof(s->weak_why), text + wl + consumed);
+            good = true;
+        }
+    }
+    if (!good && req->verbose)
+        fprintf(stderr,
+                "kiln: cached inputs of case %s set %d do not match the digests recorded with "
+                "them: computing them again\n",
+                s->wcase->name, s->set);
+    free(text);
+    free(want);
+    return good;
+}
+
+static enum kiln_rc prepare_set(const struct inputs_request *req, const struct scripts *sc,
+                                const char *scripts, size_t gi, struct input_set *s,
+                                struct kiln_err *err)
 {
     const struct workload *wl = req->wl;
     struct wl_shape shapes[WL_MAX_ARGS];
@@ -276,20 +395,13 @@ static enum kiln_rc prepare_set(const struct inputs_request *req, const char *sc
         (rc = fs_join(ref_dir, sizeof(ref_dir), s->dir, "ref", err)) ||
         (rc = fs_join(case_json, sizeof(case_json), s->dir, "case.json", err)))
         return rc;
-    if (exists(ok)) {
-        /* Cached: re-read the weak flags the first computation recorded. */
-        char *text;
-        size_t len;
-        rc = fs_read_file(ok, 4096, &text, &len, err);
-        if (rc != KILN_OK)
-            return rc;
-        int consumed = 0;
-        if (sscanf(text, "weak %u\n%n", &s->weak, &consumed) == 1)
-            snprintf(s->weak_why, sizeof(s->weak_why), "%s", text + consumed);
-        free(text);
+    /* Cached: the weak flags the first computation recorded, once the
+     * files are checked against their digests. */
+    if (exists(ok) && reuse_cached(req, s, ok, &ein, &eout))
         return KILN_OK;
-    }
-    /* An incomplete set from an interrupted run is rebuilt from scratch. */
+    s->weak = 0;
+    s->weak_why[0] = '\0';
+    /* An incomplete or altered set is rebuilt from scratch. */
     if ((rc = fs_remove_tree(s->dir, err)) || (rc = fs_mkdirs(s->dir, err)) ||
         (rc = write_case_json(wl, s->wcase, s->seed, case_json, err)))
         return rc;
@@ -314,7 +426,9 @@ static enum kiln_rc prepare_set(const struct inputs_request *req, const char *sc
                  (unsigned long long)s->seed);
         struct sandbox_input in1[] = {{inputs_py, "inputs.py"}, {case_json, "case.json"}};
         char *argv1[] = {"python3", "/in/inputs.py", "/in/case.json", "/out", NULL};
-        rc = run_script(req, what, in1, 2, argv1, &ein, in_dir, err);
+        rc = check_script(sc, 0, inputs_py, err);
+        if (rc == KILN_OK)
+            rc = run_script(req, what, in1, 2, argv1, &ein, in_dir, err);
         if (rc == KILN_OK)
             rc = check_tensors(wl, shapes, &ein, in_dir, "inputs.py", NULL, NULL, 0, err);
     }
@@ -334,15 +448,29 @@ static enum kiln_rc prepare_set(const struct inputs_request *req, const char *sc
     snprintf(what, sizeof(what), "%s (case %s, seed %llu)", ref_name, s->wcase->name,
              (unsigned long long)s->seed);
     char *argv2[] = {"python3", "/in/reference.py", "/in/case.json", "/in", "/out", NULL};
-    rc = run_script(req, what, in2, n2, argv2, &eout, ref_dir, err);
+    rc = check_script(sc, 1, reference_py, err);
+    if (rc == KILN_OK)
+        rc = run_script(req, what, in2, n2, argv2, &eout, ref_dir, err);
     if (rc == KILN_OK)
         rc = check_tensors(wl, shapes, &eout, ref_dir, ref_name, &s->weak, s->weak_why,
                            sizeof(s->weak_why), err);
     if (rc != KILN_OK)
         return rc;
-    char mark[400];
-    int n = snprintf(mark, sizeof(mark), "weak %u\n%s", s->weak, s->weak_why);
-    return fs_write_atomic(ok, mark, (size_t)n < sizeof(mark) ? (size_t)n : sizeof(mark) - 1, err);
+    char *digests = set_digests(s->dir, &ein, &eout);
+    if (!digests)
+        return kiln_fail(err, KILN_E_NOMEM, "digests of case %s set %d", s->wcase->name, s->set);
+    size_t dl = strlen(digests);
+    char *mark = malloc(dl + 400);
+    if (!mark) {
+        free(digests);
+        return kiln_fail(err, KILN_E_NOMEM, "digests of case %s set %d", s->wcase->name, s->set);
+    }
+    memcpy(mark, digests, dl);
+    int n = snprintf(mark + dl, 400, "weak %u\n%s", s->weak, s->weak_why);
+    free(digests);
+    rc = fs_write_atomic(ok, mark, dl + ((size_t)n < 400 ? (size_t)n : 399), err);
+    free(mark);
+    return rc;
 }
 
 /* A set's estimated peak memory while its scripts run: numpy's arrays (the
@@ -363,6 +491,7 @@ static enum kiln_rc set_cost(const struct workload *wl, const struct wl_case *c,
 
 struct prepare_job {
     const struct inputs_request *req;
+    const struct scripts *sc;
     const char *scripts;
     struct input_set *sets;
 };
@@ -371,7 +500,7 @@ static enum kiln_rc prepare_job_run(size_t i, void *arg, struct kiln_err *err)
 {
     struct prepare_job *j = arg;
     /* Set i is the given set i when the inputs were given (given.h order). */
-    return prepare_set(j->req, j->scripts, j->req->given ? i : 0, &j->sets[i], err);
+    return prepare_set(j->req, j->sc, j->scripts, j->req->given ? i : 0, &j->sets[i], err);
 }
 
 enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
@@ -401,11 +530,13 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
         return kiln_fail(err, KILN_E_NOMEM, "input sets");
 
     char base[PATH_MAX], scripts[PATH_MAX], key[17];
-    cache_key(req, key);
+    struct scripts sc;
+    scripts_of(req, &sc);
+    cache_key(req, &sc, key);
     snprintf(base, sizeof(base), "%s/%s", req->cache_dir, key);
     enum kiln_rc rc = fs_join(scripts, sizeof(scripts), base, "scripts", err);
     if (rc == KILN_OK)
-        rc = write_scripts(req, scripts, err);
+        rc = write_scripts(&sc, scripts, err);
     for (size_t i = 0; rc == KILN_OK && req->given && i < req->given->n; i++) {
         /* The given sets, their seeds, in case order (given.h). */
         const struct given_set *g = &req->given->sets[i];
@@ -437,7 +568,7 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
     for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
         rc = set_cost(wl, out->sets[i].wcase, &cost[i], err);
     if (rc == KILN_OK) {
-        struct prepare_job job = {req, scripts, out->sets};
+        struct prepare_job job = {req, &sc, scripts, out->sets};
         struct forkpool_opts fo = {.jobs = req->jobs > 0 ? req->jobs
                                                          : forkpool_default_jobs(INPUTS_MAX_JOBS),
                                    .cost = cost,
@@ -446,7 +577,7 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
     }
     free(cost);
     for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
-        rc = prepare_set(req, scripts, req->given ? i : 0, &out->sets[i], err);
+        rc = prepare_set(req, &sc, scripts, req->given ? i : 0, &out->sets[i], err);
     if (rc != KILN_OK)
         input_sets_free(out);
     return rc;

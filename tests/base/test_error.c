@@ -42,7 +42,7 @@ static void prefix_adds_context(void **state)
 static void every_code_has_a_name(void **state)
 {
     (void)state;
-    for (int rc = KILN_OK; rc <= KILN_E_NOTFOUND; rc++)
+    for (int rc = KILN_OK; rc <= KILN_E_CANCELLED; rc++)
         assert_string_not_equal(kiln_strerror((enum kiln_rc)rc), "unknown error code");
     assert_string_equal(kiln_strerror((enum kiln_rc)999), "unknown error code");
 }

@@ -2,7 +2,8 @@
  * fuzz_llm_reply.c - feeds each input to both strict parsers of
  * llm_reply.h: as a chat-completions envelope (and its content, when one
  * comes out, to the answer parser) and directly as the model's answer.
- * Checks the documented invariants of every successful parse.
+ * Checks the documented invariants of every successful parse, and that
+ * llm_mask_key leaves no literal key in any text.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,21 @@ static void check_answer(const char *s, size_t n)
     llm_proposal_free(&p);
 }
 
+/* llm_mask_key: whatever the text, no literal key is left in it. */
+static void check_mask(const char *s, size_t n)
+{
+    static const char key[] = "sk-aaaaaaaaaaaaaaaa";
+    char *t = malloc(n + 1);
+    if (!t)
+        return;
+    memcpy(t, s, n);
+    t[n] = '\0';
+    size_t len = n;
+    if (llm_mask_key(&t, &len, key) && memmem(t, len, key, sizeof(key) - 1))
+        abort();
+    free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *s = (const char *)data;
@@ -44,5 +60,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     free(content);
     check_answer(s, size);
+    check_mask(s, size);
     return 0;
 }

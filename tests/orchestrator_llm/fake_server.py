@@ -193,6 +193,10 @@ def saxpy_answer(kind):
         unroll = int(kind.split(":")[1]) if ":" in kind else 2
         return 200, envelope(json.dumps({"source": saxpy_source(unroll),
                                          "rationale": "UNROLL=%d" % unroll, "language": "c"}))
+    if kind == "utf8":
+        # 601 bytes of rationale: a byte limit of 500 cuts inside an "é".
+        return 200, envelope(json.dumps({"source": saxpy_source(2),
+                                         "rationale": "x" + "\u00e9" * 300, "language": "c"}))
     if kind == "malformed":
         return 200, envelope('{"source": "void f(void) {}", "rationale": ')
     if kind == "missing":
@@ -346,6 +350,15 @@ class Handler(BaseHTTPRequestHandler):
             content = '{\\"source\\":\\"k\\",\\"rationale\\":\\"' + esc + \
                 '\\",\\"language\\":\\"c\\"}'
             return self.reply(200, '{"choices":[{"message":{"content":"' + content + '"}}]}')
+        if scen == "echoesc2":
+            # Escaped twice inside the content (decoded once by the envelope,
+            # again by the candidate parser), and escaped in an extra field.
+            esc = KEY.replace("-", "\\u002d")
+            esc2 = KEY.replace("-", "\\\\u002d")
+            content = '{\\"source\\":\\"k\\",\\"rationale\\":\\"' + esc2 + \
+                '\\",\\"language\\":\\"c\\"}'
+            return self.reply(200, '{"echo":"' + esc + '","choices":[{"message":{"content":"' +
+                              content + '"}}]}')
         if scen == "redirect":
             return self.reply(302, "", headers=[("Location", "http://example.invalid/v1")])
         return self.reply(422, {"error": {"message": "fake server: unknown scenario " + scen}})

@@ -442,6 +442,106 @@ static void test_escaped_key_echo_is_masked(void **state)
     llm_exchange_free(&ex);
 }
 
+/* No string the text decodes to, at any depth of JSON in strings, holds KEY. */
+static void assert_no_key_decoded(const char *text, size_t len, int depth)
+{
+    assert_null(memmem(text, len, KEY, strlen(KEY)));
+    json_error_t je;
+    json_t *doc = json_loadb(text, len, JSON_DECODE_ANY, &je);
+    if (!doc || depth == 0) {
+        json_decref(doc);
+        return;
+    }
+    json_t *stack[64];
+    size_t n = 0;
+    stack[n++] = doc;
+    while (n > 0) {
+        json_t *v = stack[--n];
+        if (json_is_string(v)) {
+            assert_null(memmem(json_string_value(v), json_string_length(v), KEY, strlen(KEY)));
+            assert_no_key_decoded(json_string_value(v), json_string_length(v), depth - 1);
+        } else if (json_is_array(v)) {
+            for (size_t i = 0; i < json_array_size(v) && n < 64; i++)
+                stack[n++] = json_array_get(v, i);
+        } else if (json_is_object(v)) {
+            const char *k;
+            json_t *m;
+            json_object_foreach(v, k, m)
+            {
+                assert_null(strstr(k, KEY));
+                if (n < 64)
+                    stack[n++] = m;
+            }
+        }
+    }
+    json_decref(doc);
+}
+
+/* The audit's leak: the key echoed JSON-escaped, once in the envelope and
+ * twice inside the content, reached the rationale and the record. */
+static void test_twice_escaped_key_is_masked(void **state)
+{
+    (void)state;
+    struct llm_config c = cfg_for("echoesc2");
+    struct llm_exchange ex;
+    struct kiln_err err = {0};
+    assert_int_equal(llm_chat(&c, KEY, "s", "u", &ex, &err), KILN_OK);
+    assert_key_unrecorded(&ex, &err);
+    assert_no_key_decoded(ex.reply_body, ex.reply_len, 3);
+    assert_no_key_decoded(ex.content, ex.content_len, 3);
+    struct llm_proposal p;
+    assert_int_equal(llm_reply_parse(ex.content, ex.content_len, &p, &err), KILN_OK);
+    assert_null(strstr(p.rationale, KEY));
+    assert_non_null(strstr(p.rationale, "*****"));
+    llm_proposal_free(&p);
+    /* The record as replay reads it back. */
+    char *rec = llm_exchange_to_json(&ex, NULL);
+    assert_non_null(rec);
+    assert_no_key_decoded(rec, strlen(rec), 4);
+    free(rec);
+    llm_exchange_free(&ex);
+}
+
+/* Local servers run with placeholder keys; a prompt holding "EMPTY" is
+ * not a leak of a secret. */
+static void test_placeholder_key_is_not_a_secret(void **state)
+{
+    (void)state;
+    struct llm_config c = cfg_for("nousage");
+    struct llm_exchange ex;
+    struct kiln_err err = {0};
+    assert_int_equal(
+        llm_chat(&c, "EMPTY", "s", "keep EMPTY buffers out of the hot loop", &ex, &err), KILN_OK);
+    llm_exchange_free(&ex);
+    kiln_err_clear(&err);
+    assert_int_equal(llm_chat(&c, "x", "s", "max(x, y)", &ex, &err), KILN_OK);
+    llm_exchange_free(&ex);
+    /* A real key in a prompt is still refused. */
+    kiln_err_clear(&err);
+    assert_int_equal(llm_chat(&c, KEY, "s", "my key is " KEY, &ex, &err), KILN_E_USAGE);
+    assert_non_null(strstr(err.msg, "contains the API key"));
+    llm_exchange_free(&ex);
+}
+
+/* "127.attacker.example" is a name, not the loopback address. */
+static void test_loopback_is_parsed(void **state)
+{
+    (void)state;
+    const char *remote[] = {"http://127.attacker.example/v1", "http://127.0.0.1.nip.io/v1",
+                            "http://localhost.attacker.example/v1", "http://[::2]/v1",
+                            "http://128.0.0.1/v1"};
+    for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++) {
+        struct llm_config c = cfg_for("good");
+        c.base_url = remote[i];
+        struct llm_exchange ex;
+        struct kiln_err err = {0};
+        assert_int_equal(llm_chat(&c, KEY, "s", "u", &ex, &err), KILN_E_USAGE);
+        assert_int_equal(ex.attempts, 0);
+        assert_non_null(strstr(err.msg, "refusing to send the API key over plain http"));
+        llm_exchange_free(&ex);
+    }
+}
+
 static void test_redirect_not_followed(void **state)
 {
     (void)state;
@@ -594,6 +694,9 @@ int main(void)
         cmocka_unit_test(test_refusal),
         cmocka_unit_test(test_echoed_key_is_masked),
         cmocka_unit_test(test_escaped_key_echo_is_masked),
+        cmocka_unit_test(test_twice_escaped_key_is_masked),
+        cmocka_unit_test(test_placeholder_key_is_not_a_secret),
+        cmocka_unit_test(test_loopback_is_parsed),
         cmocka_unit_test(test_redirect_not_followed),
         cmocka_unit_test(test_wrong_path_404),
         cmocka_unit_test(test_connection_refused),

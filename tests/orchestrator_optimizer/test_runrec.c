@@ -77,7 +77,7 @@ static void json_round_trip_and_escape_check(void **state)
                      KILN_OK);
     assert_int_equal(json_integer_value(json_object_get(back, "iteration")), 3);
     json_decref(back);
-    assert_int_equal(runrec_write(&rr, "../evil", "x", 1, &e), KILN_E_INTERNAL);
+    assert_int_equal(runrec_write(&rr, "../evil", "x", 1, &e), KILN_E_REJECTED);
     kiln_err_clear(&e);
     assert_int_equal(runrec_read_json(&rr, "absent.json", 100, &back, &e), KILN_E_NOTFOUND);
     struct runrec again;
