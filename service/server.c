@@ -3,6 +3,7 @@
  * pipeline forks sandboxes, which a process with HTTP threads should not
  * do), serves HTTP, reaps stale leases and restarts dead workers until
  * SIGINT or SIGTERM. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -102,6 +103,20 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
         close(lock_fd);
         return rc;
     }
+    /* Half-written records of jobs cut off by the last stop: their jobs
+     * run again and write whole ones. */
+    DIR *rd = opendir(rec);
+    for (struct dirent *de; rd && (de = readdir(rd));) {
+        if (strncmp(de->d_name, ".tmp-", 5))
+            continue;
+        char p[PATH_MAX + 300];
+        struct kiln_err e;
+        snprintf(p, sizeof(p), "%s/%s", rec, de->d_name);
+        if (fs_remove_tree(p, &e) != KILN_OK)
+            fprintf(stderr, "kiln serve: %s\n", e.msg);
+    }
+    if (rd)
+        closedir(rd);
     int requeued = 0;
     /* We hold the lock, so no worker of an earlier server is alive (they
      * hold it too): whatever is "running" was cut off, and runs again. */

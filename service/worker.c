@@ -4,6 +4,7 @@
  * verdict under its lease. A heartbeat thread renews the lease; one GPU's
  * jobs run strictly one after another in its one worker. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -267,7 +268,14 @@ static void nap_ms(long ms)
 enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, int lock_fd,
                                struct kiln_err *err)
 {
-    (void)lock_fd; /* held open, never used: it keeps a second server out while we run */
+    /* The server's lock, inherited open: it keeps a second server out while
+     * this worker lives. Close-on-exec from here, so nothing we start holds it. */
+    if (lock_fd >= 0) {
+        int fl = fcntl(lock_fd, F_GETFD);
+        if (fl < 0 || fcntl(lock_fd, F_SETFD, fl | FD_CLOEXEC) != 0)
+            return kiln_fail_errno(err, KILN_E_INTERNAL, "worker %d: lock descriptor %d", slot,
+                                   lock_fd);
+    }
     struct worker w = {.o = o, .slot = slot, .gpu = gpu, .parent = getppid()};
     /* The server's death ends its workers: a new server requeues their jobs. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != w.parent || w.parent == 1)
