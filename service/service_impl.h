@@ -11,7 +11,7 @@
 
 #define SERVE_LEASE_S      30.0 /* a claimed job's lease; heartbeats renew it */
 #define SERVE_HEARTBEAT_S  5.0
-#define SERVE_MAX_ATTEMPTS 3  /* claims before a job that keeps killing kiln is failed */
+#define SERVE_MAX_ATTEMPTS 5  /* claims before a job that keeps killing kiln is failed */
 #define SERVE_ID_LEN       16 /* hex characters of a submission id */
 #define SERVE_TOKEN_ID_LEN 16
 #define SERVE_IDEM_MAX     128
