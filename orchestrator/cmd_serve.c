@@ -47,10 +47,12 @@ int cmd_serve(int argc, char **argv)
                                          {"worker", required_argument, NULL, 'X'},
                                          {"worker-gpu", required_argument, NULL, 'G'},
                                          {"worker-lock-fd", required_argument, NULL, 'F'},
+                                         {"compile-worker", required_argument, NULL, 'K'},
+                                         {"compile-workers", required_argument, NULL, 'k'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("serve");
     struct serve_opts o = {0};
-    long v, worker = -1, wgpu = -1, lockfd = -1;
+    long v, worker = -1, wgpu = -1, lockfd = -1, ckworker = -1;
     int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -92,6 +94,17 @@ int cmd_serve(int argc, char **argv)
         case 'q':
             o.quiet = true;
             break;
+        case 'k':
+            if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
+                return cli_usage_error("serve", "--compile-workers needs 0 to %d, got '%s'",
+                                       SERVE_MAX_COMPILE_WORKERS, optarg);
+            o.compile_workers = v ? (int)v : -1;
+            break;
+        case 'K':
+            if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
+                return cli_usage_error("serve", "bad worker option '%s'", optarg);
+            ckworker = v;
+            break;
         case 'r':
             serve_print_routes();
             return KILN_EXIT_OK;
@@ -112,8 +125,13 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("serve", "--listen and --socket exclude each other");
     struct kiln_err err;
     kiln_err_clear(&err);
-    enum kiln_rc rc = worker >= 0 ? serve_worker_main(&o, (int)worker, (int)wgpu, (int)lockfd, &err)
-                                  : serve_run(&o, &err);
+    enum kiln_rc rc;
+    if (worker >= 0)
+        rc = serve_worker_main(&o, (int)worker, (int)wgpu, (int)lockfd, &err);
+    else if (ckworker >= 0)
+        rc = serve_compile_main(&o, (int)ckworker, (int)lockfd, &err);
+    else
+        rc = serve_run(&o, &err);
     if (rc != KILN_OK) {
         cli_report("serve", &err);
         return KILN_EXIT_USAGE;

@@ -213,7 +213,8 @@ const struct kiln_cmd kiln_commands[] = {
     {"serve", "run the evaluation service (HTTP API, queue, workers, leaderboards)",
      "usage: kiln serve [--listen 127.0.0.1:8470 | --socket PATH] [--db PATH] [--data DIR]\n"
      "                  [--gpus 0,1,..] [--workloads DIR] [--warmups N] [--iterations N]\n"
-     "                  [--max-connections N] [--per-ip N] [--quiet] [--routes]\n"
+     "                  [--compile-workers N] [--max-connections N] [--per-ip N]\n"
+     "                  [--quiet] [--routes]\n"
      "\n"
      "Serves the API in service/openapi.yaml: submissions are queued durably in\n"
      "SQLite, judged one at a time per GPU (one cpu-backend worker without --gpus)\n"
@@ -229,6 +230,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  --gpus LIST        one worker per GPU index (default: one cpu worker)\n"
      "  --workloads DIR    the workloads one may submit to (default: the built-in ones)\n"
      "  --warmups N, --iterations N   per timed case (default: the harness's)\n"
+     "  --compile-workers N   processes compiling queued submissions ahead of the\n"
+     "                     workers (default 1; 0: none, each worker compiles its own)\n"
      "  --max-connections N, --per-ip N   connection limits (256, 64)\n"
      "  --quiet            no request log\n"
      "  --routes           print the routes served and exit\n"

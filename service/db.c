@@ -31,6 +31,7 @@ static const char schema[] =
     " status TEXT, stage TEXT, detail TEXT, score_ms REAL, verified INTEGER NOT NULL DEFAULT 0,"
     " gpu_model TEXT, secret_seed TEXT, record TEXT, verdicts INTEGER NOT NULL DEFAULT 0,"
     " hacked INTEGER NOT NULL DEFAULT 0, hacked_by TEXT, hacked_reason TEXT, hacked_at REAL,"
+    " compile_state TEXT, compile_until REAL,"
     " UNIQUE(token_id, idem_key));"
     "CREATE INDEX IF NOT EXISTS jobs_queue ON jobs(state, backend, seq);"
     "CREATE INDEX IF NOT EXISTS jobs_board ON jobs(workload, status, verified, hacked);"
@@ -735,6 +736,87 @@ rollback:
     }
     *committed = false;
 out:
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+/* ---- the compile pool's side ---- */
+
+enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struct kiln_err *err)
+{
+    memset(job, 0, sizeof(*job));
+    *got = false;
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    pthread_mutex_lock(&d->mu);
+    /* A compile claim is a hint, not a lease on the job: the judging worker
+     * compiles itself whenever the result is not there. A compile claimed
+     * by a pool process that died is claimable again after a minute. */
+    if (prep(d,
+             "UPDATE jobs SET compile_state='compiling', compile_until=?1"
+             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND (compile_state IS NULL"
+             "  OR (compile_state='compiling' AND compile_until < ?2)) ORDER BY seq LIMIT 1)"
+             " RETURNING id, workload, backend, source",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "compile claim");
+        goto out;
+    }
+    double now = serve_now();
+    sqlite3_bind_double(st, 1, now + 60);
+    sqlite3_bind_double(st, 2, now);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(job->workload, sizeof(job->workload), "%s",
+                 (const char *)sqlite3_column_text(st, 1));
+        snprintf(job->backend, sizeof(job->backend), "%s",
+                 (const char *)sqlite3_column_text(st, 2));
+        int n = sqlite3_column_bytes(st, 3);
+        job->source = malloc((size_t)n + 1);
+        if (!job->source) {
+            rc = kiln_fail(err, KILN_E_NOMEM, "compile claim");
+            goto out;
+        }
+        if (n)
+            memcpy(job->source, sqlite3_column_blob(st, 3), (size_t)n);
+        job->source[n] = '\0';
+        job->source_len = (size_t)n;
+        r = sqlite3_step(st);
+        *got = true;
+    }
+    if (r != SQLITE_DONE) {
+        rc = dbfail(d, err, "compile claim");
+        sjob_free(job);
+        *got = false;
+    }
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
+                              struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    *still_queued = false;
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, "UPDATE jobs SET compile_state=?2 WHERE id=?1 RETURNING state", &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "compile done");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        *still_queued = !strcmp((const char *)sqlite3_column_text(st, 0), "queued");
+        r = sqlite3_step(st);
+    }
+    if (r != SQLITE_DONE)
+        rc = dbfail(d, err, "compile done");
+out:
+    sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);
     return rc;
 }

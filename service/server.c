@@ -23,18 +23,19 @@ struct wproc {
     double started;
 };
 
+/* gpu: >= 0 a GPU worker, -1 the cpu worker, -2 a compile-pool process. */
 static pid_t spawn_worker(const char *self, const struct serve_opts *o, int slot, int gpu,
                           int lock_fd, const sigset_t *oldmask)
 {
     char s_slot[16], s_gpu[16], s_fd[16], s_w[16], s_i[16];
     snprintf(s_slot, sizeof(s_slot), "%d", slot);
-    snprintf(s_gpu, sizeof(s_gpu), "%d", gpu);
+    snprintf(s_gpu, sizeof(s_gpu), "%d", gpu < 0 ? -1 : gpu);
     snprintf(s_fd, sizeof(s_fd), "%d", lock_fd);
     snprintf(s_w, sizeof(s_w), "%d", o->warmups);
     snprintf(s_i, sizeof(s_i), "%d", o->iterations);
     char *argv[] = {"kiln",
                     "serve",
-                    "--worker",
+                    gpu == -2 ? "--compile-worker" : "--worker",
                     s_slot,
                     "--worker-gpu",
                     s_gpu,
@@ -117,6 +118,11 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     }
     if (rd)
         closedir(rd);
+    /* Compiles done ahead for the last server: the workers compile again. */
+    char pre[PATH_MAX + 32];
+    snprintf(pre, sizeof(pre), "%s/work/precompiled", data);
+    if (access(pre, F_OK) == 0 && (rc = fs_remove_tree(pre, err)) != KILN_OK)
+        goto out_db;
     int requeued = 0;
     /* We hold the lock, so no worker of an earlier server is alive (they
      * hold it too): whatever is "running" was cut off, and runs again. */
@@ -133,11 +139,14 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     sigaddset(&mask, SIGCHLD);
     pthread_sigmask(SIG_BLOCK, &mask, &oldmask); /* before any thread starts */
 
-    size_t nw = o.ngpus ? o.ngpus : 1;
-    struct wproc w[SERVE_MAX_GPUS];
+    size_t judges = o.ngpus ? o.ngpus : 1;
+    size_t ncomp = o.compile_workers < 0 ? 0 : o.compile_workers ? (size_t)o.compile_workers : 1;
+    size_t nw = judges + ncomp;
+    struct wproc w[SERVE_MAX_GPUS + SERVE_MAX_COMPILE_WORKERS];
     for (size_t i = 0; i < nw; i++) {
-        w[i].gpu = o.ngpus ? o.gpus[i] : -1;
-        w[i].pid = spawn_worker(self, &o, (int)i, w[i].gpu, lock_fd, &oldmask);
+        w[i].gpu = i >= judges ? -2 : o.ngpus ? o.gpus[i] : -1;
+        w[i].pid = spawn_worker(self, &o, (int)(i >= judges ? i - judges : i), w[i].gpu, lock_fd,
+                                &oldmask);
         w[i].started = serve_now();
         if (w[i].pid < 0) {
             rc = kiln_fail_errno(err, KILN_E_IO, "cannot start worker %zu", i);
@@ -150,8 +159,10 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
         .opts = &o, .db = &db, .backends = o.ngpus ? "cuda" : "cpu", .workloads_dir = wl};
     if ((rc = shttp_start(&cfg, &http, err)) != KILN_OK)
         goto out_workers;
-    fprintf(stderr, "kiln serve: database %s, records in %s/records, %zu %s worker(s)\n", dbp, data,
-            nw, cfg.backends);
+    fprintf(stderr,
+            "kiln serve: database %s, records in %s/records, %zu %s worker(s), %zu compile "
+            "worker(s)\n",
+            dbp, data, judges, cfg.backends, ncomp);
 
     double last_reap = 0;
     for (;;) {
@@ -178,7 +189,8 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
             /* At most one restart every 2 s, so a worker that cannot start
              * does not spin. */
             if (w[i].pid == 0 && now - w[i].started > 2) {
-                w[i].pid = spawn_worker(self, &o, (int)i, w[i].gpu, lock_fd, &oldmask);
+                w[i].pid = spawn_worker(self, &o, (int)(i >= judges ? i - judges : i), w[i].gpu,
+                                        lock_fd, &oldmask);
                 w[i].started = now;
                 if (w[i].pid < 0)
                     w[i].pid = 0;

@@ -19,10 +19,11 @@
 
 #include "error.h"
 
-#define SERVE_MAX_GPUS          16
-#define SERVE_WORKLOAD_NAME_MAX 64
-#define SERVE_SOURCE_MAX        (128u * 1024u) /* a candidate's source, bytes */
-#define SERVE_BODY_MAX          (256u * 1024u) /* a request body, bytes (JSON escapes included) */
+#define SERVE_MAX_GPUS            16
+#define SERVE_MAX_COMPILE_WORKERS 16
+#define SERVE_WORKLOAD_NAME_MAX   64
+#define SERVE_SOURCE_MAX          (128u * 1024u) /* a candidate's source, bytes */
+#define SERVE_BODY_MAX            (256u * 1024u) /* a request body, bytes (JSON escapes included) */
 
 struct serve_opts {
     const char *listen;    /* "127.0.0.1:8470" (NULL: that) */
@@ -37,6 +38,7 @@ struct serve_opts {
     unsigned timeout_s;          /* idle connection timeout (0: 30) */
     bool quiet;                  /* no request log on stderr */
     int warmups, iterations;     /* per timed case (0: the harness defaults) */
+    int compile_workers;         /* compile-ahead processes (-1: none; 0: 1) */
 };
 
 /* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when
@@ -48,6 +50,12 @@ enum kiln_rc serve_run(const struct serve_opts *opts, struct kiln_err *err) KILN
  * so no second server starts while this worker lives. */
 enum kiln_rc serve_worker_main(const struct serve_opts *opts, int slot, int gpu, int lock_fd,
                                struct kiln_err *err) KILN_NODISCARD;
+
+/* One process of the compile pool (the server starts --compile-workers of
+ * them): compiles queued submissions ahead of the worker that will judge
+ * them, in the compile sandbox, through the pipeline's split evaluation. */
+enum kiln_rc serve_compile_main(const struct serve_opts *opts, int slot, int lock_fd,
+                                struct kiln_err *err) KILN_NODISCARD;
 
 /* Creates token NAME in the database and writes it (the only copy: the
  * database keeps its SHA-256) into out. rate: submissions per second

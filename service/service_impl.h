@@ -109,6 +109,17 @@ struct sverdict {
 enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdict *v,
                         bool *committed, struct kiln_err *err) KILN_NODISCARD;
 
+/* The compile pool: claims the oldest queued job not yet compiled ahead. */
+enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got,
+                               struct kiln_err *err) KILN_NODISCARD;
+/* Marks it compiled (or failed); *still_queued false when a worker took it
+ * meanwhile (the result is then of no use). */
+enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
+                              struct kiln_err *err) KILN_NODISCARD;
+
+/* precompile.c: where the pool leaves job id's compile/ directory for the judging worker. */
+void serve_precompiled_dir(const struct serve_opts *o, const char *id, char *out, size_t cap);
+
 /* http.c */
 struct shttp;
 struct shttp_cfg {

@@ -115,6 +115,7 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     json_object_set_new(doc, "stage", json_string(v->stage));
     json_object_set_new(doc, "service_detail", json_string(v->detail));
     json_object_set_new(doc, "attempt", json_integer(j->attempts));
+    json_object_set_new(doc, "compiled_ahead", json_boolean(out && out->precompiled));
     json_object_set_new(doc, "held_out", held_ran ? json_string(held_status) : json_null());
     char seed[32];
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)v->secret_seed);
@@ -166,26 +167,45 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
     note(w, j, "inputs", "preparing inputs and references");
     enum kiln_rc rc = eval_session_open(&so, &s, err);
     if (rc == KILN_OK) {
-        note(w, j, "run", "compiling and running on the visible cases");
-        rc = eval_session_run(s, "candidate", j->source, j->source_len, NULL, out, err);
+        /* The compile pool's result, when it is there, moves into this
+         * session; eval_session_run_compiled takes it only if it matches. */
+        char pre[PATH_MAX], cand[PATH_MAX], from[PATH_MAX + 16], to[PATH_MAX + 16];
+        serve_precompiled_dir(w->o, j->id, pre, sizeof(pre));
+        eval_session_candidate_dir(s, j->id, false, cand, sizeof(cand));
+        snprintf(from, sizeof(from), "%s/compile", pre);
+        snprintf(to, sizeof(to), "%s/compile", cand);
+        bool have =
+            access(from, F_OK) == 0 && fs_mkdirs(cand, err) == KILN_OK && rename(from, to) == 0;
+        note(w, j, "run",
+             have ? "running on the visible cases (compiled ahead)"
+                  : "compiling and running on the visible cases");
+        rc = eval_session_run_compiled(s, j->id, j->source, j->source_len, NULL, out, err);
     }
     if (rc == KILN_OK && out->v.status == VERDICT_PASS) {
         note(w, j, "held_out", "re-verifying on fresh inputs from a secret seed");
-        rc = eval_session_held_out(s, "candidate", j->source, j->source_len, NULL, held, err);
+        rc = eval_session_held_out(s, j->id, j->source, j->source_len, NULL, held, err);
         if (rc == KILN_OK) {
             *held_ran = true;
             *secret = eval_session_secret_seed(s);
             eval_session_apply_held_out(out, held);
         }
     }
+    /* Held-out inputs are per job (a fresh secret each time) and the
+     * candidate's scratch is in its record: neither is kept. */
+    char dirs[4][PATH_MAX + 16];
+    snprintf(dirs[0], sizeof(dirs[0]), "%s/inputs-held", work);
+    serve_precompiled_dir(w->o, j->id, dirs[1], sizeof(dirs[1]));
+    dirs[2][0] = dirs[3][0] = '\0';
+    if (s) {
+        eval_session_candidate_dir(s, j->id, false, dirs[2], sizeof(dirs[2]));
+        eval_session_candidate_dir(s, j->id, true, dirs[3], sizeof(dirs[3]));
+    }
     eval_session_close(s);
-    /* Held-out inputs are per job (a fresh secret each time): not kept. */
-    char hdir[PATH_MAX];
-    struct kiln_err e2;
-    snprintf(hdir, sizeof(hdir), "%s/inputs-held", work);
-    if (access(hdir, F_OK) == 0)
-        if (fs_remove_tree(hdir, &e2) != KILN_OK)
+    for (int i = 0; i < 4; i++) {
+        struct kiln_err e2;
+        if (dirs[i][0] && access(dirs[i], F_OK) == 0 && fs_remove_tree(dirs[i], &e2) != KILN_OK)
             fprintf(stderr, "kiln serve worker: %s\n", e2.msg);
+    }
     return rc;
 }
 

@@ -186,6 +186,7 @@ def main(work, servers):
           and doc["verdict"]["status"] == "pass", "the flagged entry keeps its verdict (evidence)")
     import os
     rec = os.path.join(work, "records", good)
+    check("restarting it" not in s.stderr(), "no worker or compile worker died")
     check(os.path.isfile(os.path.join(rec, "verdict.json"))
           and os.path.isfile(os.path.join(rec, "candidate.c")), "the record is kept: " + rec)
 

@@ -1,6 +1,7 @@
 """kill -9 of kiln serve while it judges, several times, then a restart:
 every accepted submission finishes exactly once (one committed verdict, one
 verdict event, one record), none is lost, and an interrupted one ran again."""
+import json
 import os
 import random
 import sqlite3
@@ -57,6 +58,9 @@ def main(work, servers):
     check(kills_mid_job >= 1 and max(r[3] for r in rows) >= 2,
           "a kill landed mid-job and that job ran again (attempts %s)" % [r[3] for r in rows])
     recs = sorted(os.listdir(os.path.join(work, "records")))
+    ahead = [json.load(open(os.path.join(work, "records", i, "verdict.json")))["compiled_ahead"]
+             for i in ids]
+    check(any(ahead), "the compile pool compiled some ahead of the worker: %s" % ahead)
     check(sorted(ids) == [r for r in recs if not r.startswith(".tmp-")],
           "one record per submission")
 
