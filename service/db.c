@@ -5,6 +5,7 @@
  * read the old state. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "service_impl.h"
 
 static const char schema[] =
@@ -816,6 +818,56 @@ enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *stil
     if (r != SQLITE_DONE)
         rc = dbfail(d, err, "compile done");
 out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_record_of(struct sdb *d, const char *id, char *out, size_t cap,
+                           struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    out[0] = '\0';
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, "SELECT record FROM jobs WHERE id=?1 AND state='done'", &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "record");
+    } else {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+        else if (r != SQLITE_ROW && r != SQLITE_DONE)
+            rc = dbfail(d, err, "record");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *id, const char *tmp,
+                                  struct kiln_err *err)
+{
+    char from[PATH_MAX], to[PATH_MAX];
+    snprintf(from, sizeof(from), "%s/records/%s", data, tmp);
+    snprintf(to, sizeof(to), "%s/records/%s", data, id);
+    enum kiln_rc rc = KILN_OK;
+    if (access(to, F_OK) == 0)
+        rc = fs_remove_tree(to, err);
+    if (rc == KILN_OK && rename(from, to) != 0)
+        return kiln_fail_errno(err, KILN_E_IO, "rename %s to %s", from, to);
+    if (rc != KILN_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, "UPDATE jobs SET record=?2 WHERE id=?1", &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "record");
+    } else {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = dbfail(d, err, "record");
+    }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);
     return rc;

@@ -104,17 +104,26 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
         close(lock_fd);
         return rc;
     }
-    /* Half-written records of jobs cut off by the last stop: their jobs
-     * run again and write whole ones. */
+    /* Temporary records left by the last stop: a committed one (its name
+     * is the job's record) is published; the rest were never committed, and
+     * their jobs run again. */
     DIR *rd = opendir(rec);
     for (struct dirent *de; rd && (de = readdir(rd));) {
-        if (strncmp(de->d_name, ".tmp-", 5))
+        if (strncmp(de->d_name, ".tmp-", 5) || strlen(de->d_name) < 5 + SERVE_ID_LEN)
             continue;
-        char p[PATH_MAX + 300];
+        char id[SERVE_ID_LEN + 1], committed[300] = "", p[PATH_MAX + 300];
         struct kiln_err e;
+        kiln_err_clear(&e);
+        memcpy(id, de->d_name + 5, SERVE_ID_LEN);
+        id[SERVE_ID_LEN] = '\0';
         snprintf(p, sizeof(p), "%s/%s", rec, de->d_name);
-        if (fs_remove_tree(p, &e) != KILN_OK)
+        if (sdb_record_of(&db, id, committed, sizeof(committed), &e) == KILN_OK &&
+            !strcmp(committed, de->d_name)) {
+            if (serve_publish_record(&db, data, id, de->d_name, &e) != KILN_OK)
+                fprintf(stderr, "kiln serve: %s\n", e.msg);
+        } else if (fs_remove_tree(p, &e) != KILN_OK) {
             fprintf(stderr, "kiln serve: %s\n", e.msg);
+        }
     }
     if (rd)
         closedir(rd);

@@ -120,6 +120,14 @@ enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *stil
 /* precompile.c: where the pool leaves job id's compile/ directory for the judging worker. */
 void serve_precompiled_dir(const struct serve_opts *o, const char *id, char *out, size_t cap);
 
+/* Renames the committed temporary record `tmp` (a name in DATA/records)
+ * of job id to DATA/records/ID and notes it in the database. */
+enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *id, const char *tmp,
+                                  struct kiln_err *err) KILN_NODISCARD;
+/* The record column of job id ("" when none or no such job). */
+enum kiln_rc sdb_record_of(struct sdb *d, const char *id, char *out, size_t cap,
+                           struct kiln_err *err) KILN_NODISCARD;
+
 /* http.c */
 struct shttp;
 struct shttp_cfg {

@@ -118,6 +118,10 @@ static int fetch(struct stream *st)
     json_t *ev;
     size_t need = 0;
     char **lines = calloc(json_array_size(evs) + 1, sizeof(char *));
+    if (!lines) {
+        json_decref(evs);
+        return -1;
+    }
     json_array_foreach(evs, i, ev)
     {
         char *data = json_dumps(ev, JSON_COMPACT);

@@ -87,17 +87,19 @@ static enum kiln_rc put_file(const char *dir, const char *name, const char *data
     return rc == KILN_OK ? fs_write_atomic(p, data, len, err) : rc;
 }
 
-/* The record: written whole into a temporary directory, then renamed into
- * place, so records/<id> is complete or absent. A record left by a crash
- * between the rename and the commit is replaced by the re-run's. */
+/* The record is written whole into records/.tmp-ID-LEASE, whose name the
+ * verdict's commit stores; only a committed record is then renamed to
+ * records/ID (serve_publish_record; a server that starts finishes a rename a
+ * crash cut off, and deletes the temporary records of uncommitted runs).
+ * So records/ID is complete, and is the committed verdict's. */
 static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
                                  const struct eval_outcome *out, const struct sverdict *v,
-                                 bool held_ran, const char *held_status, char *final, size_t cap,
+                                 bool held_ran, const char *held_status, char *name, size_t cap,
                                  struct kiln_err *err)
 {
     char tmp[PATH_MAX];
-    snprintf(tmp, sizeof(tmp), "%s/records/.tmp-%s-%.8s", w->o->data, j->id, j->lease);
-    snprintf(final, cap, "%s/records/%s", w->o->data, j->id);
+    snprintf(name, cap, ".tmp-%s-%.8s", j->id, j->lease);
+    snprintf(tmp, sizeof(tmp), "%s/records/%s", w->o->data, name);
     enum kiln_rc rc = fs_mkdirs(tmp, err);
     json_t *doc = NULL;
     if (rc == KILN_OK && out && out->v.ncases)
@@ -136,10 +138,6 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     if (rc == KILN_OK && out && out->compile.diagnostics)
         rc = put_file(tmp, "compiler.log", out->compile.diagnostics,
                       strlen(out->compile.diagnostics), err);
-    if (rc == KILN_OK && access(final, F_OK) == 0)
-        rc = fs_remove_tree(final, err);
-    if (rc == KILN_OK && rename(tmp, final) != 0)
-        rc = kiln_fail_errno(err, KILN_E_IO, "rename %s to %s", tmp, final);
     if (rc != KILN_OK) {
         struct kiln_err e2;
         if (fs_remove_tree(tmp, &e2) != KILN_OK)
@@ -268,11 +266,17 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
         v.record = record;
         rc = sdb_finish(&w->db, j, &v, &committed, err);
     }
-    if (rc == KILN_OK && !committed)
+    if (rc == KILN_OK && committed)
+        rc = serve_publish_record(&w->db, w->o->data, j->id, record, err);
+    if (rc == KILN_OK && !committed) {
         fprintf(stderr,
                 "kiln serve worker %d: lost the lease of %s (reaped as stale): its verdict is "
                 "dropped; the job's current holder commits\n",
                 w->slot, j->id);
+        char tmp[PATH_MAX + 300];
+        snprintf(tmp, sizeof(tmp), "%s/records/%s", w->o->data, record);
+        rc = fs_remove_tree(tmp, err);
+    }
     eval_outcome_free(&out);
     eval_outcome_free(&held);
     return rc;

@@ -58,6 +58,9 @@ def main(work, servers):
     check(kills_mid_job >= 1 and max(r[3] for r in rows) >= 2,
           "a kill landed mid-job and that job ran again (attempts %s)" % [r[3] for r in rows])
     recs = sorted(os.listdir(os.path.join(work, "records")))
+    attempts = {r[0]: r[3] for r in rows}
+    check(all(json.load(open(os.path.join(work, "records", i, "verdict.json")))["attempt"]
+              == attempts[i] for i in ids), "each record is the committed run's (same attempt)")
     ahead = [json.load(open(os.path.join(work, "records", i, "verdict.json")))["compiled_ahead"]
              for i in ids]
     check(any(ahead), "the compile pool compiled some ahead of the worker: %s" % ahead)
