@@ -79,7 +79,8 @@ int cmd_serve(int argc, char **argv)
             break;
         case 'W':
         case 'i':
-            if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
+            /* 0: the harness's default (how the server passes "not set" on). */
+            if (cli_parse_long(optarg, 0, 100000, &v))
                 return cli_usage_error("serve", "--%s needs a number, got '%s'",
                                        c == 'W' ? "warmups" : "iterations", optarg);
             *(c == 'W' ? &o.warmups : &o.iterations) = (int)v;

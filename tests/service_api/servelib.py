@@ -32,20 +32,21 @@ def check(cond, msg):
 class Server:
     """One kiln serve process; start() waits for its 'listening' line."""
 
-    def __init__(self, work, db=None, extra=()):
+    def __init__(self, work, db=None, extra=(), defaults=False):
         self.work = work
         self.db = db or os.path.join(work, "kiln.db")
         self.extra = list(extra)
         self.proc = None
         self.port = None
         self.log = os.path.join(work, "server.log")
+        self.timing = [] if defaults else ["--warmups", "1", "--iterations", "3"]
 
     def start(self, expect_ok=True, timeout=30):
         out = open(os.path.join(self.work, "server.out"), "w+")
         err = open(self.log, "a")
         self.proc = subprocess.Popen(
             [KILN, "serve", "--listen", "127.0.0.1:0", "--db", self.db, "--data", self.work,
-             "--workloads", WORKLOADS, "--warmups", "1", "--iterations", "3"] + self.extra,
+             "--workloads", WORKLOADS] + self.timing + self.extra,
             stdout=out, stderr=err, start_new_session=True)
         deadline = time.time() + timeout
         while time.time() < deadline:
