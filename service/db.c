@@ -36,6 +36,7 @@ static const char schema[] =
     " compile_state TEXT, compile_until REAL,"
     " UNIQUE(token_id, idem_key));"
     "CREATE INDEX IF NOT EXISTS jobs_queue ON jobs(state, backend, seq);"
+    "CREATE INDEX IF NOT EXISTS jobs_token ON jobs(token_id, state);"
     "CREATE INDEX IF NOT EXISTS jobs_board ON jobs(workload, status, verified, hacked);"
     "CREATE TABLE IF NOT EXISTS events("
     " n INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL, at REAL NOT NULL,"
