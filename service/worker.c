@@ -172,8 +172,9 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
         eval_session_candidate_dir(s, j->id, false, cand, sizeof(cand));
         snprintf(from, sizeof(from), "%s/compile", pre);
         snprintf(to, sizeof(to), "%s/compile", cand);
+        struct kiln_err me; /* a failed hand-over only means compiling here */
         bool have =
-            access(from, F_OK) == 0 && fs_mkdirs(cand, err) == KILN_OK && rename(from, to) == 0;
+            access(from, F_OK) == 0 && fs_mkdirs(cand, &me) == KILN_OK && rename(from, to) == 0;
         note(w, j, "run",
              have ? "running on the visible cases (compiled ahead)"
                   : "compiling and running on the visible cases");
