@@ -49,6 +49,7 @@ int cmd_serve(int argc, char **argv)
                                          {"worker-lock-fd", required_argument, NULL, 'F'},
                                          {"compile-worker", required_argument, NULL, 'K'},
                                          {"compile-workers", required_argument, NULL, 'k'},
+                                         {"lease", required_argument, NULL, 'L'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("serve");
     struct serve_opts o = {0};
@@ -100,6 +101,12 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("serve", "--compile-workers needs 0 to %d, got '%s'",
                                        SERVE_MAX_COMPILE_WORKERS, optarg);
             o.compile_workers = v ? (int)v : -1;
+            break;
+        case 'L':
+            /* 0: the default; short leases let tests see the reaper work. */
+            if (cli_parse_long(optarg, 0, 86400, &v))
+                return cli_usage_error("serve", "--lease needs seconds, got '%s'", optarg);
+            o.lease_s = (int)v;
             break;
         case 'K':
             if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))

@@ -233,6 +233,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  --compile-workers N   processes compiling queued submissions ahead of the\n"
      "                     workers (default 1; 0: none, each worker compiles its own)\n"
      "  --max-connections N, --per-ip N   connection limits (256, 64)\n"
+     "  --lease S          a judging worker's lease on its submission, renewed by\n"
+     "                     heartbeats; an expired one is reaped and queued again (30)\n"
      "  --quiet            no request log\n"
      "  --routes           print the routes served and exit\n"
      "\n"

@@ -96,6 +96,7 @@ enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err)
         return rc;
     }
     pthread_mutex_init(&d->mu, NULL);
+    d->lease_s = SERVE_LEASE_S;
     sqlite3_busy_timeout(d->db, 10000);
     /* synchronous=FULL: an accepted submission (202) survives a power cut. */
     enum kiln_rc rc = sdb_exec(d, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", err);
@@ -599,7 +600,7 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
     }
     double now = serve_now();
     sqlite3_bind_text(st, 1, job->lease, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 2, now + SERVE_LEASE_S);
+    sqlite3_bind_double(st, 2, now + d->lease_s);
     sqlite3_bind_double(st, 3, now);
     sqlite3_bind_text(st, 4, backend, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
@@ -664,7 +665,7 @@ enum kiln_rc sdb_heartbeat(struct sdb *d, const struct sjob *j, bool *held, stru
              &st) != SQLITE_OK) {
         rc = dbfail(d, err, "heartbeat");
     } else {
-        sqlite3_bind_double(st, 1, serve_now() + SERVE_LEASE_S);
+        sqlite3_bind_double(st, 1, serve_now() + d->lease_s);
         sqlite3_bind_text(st, 2, j->id, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, j->lease, -1, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_DONE)

@@ -27,7 +27,8 @@ struct wproc {
 static pid_t spawn_worker(const char *self, const struct serve_opts *o, int slot, int gpu,
                           int lock_fd, const sigset_t *oldmask)
 {
-    char s_slot[16], s_gpu[16], s_fd[16], s_w[16], s_i[16];
+    char s_slot[16], s_gpu[16], s_fd[16], s_w[16], s_i[16], s_l[16];
+    snprintf(s_l, sizeof(s_l), "%d", o->lease_s);
     snprintf(s_slot, sizeof(s_slot), "%d", slot);
     snprintf(s_gpu, sizeof(s_gpu), "%d", gpu < 0 ? -1 : gpu);
     snprintf(s_fd, sizeof(s_fd), "%d", lock_fd);
@@ -51,6 +52,8 @@ static pid_t spawn_worker(const char *self, const struct serve_opts *o, int slot
                     s_w,
                     "--iterations",
                     s_i,
+                    "--lease",
+                    s_l,
                     NULL};
     pid_t pid = fork();
     if (pid == 0) {

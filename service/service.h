@@ -39,6 +39,7 @@ struct serve_opts {
     bool quiet;                  /* no request log on stderr */
     int warmups, iterations;     /* per timed case (0: the harness defaults) */
     int compile_workers;         /* compile-ahead processes (-1: none; 0: 1) */
+    int lease_s;                 /* a claim's lease without heartbeats (0: 30 s) */
 };
 
 /* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when

@@ -9,8 +9,7 @@
 
 #include "service.h"
 
-#define SERVE_LEASE_S      30.0 /* a claimed job's lease; heartbeats renew it */
-#define SERVE_HEARTBEAT_S  5.0
+#define SERVE_LEASE_S      30 /* a claimed job's lease (default); heartbeats renew it every third */
 #define SERVE_MAX_ATTEMPTS 5  /* claims before a job that keeps killing kiln is failed */
 #define SERVE_ID_LEN       16 /* hex characters of a submission id */
 #define SERVE_TOKEN_ID_LEN 16
@@ -20,6 +19,7 @@
 struct sdb {
     sqlite3 *db;
     pthread_mutex_t mu;
+    double lease_s; /* how long a claim holds without a heartbeat (sdb_open: SERVE_LEASE_S) */
 };
 
 double serve_now(void);

@@ -33,6 +33,7 @@ struct worker {
 struct beat {
     const char *dbpath;
     const struct sjob *job;
+    double lease_s;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stop, lost;
@@ -48,11 +49,18 @@ static void *heartbeat(void *arg)
         fprintf(stderr, "kiln serve worker: heartbeat: %s\n", e.msg);
         return NULL;
     }
+    d.lease_s = b->lease_s;
     pthread_mutex_lock(&b->mu);
     while (!b->stop) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)SERVE_HEARTBEAT_S;
+        long long ns = (long long)(b->lease_s / 3 * 1e9); /* three beats per lease */
+        ts.tv_sec += (time_t)(ns / 1000000000LL);
+        ts.tv_nsec += (long)(ns % 1000000000LL);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
         pthread_cond_timedwait(&b->cv, &b->mu, &ts);
         if (b->stop)
             break;
@@ -227,7 +235,7 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
                  "retried again",
                  j->attempts - 1);
     } else {
-        struct beat b = {.dbpath = w->o->db, .job = j};
+        struct beat b = {.dbpath = w->o->db, .job = j, .lease_s = w->db.lease_s};
         pthread_mutex_init(&b.mu, NULL);
         pthread_cond_init(&b.cv, NULL);
         pthread_t t;
@@ -323,6 +331,8 @@ enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, in
     enum kiln_rc rc = sdb_open(o->db, &w.db, err);
     if (rc != KILN_OK)
         return rc;
+    if (o->lease_s > 0)
+        w.db.lease_s = o->lease_s;
     const char *backend = gpu >= 0 ? "cuda" : "cpu";
     fprintf(stderr, "kiln serve: worker %d (%s, %s) ready\n", slot, backend, w.gpu_model);
     while (rc == KILN_OK && getppid() == w.parent) {
