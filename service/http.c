@@ -27,6 +27,7 @@ struct shttp {
 };
 
 struct reqstate {
+    char line[96]; /* "METHOD /path" for the request log, printable ASCII only */
     char *body;
     size_t len, cap;
     bool too_big, started;
@@ -449,6 +450,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!rs)
             return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &rs->t0);
+        /* The path is the client's: nothing but printable ASCII reaches the log. */
+        snprintf(rs->line, sizeof(rs->line), "%.8s %s", method, url);
+        for (char *p = rs->line; *p; p++)
+            if (*p < 0x20 || *p > 0x7e)
+                *p = '?';
         *con_cls = rs;
         x.rs = rs;
         /* Refused before the body is read when it says it is too large. */
@@ -505,7 +511,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         clock_gettime(CLOCK_MONOTONIC, &t1);
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
-        fprintf(stderr, "kiln serve: %u %.1f ms\n", ci ? ci->http_status : 0,
+        fprintf(stderr, "kiln serve: %s %u %.1f ms\n", rs->line, ci ? ci->http_status : 0,
                 (t1.tv_sec - rs->t0.tv_sec) * 1e3 + (t1.tv_nsec - rs->t0.tv_nsec) / 1e6);
     }
     free(rs->body);
