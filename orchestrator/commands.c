@@ -214,7 +214,7 @@ const struct kiln_cmd kiln_commands[] = {
      "usage: kiln serve [--listen 127.0.0.1:8470 | --socket PATH] [--db PATH] [--data DIR]\n"
      "                  [--gpus 0,1,..] [--workloads DIR] [--warmups N] [--iterations N]\n"
      "                  [--compile-workers N] [--max-connections N] [--per-ip N]\n"
-     "                  [--quiet] [--routes]\n"
+     "                  [--lease S] [--quiet] [--routes]\n"
      "\n"
      "Serves the API in service/openapi.yaml: submissions are queued durably in\n"
      "SQLite, judged one at a time per GPU (one cpu-backend worker without --gpus)\n"
@@ -251,6 +251,8 @@ const struct kiln_cmd kiln_commands[] = {
      "\n"
      "options:\n"
      "  --db PATH   the server's database (default kiln-serve/kiln.db)\n"
+     "  --admin     may flag entries as hacked (POST /v1/submissions/ID/hacked)\n"
+     "  --rate R, --burst B, --quota Q   the token's limits (1/s, 20, 100)\n"
      "\n"
      "example:\n"
      "  TOKEN=$(kiln token add alice)\n",
