@@ -330,5 +330,52 @@ const struct kiln_cmd kiln_commands[] = {
      "example (what the Slurm job runs):\n"
      "  kiln sandbox-exec /shared/kiln-spool/kiln-eval-4242-1-Ab12Cd\n",
      cmd_sandbox_exec},
+    {"serve", "run the evaluation service (HTTP API, queue, workers, leaderboards)",
+     "usage: kiln serve [--listen 127.0.0.1:8470 | --socket PATH] [--db PATH] [--data DIR]\n"
+     "                  [--gpus 0,1,..] [--workloads DIR] [--warmups N] [--iterations N]\n"
+     "                  [--compile-workers N] [--max-connections N] [--per-ip N]\n"
+     "                  [--lease S] [--quiet] [--routes]\n"
+     "\n"
+     "Serves the API in service/openapi.yaml: submissions are queued durably in\n"
+     "SQLite, judged one at a time per GPU (one cpu-backend worker without --gpus)\n"
+     "by the same pipeline as kiln eval, re-verified on a secret seed, and kept in\n"
+     "DIR/records/ID/. Loopback only by default; put TLS in a reverse proxy. A\n"
+     "second server on the same database is refused. Tokens: kiln token add.\n"
+     "\n"
+     "options:\n"
+     "  --listen IP:PORT   address (default 127.0.0.1:8470; port 0 picks a free one)\n"
+     "  --socket PATH      a unix socket instead\n"
+     "  --db PATH          the database (default DIR/kiln.db)\n"
+     "  --data DIR         records and scratch (default ./kiln-serve)\n"
+     "  --gpus LIST        one worker per GPU index (default: one cpu worker)\n"
+     "  --workloads DIR    the workloads one may submit to (default: the built-in ones)\n"
+     "  --warmups N, --iterations N   per timed case (default: the harness's)\n"
+     "  --compile-workers N   processes compiling queued submissions ahead of the\n"
+     "                     workers (default 1; 0: none, each worker compiles its own)\n"
+     "  --max-connections N, --per-ip N   connection limits (256, 64)\n"
+     "  --lease S          a judging worker's lease on its submission, renewed by\n"
+     "                     heartbeats; an expired one is reaped and queued again (30)\n"
+     "  --quiet            no request log\n"
+     "  --routes           print the routes served and exit\n"
+     "\n"
+     "example:\n"
+     "  kiln token add alice --db kiln-serve/kiln.db && kiln serve\n",
+     cmd_serve},
+    {"token", "create an API token for kiln serve (kiln token add NAME)",
+     "usage: kiln token add NAME [--admin] [--db PATH] [--rate R] [--burst B] [--quota Q]\n"
+     "\n"
+     "Creates a bearer token for kiln serve and prints it once; the database keeps\n"
+     "only its SHA-256. --admin may flag entries as hacked. Each token may submit R\n"
+     "per second on average, B at once (a token bucket), and have Q submissions\n"
+     "queued or running (defaults 1, 20, 100).\n"
+     "\n"
+     "options:\n"
+     "  --db PATH   the server's database (default kiln-serve/kiln.db)\n"
+     "  --admin     may flag entries as hacked (POST /v1/submissions/ID/hacked)\n"
+     "  --rate R, --burst B, --quota Q   the token's limits (1/s, 20, 100)\n"
+     "\n"
+     "example:\n"
+     "  TOKEN=$(kiln token add alice)\n",
+     cmd_token},
     {NULL, NULL, NULL, NULL},
 };

@@ -24,5 +24,7 @@ struct runrec;
 enum kiln_rc report_write_run(const struct runrec *rr, struct kiln_err *err) KILN_NODISCARD;
 int cmd_sandbox(int argc, char **argv);
 int cmd_sandbox_exec(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_token(int argc, char **argv);
 
 #endif

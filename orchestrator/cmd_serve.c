@@ -1,0 +1,217 @@
+/* cmd_serve.c - `kiln serve` and `kiln token`: the CLI glue over service/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "service.h"
+
+static int parse_gpus(const char *s, struct serve_opts *o)
+{
+    o->ngpus = 0;
+    while (*s) {
+        long v;
+        char buf[16];
+        size_t n = strcspn(s, ",");
+        if (n == 0 || n >= sizeof(buf) || o->ngpus >= SERVE_MAX_GPUS)
+            return -1;
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        if (cli_parse_long(buf, 0, SERVE_MAX_GPUS - 1, &v))
+            return -1;
+        o->gpus[o->ngpus++] = (int)v;
+        s += n + (s[n] == ',');
+    }
+    return o->ngpus ? 0 : -1;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"listen", required_argument, NULL, 'l'},
+                                         {"socket", required_argument, NULL, 'S'},
+                                         {"db", required_argument, NULL, 'd'},
+                                         {"data", required_argument, NULL, 'D'},
+                                         {"gpus", required_argument, NULL, 'g'},
+                                         {"workloads", required_argument, NULL, 'w'},
+                                         {"warmups", required_argument, NULL, 'W'},
+                                         {"iterations", required_argument, NULL, 'i'},
+                                         {"max-connections", required_argument, NULL, 'm'},
+                                         {"per-ip", required_argument, NULL, 'p'},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"routes", no_argument, NULL, 'r'},
+                                         /* the server's own use: one worker process */
+                                         {"worker", required_argument, NULL, 'X'},
+                                         {"worker-gpu", required_argument, NULL, 'G'},
+                                         {"worker-lock-fd", required_argument, NULL, 'F'},
+                                         {"compile-worker", required_argument, NULL, 'K'},
+                                         {"compile-workers", required_argument, NULL, 'k'},
+                                         {"lease", required_argument, NULL, 'L'},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("serve");
+    struct serve_opts o = {0};
+    long v, worker = -1, wgpu = -1, lockfd = -1, ckworker = -1;
+    int done = 0, c;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
+        switch (c) {
+        case 'l':
+            o.listen = optarg;
+            break;
+        case 'S':
+            o.socket = optarg;
+            break;
+        case 'd':
+            o.db = optarg;
+            break;
+        case 'D':
+            o.data = optarg;
+            break;
+        case 'w':
+            o.workloads = optarg;
+            break;
+        case 'g':
+            if (parse_gpus(optarg, &o))
+                return cli_usage_error("serve", "--gpus needs GPU indices like 0,1, got '%s'",
+                                       optarg);
+            break;
+        case 'W':
+        case 'i':
+            /* 0: the harness's default (how the server passes "not set" on). */
+            if (cli_parse_long(optarg, 0, 100000, &v))
+                return cli_usage_error("serve", "--%s needs a number, got '%s'",
+                                       c == 'W' ? "warmups" : "iterations", optarg);
+            *(c == 'W' ? &o.warmups : &o.iterations) = (int)v;
+            break;
+        case 'm':
+        case 'p':
+            if (cli_parse_long(optarg, 1, 100000, &v))
+                return cli_usage_error("serve", "--%s needs a number, got '%s'",
+                                       c == 'm' ? "max-connections" : "per-ip", optarg);
+            *(c == 'm' ? &o.max_connections : &o.per_ip_connections) = (unsigned)v;
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'k':
+            if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
+                return cli_usage_error("serve", "--compile-workers needs 0 to %d, got '%s'",
+                                       SERVE_MAX_COMPILE_WORKERS, optarg);
+            o.compile_workers = v ? (int)v : -1;
+            break;
+        case 'L':
+            /* 0: the default; short leases let tests see the reaper work. */
+            if (cli_parse_long(optarg, 0, 86400, &v))
+                return cli_usage_error("serve", "--lease needs seconds, got '%s'", optarg);
+            o.lease_s = (int)v;
+            break;
+        case 'K':
+            if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
+                return cli_usage_error("serve", "bad worker option '%s'", optarg);
+            ckworker = v;
+            break;
+        case 'r':
+            serve_print_routes();
+            return KILN_EXIT_OK;
+        case 'X':
+        case 'G':
+        case 'F':
+            if (cli_parse_long(optarg, c == 'G' ? -1 : 0, 1 << 20, &v))
+                return cli_usage_error("serve", "bad worker option '%s'", optarg);
+            *(c == 'X' ? &worker : c == 'G' ? &wgpu : &lockfd) = v;
+            break;
+        }
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (optind != argc)
+        return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+    if (o.listen && o.socket)
+        return cli_usage_error("serve", "--listen and --socket exclude each other");
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    enum kiln_rc rc;
+    if (worker >= 0)
+        rc = serve_worker_main(&o, (int)worker, (int)wgpu, (int)lockfd, &err);
+    else if (ckworker >= 0)
+        rc = serve_compile_main(&o, (int)ckworker, (int)lockfd, &err);
+    else
+        rc = serve_run(&o, &err);
+    if (rc != KILN_OK) {
+        cli_report("serve", &err);
+        return KILN_EXIT_USAGE;
+    }
+    return KILN_EXIT_OK;
+}
+
+int cmd_token(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"admin", no_argument, NULL, 'a'},
+                                         {"db", required_argument, NULL, 'd'},
+                                         {"rate", required_argument, NULL, 'r'},
+                                         {"burst", required_argument, NULL, 'b'},
+                                         {"quota", required_argument, NULL, 'q'},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("token");
+    struct serve_token_opts o = {.db = "kiln-serve/kiln.db"};
+    int done = 0, c;
+    long v;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
+        switch (c) {
+        case 'a':
+            o.admin = true;
+            break;
+        case 'd':
+            o.db = optarg;
+            break;
+        case 'r':
+        case 'b': {
+            char *end;
+            double d = strtod(optarg, &end);
+            if (*end || !(d > 0 && d <= 1e6))
+                return cli_usage_error("token", "--%s needs a positive number, got '%s'",
+                                       c == 'r' ? "rate" : "burst", optarg);
+            *(c == 'r' ? &o.rate : &o.burst) = d;
+            break;
+        }
+        case 'q':
+            if (cli_parse_long(optarg, 1, 1000000, &v))
+                return cli_usage_error("token", "--quota needs a number, got '%s'", optarg);
+            o.quota = v;
+            break;
+        }
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (argc - optind != 2 || strcmp(argv[optind], "add"))
+        return cli_usage_error("token", "usage: kiln token add NAME [--admin] [--db PATH]");
+    o.name = argv[optind + 1];
+    if (strchr(o.db, '/')) {
+        /* The default lives in ./kiln-serve/, created on first use. */
+        char dir[4096];
+        snprintf(dir, sizeof(dir), "%s", o.db);
+        *strrchr(dir, '/') = '\0';
+        if (dir[0] && access(dir, F_OK) != 0 && mkdir(dir, 0700) != 0) {
+            fprintf(stderr, "kiln token: cannot create %s for the database\n", dir);
+            return KILN_EXIT_USAGE;
+        }
+    }
+    char tok[SERVE_TOKEN_MAX];
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    if (serve_token_add(&o, tok, &err) != KILN_OK) {
+        cli_report("token", &err);
+        return KILN_EXIT_USAGE;
+    }
+    printf("%s\n", tok);
+    fprintf(stderr,
+            "kiln token: created '%s'%s in %s; this is the only time the token is shown "
+            "(the database keeps its SHA-256)\n",
+            o.name, o.admin ? " (admin)" : "", o.db);
+    return KILN_EXIT_OK;
+}

@@ -1,0 +1,145 @@
+/* auth.c - API tokens: "kiln_<id>_<secret>", 32 random bytes of secret.
+ * The database keeps only SHA-256 of the whole token; a request's token is
+ * found by its id and compared with CRYPTO_memcmp, so neither the lookup
+ * nor the compare tells an attacker how much of a guess was right. */
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "service_impl.h"
+
+#define SECRET_HEX 64
+
+static enum kiln_rc token_hash(const char *tok, unsigned char out[32], struct kiln_err *err)
+{
+    unsigned int n = 0;
+    if (EVP_Digest(tok, strlen(tok), out, &n, EVP_sha256(), NULL) != 1 || n != 32)
+        return kiln_fail(err, KILN_E_INTERNAL, "OpenSSL SHA-256 failed");
+    return KILN_OK;
+}
+
+static bool hex_ok(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
+enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TOKEN_MAX],
+                             struct kiln_err *err)
+{
+    size_t nl = o->name ? strlen(o->name) : 0;
+    if (nl == 0 || nl > 63)
+        return kiln_fail(err, KILN_E_USAGE, "a token needs a NAME of 1 to 63 characters");
+    for (size_t i = 0; i < nl; i++) {
+        char c = o->name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.' || c == '@'))
+            return kiln_fail(err, KILN_E_USAGE, "token NAME '%s' may hold only A-Z a-z 0-9 _ - . @",
+                             o->name);
+    }
+    char id[SERVE_TOKEN_ID_LEN + 1], secret[SECRET_HEX + 1];
+    enum kiln_rc rc = serve_random_hex(id, SERVE_TOKEN_ID_LEN, err);
+    if (rc == KILN_OK)
+        rc = serve_random_hex(secret, SECRET_HEX, err);
+    if (rc != KILN_OK)
+        return rc;
+    snprintf(out, SERVE_TOKEN_MAX, "kiln_%s_%s", id, secret);
+    unsigned char h[32];
+    if ((rc = token_hash(out, h, err)) != KILN_OK)
+        return rc;
+    struct sdb d;
+    if ((rc = sdb_open(o->db, &d, err)) != KILN_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    double burst = o->burst > 0 ? o->burst : 20;
+    if (sqlite3_prepare_v2(d.db,
+                           "INSERT INTO tokens(id, name, hash, admin, created, rate, burst, quota,"
+                           " bucket, bucket_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?7, ?5)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = kiln_fail(err, KILN_E_IO, "database: %s", sqlite3_errmsg(d.db));
+    } else {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, o->name, -1, SQLITE_STATIC);
+        sqlite3_bind_blob(st, 3, h, 32, SQLITE_STATIC);
+        sqlite3_bind_int(st, 4, o->admin);
+        sqlite3_bind_double(st, 5, serve_now());
+        sqlite3_bind_double(st, 6, o->rate > 0 ? o->rate : 1.0);
+        sqlite3_bind_double(st, 7, burst);
+        sqlite3_bind_int64(st, 8, o->quota > 0 ? o->quota : 100);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_CONSTRAINT)
+            rc = kiln_fail(err, KILN_E_USAGE,
+                           "a token named '%s' exists already: choose another NAME", o->name);
+        else if (r != SQLITE_DONE)
+            rc = kiln_fail(err, KILN_E_IO, "database: %s", sqlite3_errmsg(d.db));
+    }
+    sqlite3_finalize(st);
+    sdb_close(&d);
+    if (rc != KILN_OK)
+        memset(out, 0, SERVE_TOKEN_MAX);
+    return rc;
+}
+
+enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken *out,
+                         struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (!authorization)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "no Authorization header: send 'Authorization: Bearer TOKEN' (kiln "
+                         "token add NAME creates one)");
+    const char *p = authorization;
+    if (strncasecmp(p, "Bearer ", 7))
+        return kiln_fail(err, KILN_E_REJECTED, "the Authorization header must be 'Bearer TOKEN'");
+    p += 7;
+    size_t n = strlen(p);
+    if (n != 5 + SERVE_TOKEN_ID_LEN + 1 + SECRET_HEX || strncmp(p, "kiln_", 5) ||
+        p[5 + SERVE_TOKEN_ID_LEN] != '_' || !hex_ok(p + 5, SERVE_TOKEN_ID_LEN) ||
+        !hex_ok(p + 6 + SERVE_TOKEN_ID_LEN, SECRET_HEX))
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "the token is malformed (expected kiln_<16 hex>_<64 "
+                         "hex>, as printed by kiln token add)");
+    char id[SERVE_TOKEN_ID_LEN + 1];
+    memcpy(id, p + 5, SERVE_TOKEN_ID_LEN);
+    id[SERVE_TOKEN_ID_LEN] = '\0';
+    unsigned char h[32], want[32];
+    enum kiln_rc rc = token_hash(p, h, err);
+    if (rc != KILN_OK)
+        return rc;
+    memset(want, 0xff, sizeof(want));
+    bool found = false;
+    sqlite3_stmt *st = NULL;
+    pthread_mutex_lock(&d->mu);
+    if (sqlite3_prepare_v2(d->db, "SELECT hash, name, admin FROM tokens WHERE id=?1", -1, &st,
+                           NULL) != SQLITE_OK) {
+        rc = kiln_fail(err, KILN_E_IO, "database: %s", sqlite3_errmsg(d->db));
+    } else {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW && sqlite3_column_bytes(st, 0) == 32) {
+            memcpy(want, sqlite3_column_blob(st, 0), 32);
+            snprintf(out->name, sizeof(out->name), "%s", (const char *)sqlite3_column_text(st, 1));
+            out->admin = sqlite3_column_int(st, 2) != 0;
+            found = true;
+        } else if (r != SQLITE_ROW && r != SQLITE_DONE) {
+            rc = kiln_fail(err, KILN_E_IO, "database: %s", sqlite3_errmsg(d->db));
+        }
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    if (rc != KILN_OK)
+        return rc;
+    /* Compared even when the id is unknown, so both cases take the same time. */
+    bool match = CRYPTO_memcmp(h, want, 32) == 0;
+    if (!found || !match) {
+        memset(out, 0, sizeof(*out));
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "the token is not valid (revoked, mistyped, or "
+                         "from another server's database)");
+    }
+    snprintf(out->id, sizeof(out->id), "%s", id);
+    return KILN_OK;
+}

@@ -1,0 +1,876 @@
+/* db.c - the service's durable state in SQLite: tokens, the queue, events,
+ * verdicts. WAL so readers never block the writer; busy_timeout so a
+ * second process (a worker, `kiln token add`) waits instead of failing;
+ * every read-modify-write in BEGIN IMMEDIATE, so two writers never both
+ * read the old state. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "service_impl.h"
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS tokens("
+    " id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, hash BLOB NOT NULL,"
+    " admin INTEGER NOT NULL, created REAL NOT NULL, rate REAL NOT NULL, burst REAL NOT NULL,"
+    " quota INTEGER NOT NULL, bucket REAL NOT NULL, bucket_at REAL NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS jobs("
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,"
+    " token_id TEXT NOT NULL, user TEXT NOT NULL, idem_key TEXT, body_sha TEXT NOT NULL,"
+    " workload TEXT NOT NULL, backend TEXT NOT NULL, source BLOB NOT NULL,"
+    " state TEXT NOT NULL CHECK(state IN ('queued','running','done')),"
+    " attempts INTEGER NOT NULL DEFAULT 0, lease TEXT, lease_until REAL,"
+    " submitted REAL NOT NULL, started REAL, finished REAL,"
+    " status TEXT, stage TEXT, detail TEXT, score_ms REAL, verified INTEGER NOT NULL DEFAULT 0,"
+    " gpu_model TEXT, secret_seed TEXT, record TEXT, verdicts INTEGER NOT NULL DEFAULT 0,"
+    " hacked INTEGER NOT NULL DEFAULT 0, hacked_by TEXT, hacked_reason TEXT, hacked_at REAL,"
+    " compile_state TEXT, compile_until REAL,"
+    " UNIQUE(token_id, idem_key));"
+    "CREATE INDEX IF NOT EXISTS jobs_queue ON jobs(state, backend, seq);"
+    "CREATE INDEX IF NOT EXISTS jobs_token ON jobs(token_id, state);"
+    "CREATE INDEX IF NOT EXISTS jobs_board ON jobs(workload, status, verified, hacked);"
+    "CREATE TABLE IF NOT EXISTS events("
+    " n INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL, at REAL NOT NULL,"
+    " stage TEXT NOT NULL, detail TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS events_job ON events(job, n);";
+
+double serve_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+enum kiln_rc serve_random_hex(char *out, size_t nhex, struct kiln_err *err)
+{
+    unsigned char b[64];
+    size_t nb = (nhex + 1) / 2;
+    if (nb > sizeof(b))
+        return kiln_fail(err, KILN_E_INTERNAL, "random_hex: %zu digits is too many", nhex);
+    if (getrandom(b, nb, 0) != (ssize_t)nb)
+        return kiln_fail_errno(err, KILN_E_IO, "getrandom");
+    for (size_t i = 0; i < nhex; i++)
+        out[i] = "0123456789abcdef"[(b[i / 2] >> (i % 2 ? 0 : 4)) & 15];
+    out[nhex] = '\0';
+    return KILN_OK;
+}
+
+static enum kiln_rc dbfail(struct sdb *d, struct kiln_err *err, const char *what)
+{
+    return kiln_fail(err, KILN_E_IO, "database: %s: %s", what, sqlite3_errmsg(d->db));
+}
+
+enum kiln_rc sdb_exec(struct sdb *d, const char *sql, struct kiln_err *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(d->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        enum kiln_rc rc = kiln_fail(err, KILN_E_IO, "database: %.60s...: %s", sql,
+                                    msg ? msg : sqlite3_errmsg(d->db));
+        sqlite3_free(msg);
+        return rc;
+    }
+    return KILN_OK;
+}
+
+enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err)
+{
+    memset(d, 0, sizeof(*d));
+    if (sqlite3_open_v2(path, &d->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                        NULL) != SQLITE_OK) {
+        enum kiln_rc rc = kiln_fail(err, KILN_E_IO,
+                                    "cannot open the database %s: %s (check the "
+                                    "directory exists and is writable)",
+                                    path, d->db ? sqlite3_errmsg(d->db) : "out of memory");
+        sqlite3_close(d->db);
+        d->db = NULL;
+        return rc;
+    }
+    pthread_mutex_init(&d->mu, NULL);
+    d->lease_s = SERVE_LEASE_S;
+    sqlite3_busy_timeout(d->db, 10000);
+    /* synchronous=FULL: an accepted submission (202) survives a power cut. */
+    enum kiln_rc rc = sdb_exec(d, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", err);
+    if (rc == KILN_OK)
+        rc = sdb_exec(d, schema, err);
+    if (rc != KILN_OK) {
+        kiln_err_prefix(err, "%s: ", path);
+        sdb_close(d);
+    }
+    return rc;
+}
+
+void sdb_close(struct sdb *d)
+{
+    if (!d->db)
+        return;
+    sqlite3_close(d->db);
+    d->db = NULL;
+    pthread_mutex_destroy(&d->mu);
+}
+
+enum kiln_rc sdb_lock(const char *db_path, int *fd, struct kiln_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s.lock", db_path);
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (f < 0)
+        return kiln_fail_errno(err, KILN_E_IO, "cannot open the lock file %s", path);
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t n = pread(f, pid, sizeof(pid) - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(f);
+        return kiln_fail(err, KILN_E_USAGE,
+                         "another kiln serve (pid %s) is using the database %s: stop it, or "
+                         "give this one its own --db",
+                         pid[0] ? pid : "unknown", db_path);
+    }
+    char line[32];
+    int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+    if (ftruncate(f, 0) != 0 || pwrite(f, line, (size_t)n, 0) != n) {
+        close(f);
+        return kiln_fail_errno(err, KILN_E_IO, "cannot write the lock file %s", path);
+    }
+    *fd = f;
+    return KILN_OK;
+}
+
+/* A prepared statement, run under the mutex by the callers below. */
+static int prep(struct sdb *d, const char *sql, sqlite3_stmt **st)
+{
+    return sqlite3_prepare_v2(d->db, sql, -1, st, NULL);
+}
+
+enum kiln_rc sdb_requeue(struct sdb *d, bool all, int *n, struct kiln_err *err)
+{
+    pthread_mutex_lock(&d->mu);
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    *n = 0;
+    if (prep(d,
+             all ? "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
+                   " WHERE state='running'"
+                 : "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
+                   " WHERE state='running' AND lease_until < ?1",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "requeue");
+        goto out;
+    }
+    if (!all)
+        sqlite3_bind_double(st, 1, serve_now());
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = dbfail(d, err, "requeue");
+    else
+        *n = sqlite3_changes(d->db);
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+static enum kiln_rc event_locked(struct sdb *d, const char *job, const char *stage,
+                                 const char *detail, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    if (prep(d, "INSERT INTO events(job, at, stage, detail) VALUES(?1, ?2, ?3, ?4)", &st) !=
+        SQLITE_OK)
+        return dbfail(d, err, "event");
+    sqlite3_bind_text(st, 1, job, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 2, serve_now());
+    sqlite3_bind_text(st, 3, stage, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, detail ? detail : "", -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = dbfail(d, err, "event");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum kiln_rc sdb_event(struct sdb *d, const char *job, const char *stage, const char *detail,
+                       struct kiln_err *err)
+{
+    pthread_mutex_lock(&d->mu);
+    enum kiln_rc rc = event_locked(d, job, stage, detail, err);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+/* Refills the token's bucket and takes one; *retry when it is empty. */
+static enum kiln_rc take_from_bucket(struct sdb *d, const char *tok, bool *ok, double *retry,
+                                     struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (prep(d, "SELECT rate, burst, bucket, bucket_at FROM tokens WHERE id=?1", &st) != SQLITE_OK)
+        return dbfail(d, err, "token bucket");
+    sqlite3_bind_text(st, 1, tok, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return kiln_fail(err, KILN_E_NOTFOUND, "the token was removed");
+    }
+    double rate = sqlite3_column_double(st, 0), burst = sqlite3_column_double(st, 1),
+           bucket = sqlite3_column_double(st, 2), at = sqlite3_column_double(st, 3);
+    sqlite3_finalize(st);
+    double now = serve_now();
+    bucket = fmin(burst, bucket + fmax(0, now - at) * rate);
+    *ok = bucket >= 1.0;
+    if (*ok)
+        bucket -= 1.0;
+    else
+        *retry = rate > 0 ? (1.0 - bucket) / rate : 3600;
+    if (prep(d, "UPDATE tokens SET bucket=?1, bucket_at=?2 WHERE id=?3", &st) != SQLITE_OK)
+        return dbfail(d, err, "token bucket");
+    sqlite3_bind_double(st, 1, bucket);
+    sqlite3_bind_double(st, 2, now);
+    sqlite3_bind_text(st, 3, tok, -1, SQLITE_STATIC);
+    enum kiln_rc rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "token bucket");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char id[SERVE_ID_LEN + 1],
+                                  enum ssubmit_result *res, double *retry, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (s->idem_key) {
+        if (prep(d, "SELECT id, body_sha FROM jobs WHERE token_id=?1 AND idem_key=?2", &st) !=
+            SQLITE_OK)
+            return dbfail(d, err, "idempotency");
+        sqlite3_bind_text(st, 1, s->tok->id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, s->idem_key, -1, SQLITE_STATIC);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW) {
+            snprintf(id, SERVE_ID_LEN + 1, "%s", (const char *)sqlite3_column_text(st, 0));
+            *res = strcmp((const char *)sqlite3_column_text(st, 1), s->body_sha)
+                       ? SSUBMIT_IDEM_CLASH
+                       : SSUBMIT_REPLAY;
+        }
+        sqlite3_finalize(st);
+        if (r == SQLITE_ROW)
+            return KILN_OK;
+        if (r != SQLITE_DONE)
+            return dbfail(d, err, "idempotency");
+    }
+    if (prep(d,
+             "SELECT t.quota, (SELECT COUNT(*) FROM jobs WHERE token_id=t.id AND state!='done')"
+             " FROM tokens t WHERE t.id=?1",
+             &st) != SQLITE_OK)
+        return dbfail(d, err, "quota");
+    sqlite3_bind_text(st, 1, s->tok->id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return kiln_fail(err, KILN_E_NOTFOUND, "the token was removed");
+    }
+    long long quota = sqlite3_column_int64(st, 0), pending = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    if (pending >= quota) {
+        *res = SSUBMIT_QUOTA;
+        return KILN_OK;
+    }
+    bool ok = false;
+    enum kiln_rc rc = take_from_bucket(d, s->tok->id, &ok, retry, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (!ok) {
+        *res = SSUBMIT_RATE;
+        return KILN_OK;
+    }
+    if ((rc = serve_random_hex(id, SERVE_ID_LEN, err)) != KILN_OK)
+        return rc;
+    if (prep(d,
+             "INSERT INTO jobs(id, token_id, user, idem_key, body_sha, workload, backend, source,"
+             " state, submitted) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9)",
+             &st) != SQLITE_OK)
+        return dbfail(d, err, "submit");
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, s->tok->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, s->tok->name, -1, SQLITE_STATIC);
+    if (s->idem_key)
+        sqlite3_bind_text(st, 4, s->idem_key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, s->body_sha, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, s->sub->workload, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, s->sub->backend, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 8, s->sub->source, (int)s->sub->source_len, SQLITE_STATIC);
+    sqlite3_bind_double(st, 9, serve_now());
+    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "submit");
+    sqlite3_finalize(st);
+    if (rc == KILN_OK)
+        rc = event_locked(d, id, "queued", "accepted", err);
+    *res = SSUBMIT_NEW;
+    return rc;
+}
+
+enum kiln_rc sdb_submit(struct sdb *d, const struct ssubmit *s, char id[SERVE_ID_LEN + 1],
+                        enum ssubmit_result *res, double *retry_after_s, struct kiln_err *err)
+{
+    pthread_mutex_lock(&d->mu);
+    enum kiln_rc rc = sdb_exec(d, "BEGIN IMMEDIATE", err);
+    if (rc == KILN_OK) {
+        rc = submit_locked(d, s, id, res, retry_after_s, err);
+        /* Rate and quota refusals still commit the bucket's refill time. */
+        struct kiln_err e2;
+        kiln_err_clear(&e2);
+        if (rc == KILN_OK)
+            rc = sdb_exec(d, "COMMIT", err);
+        if (rc != KILN_OK)
+            if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
+                fprintf(stderr, "kiln serve: %s\n", e2.msg);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+static json_t *col_json(sqlite3_stmt *st, int i)
+{
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, i));
+    case SQLITE_TEXT:
+        return json_string((const char *)sqlite3_column_text(st, i));
+    default:
+        return json_null();
+    }
+}
+
+/* Rows of a query as an array of objects keyed by column name. */
+static enum kiln_rc rows_json(struct sdb *d, sqlite3_stmt *st, json_t **out, struct kiln_err *err)
+{
+    json_t *arr = json_array();
+    int r;
+    while (arr && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        for (int i = 0; o && i < sqlite3_column_count(st); i++)
+            json_object_set_new(o, sqlite3_column_name(st, i), col_json(st, i));
+        json_array_append_new(arr, o);
+    }
+    if (!arr)
+        return kiln_fail(err, KILN_E_NOMEM, "query result");
+    if (r != SQLITE_DONE) {
+        json_decref(arr);
+        return dbfail(d, err, "query");
+    }
+    *out = arr;
+    return KILN_OK;
+}
+
+static enum kiln_rc query_json(struct sdb *d, const char *sql, const char *a, json_t **out,
+                               struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc;
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, sql, &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "query");
+    } else {
+        if (a)
+            sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+        rc = rows_json(d, st, out, err);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, struct kiln_err *err)
+{
+    json_t *rows = NULL;
+    enum kiln_rc rc = query_json(
+        d,
+        "SELECT id, user, workload, backend, state, attempts, submitted, started, finished,"
+        " CASE WHEN state='queued' THEN (SELECT COUNT(*) FROM jobs q WHERE q.state='queued'"
+        "  AND q.backend=j.backend AND q.seq < j.seq) END AS position,"
+        " status, stage, detail, score_ms, verified, gpu_model,"
+        " CASE WHEN state='done' THEN secret_seed END AS secret_seed, hacked, hacked_reason"
+        " FROM jobs j WHERE id=?1",
+        id, &rows, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (json_array_size(rows) == 0) {
+        json_decref(rows);
+        return kiln_fail(err, KILN_E_NOTFOUND, "no submission %s", id);
+    }
+    *out = json_incref(json_array_get(rows, 0));
+    json_decref(rows);
+    /* The verdict as one object, absent until there is one. */
+    json_t *o = *out;
+    if (!strcmp(json_string_value(json_object_get(o, "state")), "done")) {
+        json_t *v = json_object();
+        const char *keys[] = {"status",   "stage",     "detail",     "score_ms",
+                              "verified", "gpu_model", "secret_seed"};
+        for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+            json_object_set(v, keys[i], json_object_get(o, keys[i]));
+        json_object_set(v, "verified",
+                        json_boolean(json_integer_value(json_object_get(o, "verified"))));
+        json_object_set_new(o, "verdict", v);
+    }
+    const char *drop[] = {"status",   "stage",     "detail",     "score_ms",
+                          "verified", "gpu_model", "secret_seed"};
+    for (size_t i = 0; i < sizeof(drop) / sizeof(*drop); i++)
+        json_object_del(o, drop[i]);
+    json_object_set_new(o, "hacked",
+                        json_boolean(json_integer_value(json_object_get(o, "hacked"))));
+    return KILN_OK;
+}
+
+enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err)
+{
+    json_t *rows = NULL;
+    enum kiln_rc rc =
+        query_json(d,
+                   "SELECT id, user, workload, backend, state, attempts, submitted, started"
+                   " FROM jobs WHERE state!='done' ORDER BY state DESC, seq LIMIT 1000",
+                   NULL, &rows, err);
+    if (rc != KILN_OK)
+        return rc;
+    json_t *o = json_object();
+    size_t queued = 0, running = 0, i;
+    json_t *r;
+    json_array_foreach(rows, i, r)
+    {
+        if (!strcmp(json_string_value(json_object_get(r, "state")), "queued"))
+            queued++;
+        else
+            running++;
+    }
+    json_object_set_new(o, "queued", json_integer((json_int_t)queued));
+    json_object_set_new(o, "running", json_integer((json_int_t)running));
+    json_object_set_new(o, "jobs", rows);
+    *out = o;
+    return KILN_OK;
+}
+
+enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **out,
+                                  struct kiln_err *err)
+{
+    /* Verified passes only, not flagged; each user's best per GPU model. */
+    json_t *rows = NULL;
+    enum kiln_rc rc =
+        query_json(d,
+                   "SELECT gpu_model, user, id, score_ms, finished FROM ("
+                   " SELECT gpu_model, user, id, score_ms, finished, ROW_NUMBER() OVER ("
+                   "  PARTITION BY gpu_model, user ORDER BY score_ms, seq) AS k"
+                   " FROM jobs WHERE workload=?1 AND state='done' AND status='pass' AND verified=1"
+                   " AND hacked=0 AND score_ms > 0)"
+                   " WHERE k=1 ORDER BY gpu_model, score_ms",
+                   workload, &rows, err);
+    if (rc != KILN_OK)
+        return rc;
+    json_t *boards = json_object(), *doc = json_object();
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r)
+    {
+        const char *gpu = json_string_value(json_object_get(r, "gpu_model"));
+        json_t *b = json_object_get(boards, gpu ? gpu : "unknown");
+        if (!b) {
+            b = json_array();
+            json_object_set_new(boards, gpu ? gpu : "unknown", b);
+        }
+        json_t *e = json_object();
+        json_object_set_new(e, "rank", json_integer((json_int_t)json_array_size(b) + 1));
+        json_object_set(e, "user", json_object_get(r, "user"));
+        json_object_set(e, "submission", json_object_get(r, "id"));
+        json_object_set(e, "geomean_ms", json_object_get(r, "score_ms"));
+        json_object_set(e, "finished", json_object_get(r, "finished"));
+        json_array_append_new(b, e);
+    }
+    json_decref(rows);
+    json_object_set_new(doc, "workload", json_string(workload));
+    json_object_set_new(doc, "gpus", boards);
+    *out = doc;
+    return KILN_OK;
+}
+
+enum kiln_rc sdb_workloads_json(struct sdb *d, json_t **out, struct kiln_err *err)
+{
+    return query_json(d, "SELECT DISTINCT workload FROM jobs ORDER BY workload LIMIT 200", NULL,
+                      out, err);
+}
+
+enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, const char *reason,
+                             struct kiln_err *err)
+{
+    pthread_mutex_lock(&d->mu);
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    if (prep(d,
+             "UPDATE jobs SET hacked=1, hacked_by=?2, hacked_reason=?3, hacked_at=?4"
+             " WHERE id=?1",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "flag");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, by, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, serve_now());
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = dbfail(d, err, "flag");
+    else if (sqlite3_changes(d->db) == 0)
+        rc = kiln_fail(err, KILN_E_NOTFOUND, "no submission %s", id);
+    if (rc == KILN_OK)
+        rc = event_locked(d, id, "flagged", reason, err);
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, json_t **out,
+                             bool *finished, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    *finished = false;
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, "SELECT state FROM jobs WHERE id=?1", &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "events");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r != SQLITE_ROW) {
+        rc = r == SQLITE_DONE ? kiln_fail(err, KILN_E_NOTFOUND, "no submission %s", id)
+                              : dbfail(d, err, "events");
+        goto out;
+    }
+    /* Read before the events: a job done now has all its events below. */
+    *finished = !strcmp((const char *)sqlite3_column_text(st, 0), "done");
+    sqlite3_finalize(st);
+    st = NULL;
+    if (prep(d,
+             "SELECT n, at, stage, detail FROM events WHERE job=?1 AND n>?2 ORDER BY n LIMIT 100",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "events");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    rc = rows_json(d, st, out, err);
+    if (rc == KILN_OK && json_array_size(*out) == 100)
+        *finished = false; /* more to read */
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+/* ---- the worker's side ---- */
+
+void sjob_free(struct sjob *j)
+{
+    free(j->source);
+    j->source = NULL;
+}
+
+enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
+                       struct kiln_err *err)
+{
+    memset(job, 0, sizeof(*job));
+    *got = false;
+    enum kiln_rc rc = serve_random_hex(job->lease, 32, err);
+    if (rc != KILN_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    pthread_mutex_lock(&d->mu);
+    if ((rc = sdb_exec(d, "BEGIN IMMEDIATE", err)) != KILN_OK)
+        goto out;
+    /* One statement claims: no window between choosing and taking. */
+    if (prep(d,
+             "UPDATE jobs SET state='running', attempts=attempts+1, lease=?1, lease_until=?2,"
+             " started=COALESCE(started, ?3)"
+             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND backend=?4"
+             "  ORDER BY seq LIMIT 1)"
+             " RETURNING id, workload, backend, user, source, attempts, submitted",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "claim");
+        goto rollback;
+    }
+    double now = serve_now();
+    sqlite3_bind_text(st, 1, job->lease, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 2, now + d->lease_s);
+    sqlite3_bind_double(st, 3, now);
+    sqlite3_bind_text(st, 4, backend, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(job->workload, sizeof(job->workload), "%s",
+                 (const char *)sqlite3_column_text(st, 1));
+        snprintf(job->backend, sizeof(job->backend), "%s",
+                 (const char *)sqlite3_column_text(st, 2));
+        snprintf(job->user, sizeof(job->user), "%s", (const char *)sqlite3_column_text(st, 3));
+        int n = sqlite3_column_bytes(st, 4);
+        job->source = malloc((size_t)n + 1);
+        if (!job->source) {
+            rc = kiln_fail(err, KILN_E_NOMEM, "claimed source");
+            goto rollback;
+        }
+        if (n)
+            memcpy(job->source, sqlite3_column_blob(st, 4), (size_t)n);
+        job->source[n] = '\0';
+        job->source_len = (size_t)n;
+        job->attempts = sqlite3_column_int(st, 5);
+        job->submitted = sqlite3_column_double(st, 6);
+        r = sqlite3_step(st);
+        *got = true;
+    }
+    if (r != SQLITE_DONE) {
+        rc = dbfail(d, err, "claim");
+        goto rollback;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (*got) {
+        char line[64];
+        snprintf(line, sizeof(line), "attempt %d", job->attempts);
+        rc = event_locked(d, job->id, "claimed", line, err);
+    }
+    if (rc == KILN_OK)
+        rc = sdb_exec(d, "COMMIT", err);
+    if (rc == KILN_OK)
+        goto out;
+rollback:
+    sqlite3_finalize(st);
+    st = NULL;
+    {
+        struct kiln_err e2;
+        if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
+            fprintf(stderr, "kiln serve: %s\n", e2.msg);
+    }
+    sjob_free(job);
+    *got = false;
+out:
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_heartbeat(struct sdb *d, const struct sjob *j, bool *held, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, "UPDATE jobs SET lease_until=?1 WHERE id=?2 AND lease=?3 AND state='running'",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "heartbeat");
+    } else {
+        sqlite3_bind_double(st, 1, serve_now() + d->lease_s);
+        sqlite3_bind_text(st, 2, j->id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, j->lease, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = dbfail(d, err, "heartbeat");
+        else
+            *held = sqlite3_changes(d->db) == 1;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdict *v,
+                        bool *committed, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    *committed = false;
+    pthread_mutex_lock(&d->mu);
+    enum kiln_rc rc = sdb_exec(d, "BEGIN IMMEDIATE", err);
+    if (rc != KILN_OK)
+        goto out;
+    /* The lease in the WHERE clause is the exactly-once rule: a worker whose
+     * lease was reaped (and the job claimed again) commits nothing. */
+    if (prep(d,
+             "UPDATE jobs SET state='done', lease=NULL, lease_until=NULL, finished=?3,"
+             " status=?4, stage=?5, detail=?6, score_ms=?7, verified=?8, gpu_model=?9,"
+             " secret_seed=?10, record=?11, verdicts=verdicts+1"
+             " WHERE id=?1 AND lease=?2 AND state='running'",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "finish");
+        goto rollback;
+    }
+    char seed[32] = "";
+    if (v->secret_seed)
+        snprintf(seed, sizeof(seed), "%llu", (unsigned long long)v->secret_seed);
+    sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, j->lease, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, serve_now());
+    sqlite3_bind_text(st, 4, v->status, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, v->stage, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, v->detail, -1, SQLITE_STATIC);
+    if (v->score_ms > 0)
+        sqlite3_bind_double(st, 7, v->score_ms);
+    sqlite3_bind_int(st, 8, v->verified);
+    sqlite3_bind_text(st, 9, v->gpu_model, -1, SQLITE_STATIC);
+    if (seed[0])
+        sqlite3_bind_text(st, 10, seed, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, v->record, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = dbfail(d, err, "finish");
+        goto rollback;
+    }
+    *committed = sqlite3_changes(d->db) == 1;
+    sqlite3_finalize(st);
+    st = NULL;
+    if (*committed) {
+        char line[600];
+        snprintf(line, sizeof(line), "%s (stage %s)%s%s", v->status, v->stage,
+                 v->detail && v->detail[0] ? ": " : "", v->detail ? v->detail : "");
+        rc = event_locked(d, j->id, "verdict", line, err);
+    }
+    if (rc == KILN_OK)
+        rc = sdb_exec(d, "COMMIT", err);
+    if (rc == KILN_OK)
+        goto out;
+rollback:
+    sqlite3_finalize(st);
+    {
+        struct kiln_err e2;
+        if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
+            fprintf(stderr, "kiln serve: %s\n", e2.msg);
+    }
+    *committed = false;
+out:
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+/* ---- the compile pool's side ---- */
+
+enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struct kiln_err *err)
+{
+    memset(job, 0, sizeof(*job));
+    *got = false;
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    pthread_mutex_lock(&d->mu);
+    /* A compile claim is a hint, not a lease on the job: the judging worker
+     * compiles itself whenever the result is not there. A compile claimed
+     * by a pool process that died is claimable again after a minute. */
+    if (prep(d,
+             "UPDATE jobs SET compile_state='compiling', compile_until=?1"
+             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND (compile_state IS NULL"
+             "  OR (compile_state='compiling' AND compile_until < ?2)) ORDER BY seq LIMIT 1)"
+             " RETURNING id, workload, backend, source",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "compile claim");
+        goto out;
+    }
+    double now = serve_now();
+    sqlite3_bind_double(st, 1, now + 60);
+    sqlite3_bind_double(st, 2, now);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(job->workload, sizeof(job->workload), "%s",
+                 (const char *)sqlite3_column_text(st, 1));
+        snprintf(job->backend, sizeof(job->backend), "%s",
+                 (const char *)sqlite3_column_text(st, 2));
+        int n = sqlite3_column_bytes(st, 3);
+        job->source = malloc((size_t)n + 1);
+        if (!job->source) {
+            rc = kiln_fail(err, KILN_E_NOMEM, "compile claim");
+            goto out;
+        }
+        if (n)
+            memcpy(job->source, sqlite3_column_blob(st, 3), (size_t)n);
+        job->source[n] = '\0';
+        job->source_len = (size_t)n;
+        r = sqlite3_step(st);
+        *got = true;
+    }
+    if (r != SQLITE_DONE) {
+        rc = dbfail(d, err, "compile claim");
+        sjob_free(job);
+        *got = false;
+    }
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
+                              struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    *still_queued = false;
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, "UPDATE jobs SET compile_state=?2 WHERE id=?1 RETURNING state", &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "compile done");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        *still_queued = !strcmp((const char *)sqlite3_column_text(st, 0), "queued");
+        r = sqlite3_step(st);
+    }
+    if (r != SQLITE_DONE)
+        rc = dbfail(d, err, "compile done");
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_record_of(struct sdb *d, const char *id, char *out, size_t cap,
+                           struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    out[0] = '\0';
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, "SELECT record FROM jobs WHERE id=?1 AND state='done'", &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "record");
+    } else {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+        else if (r != SQLITE_ROW && r != SQLITE_DONE)
+            rc = dbfail(d, err, "record");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *id, const char *tmp,
+                                  struct kiln_err *err)
+{
+    char from[PATH_MAX], to[PATH_MAX];
+    snprintf(from, sizeof(from), "%s/records/%s", data, tmp);
+    snprintf(to, sizeof(to), "%s/records/%s", data, id);
+    enum kiln_rc rc = KILN_OK;
+    if (access(to, F_OK) == 0)
+        rc = fs_remove_tree(to, err);
+    if (rc == KILN_OK && rename(from, to) != 0)
+        return kiln_fail_errno(err, KILN_E_IO, "rename %s to %s", from, to);
+    if (rc != KILN_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    pthread_mutex_lock(&d->mu);
+    if (prep(d, "UPDATE jobs SET record=?2 WHERE id=?1", &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "record");
+    } else {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = dbfail(d, err, "record");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}

@@ -1,0 +1,648 @@
+/* http.c - the HTTP API on libmicrohttpd: the route table, bodies read raw
+ * with a size cap, bearer-token auth, JSON errors {"error":{code,message}}.
+ * One internal epoll thread; connection, per-IP and memory limits and an
+ * idle timeout are libmicrohttpd's. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "service_impl.h"
+
+enum auth_need { AUTH_NONE, AUTH_USER, AUTH_ADMIN };
+
+struct shttp {
+    struct shttp_cfg cfg;
+    struct MHD_Daemon *d;
+    struct ssse *sse;
+    int unix_fd;
+};
+
+struct reqstate {
+    char line[96]; /* "METHOD /path" for the request log, printable ASCII only */
+    char *body;
+    size_t len, cap;
+    bool too_big, started;
+    struct timespec t0;
+};
+
+struct ctx {
+    struct shttp *h;
+    struct MHD_Connection *c;
+    struct reqstate *rs;
+    const char *method, *url;
+    char arg[SERVE_WORKLOAD_NAME_MAX + 1]; /* the {id} or {workload} of the path */
+    struct stoken tok;
+};
+
+typedef enum MHD_Result (*handler_fn)(struct ctx *x);
+
+static enum MHD_Result h_health(struct ctx *x);
+static enum MHD_Result h_page(struct ctx *x);
+static enum MHD_Result h_submit(struct ctx *x);
+static enum MHD_Result h_get(struct ctx *x);
+static enum MHD_Result h_events(struct ctx *x);
+static enum MHD_Result h_hacked(struct ctx *x);
+static enum MHD_Result h_board(struct ctx *x);
+static enum MHD_Result h_queue(struct ctx *x);
+
+/* The route table: the server answers these and nothing else (the OpenAPI
+ * test holds service/openapi.yaml to exactly this list). */
+static const struct route {
+    const char *method, *path;
+    handler_fn fn;
+    enum auth_need auth;
+} routes[] = {
+    {"GET", "/healthz", h_health, AUTH_NONE},
+    {"GET", "/", h_page, AUTH_NONE},
+    {"POST", "/v1/submissions", h_submit, AUTH_USER},
+    {"GET", "/v1/submissions/{id}", h_get, AUTH_USER},
+    {"GET", "/v1/submissions/{id}/events", h_events, AUTH_USER},
+    {"POST", "/v1/submissions/{id}/hacked", h_hacked, AUTH_ADMIN},
+    {"GET", "/v1/leaderboards/{workload}", h_board, AUTH_NONE},
+    {"GET", "/v1/queue", h_queue, AUTH_NONE},
+};
+
+void serve_print_routes(void)
+{
+    for (size_t i = 0; i < sizeof(routes) / sizeof(*routes); i++)
+        printf("%s %s\n", routes[i].method, routes[i].path);
+}
+
+static bool seg_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > SERVE_WORKLOAD_NAME_MAX || s[0] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+/* Matches url against pattern; a {name} segment takes one safe segment. */
+static bool match(const char *pat, const char *url, char *arg, size_t cap)
+{
+    while (*pat && *url) {
+        if (*pat == '{') {
+            const char *pe = strchr(pat, '}');
+            size_t n = strcspn(url, "/");
+            if (!pe || !seg_ok(url, n) || n >= cap)
+                return false;
+            memcpy(arg, url, n);
+            arg[n] = '\0';
+            pat = pe + 1;
+            url += n;
+            continue;
+        }
+        if (*pat != *url)
+            return false;
+        pat++;
+        url++;
+    }
+    return !*pat && !*url;
+}
+
+static enum MHD_Result send_text(struct ctx *x, unsigned status, const char *type, char *text,
+                                 size_t len)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    enum MHD_Result ret = MHD_queue_response(x->c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_json(struct ctx *x, unsigned status, json_t *doc)
+{
+    char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!s)
+        return MHD_NO;
+    size_t n = strlen(s);
+    char *t = realloc(s, n + 2);
+    if (!t) {
+        free(s);
+        return MHD_NO;
+    }
+    t[n] = '\n';
+    t[n + 1] = '\0';
+    return send_text(x, status, "application/json", t, n + 1);
+}
+
+static enum MHD_Result send_error(struct ctx *x, unsigned status, const char *code, const char *fmt,
+                                  ...) KILN_PRINTF(4, 5);
+static enum MHD_Result send_error(struct ctx *x, unsigned status, const char *code, const char *fmt,
+                                  ...)
+{
+    char msg[KILN_ERR_MSG_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    json_t *doc = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+    return send_json(x, status, doc);
+}
+
+/* A kiln error from the database or a parser, as the fitting HTTP error. */
+static enum MHD_Result send_kiln_err(struct ctx *x, const struct kiln_err *e)
+{
+    switch (e->rc) {
+    case KILN_E_NOTFOUND:
+        return send_error(x, MHD_HTTP_NOT_FOUND, "not_found", "%s", e->msg);
+    case KILN_E_PARSE:
+    case KILN_E_USAGE:
+        return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", e->msg);
+    case KILN_E_LIMIT:
+        return send_error(x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "%s", e->msg);
+    default:
+        fprintf(stderr, "kiln serve: %s %s: %s\n", x->method, x->url, e->msg);
+        return send_error(x, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
+                          "the server failed: %s (see its log)", kiln_strerror(e->rc));
+    }
+}
+
+static enum MHD_Result h_health(struct ctx *x)
+{
+    json_t *q = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_queue_json(x->h->cfg.db, &q, &e) != KILN_OK)
+        return send_error(x, MHD_HTTP_SERVICE_UNAVAILABLE, "unhealthy", "database: %s", e.msg);
+    json_t *doc =
+        json_pack("{s:s,s:O,s:O,s:s}", "status", "ok", "queued", json_object_get(q, "queued"),
+                  "running", json_object_get(q, "running"), "backends", x->h->cfg.backends);
+    json_decref(q);
+    return send_json(x, MHD_HTTP_OK, doc);
+}
+
+static enum MHD_Result h_page(struct ctx *x)
+{
+    char *html = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (spage_render(x->h->cfg.db, &html, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_text(x, MHD_HTTP_OK, "text/html; charset=utf-8", html, strlen(html));
+}
+
+static bool backend_served(const char *backends, const char *b)
+{
+    size_t n = strlen(b);
+    for (const char *p = backends; *p;) {
+        size_t m = strcspn(p, ",");
+        if (m == n && !strncmp(p, b, n))
+            return true;
+        p += m + (p[m] == ',');
+    }
+    return false;
+}
+
+static enum MHD_Result h_submit(struct ctx *x)
+{
+    const char *idem = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Idempotency-Key");
+    if (idem) {
+        size_t n = strlen(idem);
+        bool ok = n > 0 && n <= SERVE_IDEM_MAX;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = idem[i] > 0x20 && idem[i] < 0x7f;
+        if (!ok)
+            return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_idempotency_key",
+                              "Idempotency-Key must be 1-%d printable ASCII characters without "
+                              "spaces",
+                              SERVE_IDEM_MAX);
+    }
+    const char *ct = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Content-Type");
+    if (!ct || strncasecmp(ct, "application/json", 16))
+        return send_error(x, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
+                          "send the submission as Content-Type: application/json");
+    struct serve_submission sub;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (serve_parse_submission(x->rs->body ? x->rs->body : "", x->rs->len, &sub, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    enum MHD_Result ret;
+    char wl[PATH_MAX];
+    struct stat sb;
+    snprintf(wl, sizeof(wl), "%s/%s/workload.json", x->h->cfg.workloads_dir, sub.workload);
+    if (stat(wl, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        ret = send_error(x, MHD_HTTP_UNPROCESSABLE_CONTENT, "unknown_workload",
+                         "this server has no workload '%s' (GET / lists those with entries)",
+                         sub.workload);
+        goto out;
+    }
+    if (!backend_served(x->h->cfg.backends, sub.backend)) {
+        ret = send_error(x, MHD_HTTP_UNPROCESSABLE_CONTENT, "no_worker",
+                         "this server has no %s worker (it runs: %s); submit for one of those",
+                         sub.backend, x->h->cfg.backends);
+        goto out;
+    }
+    unsigned char h[32];
+    unsigned int hn = 0;
+    char sha[65];
+    if (EVP_Digest(x->rs->body, x->rs->len, h, &hn, EVP_sha256(), NULL) != 1) {
+        ret = send_error(x, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "SHA-256 failed");
+        goto out;
+    }
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(sha + 2 * i, 3, "%02x", h[i]);
+    struct ssubmit s = {.tok = &x->tok, .idem_key = idem, .sub = &sub, .body_sha = sha};
+    char id[SERVE_ID_LEN + 1];
+    enum ssubmit_result res;
+    double retry = 0;
+    if (sdb_submit(x->h->cfg.db, &s, id, &res, &retry, &e) != KILN_OK) {
+        ret = send_kiln_err(x, &e);
+        goto out;
+    }
+    switch (res) {
+    case SSUBMIT_NEW:
+    case SSUBMIT_REPLAY:
+        ret = send_json(x, MHD_HTTP_ACCEPTED,
+                        json_pack("{s:s,s:b}", "id", id, "replayed", res == SSUBMIT_REPLAY));
+        break;
+    case SSUBMIT_IDEM_CLASH:
+        ret = send_error(x, MHD_HTTP_UNPROCESSABLE_CONTENT, "idempotency_key_reused",
+                         "Idempotency-Key was used for submission %s with a different body: use "
+                         "a new key for a new submission",
+                         id);
+        break;
+    case SSUBMIT_QUOTA:
+        ret = send_error(x, MHD_HTTP_TOO_MANY_REQUESTS, "quota_exceeded",
+                         "token '%s' has as many submissions queued or running as its quota "
+                         "allows: wait for some to finish",
+                         x->tok.name);
+        break;
+    default: {
+        char ra[32];
+        snprintf(ra, sizeof(ra), "%.0f", retry < 1 ? 1 : retry + 0.5);
+        json_t *doc = json_pack("{s:{s:s,s:s}}", "error", "code", "rate_limited", "message",
+                                "too many submissions for this token: retry after the "
+                                "Retry-After header's seconds");
+        char *txt = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        json_decref(doc);
+        struct MHD_Response *r =
+            txt ? MHD_create_response_from_buffer(strlen(txt), txt, MHD_RESPMEM_MUST_FREE) : NULL;
+        if (!r) {
+            free(txt);
+            ret = MHD_NO;
+            break;
+        }
+        MHD_add_response_header(r, "Content-Type", "application/json");
+        MHD_add_response_header(r, "Retry-After", ra);
+        ret = MHD_queue_response(x->c, MHD_HTTP_TOO_MANY_REQUESTS, r);
+        MHD_destroy_response(r);
+    }
+    }
+out:
+    serve_submission_free(&sub);
+    return ret;
+}
+
+static enum MHD_Result h_get(struct ctx *x)
+{
+    json_t *doc = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_submission_json(x->h->cfg.db, x->arg, &doc, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_json(x, MHD_HTTP_OK, doc);
+}
+
+static enum MHD_Result h_events(struct ctx *x)
+{
+    json_t *probe = NULL;
+    bool fin;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_events_json(x->h->cfg.db, x->arg, 0, &probe, &fin, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    json_decref(probe);
+    long long after = 0;
+    const char *last = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Last-Event-ID");
+    if (last) {
+        char *end;
+        errno = 0;
+        after = strtoll(last, &end, 10);
+        if (errno || *end || after < 0)
+            return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_last_event_id",
+                              "Last-Event-ID must be an event number this server sent");
+    }
+    struct MHD_Response *r = ssse_response(x->h->sse, x->c, x->arg, after);
+    if (!r)
+        return MHD_NO;
+    enum MHD_Result ret = MHD_queue_response(x->c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result h_hacked(struct ctx *x)
+{
+    char reason[512] = "flagged by an admin";
+    if (x->rs->len) {
+        json_error_t je;
+        json_t *doc = json_loadb(x->rs->body, x->rs->len, JSON_REJECT_DUPLICATES, &je);
+        json_t *r = json_object_get(doc, "reason");
+        if (!json_is_object(doc) || json_object_size(doc) != (r ? 1u : 0u) ||
+            (r && (!json_is_string(r) || json_string_length(r) > 500))) {
+            json_decref(doc);
+            return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_request",
+                              "the body must be empty or {\"reason\": \"at most 500 characters\"}");
+        }
+        if (r)
+            snprintf(reason, sizeof(reason), "%s", json_string_value(r));
+        json_decref(doc);
+    }
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_flag_hacked(x->h->cfg.db, x->arg, x->tok.name, reason, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_json(x, MHD_HTTP_OK,
+                     json_pack("{s:s,s:b,s:s}", "id", x->arg, "hacked", 1, "reason", reason));
+}
+
+static enum MHD_Result h_board(struct ctx *x)
+{
+    json_t *doc = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_leaderboard_json(x->h->cfg.db, x->arg, &doc, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_json(x, MHD_HTTP_OK, doc);
+}
+
+static enum MHD_Result h_queue(struct ctx *x)
+{
+    json_t *doc = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_queue_json(x->h->cfg.db, &doc, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_json(x, MHD_HTTP_OK, doc);
+}
+
+static enum MHD_Result dispatch(struct ctx *x)
+{
+    const struct route *path_hit = NULL;
+    char allow[64] = "";
+    for (size_t i = 0; i < sizeof(routes) / sizeof(*routes); i++) {
+        const struct route *r = &routes[i];
+        if (!match(r->path, x->url, x->arg, sizeof(x->arg)))
+            continue;
+        if (strcmp(r->method, x->method)) {
+            path_hit = r;
+            snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+                     allow[0] ? ", " : "", r->method);
+            continue;
+        }
+        if (x->rs->too_big)
+            return send_error(x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                              "the body is larger than %u bytes", SERVE_BODY_MAX);
+        if (r->auth != AUTH_NONE) {
+            struct kiln_err e;
+            kiln_err_clear(&e);
+            const char *a = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Authorization");
+            if (sauth_check(x->h->cfg.db, a, &x->tok, &e) != KILN_OK) {
+                if (e.rc != KILN_E_REJECTED)
+                    return send_kiln_err(x, &e);
+                return send_error(x, MHD_HTTP_UNAUTHORIZED, "unauthorized", "%s", e.msg);
+            }
+            if (r->auth == AUTH_ADMIN && !x->tok.admin)
+                return send_error(x, MHD_HTTP_FORBIDDEN, "forbidden",
+                                  "this needs an admin token (kiln token add NAME --admin)");
+        }
+        return r->fn(x);
+    }
+    if (path_hit) {
+        return send_error(x, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+                          "%s is not allowed on %s (allowed: %s)", x->method, x->url, allow);
+    }
+    return send_error(x, MHD_HTTP_NOT_FOUND, "not_found",
+                      "no route %s %s (the API is described in service/openapi.yaml)", x->method,
+                      x->url);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    struct shttp *h = cls;
+    struct reqstate *rs = *con_cls;
+    struct ctx x = {.h = h, .c = c, .method = method, .url = url};
+    if (!rs) {
+        rs = calloc(1, sizeof(*rs));
+        if (!rs)
+            return MHD_NO;
+        clock_gettime(CLOCK_MONOTONIC, &rs->t0);
+        /* The path is the client's: nothing but printable ASCII reaches the log. */
+        snprintf(rs->line, sizeof(rs->line), "%.8s %s", method, url);
+        for (char *p = rs->line; *p; p++)
+            if (*p < 0x20 || *p > 0x7e)
+                *p = '?';
+        *con_cls = rs;
+        x.rs = rs;
+        /* Refused before the body is read when it says it is too large. */
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > SERVE_BODY_MAX) {
+            rs->too_big = true;
+            return send_error(&x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                              "the body is larger than %u bytes", SERVE_BODY_MAX);
+        }
+        return MHD_YES;
+    }
+    x.rs = rs;
+    if (*upload_size) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (rs->too_big || rs->len + n > SERVE_BODY_MAX) {
+            rs->too_big = true; /* the rest is read and dropped, never kept */
+            free(rs->body);
+            rs->body = NULL;
+            rs->len = rs->cap = 0;
+            return MHD_YES;
+        }
+        if (rs->len + n + 1 > rs->cap) {
+            size_t cap = rs->cap ? rs->cap : 4096;
+            while (cap < rs->len + n + 1)
+                cap *= 2;
+            char *b = realloc(rs->body, cap);
+            if (!b)
+                return MHD_NO;
+            rs->body = b;
+            rs->cap = cap;
+        }
+        memcpy(rs->body + rs->len, upload, n);
+        rs->len += n;
+        rs->body[rs->len] = '\0';
+        return MHD_YES;
+    }
+    if (rs->started)
+        return MHD_YES;
+    rs->started = true;
+    return dispatch(&x);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)toe;
+    struct shttp *h = cls;
+    struct reqstate *rs = *con_cls;
+    if (!rs)
+        return;
+    if (!h->cfg.opts->quiet) {
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+        fprintf(stderr, "kiln serve: %s %u %.1f ms\n", rs->line, ci ? ci->http_status : 0,
+                (t1.tv_sec - rs->t0.tv_sec) * 1e3 + (t1.tv_nsec - rs->t0.tv_nsec) / 1e6);
+    }
+    free(rs->body);
+    free(rs);
+    *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    fputs("kiln serve: libmicrohttpd: ", stderr);
+    vfprintf(stderr, fmt, ap);
+}
+
+static enum kiln_rc parse_listen(const char *s, struct sockaddr_in *sa, struct kiln_err *err)
+{
+    char host[64];
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+        return kiln_fail(err, KILN_E_USAGE, "--listen '%s' must be IPV4:PORT (127.0.0.1:8470)", s);
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    char *end;
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    memset(sa, 0, sizeof(*sa));
+    sa->sin_family = AF_INET;
+    if (errno || *end || colon[1] == '\0' || port < 0 || port > 65535 ||
+        inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+        return kiln_fail(err, KILN_E_USAGE, "--listen '%s' must be IPV4:PORT (127.0.0.1:8470)", s);
+    sa->sin_port = htons((uint16_t)port);
+    return KILN_OK;
+}
+
+static enum kiln_rc unix_listen(const char *path, int *fd, struct kiln_err *err)
+{
+    struct sockaddr_un un = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(un.sun_path))
+        return kiln_fail(err, KILN_E_USAGE, "--socket path '%s' is longer than %zu bytes", path,
+                         sizeof(un.sun_path) - 1);
+    snprintf(un.sun_path, sizeof(un.sun_path), "%s", path);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (s < 0)
+        return kiln_fail_errno(err, KILN_E_IO, "socket");
+    /* A stale socket file of a dead server is replaced; we hold the lock. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+        unlink(path);
+    if (bind(s, (struct sockaddr *)&un, sizeof(un)) != 0 || chmod(path, 0660) != 0 ||
+        listen(s, 128) != 0) {
+        enum kiln_rc rc =
+            kiln_fail_errno(err, KILN_E_IO, "cannot listen on the unix socket %s", path);
+        close(s);
+        return rc;
+    }
+    *fd = s;
+    return KILN_OK;
+}
+
+enum kiln_rc shttp_start(const struct shttp_cfg *cfg, struct shttp **out, struct kiln_err *err)
+{
+    struct shttp *h = calloc(1, sizeof(*h));
+    if (!h)
+        return kiln_fail(err, KILN_E_NOMEM, "http");
+    h->cfg = *cfg;
+    h->unix_fd = -1;
+    const struct serve_opts *o = cfg->opts;
+    enum kiln_rc rc = ssse_start(cfg->db, &h->sse, err);
+    struct sockaddr_in sa;
+    if (rc == KILN_OK && o->socket)
+        rc = unix_listen(o->socket, &h->unix_fd, err);
+    else if (rc == KILN_OK)
+        rc = parse_listen(o->listen ? o->listen : "127.0.0.1:8470", &sa, err);
+    if (rc != KILN_OK) {
+        shttp_stop(h);
+        return rc;
+    }
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned maxc = o->max_connections ? o->max_connections : 256;
+    unsigned perip = o->per_ip_connections ? o->per_ip_connections : 64;
+    unsigned to = o->timeout_s ? o->timeout_s : 30;
+    if (o->socket)
+        h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER,
+                                mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, h->unix_fd,
+                                MHD_OPTION_CONNECTION_LIMIT, maxc, MHD_OPTION_CONNECTION_TIMEOUT,
+                                to, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+    else
+        h->d = MHD_start_daemon(
+            flags, ntohs(sa.sin_port), NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER,
+            mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+            MHD_OPTION_CONNECTION_LIMIT, maxc, MHD_OPTION_PER_IP_CONNECTION_LIMIT, perip,
+            MHD_OPTION_CONNECTION_TIMEOUT, to, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+            (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+    if (!h->d) {
+        rc = o->socket ? kiln_fail(err, KILN_E_IO, "libmicrohttpd did not start on %s", o->socket)
+                       : kiln_fail(err, KILN_E_IO,
+                                   "cannot listen on %s (in use by another program? choose "
+                                   "another --listen port)",
+                                   o->listen ? o->listen : "127.0.0.1:8470");
+        shttp_stop(h);
+        return rc;
+    }
+    if (o->socket) {
+        printf("kiln serve: listening on unix:%s\n", o->socket);
+    } else {
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+        char host[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &sa.sin_addr, host, sizeof(host));
+        printf("kiln serve: listening on http://%s:%u\n", host,
+               di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port));
+    }
+    fflush(stdout);
+    *out = h;
+    return KILN_OK;
+}
+
+void shttp_stop(struct shttp *h)
+{
+    if (!h)
+        return;
+    if (h->sse)
+        ssse_stop(h->sse); /* ends and resumes suspended streams so the daemon can close them */
+    if (h->d)
+        MHD_stop_daemon(h->d);
+    if (h->sse)
+        ssse_free(h->sse);
+    if (h->unix_fd >= 0) {
+        close(h->unix_fd);
+        if (h->cfg.opts->socket)
+            unlink(h->cfg.opts->socket);
+    }
+    free(h);
+}

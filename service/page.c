@@ -1,0 +1,112 @@
+/* page.c - GET /: a read-only HTML page of the queue and the leaderboards.
+ * No script, no forms; every value from the database (user names, workload
+ * names, details) is HTML-escaped, and the page forbids scripts by CSP. */
+#include <stdio.h>
+#include <string.h>
+
+#include "service_impl.h"
+#include "strbuf.h"
+
+static void esc(struct strbuf *sb, json_t *v)
+{
+    char num[64];
+    if (json_is_string(v))
+        strbuf_put_escaped(sb, json_string_value(v));
+    else if (json_is_integer(v))
+        strbuf_printf(sb, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v)) {
+        snprintf(num, sizeof(num), "%.4f", json_real_value(v));
+        strbuf_puts(sb, num);
+    } else
+        strbuf_puts(sb, "-");
+}
+
+enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err)
+{
+    json_t *q = NULL, *wls = NULL;
+    enum kiln_rc rc = sdb_queue_json(d, &q, err);
+    if (rc == KILN_OK)
+        rc = sdb_workloads_json(d, &wls, err);
+    if (rc != KILN_OK) {
+        json_decref(q);
+        return rc;
+    }
+    struct strbuf sb;
+    strbuf_init(&sb);
+    strbuf_puts(&sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                     "style-src 'unsafe-inline'\">"
+                     "<title>kiln leaderboards</title><style>body{font-family:sans-serif;"
+                     "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+                     "padding:2px 8px}</style></head><body>\n<h1>kiln</h1>\n");
+    strbuf_printf(&sb,
+                  "<h2>Queue</h2>\n<p id=\"queue-summary\">%lld queued, %lld running</p>\n"
+                  "<table id=\"queue\"><tr><th>submission</th><th>user</th><th>workload</th>"
+                  "<th>backend</th><th>state</th></tr>\n",
+                  (long long)json_integer_value(json_object_get(q, "queued")),
+                  (long long)json_integer_value(json_object_get(q, "running")));
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(q, "jobs"), i, r)
+    {
+        strbuf_puts(&sb, "<tr><td>");
+        esc(&sb, json_object_get(r, "id"));
+        strbuf_puts(&sb, "</td><td>");
+        esc(&sb, json_object_get(r, "user"));
+        strbuf_puts(&sb, "</td><td>");
+        esc(&sb, json_object_get(r, "workload"));
+        strbuf_puts(&sb, "</td><td>");
+        esc(&sb, json_object_get(r, "backend"));
+        strbuf_puts(&sb, "</td><td>");
+        esc(&sb, json_object_get(r, "state"));
+        strbuf_puts(&sb, "</td></tr>\n");
+    }
+    strbuf_puts(&sb, "</table>\n<h2>Leaderboards</h2>\n<p>Verified entries only (passed again "
+                     "on a secret seed), each user's best, by geometric mean of the per-case "
+                     "median times.</p>\n");
+    json_t *w;
+    json_array_foreach(wls, i, w)
+    {
+        const char *name = json_string_value(json_object_get(w, "workload"));
+        json_t *board = NULL;
+        if (!name || (rc = sdb_leaderboard_json(d, name, &board, err)) != KILN_OK)
+            break;
+        const char *gpu;
+        json_t *entries;
+        json_object_foreach(json_object_get(board, "gpus"), gpu, entries)
+        {
+            strbuf_puts(&sb, "<h3>");
+            strbuf_put_escaped(&sb, name);
+            strbuf_puts(&sb, " on ");
+            strbuf_put_escaped(&sb, gpu);
+            strbuf_puts(&sb, "</h3>\n<table class=\"board\" data-workload=\"");
+            strbuf_put_escaped(&sb, name);
+            strbuf_puts(&sb, "\"><tr><th>rank</th><th>user</th><th>geomean ms</th>"
+                             "<th>submission</th></tr>\n");
+            size_t k;
+            json_t *e;
+            json_array_foreach(entries, k, e)
+            {
+                strbuf_puts(&sb, "<tr><td>");
+                esc(&sb, json_object_get(e, "rank"));
+                strbuf_puts(&sb, "</td><td class=\"user\">");
+                esc(&sb, json_object_get(e, "user"));
+                strbuf_puts(&sb, "</td><td>");
+                esc(&sb, json_object_get(e, "geomean_ms"));
+                strbuf_puts(&sb, "</td><td>");
+                esc(&sb, json_object_get(e, "submission"));
+                strbuf_puts(&sb, "</td></tr>\n");
+            }
+            strbuf_puts(&sb, "</table>\n");
+        }
+        json_decref(board);
+    }
+    strbuf_puts(&sb, "</body></html>\n");
+    json_decref(q);
+    json_decref(wls);
+    if (rc != KILN_OK) {
+        strbuf_free(&sb);
+        return rc;
+    }
+    return strbuf_finish(&sb, html, err);
+}

@@ -1,0 +1,90 @@
+/*
+ * service.h - `kiln serve`: the sandboxed evaluation service, and `kiln
+ * token`, which creates its API tokens. The whole contract of service/.
+ *
+ * The server answers HTTP (libmicrohttpd) on loopback or a unix socket,
+ * keeps a durable queue in SQLite, and runs one worker process per GPU (one
+ * cpu-backend worker when there is none). Each worker claims a submission
+ * with a lease it keeps alive by heartbeats, judges it with the same
+ * pipeline functions as `kiln eval` (pipeline/session.h), re-verifies a
+ * pass on a secret seed, writes the record under the data directory and
+ * commits the verdict only while it still holds the lease: a verdict is
+ * committed exactly once, whatever is killed when. API: service/openapi.yaml.
+ */
+#ifndef KILN_SERVICE_H
+#define KILN_SERVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define SERVE_MAX_GPUS            16
+#define SERVE_MAX_COMPILE_WORKERS 16
+#define SERVE_WORKLOAD_NAME_MAX   64
+#define SERVE_SOURCE_MAX          (128u * 1024u) /* a candidate's source, bytes */
+#define SERVE_BODY_MAX            (256u * 1024u) /* a request body, bytes (JSON escapes included) */
+
+struct serve_opts {
+    const char *listen;    /* "127.0.0.1:8470" (NULL: that) */
+    const char *socket;    /* a unix socket path instead of `listen` */
+    const char *db;        /* SQLite file (NULL: DATA/kiln.db) */
+    const char *data;      /* records and scratch (NULL: ./kiln-serve) */
+    const char *workloads; /* directory of the workloads one may submit to (NULL: built-in) */
+    int gpus[SERVE_MAX_GPUS];
+    size_t ngpus;                /* 0: one cpu-backend worker */
+    unsigned max_connections;    /* 0: 256 */
+    unsigned per_ip_connections; /* 0: 64 */
+    unsigned timeout_s;          /* idle connection timeout (0: 30) */
+    bool quiet;                  /* no request log on stderr */
+    int warmups, iterations;     /* per timed case (0: the harness defaults) */
+    int compile_workers;         /* compile-ahead processes (-1: none; 0: 1) */
+    int lease_s;                 /* a claim's lease without heartbeats (0: 30 s) */
+};
+
+/* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when
+ * another server holds the same database. */
+enum kiln_rc serve_run(const struct serve_opts *opts, struct kiln_err *err) KILN_NODISCARD;
+
+/* The body of one worker process (the server starts it; not for users):
+ * `gpu` < 0 is the cpu backend; `lock_fd` is the server's lock, held open
+ * so no second server starts while this worker lives. */
+enum kiln_rc serve_worker_main(const struct serve_opts *opts, int slot, int gpu, int lock_fd,
+                               struct kiln_err *err) KILN_NODISCARD;
+
+/* One process of the compile pool (the server starts --compile-workers of
+ * them): compiles queued submissions ahead of the worker that will judge
+ * them, in the compile sandbox, through the pipeline's split evaluation. */
+enum kiln_rc serve_compile_main(const struct serve_opts *opts, int slot, int lock_fd,
+                                struct kiln_err *err) KILN_NODISCARD;
+
+/* Creates token NAME in the database and writes it (the only copy: the
+ * database keeps its SHA-256) into out. rate: submissions per second
+ * refilled into a bucket of `burst`; quota: submissions queued or running
+ * at once. */
+struct serve_token_opts {
+    const char *db, *name;
+    bool admin;
+    double rate, burst; /* 0: 1 per second, 20 */
+    long quota;         /* 0: 100 */
+};
+#define SERVE_TOKEN_MAX 96
+enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TOKEN_MAX],
+                             struct kiln_err *err) KILN_NODISCARD;
+
+/* Prints the routes the server implements, "METHOD PATH" one per line
+ * (the OpenAPI test compares them with service/openapi.yaml). */
+void serve_print_routes(void);
+
+/* A submission's JSON body, parsed strictly (the one parser of it). */
+struct serve_submission {
+    char workload[SERVE_WORKLOAD_NAME_MAX + 1];
+    char backend[8]; /* "cuda" or "cpu" */
+    char *source;    /* NUL-free, <= SERVE_SOURCE_MAX bytes; free() */
+    size_t source_len;
+};
+enum kiln_rc serve_parse_submission(const char *body, size_t len, struct serve_submission *out,
+                                    struct kiln_err *err) KILN_NODISCARD;
+void serve_submission_free(struct serve_submission *s);
+
+#endif

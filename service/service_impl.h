@@ -1,0 +1,157 @@
+/* service_impl.h - what the files of service/ share; not a public header. */
+#ifndef KILN_SERVICE_IMPL_H
+#define KILN_SERVICE_IMPL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "service.h"
+
+#define SERVE_LEASE_S      30 /* a claimed job's lease (default); heartbeats renew it every third */
+#define SERVE_MAX_ATTEMPTS 5  /* claims before a job that keeps killing kiln is failed */
+#define SERVE_ID_LEN       16 /* hex characters of a submission id */
+#define SERVE_TOKEN_ID_LEN 16
+#define SERVE_IDEM_MAX     128
+
+/* One SQLite connection and the mutex that serializes its users. */
+struct sdb {
+    sqlite3 *db;
+    pthread_mutex_t mu;
+    double lease_s; /* how long a claim holds without a heartbeat (sdb_open: SERVE_LEASE_S) */
+};
+
+double serve_now(void);
+enum kiln_rc serve_random_hex(char *out, size_t nhex, struct kiln_err *err) KILN_NODISCARD;
+
+/* db.c */
+enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err) KILN_NODISCARD;
+void sdb_close(struct sdb *d);
+/* Takes PATH.lock exclusively (flock), or fails naming the holder's pid. */
+enum kiln_rc sdb_lock(const char *db_path, int *fd, struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc sdb_exec(struct sdb *d, const char *sql, struct kiln_err *err) KILN_NODISCARD;
+/* Running jobs back to the queue: all of them (a starting server owns the
+ * database alone, so no worker of theirs lives) or those whose lease ran out. */
+enum kiln_rc sdb_requeue(struct sdb *d, bool all, int *n, struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc sdb_event(struct sdb *d, const char *job, const char *stage, const char *detail,
+                       struct kiln_err *err) KILN_NODISCARD;
+
+/* A token as the API sees it, after authentication. */
+struct stoken {
+    char id[SERVE_TOKEN_ID_LEN + 1];
+    char name[64];
+    bool admin;
+};
+
+/* auth.c: checks "Bearer kiln_<id>_<secret>"; KILN_E_REJECTED when wrong. */
+enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken *out,
+                         struct kiln_err *err) KILN_NODISCARD;
+
+/* What POST /v1/submissions asks of the queue. */
+struct ssubmit {
+    const struct stoken *tok;
+    const char *idem_key; /* NULL: none */
+    const struct serve_submission *sub;
+    const char *body_sha; /* hex digest of the body (idempotency) */
+};
+enum ssubmit_result {
+    SSUBMIT_NEW,
+    SSUBMIT_REPLAY,     /* the idempotency key's earlier submission */
+    SSUBMIT_IDEM_CLASH, /* the key was used with another body */
+    SSUBMIT_RATE,       /* the token's bucket is empty: retry_after_s */
+    SSUBMIT_QUOTA,      /* the token has quota submissions pending */
+};
+enum kiln_rc sdb_submit(struct sdb *d, const struct ssubmit *s, char id[SERVE_ID_LEN + 1],
+                        enum ssubmit_result *res, double *retry_after_s,
+                        struct kiln_err *err) KILN_NODISCARD;
+
+/* JSON views for the API (new references). NOTFOUND when no such job. */
+enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out,
+                                 struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **out,
+                                  struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc sdb_workloads_json(struct sdb *d, json_t **out, struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, const char *reason,
+                             struct kiln_err *err) KILN_NODISCARD;
+/* Events of job after event number `after`, as [{n, at, stage, detail}];
+ * *finished when the job has its verdict. */
+enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, json_t **out,
+                             bool *finished, struct kiln_err *err) KILN_NODISCARD;
+
+/* worker side */
+struct sjob {
+    char id[SERVE_ID_LEN + 1];
+    char workload[SERVE_WORKLOAD_NAME_MAX + 1];
+    char backend[8];
+    char user[64];
+    char lease[33];
+    char *source;
+    size_t source_len;
+    int attempts;
+    double submitted;
+};
+/* Claims the oldest queued job of `backend`; *got false when none. */
+enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
+                       struct kiln_err *err) KILN_NODISCARD;
+void sjob_free(struct sjob *j);
+/* Renews the lease; *held false when it was lost. */
+enum kiln_rc sdb_heartbeat(struct sdb *d, const struct sjob *j, bool *held,
+                           struct kiln_err *err) KILN_NODISCARD;
+struct sverdict {
+    const char *status, *stage, *detail, *gpu_model, *record;
+    double score_ms;
+    bool verified;
+    uint64_t secret_seed; /* 0: none drawn */
+};
+/* Commits the verdict while the lease is held; *committed false otherwise. */
+enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdict *v,
+                        bool *committed, struct kiln_err *err) KILN_NODISCARD;
+
+/* The compile pool: claims the oldest queued job not yet compiled ahead. */
+enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got,
+                               struct kiln_err *err) KILN_NODISCARD;
+/* Marks it compiled (or failed); *still_queued false when a worker took it
+ * meanwhile (the result is then of no use). */
+enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
+                              struct kiln_err *err) KILN_NODISCARD;
+
+/* precompile.c: where the pool leaves job id's compile/ directory for the judging worker. */
+void serve_precompiled_dir(const struct serve_opts *o, const char *id, char *out, size_t cap);
+
+/* Renames the committed temporary record `tmp` (a name in DATA/records)
+ * of job id to DATA/records/ID and notes it in the database. */
+enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *id, const char *tmp,
+                                  struct kiln_err *err) KILN_NODISCARD;
+/* The record column of job id ("" when none or no such job). */
+enum kiln_rc sdb_record_of(struct sdb *d, const char *id, char *out, size_t cap,
+                           struct kiln_err *err) KILN_NODISCARD;
+
+/* http.c */
+struct shttp;
+struct shttp_cfg {
+    const struct serve_opts *opts;
+    struct sdb *db;
+    const char *backends; /* "cpu", "cuda" or "cuda,cpu": what the workers judge */
+    const char *workloads_dir;
+};
+enum kiln_rc shttp_start(const struct shttp_cfg *cfg, struct shttp **out,
+                         struct kiln_err *err) KILN_NODISCARD;
+void shttp_stop(struct shttp *h);
+
+/* sse.c: GET /v1/submissions/{id}/events */
+struct MHD_Connection;
+struct MHD_Response;
+struct ssse;
+enum kiln_rc ssse_start(struct sdb *db, struct ssse **out, struct kiln_err *err) KILN_NODISCARD;
+/* ssse_stop ends every stream (before MHD_stop_daemon); ssse_free after it. */
+void ssse_stop(struct ssse *s);
+void ssse_free(struct ssse *s);
+struct MHD_Response *ssse_response(struct ssse *s, struct MHD_Connection *c, const char *id,
+                                   long long after);
+
+/* page.c: the read-only HTML page at / */
+enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err) KILN_NODISCARD;
+
+#endif

@@ -1,0 +1,357 @@
+/* worker.c - one worker process: claims the oldest queued submission of
+ * its backend, judges it with the pipeline `kiln eval` uses (session.h),
+ * re-verifies a pass on a secret seed, writes the record, commits the
+ * verdict under its lease. A heartbeat thread renews the lease; one GPU's
+ * jobs run strictly one after another in its one worker. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "evaluate.h"
+#include "fsutil.h"
+#include "gpuinfo.h"
+#include "service_impl.h"
+#include "session.h"
+#include "verdict.h"
+
+struct worker {
+    const struct serve_opts *o;
+    struct sdb db;
+    int slot, gpu;
+    char gpu_model[128];
+    char wdir[PATH_MAX]; /* the workloads directory */
+    pid_t parent;
+    uint64_t seed; /* the visible inputs': random per worker process, so no submitter
+                      can precompute them; the cached inputs live as long as it */
+};
+
+struct beat {
+    const char *dbpath;
+    const struct sjob *job;
+    double lease_s;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop, lost;
+};
+
+static void *heartbeat(void *arg)
+{
+    struct beat *b = arg;
+    struct sdb d;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_open(b->dbpath, &d, &e) != KILN_OK) {
+        fprintf(stderr, "kiln serve worker: heartbeat: %s\n", e.msg);
+        return NULL;
+    }
+    d.lease_s = b->lease_s;
+    pthread_mutex_lock(&b->mu);
+    while (!b->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long long ns = (long long)(b->lease_s / 3 * 1e9); /* three beats per lease */
+        ts.tv_sec += (time_t)(ns / 1000000000LL);
+        ts.tv_nsec += (long)(ns % 1000000000LL);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&b->cv, &b->mu, &ts);
+        if (b->stop)
+            break;
+        bool held = true;
+        pthread_mutex_unlock(&b->mu);
+        if (sdb_heartbeat(&d, b->job, &held, &e) != KILN_OK) {
+            fprintf(stderr, "kiln serve worker: heartbeat: %s\n", e.msg);
+            kiln_err_clear(&e);
+        }
+        pthread_mutex_lock(&b->mu);
+        if (!held)
+            b->lost = true;
+    }
+    pthread_mutex_unlock(&b->mu);
+    sdb_close(&d);
+    return NULL;
+}
+
+static void note(struct worker *w, const struct sjob *j, const char *stage, const char *detail)
+{
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_event(&w->db, j->id, stage, detail, &e) != KILN_OK)
+        fprintf(stderr, "kiln serve worker %d: %s\n", w->slot, e.msg);
+}
+
+static enum kiln_rc put_file(const char *dir, const char *name, const char *data, size_t len,
+                             struct kiln_err *err)
+{
+    char p[PATH_MAX];
+    enum kiln_rc rc = fs_join(p, sizeof(p), dir, name, err);
+    return rc == KILN_OK ? fs_write_atomic(p, data, len, err) : rc;
+}
+
+/* The record is written whole into records/.tmp-ID-LEASE, whose name the
+ * verdict's commit stores; only a committed record is then renamed to
+ * records/ID (serve_publish_record; a server that starts finishes a rename a
+ * crash cut off, and deletes the temporary records of uncommitted runs).
+ * So records/ID is complete, and is the committed verdict's. */
+static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
+                                 const struct eval_outcome *out, const struct sverdict *v,
+                                 bool held_ran, const char *held_status, char *name, size_t cap,
+                                 struct kiln_err *err)
+{
+    char tmp[PATH_MAX];
+    snprintf(name, cap, ".tmp-%s-%.8s", j->id, j->lease);
+    snprintf(tmp, sizeof(tmp), "%s/records/%s", w->o->data, name);
+    enum kiln_rc rc = fs_mkdirs(tmp, err);
+    json_t *doc = NULL;
+    if (rc == KILN_OK && out && out->v.ncases)
+        rc = verdict_to_json(&out->v, &doc, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (!doc)
+        doc = json_object();
+    json_object_set_new(doc, "submission", json_string(j->id));
+    json_object_set_new(doc, "user", json_string(j->user));
+    json_object_set_new(doc, "workload", json_string(j->workload));
+    json_object_set_new(doc, "backend", json_string(j->backend));
+    json_object_set_new(doc, "gpu_model", json_string(w->gpu_model));
+    json_object_set_new(doc, "service_status", json_string(v->status));
+    json_object_set_new(doc, "stage", json_string(v->stage));
+    json_object_set_new(doc, "service_detail", json_string(v->detail));
+    json_object_set_new(doc, "attempt", json_integer(j->attempts));
+    json_object_set_new(doc, "compiled_ahead", json_boolean(out && out->precompiled));
+    json_object_set_new(doc, "held_out", held_ran ? json_string(held_status) : json_null());
+    char seed[32];
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)v->secret_seed);
+    json_object_set_new(doc, "secret_seed", v->secret_seed ? json_string(seed) : json_null());
+    if (out)
+        json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out->t));
+    char *txt = json_dumps(doc, JSON_INDENT(2));
+    json_decref(doc);
+    if (!txt)
+        return kiln_fail(err, KILN_E_NOMEM, "record");
+    rc = put_file(tmp, "verdict.json", txt, strlen(txt), err);
+    free(txt);
+    if (rc == KILN_OK)
+        rc = put_file(tmp, strcmp(j->backend, "cpu") ? "candidate.cu" : "candidate.c", j->source,
+                      j->source_len, err);
+    if (rc == KILN_OK && out && out->log_tail)
+        rc = put_file(tmp, "harness.log", out->log_tail, strlen(out->log_tail), err);
+    if (rc == KILN_OK && out && out->compile.diagnostics)
+        rc = put_file(tmp, "compiler.log", out->compile.diagnostics,
+                      strlen(out->compile.diagnostics), err);
+    if (rc != KILN_OK) {
+        struct kiln_err e2;
+        if (fs_remove_tree(tmp, &e2) != KILN_OK)
+            fprintf(stderr, "kiln serve worker: %s\n", e2.msg);
+    }
+    return rc;
+}
+
+/* Judges one claimed job into *v; KILN_OK when a verdict (any) was reached. */
+static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_outcome *out,
+                          struct eval_outcome *held, bool *held_ran, uint64_t *secret,
+                          struct kiln_err *err)
+{
+    char wl[PATH_MAX], work[PATH_MAX];
+    snprintf(wl, sizeof(wl), "%s/%s", w->wdir, j->workload);
+    snprintf(work, sizeof(work), "%s/work/%d/%s", w->o->data, w->slot, j->workload);
+    struct eval_session_opts so = {.workload = wl,
+                                   .backend = kiln_backend_from_name(j->backend),
+                                   .gpu = w->gpu < 0 ? 0 : w->gpu,
+                                   .work_dir = work,
+                                   .seed = w->seed,
+                                   .warmups = w->o->warmups,
+                                   .iterations = w->o->iterations};
+    struct eval_session *s = NULL;
+    note(w, j, "inputs", "preparing inputs and references");
+    enum kiln_rc rc = eval_session_open(&so, &s, err);
+    if (rc == KILN_OK) {
+        /* The compile pool's result, when it is there, moves into this
+         * session; eval_session_run_compiled takes it only if it matches. */
+        char pre[PATH_MAX], cand[PATH_MAX], from[PATH_MAX + 16], to[PATH_MAX + 16];
+        serve_precompiled_dir(w->o, j->id, pre, sizeof(pre));
+        eval_session_candidate_dir(s, j->id, false, cand, sizeof(cand));
+        snprintf(from, sizeof(from), "%s/compile", pre);
+        snprintf(to, sizeof(to), "%s/compile", cand);
+        struct kiln_err me; /* a failed hand-over only means compiling here */
+        bool have =
+            access(from, F_OK) == 0 && fs_mkdirs(cand, &me) == KILN_OK && rename(from, to) == 0;
+        note(w, j, "run",
+             have ? "running on the visible cases (compiled ahead)"
+                  : "compiling and running on the visible cases");
+        rc = eval_session_run_compiled(s, j->id, j->source, j->source_len, NULL, out, err);
+    }
+    if (rc == KILN_OK && out->v.status == VERDICT_PASS) {
+        note(w, j, "held_out", "re-verifying on fresh inputs from a secret seed");
+        rc = eval_session_held_out(s, j->id, j->source, j->source_len, NULL, held, err);
+        if (rc == KILN_OK) {
+            *held_ran = true;
+            *secret = eval_session_secret_seed(s);
+            eval_session_apply_held_out(s, out, held);
+        }
+    }
+    /* Held-out inputs are per job (a fresh secret each time) and the
+     * candidate's scratch is in its record: neither is kept. */
+    char dirs[4][PATH_MAX + 16];
+    snprintf(dirs[0], sizeof(dirs[0]), "%s/inputs-held", work);
+    serve_precompiled_dir(w->o, j->id, dirs[1], sizeof(dirs[1]));
+    dirs[2][0] = dirs[3][0] = '\0';
+    if (s) {
+        eval_session_candidate_dir(s, j->id, false, dirs[2], sizeof(dirs[2]));
+        eval_session_candidate_dir(s, j->id, true, dirs[3], sizeof(dirs[3]));
+    }
+    eval_session_close(s);
+    for (int i = 0; i < 4; i++) {
+        struct kiln_err e2;
+        if (dirs[i][0] && access(dirs[i], F_OK) == 0 && fs_remove_tree(dirs[i], &e2) != KILN_OK)
+            fprintf(stderr, "kiln serve worker: %s\n", e2.msg);
+    }
+    return rc;
+}
+
+static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *err)
+{
+    struct eval_outcome out, held;
+    memset(&out, 0, sizeof(out));
+    memset(&held, 0, sizeof(held));
+    bool held_ran = false;
+    uint64_t secret = 0;
+    char detail[KILN_ERR_MSG_MAX + 64] = "";
+    struct sverdict v = {.gpu_model = w->gpu_model, .detail = detail};
+    struct kiln_err je;
+    kiln_err_clear(&je);
+    if (j->attempts > SERVE_MAX_ATTEMPTS) {
+        v.status = "error";
+        v.stage = "service";
+        snprintf(detail, sizeof(detail),
+                 "judging this submission stopped kiln %d times (a crash or a kill); it is not "
+                 "retried again",
+                 j->attempts - 1);
+    } else {
+        struct beat b = {.dbpath = w->o->db, .job = j, .lease_s = w->db.lease_s};
+        pthread_mutex_init(&b.mu, NULL);
+        pthread_cond_init(&b.cv, NULL);
+        pthread_t t;
+        bool beating = pthread_create(&t, NULL, heartbeat, &b) == 0;
+        enum kiln_rc jrc = judge(w, j, &out, &held, &held_ran, &secret, &je);
+        if (beating) {
+            pthread_mutex_lock(&b.mu);
+            b.stop = true;
+            pthread_cond_signal(&b.cv);
+            pthread_mutex_unlock(&b.mu);
+            pthread_join(t, NULL);
+        }
+        pthread_cond_destroy(&b.cv);
+        pthread_mutex_destroy(&b.mu);
+        if (jrc != KILN_OK) {
+            /* kiln could not do its job: an error verdict naming why. */
+            v.status = "error";
+            v.stage = "kiln";
+            snprintf(detail, sizeof(detail), "%s", je.msg);
+        } else {
+            v.status = verdict_status_name(out.v.status);
+            v.stage = out.stage;
+            snprintf(detail, sizeof(detail), "%s",
+                     out.v.status == VERDICT_PASS ? out.v.summary : out.v.detail);
+            v.verified = out.v.status == VERDICT_PASS && held_ran && held.v.status == VERDICT_PASS;
+            v.score_ms = out.v.score_ms;
+            v.secret_seed = secret;
+        }
+    }
+    note(w, j, "record", "writing the record");
+    char record[PATH_MAX];
+    enum kiln_rc rc =
+        write_record(w, j, &out, &v, held_ran, held_ran ? verdict_status_name(held.v.status) : NULL,
+                     record, sizeof(record), err);
+    bool committed = false;
+    if (rc == KILN_OK) {
+        v.record = record;
+        rc = sdb_finish(&w->db, j, &v, &committed, err);
+    }
+    if (rc == KILN_OK && committed)
+        rc = serve_publish_record(&w->db, w->o->data, j->id, record, err);
+    if (rc == KILN_OK && !committed) {
+        fprintf(stderr,
+                "kiln serve worker %d: lost the lease of %s (reaped as stale): its verdict is "
+                "dropped; the job's current holder commits\n",
+                w->slot, j->id);
+        char tmp[PATH_MAX + 300];
+        snprintf(tmp, sizeof(tmp), "%s/records/%s", w->o->data, record);
+        rc = fs_remove_tree(tmp, err);
+    }
+    eval_outcome_free(&out);
+    eval_outcome_free(&held);
+    return rc;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, int lock_fd,
+                               struct kiln_err *err)
+{
+    /* The server's lock, inherited open: it keeps a second server out while
+     * this worker lives. Close-on-exec from here, so nothing we start holds it. */
+    if (lock_fd >= 0) {
+        int fl = fcntl(lock_fd, F_GETFD);
+        if (fl < 0 || fcntl(lock_fd, F_SETFD, fl | FD_CLOEXEC) != 0)
+            return kiln_fail_errno(err, KILN_E_INTERNAL, "worker %d: lock descriptor %d", slot,
+                                   lock_fd);
+    }
+    struct worker w = {.o = o, .slot = slot, .gpu = gpu, .parent = getppid()};
+    /* The server's death ends its workers: a new server requeues their jobs. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != w.parent || w.parent == 1)
+        return kiln_fail(err, KILN_E_INTERNAL, "worker %d: the server is gone", slot);
+    if (!o->db || !o->data || !o->workloads)
+        return kiln_fail(err, KILN_E_USAGE, "worker %d: needs --db, --data and --workloads", slot);
+    snprintf(w.wdir, sizeof(w.wdir), "%s", o->workloads);
+    snprintf(w.gpu_model, sizeof(w.gpu_model), "cpu");
+    if (eval_fresh_seed(&w.seed, err) != KILN_OK)
+        return err->rc;
+    if (gpu >= 0) {
+        struct gpuinfo g[GPUINFO_MAX];
+        size_t n = 0;
+        enum kiln_rc rc = gpuinfo_list("/proc", g, &n, err);
+        if (rc != KILN_OK)
+            return rc;
+        if ((size_t)gpu >= n)
+            return kiln_fail(err, KILN_E_USAGE, "worker %d: no GPU %d (this host has %zu)", slot,
+                             gpu, n);
+        snprintf(w.gpu_model, sizeof(w.gpu_model), "%s", g[gpu].model);
+    }
+    enum kiln_rc rc = sdb_open(o->db, &w.db, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (o->lease_s > 0)
+        w.db.lease_s = o->lease_s;
+    const char *backend = gpu >= 0 ? "cuda" : "cpu";
+    fprintf(stderr, "kiln serve: worker %d (%s, %s) ready\n", slot, backend, w.gpu_model);
+    while (rc == KILN_OK && getppid() == w.parent) {
+        struct sjob j;
+        bool got = false;
+        rc = sdb_claim(&w.db, backend, &j, &got, err);
+        if (rc != KILN_OK)
+            break;
+        if (!got) {
+            nap_ms(150);
+            continue;
+        }
+        rc = run_job(&w, &j, err);
+        sjob_free(&j);
+    }
+    sdb_close(&w.db);
+    return rc;
+}

@@ -1,0 +1,225 @@
+/* Unit tests of service/: the submission parser's rules, and the queue's
+ * exactly-once commit (a verdict commits only under the lease that claimed
+ * the job, and only once), the token bucket and quota, idempotency keys. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fsutil.h"
+#include "service_impl.h"
+
+static enum kiln_rc parse(const char *body, struct serve_submission *s, struct kiln_err *e)
+{
+    kiln_err_clear(e);
+    return serve_parse_submission(body, strlen(body), s, e);
+}
+
+static void test_parse_ok(void **state)
+{
+    (void)state;
+    struct serve_submission s;
+    struct kiln_err e;
+    assert_int_equal(parse("{\"workload\":\"saxpy\",\"source\":\"int x;\"}", &s, &e), KILN_OK);
+    assert_string_equal(s.workload, "saxpy");
+    assert_string_equal(s.backend, "cuda");
+    assert_int_equal(s.source_len, 6);
+    serve_submission_free(&s);
+    assert_int_equal(
+        parse("{\"workload\":\"a.b-c_d\",\"backend\":\"cpu\",\"source\":\"x\"}", &s, &e), KILN_OK);
+    assert_string_equal(s.backend, "cpu");
+    serve_submission_free(&s);
+}
+
+static void test_parse_refusals(void **state)
+{
+    (void)state;
+    struct serve_submission s;
+    struct kiln_err e;
+    const char *bad[] = {"",
+                         "[]",
+                         "{",
+                         "{\"workload\":\"saxpy\"}",
+                         "{\"source\":\"x\"}",
+                         "{\"workload\":\"../x\",\"source\":\"x\"}",
+                         "{\"workload\":\".x\",\"source\":\"x\"}",
+                         "{\"workload\":\"a/b\",\"source\":\"x\"}",
+                         "{\"workload\":\"\",\"source\":\"x\"}",
+                         "{\"workload\":\"a\",\"source\":\"\"}",
+                         "{\"workload\":\"a\",\"source\":\"a\\u0000b\"}",
+                         "{\"workload\":\"a\",\"source\":\"x\",\"backend\":\"tpu\"}",
+                         "{\"workload\":\"a\",\"source\":\"x\",\"extra\":1}",
+                         "{\"workload\":\"a\",\"workload\":\"b\",\"source\":\"x\"}",
+                         "{\"workload\":\"a\",\"source\":[[[[[1]]]]]}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        assert_int_not_equal(parse(bad[i], &s, &e), KILN_OK);
+        assert_true(e.msg[0] != '\0');
+        assert_null(s.source);
+    }
+    /* The source cap. */
+    size_t n = SERVE_SOURCE_MAX + 1;
+    char *big = malloc(n + 64);
+    assert_non_null(big);
+    int k = snprintf(big, 64, "{\"workload\":\"a\",\"source\":\"");
+    memset(big + k, 'x', n);
+    strcpy(big + k + n, "\"}");
+    assert_int_equal(parse(big, &s, &e), KILN_E_LIMIT);
+    free(big);
+}
+
+struct fixture {
+    char dir[4096], db[4200];
+    struct sdb d;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (!f || fs_make_tempdir("serve-unit", f->dir, sizeof(f->dir), &e) != KILN_OK)
+        return -1;
+    snprintf(f->db, sizeof(f->db), "%s/kiln.db", f->dir);
+    if (sdb_open(f->db, &f->d, &e) != KILN_OK)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    struct kiln_err e;
+    sdb_close(&f->d);
+    int rc = fs_remove_tree(f->dir, &e) == KILN_OK ? 0 : -1;
+    free(f);
+    return rc;
+}
+
+/* A token row with the given limits, as kiln token add would write it. */
+static void add_token(struct fixture *f, struct stoken *t, double burst, long quota)
+{
+    struct serve_token_opts o = {
+        .db = f->db, .name = "alice", .burst = burst, .quota = quota, .rate = 0.0001};
+    char tok[SERVE_TOKEN_MAX], auth[SERVE_TOKEN_MAX + 16];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(serve_token_add(&o, tok, &e), KILN_OK);
+    snprintf(auth, sizeof(auth), "Bearer %s", tok);
+    assert_int_equal(sauth_check(&f->d, auth, t, &e), KILN_OK);
+    /* One changed character of the secret is refused. */
+    auth[strlen(auth) - 1] = auth[strlen(auth) - 1] == '0' ? '1' : '0';
+    struct stoken t2;
+    kiln_err_clear(&e);
+    assert_int_equal(sauth_check(&f->d, auth, &t2, &e), KILN_E_REJECTED);
+}
+
+static void submit(struct fixture *f, const struct stoken *t, const char *key, const char *sha,
+                   char id[SERVE_ID_LEN + 1], enum ssubmit_result want)
+{
+    struct serve_submission sub = {
+        .workload = "saxpy", .backend = "cpu", .source = "x", .source_len = 1};
+    struct ssubmit s = {.tok = t, .idem_key = key, .sub = &sub, .body_sha = sha};
+    enum ssubmit_result res;
+    double retry = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(sdb_submit(&f->d, &s, id, &res, &retry, &e), KILN_OK);
+    assert_int_equal(res, want);
+}
+
+static void test_exactly_once(void **state)
+{
+    struct fixture *f = *state;
+    struct stoken t;
+    add_token(f, &t, 10, 10);
+    char id[SERVE_ID_LEN + 1];
+    submit(f, &t, NULL, "s1", id, SSUBMIT_NEW);
+    struct sjob a, b;
+    bool got = false, committed = true, held = true;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(sdb_claim(&f->d, "cuda", &a, &got, &e), KILN_OK);
+    assert_false(got); /* another backend's queue */
+    assert_int_equal(sdb_claim(&f->d, "cpu", &a, &got, &e), KILN_OK);
+    assert_true(got);
+    assert_string_equal(a.id, id);
+    assert_int_equal(a.attempts, 1);
+    /* The lease expires (a stopped worker); the reaper requeues; b claims. */
+    f->d.lease_s = -1;
+    assert_int_equal(sdb_heartbeat(&f->d, &a, &held, &e), KILN_OK);
+    int n = 0;
+    assert_int_equal(sdb_requeue(&f->d, false, &n, &e), KILN_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(sdb_heartbeat(&f->d, &a, &held, &e), KILN_OK);
+    assert_false(held);
+    f->d.lease_s = 30;
+    assert_int_equal(sdb_claim(&f->d, "cpu", &b, &got, &e), KILN_OK);
+    assert_true(got);
+    assert_int_equal(b.attempts, 2);
+    struct sverdict v = {.status = "pass",
+                         .stage = "pass",
+                         .detail = "",
+                         .gpu_model = "cpu",
+                         .record = "r",
+                         .score_ms = 1,
+                         .verified = true};
+    assert_int_equal(sdb_finish(&f->d, &a, &v, &committed, &e), KILN_OK);
+    assert_false(committed); /* the stale holder commits nothing */
+    assert_int_equal(sdb_finish(&f->d, &b, &v, &committed, &e), KILN_OK);
+    assert_true(committed);
+    assert_int_equal(sdb_finish(&f->d, &b, &v, &committed, &e), KILN_OK);
+    assert_false(committed); /* and only once */
+    json_t *evs = NULL;
+    bool fin = false;
+    assert_int_equal(sdb_events_json(&f->d, id, 0, &evs, &fin, &e), KILN_OK);
+    assert_true(fin);
+    size_t verdicts = 0, i;
+    json_t *ev;
+    json_array_foreach(evs, i, ev)
+    {
+        verdicts += !strcmp(json_string_value(json_object_get(ev, "stage")), "verdict");
+    }
+    assert_int_equal(verdicts, 1);
+    json_decref(evs);
+    sjob_free(&a);
+    sjob_free(&b);
+}
+
+static void test_limits_and_idempotency(void **state)
+{
+    struct fixture *f = *state;
+    struct stoken t;
+    add_token(f, &t, 2, 3);
+    char id1[SERVE_ID_LEN + 1], id2[SERVE_ID_LEN + 1], id3[SERVE_ID_LEN + 1];
+    submit(f, &t, "k", "s1", id1, SSUBMIT_NEW);
+    submit(f, &t, "k", "s1", id2, SSUBMIT_REPLAY);
+    assert_string_equal(id1, id2);
+    submit(f, &t, "k", "s2", id2, SSUBMIT_IDEM_CLASH);
+    submit(f, &t, NULL, "s3", id3, SSUBMIT_NEW);
+    submit(f, &t, NULL, "s4", id3, SSUBMIT_RATE); /* burst 2 spent, rate ~0 */
+    /* Quota 3: two pending, a third would be allowed by quota but not rate;
+     * with the bucket refilled, the fourth pending one is refused by quota. */
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(sdb_exec(&f->d, "UPDATE tokens SET bucket=100, burst=100", &e), KILN_OK);
+    submit(f, &t, NULL, "s5", id3, SSUBMIT_NEW);
+    submit(f, &t, NULL, "s6", id3, SSUBMIT_QUOTA);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_ok),
+        cmocka_unit_test(test_parse_refusals),
+        cmocka_unit_test_setup_teardown(test_exactly_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limits_and_idempotency, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
