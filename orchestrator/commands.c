@@ -330,6 +330,7 @@ const struct kiln_cmd kiln_commands[] = {
      "example (what the Slurm job runs):\n"
      "  kiln sandbox-exec /shared/kiln-spool/kiln-eval-4242-1-Ab12Cd\n",
      cmd_sandbox_exec},
+#ifdef KILN_HAVE_SERVICE
     {"serve", "run the evaluation service (HTTP API, queue, workers, leaderboards)",
      "usage: kiln serve [--listen 127.0.0.1:8470 | --socket PATH] [--db PATH] [--data DIR]\n"
      "                  [--gpus 0,1,..] [--workloads DIR] [--warmups N] [--iterations N]\n"
@@ -377,5 +378,6 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  TOKEN=$(kiln token add alice)\n",
      cmd_token},
+#endif
     {NULL, NULL, NULL, NULL},
 };
