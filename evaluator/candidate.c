@@ -232,8 +232,8 @@ static const char *cmp_text(enum cand_cmp op)
 static enum kiln_rc parse_require(struct candidate *cand, struct cursor *c)
 {
     if (cand->nrequires >= CAND_MAX_REQUIRES)
-        return kiln_fail(c->err, KILN_E_LIMIT, "line %d: more than %d require directives",
-                         c->line, CAND_MAX_REQUIRES);
+        return kiln_fail(c->err, KILN_E_LIMIT, "line %d: more than %d require directives", c->line,
+                         CAND_MAX_REQUIRES);
     const char *s = c->s + c->pos;
     size_t at = strcspn(s, "<>=!");
     if (s[at] == '\0')
@@ -417,8 +417,7 @@ static enum kiln_rc parse_line(struct candidate *cand, const char *line, size_t 
                              lineno, i + 1, (unsigned)(unsigned char)buf[i]);
     struct cursor c = {.s = buf, .pos = at, .line = lineno, .err = err};
     char keyword[CAND_NAME_MAX + 1];
-    enum kiln_rc rc =
-        read_ident(&c, keyword, "a directive keyword (tunable, require or launch)");
+    enum kiln_rc rc = read_ident(&c, keyword, "a directive keyword (tunable, require or launch)");
     if (rc != KILN_OK)
         return rc;
     if (strcmp(keyword, "tunable") == 0)

@@ -280,10 +280,8 @@ static void require_directives(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(saxpy_example),
-        cmocka_unit_test(require_directives),
-        cmocka_unit_test(multi_dim_and_cpu),
-        cmocka_unit_test(hostile_directives),
+        cmocka_unit_test(saxpy_example),          cmocka_unit_test(require_directives),
+        cmocka_unit_test(multi_dim_and_cpu),      cmocka_unit_test(hostile_directives),
         cmocka_unit_test(hostile_bytes_and_caps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
