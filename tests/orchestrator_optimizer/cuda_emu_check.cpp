@@ -1,0 +1,324 @@
+/*
+ * cuda_emu_check.cpp - runs one built-in workload's kernel.cu, built for one
+ * configuration of its tunables, on the CPU (cuda_emu.h) over small cases
+ * chosen to hit every edge (sizes that are not multiples of any tile, a
+ * single row or column, k = 1, misaligned buffers that must take the scalar
+ * fallback), and compares each output with a float64 reference written
+ * here. The launch plan (grid, block, args order) is read from the file's
+ * own `// kiln: launch` directives and evaluated with the tunables given, so
+ * a wrong directive fails this check as it would fail on the GPU.
+ *
+ * Build: c++ -std=c++17 -DWL_<name> -DKERNEL='"path/kernel.cu"' -DNAME=v...
+ * Run:   cuda_emu_check path/kernel.cu NAME=v ...   (exit 0: all cases pass)
+ */
+#include "cuda_emu.h"
+
+#include KERNEL
+
+#include <map>
+#include <string>
+
+namespace {
+
+typedef std::map<std::string, long long> vars_t;
+
+/* The candidate expression language: + - * / %, parentheses, unary minus,
+ * cdiv/min/max. Errors abort: the files are ours. */
+struct parser {
+    const std::string &s;
+    size_t i;
+    const vars_t &v;
+    void ws()
+    {
+        while (i < s.size() && s[i] == ' ')
+            i++;
+    }
+    [[noreturn]] void die(const char *what)
+    {
+        fprintf(stderr, "expression '%s': %s at column %zu\n", s.c_str(), what, i + 1);
+        exit(2);
+    }
+    long long primary()
+    {
+        ws();
+        if (i < s.size() && s[i] == '(') {
+            i++;
+            long long r = sum();
+            ws();
+            if (i >= s.size() || s[i] != ')')
+                die("expected )");
+            i++;
+            return r;
+        }
+        if (i < s.size() && s[i] == '-') {
+            i++;
+            return -primary();
+        }
+        if (i < s.size() && isdigit((unsigned char)s[i])) {
+            long long r = 0;
+            while (i < s.size() && isdigit((unsigned char)s[i]))
+                r = r * 10 + (s[i++] - '0');
+            return r;
+        }
+        size_t st = i;
+        while (i < s.size() && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+            i++;
+        std::string id = s.substr(st, i - st);
+        if (id.empty())
+            die("expected a value");
+        ws();
+        if (i < s.size() && s[i] == '(') {
+            i++;
+            long long a = sum();
+            ws();
+            if (s[i] != ',')
+                die("expected ,");
+            i++;
+            long long b = sum();
+            ws();
+            if (s[i] != ')')
+                die("expected )");
+            i++;
+            if (id == "cdiv")
+                return (a + b - 1) / b;
+            if (id == "min")
+                return a < b ? a : b;
+            if (id == "max")
+                return a > b ? a : b;
+            die("unknown function");
+        }
+        auto it = v.find(id);
+        if (it == v.end())
+            die("unknown name");
+        return it->second;
+    }
+    long long product()
+    {
+        long long r = primary();
+        for (;;) {
+            ws();
+            if (i >= s.size() || (s[i] != '*' && s[i] != '/' && s[i] != '%'))
+                return r;
+            char op = s[i++];
+            long long b = primary();
+            r = op == '*' ? r * b : op == '/' ? r / b : r % b;
+        }
+    }
+    long long sum()
+    {
+        long long r = product();
+        for (;;) {
+            ws();
+            if (i >= s.size() || (s[i] != '+' && s[i] != '-'))
+                return r;
+            char op = s[i++];
+            long long b = product();
+            r = op == '+' ? r + b : r - b;
+        }
+    }
+};
+
+long long eval(const std::string &e, const vars_t &v)
+{
+    parser p{e, 0, v};
+    long long r = p.sum();
+    p.ws();
+    if (p.i != e.size())
+        p.die("trailing text");
+    return r;
+}
+
+struct launch_plan {
+    std::string kernel, grid, block, args;
+};
+
+std::vector<launch_plan> g_plans;
+vars_t g_tunables;
+
+/* The text of clause `name(...)` in a directive line (balanced parens). */
+std::string clause(const std::string &line, const std::string &name)
+{
+    size_t at = line.find(" " + name + "(");
+    if (at == std::string::npos)
+        return "";
+    size_t i = at + name.size() + 2, depth = 1, st = i;
+    while (i < line.size() && depth) {
+        depth += line[i] == '(';
+        depth -= line[i] == ')';
+        i++;
+    }
+    return line.substr(st, i - st - 1);
+}
+
+void read_plans(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    char buf[2048];
+    while (fgets(buf, sizeof buf, f)) {
+        std::string l(buf);
+        size_t at = l.find("// kiln: launch ");
+        if (at == std::string::npos)
+            continue;
+        l = l.substr(at + 16);
+        while (!l.empty() && (l.back() == '\n' || l.back() == '\r'))
+            l.pop_back();
+        launch_plan p;
+        p.kernel = l.substr(0, l.find(' '));
+        p.grid = clause(" " + l, "grid");
+        p.block = clause(" " + l, "block");
+        p.args = clause(" " + l, "args");
+        g_plans.push_back(p);
+    }
+    fclose(f);
+}
+
+/* Splits "a, b, c" at top-level commas and evaluates each. */
+dim3 eval_dims(const std::string &list, const vars_t &v)
+{
+    std::vector<long long> out;
+    int depth = 0;
+    size_t st = 0;
+    for (size_t i = 0; i <= list.size(); i++) {
+        char ch = i < list.size() ? list[i] : ',';
+        depth += ch == '(';
+        depth -= ch == ')';
+        if (ch == ',' && depth == 0) {
+            out.push_back(eval(list.substr(st, i - st), v));
+            st = i + 1;
+        }
+    }
+    dim3 d;
+    d.x = (unsigned)out[0];
+    if (out.size() > 1)
+        d.y = (unsigned)out[1];
+    if (out.size() > 2)
+        d.z = (unsigned)out[2];
+    return d;
+}
+
+int g_failures;
+
+/* Launches every planned launch of `kernel` (checking its args list is
+ * `want_args`), with the case's sizes bound. */
+void run(const char *kernel, const char *want_args, vars_t sizes, std::function<void()> call)
+{
+    for (auto &kv : g_tunables)
+        sizes[kv.first] = kv.second;
+    for (auto &p : g_plans) {
+        if (p.kernel != kernel)
+            continue;
+        if (p.args != want_args) {
+            fprintf(stderr, "launch %s: args(%s), expected args(%s)\n", kernel, p.args.c_str(),
+                    want_args);
+            exit(1);
+        }
+        emu::launch(eval_dims(p.grid, sizes), eval_dims(p.block, sizes), call);
+        return;
+    }
+    fprintf(stderr, "no launch of %s in the file\n", kernel);
+    exit(1);
+}
+
+uint64_t g_rng = 0x2545F4914F6CDD1DULL;
+float frand()
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+/* A buffer of exactly n floats at a 16-byte boundary, or 4 bytes past one,
+ * so that AddressSanitizer (the check is built with it) catches a read or
+ * write past either end, and UBSan a float4 access that is not aligned. */
+struct buffer {
+    float *base, *p;
+    buffer(size_t n, bool misalign)
+    {
+        /* malloc is 16-byte aligned; the buffer ends exactly at its last float. */
+        base = static_cast<float *>(malloc((n + (misalign ? 1 : 0)) * sizeof(float)));
+        if (!base || ((uintptr_t)base & 15))
+            abort();
+        p = base + (misalign ? 1 : 0);
+    }
+    ~buffer()
+    {
+        free(base);
+    }
+    buffer(const buffer &) = delete;
+    buffer &operator=(const buffer &) = delete;
+};
+
+void compare(const char *what, const float *got, const std::vector<double> &want, double atol,
+             double rtol)
+{
+    for (size_t i = 0; i < want.size(); i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= atol + rtol * fabs(want[i]))) {
+            fprintf(stderr, "%s: element %zu is %.9g, expected %.9g\n", what, i, (double)got[i],
+                    want[i]);
+            g_failures++;
+            return;
+        }
+    }
+}
+
+#if defined(WL_sgemm)
+void check_case(long long m_, long long n_, long long k_, bool misalign)
+{
+    buffer A(m_ * k_, misalign), B(k_ * n_, misalign), C(m_ * n_, misalign);
+    for (long long i = 0; i < m_ * k_; i++)
+        A.p[i] = frand();
+    for (long long i = 0; i < k_ * n_; i++)
+        B.p[i] = frand() / sqrtf((float)k_);
+    for (long long i = 0; i < m_ * n_; i++)
+        C.p[i] = NAN; /* poisoned: an unwritten element fails */
+    run("sgemm", "m, n, k, A, B, C", {{"m", m_}, {"n", n_}, {"k", k_}},
+        [&] { sgemm(m_, n_, k_, A.p, B.p, C.p); });
+    std::vector<double> want(m_ * n_);
+    for (long long r = 0; r < m_; r++)
+        for (long long c = 0; c < n_; c++) {
+            double s = 0;
+            for (long long kk = 0; kk < k_; kk++)
+                s += (double)A.p[r * k_ + kk] * B.p[kk * n_ + c];
+            want[r * n_ + c] = s;
+        }
+    char what[96];
+    snprintf(what, sizeof what, "sgemm %lldx%lldx%lld%s", m_, n_, k_,
+             misalign ? " misaligned" : "");
+    compare(what, C.p, want, 1e-4, 1e-4);
+}
+
+void check_all()
+{
+    const long long shapes[][3] = {{1, 1, 1},   {7, 13, 1},   {31, 17, 257}, {64, 64, 64},
+                                   {1, 100, 33}, {100, 1, 40}, {67, 131, 37}, {129, 65, 20}};
+    for (auto &s : shapes)
+        check_case(s[0], s[1], s[2], false);
+    check_case(36, 68, 24, true);
+    check_case(36, 68, 24, false);
+}
+#endif
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: cuda_emu_check KERNEL.cu [NAME=VALUE ...]\n");
+        return 2;
+    }
+    read_plans(argv[1]);
+    for (int i = 2; i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+        if (!eq)
+            return 2;
+        g_tunables[std::string(argv[i], (size_t)(eq - argv[i]))] = atoll(eq + 1);
+    }
+    check_all();
+    return g_failures ? 1 : 0;
+}
