@@ -135,8 +135,10 @@ static enum kiln_rc finish_head(struct opt_run *r, struct kiln_err *err)
                     r->tty ? "\n" : "", id, why);
         if (rc == KILN_OK) {
             opt_progress(r, sl->it, "evaluate");
+            eval_session_set_short_run(r->s, sl->p.iterations);
             rc = eval_session_run_compiled(r->s, id, sl->p.source, sl->p.len,
                                            sl->p.has_config ? sl->p.config : NULL, &o, err);
+            eval_session_set_short_run(r->s, 0);
         }
     }
     if (rc == KILN_OK)

@@ -75,6 +75,11 @@ struct fiber {
 };
 
 struct machine {
+    ~machine()
+    {
+        for (auto &f : fibers)
+            free(f.stack);
+    }
     ucontext_t sched;
     std::vector<fiber> fibers;
     unsigned nthreads = 0;

@@ -304,6 +304,172 @@ void check_all()
 }
 #endif
 
+
+#if defined(WL_saxpy)
+void check_case(long long n, bool misalign)
+{
+    buffer x(n, misalign), y(n, misalign), out(n, misalign);
+    for (long long i = 0; i < n; i++) {
+        x.p[i] = frand();
+        y.p[i] = frand();
+        out.p[i] = NAN;
+    }
+    const float a = 2.5f;
+    run("saxpy", "n, a, x, y, out", {{"n", n}}, [&] { saxpy(n, a, x.p, y.p, out.p); });
+    std::vector<double> want(n);
+    for (long long i = 0; i < n; i++)
+        want[i] = (double)a * x.p[i] + y.p[i];
+    char what[64];
+    snprintf(what, sizeof what, "saxpy n=%lld%s", n, misalign ? " misaligned" : "");
+    compare(what, out.p, want, 1e-5, 1e-5);
+}
+
+void check_all()
+{
+    for (long long n : {1LL, 2LL, 3LL, 31LL, 4097LL, 70001LL})
+        check_case(n, false);
+    check_case(4103, true);
+}
+#endif
+
+#if defined(WL_reduce_sum)
+void check_case(long long n, bool misalign)
+{
+    buffer x(n, misalign), out(1, false);
+    for (long long i = 0; i < n; i++)
+        x.p[i] = (frand() < -0.6f ? -1.0f : 1.0f) * expf(frand());
+    out.p[0] = NAN;
+    run("reduce_partial", "n, x", {{"n", n}}, [&] { reduce_partial(n, x.p); });
+    run("reduce_final", "n, out", {{"n", n}}, [&] { reduce_final(n, out.p); });
+    std::vector<double> want(1, 0.0);
+    for (long long i = 0; i < n; i++)
+        want[0] += x.p[i];
+    char what[64];
+    snprintf(what, sizeof what, "reduce_sum n=%lld%s", n, misalign ? " misaligned" : "");
+    compare(what, out.p, want, 1e-5, 1e-4);
+}
+
+void check_all()
+{
+    for (long long n : {1LL, 2LL, 31LL, 997LL, 65537LL, 1000003LL})
+        check_case(n, false);
+    check_case(40001, true);
+}
+#endif
+
+#if defined(WL_transpose)
+void check_case(long long rows, long long cols)
+{
+    buffer x(rows * cols, false), out(rows * cols, false);
+    for (long long i = 0; i < rows * cols; i++) {
+        x.p[i] = frand();
+        out.p[i] = NAN;
+    }
+    run("transpose", "rows, cols, x, out", {{"rows", rows}, {"cols", cols}},
+        [&] { transpose(rows, cols, x.p, out.p); });
+    std::vector<double> want(rows * cols);
+    for (long long r = 0; r < rows; r++)
+        for (long long c = 0; c < cols; c++)
+            want[c * rows + r] = x.p[r * cols + c];
+    char what[64];
+    snprintf(what, sizeof what, "transpose %lldx%lld", rows, cols);
+    compare(what, out.p, want, 0, 0);
+}
+
+void check_all()
+{
+    const long long shapes[][2] = {{1, 1}, {1, 1003}, {1003, 1}, {37, 123}, {31, 33}, {65, 64}};
+    for (auto &s : shapes)
+        check_case(s[0], s[1]);
+}
+#endif
+
+#if defined(WL_softmax_rows)
+void check_case(long long rows, long long cols, bool misalign)
+{
+    buffer x(rows * cols, misalign), out(rows * cols, misalign);
+    for (long long r = 0; r < rows; r++) {
+        float off = (float)((r % 5) - 2) * 150.0f, scale = r % 3 == 0 ? 0.01f : 8.0f;
+        for (long long c = 0; c < cols; c++)
+            x.p[r * cols + c] = off + scale * frand();
+    }
+    for (long long i = 0; i < rows * cols; i++)
+        out.p[i] = NAN;
+    run("softmax_rows", "rows, cols, x, out", {{"rows", rows}, {"cols", cols}},
+        [&] { softmax_rows(rows, cols, x.p, out.p); });
+    std::vector<double> want(rows * cols);
+    for (long long r = 0; r < rows; r++) {
+        double m = -INFINITY, s = 0;
+        for (long long c = 0; c < cols; c++)
+            m = fmax(m, x.p[r * cols + c]);
+        for (long long c = 0; c < cols; c++)
+            s += exp(x.p[r * cols + c] - m);
+        for (long long c = 0; c < cols; c++)
+            want[r * cols + c] = exp(x.p[r * cols + c] - m) / s;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "softmax_rows %lldx%lld%s", rows, cols,
+             misalign ? " misaligned" : "");
+    compare(what, out.p, want, 1e-9, 1e-4);
+}
+
+void check_all()
+{
+    const long long shapes[][2] = {{1, 1},   {1, 7},    {37, 1023}, {67, 33},
+                                   {5, 4100}, {3, 20011}, {301, 3}, {9, 1028}};
+    for (auto &s : shapes)
+        check_case(s[0], s[1], false);
+    check_case(9, 1028, true);
+}
+#endif
+
+#if defined(WL_layernorm)
+void check_case(long long rows, long long cols, bool misalign)
+{
+    buffer x(rows * cols, misalign), g(cols, misalign), b(cols, misalign),
+        out(rows * cols, misalign);
+    for (long long r = 0; r < rows; r++) {
+        float sd = r % 3 == 0 ? 0.003f : r % 3 == 1 ? 1.0f : 10.0f, mean = 4.0f * sd * frand();
+        for (long long c = 0; c < cols; c++)
+            x.p[r * cols + c] = mean + sd * frand() * 1.7f;
+    }
+    for (long long c = 0; c < cols; c++) {
+        g.p[c] = 1.0f + 0.5f * frand();
+        b.p[c] = 0.5f * frand();
+    }
+    for (long long i = 0; i < rows * cols; i++)
+        out.p[i] = NAN;
+    const float eps = 1e-5f;
+    run("layernorm", "rows, cols, eps, x, gamma, beta, out", {{"rows", rows}, {"cols", cols}},
+        [&] { layernorm(rows, cols, eps, x.p, g.p, b.p, out.p); });
+    std::vector<double> want(rows * cols);
+    for (long long r = 0; r < rows; r++) {
+        double m = 0, v = 0;
+        for (long long c = 0; c < cols; c++)
+            m += x.p[r * cols + c];
+        m /= (double)cols;
+        for (long long c = 0; c < cols; c++)
+            v += (x.p[r * cols + c] - m) * (x.p[r * cols + c] - m);
+        v /= (double)cols;
+        for (long long c = 0; c < cols; c++)
+            want[r * cols + c] =
+                (x.p[r * cols + c] - m) / sqrt(v + (double)eps) * g.p[c] + b.p[c];
+    }
+    char what[64];
+    snprintf(what, sizeof what, "layernorm %lldx%lld%s", rows, cols, misalign ? " misaligned" : "");
+    compare(what, out.p, want, 5e-5, 1e-4);
+}
+
+void check_all()
+{
+    const long long shapes[][2] = {{5, 1},    {7, 2},    {1, 1021}, {67, 97},
+                                   {13, 4100}, {3, 20003}, {301, 3}, {9, 1028}};
+    for (auto &s : shapes)
+        check_case(s[0], s[1], false);
+    check_case(9, 1028, true);
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv)
