@@ -10,15 +10,17 @@
 // shared buffers (one barrier per tile instead of two). Every edge (m, n, k
 // not multiples of the tiles) is zero-filled on load and guarded on store.
 // The defaults are a plain 16x16 shared-memory tiling: the tuner's start.
+// Blocks of 128 to 256 threads only: with register blocking, more threads
+// per block cost registers and fewer give too little latency hiding.
 // kiln: tunable BM {16, 32, 64, 128, 256} = 16
 // kiln: tunable BN {16, 32, 64, 128, 256} = 16
-// kiln: tunable BK {8, 16, 32} = 16
-// kiln: tunable TM {1, 2, 4, 8} = 1
-// kiln: tunable TN {1, 2, 4, 8} = 1
+// kiln: tunable BK {8, 16} = 16
+// kiln: tunable TM {1, 4, 8} = 1
+// kiln: tunable TN {1, 4, 8} = 1
 // kiln: tunable VEC {1, 4} = 1
 // kiln: tunable DBUF {0, 1} = 0
-// kiln: require (BM / TM) * (BN / TN) <= 1024
-// kiln: require (BM / TM) * (BN / TN) >= 64
+// kiln: require (BM / TM) * (BN / TN) <= 256
+// kiln: require (BM / TM) * (BN / TN) >= 128
 // kiln: require BM % TM == 0
 // kiln: require BN % TN == 0
 // kiln: require 4 * BK * (BM + BN) * (1 + DBUF) <= 49152
