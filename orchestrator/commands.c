@@ -184,6 +184,30 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln report results/run-001\n",
      cmd_report},
+    {"import", "turn a KernelBench problem into a kiln workload",
+     "usage: kiln import kernelbench PROBLEM.py --out-shape DIMS [-o DIR] [--name NAME]\n"
+     "                               [--flops EXPR] [--kernel FILE]\n"
+     "\n"
+     "Reads a KernelBench level-1 problem (class Model with forward(), get_inputs(),\n"
+     "get_init_inputs()) as text, never running it, and writes a workload directory:\n"
+     "workload.json (sizes: the module constants the shapes use; a performance case\n"
+     "at the problem's sizes, smaller correctness and held-out cases), and inputs.py\n"
+     "and reference.py that run the problem's torch code inside the script sandbox\n"
+     "(torch needed there; without it they stop naming the missing module).\n"
+     "get_inputs() may only bind NAME = torch.randn(dims) / torch.rand(dims) and\n"
+     "return them; models with parameters are not supported yet.\n"
+     "\n"
+     "options:\n"
+     "  --out-shape DIMS  the output's dimensions over the problem's constants\n"
+     "  -o, --output DIR  where to write (default: NAME; must not exist)\n"
+     "  --name NAME       workload name (default kb_ + the file's name)\n"
+     "  --flops EXPR      cost.flops over the sizes (default 0: a bytes-only floor)\n"
+     "  --kernel FILE     a starting kernel.cu to copy in\n"
+     "\n"
+     "example:\n"
+     "  kiln import kernelbench 1_Square_matrix_multiplication_.py --out-shape \"N, N\" \\\n"
+     "      --flops \"2*N*N*N\" --kernel start.cu -o kb_matmul\n",
+     cmd_import},
     {"sandbox", "run a command in a kiln sandbox (namespaces, seccomp policy, limits)",
      "usage: kiln sandbox --policy P [options] -- CMD ARGS...\n"
      "\n"

@@ -18,5 +18,6 @@ struct runrec;
 /* Regenerates heatmap.svg and report.html of a run from its records. */
 enum kiln_rc report_write_run(const struct runrec *rr, struct kiln_err *err) KILN_NODISCARD;
 int cmd_sandbox(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif

@@ -15,7 +15,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0 total=0
-for dir in "$src"/workloads/*/; do
+for dir in "$src"/workloads/*/ "$src"/workloads/kernelbench/*/; do
     wl=$(basename "$dir")
     [ -f "$dir/kernel.cu" ] || continue
     if [ "${KILN_KERNELS_ALL:-0}" = 1 ]; then
