@@ -72,6 +72,13 @@ static enum kiln_rc fill(struct opt_run *r, bool replaying, struct kiln_err *err
             w->n++;
         } else {
             proposal_free(&sl->p);
+            if (rc == KILN_E_LIMIT && w->n > 0) {
+                /* The proposer waits for verdicts in flight (the tuner
+                 * between rungs): propose again after the next one. */
+                kiln_err_clear(err);
+                rc = KILN_OK;
+                break;
+            }
         }
     }
     return rc;

@@ -1,7 +1,7 @@
 /*
  * proposer.h - where candidates come from. One interface, three kinds:
  *   tune    the embedded tuner: searches the starting kernel's tunables
- *           (tuner.h), offline, no key needed;
+ *           (tune_search.h), offline, no key needed;
  *   llm     an OpenAI-compatible chat model (llm.h), prompted with the
  *           workload, the best so far and how every attempt ended;
  *   replay  the model replies recorded in an earlier run, re-parsed with the

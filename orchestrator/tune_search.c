@@ -227,6 +227,13 @@ enum kiln_rc tune_search_next(struct tune_search *s, size_t *idx, int *rung, int
 {
     while ((size_t)s->rung < s->nrungs) {
         if (!s->decided[s->rung]) {
+            /* A rung is drawn from all of the previous one: while some of it
+             * is still out (kiln optimize --jobs), the caller waits, so the
+             * search is the same for every --jobs. */
+            if (s->nreported < s->nlog)
+                return kiln_fail(err, KILN_E_LIMIT,
+                                 "the tuner waits for %zu reports before choosing rung %d",
+                                 s->nlog - s->nreported, s->rung);
             enum kiln_rc rc = decide_rung(s, s->rung, err);
             if (rc != KILN_OK)
                 return rc;

@@ -14,10 +14,10 @@
  * When the valid space fits in the budget, rung 0 is all of it, timed in
  * full (one rung: nothing to halve).
  *
- * Proposals may be requested ahead of reports (kiln optimize --jobs): a rung
- * is drawn from the reports that have arrived when its first member is
- * asked for; the order of calls alone decides what is proposed, so a run
- * replays exactly under the same seed and the same --jobs.
+ * Proposals may be requested ahead of reports (kiln optimize --jobs) within
+ * a rung; the first member of the next rung waits (KILN_E_LIMIT) until every
+ * report of the rung before has arrived, so what is proposed depends on the
+ * seed alone, never on --jobs or the host.
  *
  * Lifecycle: tune_search_new -> (tune_search_next -> evaluate ->
  * tune_search_report)* -> tune_search_free. Pure logic: it runs nothing.
@@ -70,7 +70,8 @@ size_t tune_search_rungs(const struct tune_search *s);
 
 /* The next configuration: idx[ndims], its rung, and the timing iterations
  * to use (0: the session's full count). KILN_E_NOTFOUND when the plan is
- * done. */
+ * done; KILN_E_LIMIT when the next rung needs reports still outstanding
+ * (report, then ask again). */
 enum kiln_rc tune_search_next(struct tune_search *s, size_t *idx, int *rung, int *iterations,
                               struct kiln_err *err) KILN_NODISCARD;
 
