@@ -470,6 +470,108 @@ void check_all()
 }
 #endif
 
+#if defined(WL_kb_1_square_matrix_multiplication) || defined(WL_kb_16_matmul_with_transposed_a)
+/* C[M][N] = op(A) B: A stored M x K, or K x M when transposed (problem 16). */
+void check_case(long long M, long long K, long long N, bool misalign)
+{
+#if defined(WL_kb_1_square_matrix_multiplication)
+    const bool trans = false;
+    K = N = M; /* square */
+#else
+    const bool trans = true;
+#endif
+    buffer A(M * K, misalign), B(K * N, misalign), out(M * N, misalign);
+    for (long long i = 0; i < M * K; i++)
+        A.p[i] = frand();
+    for (long long i = 0; i < K * N; i++)
+        B.p[i] = frand();
+    for (long long i = 0; i < M * N; i++)
+        out.p[i] = NAN;
+#if defined(WL_kb_1_square_matrix_multiplication)
+    run("matmul", "N, A, B, out", {{"N", N}}, [&] { matmul(N, A.p, B.p, out.p); });
+#else
+    run("matmul_tn", "M, K, N, A, B, out", {{"M", M}, {"K", K}, {"N", N}},
+        [&] { matmul_tn(M, K, N, A.p, B.p, out.p); });
+#endif
+    std::vector<double> want(M * N);
+    for (long long r = 0; r < M; r++)
+        for (long long c = 0; c < N; c++) {
+            double acc = 0;
+            for (long long k = 0; k < K; k++)
+                acc += (double)(trans ? A.p[k * M + r] : A.p[r * K + k]) * B.p[k * N + c];
+            want[r * N + c] = acc;
+        }
+    char what[96];
+    snprintf(what, sizeof what, "matmul %lldx%lldx%lld%s", M, K, N, misalign ? " misaligned" : "");
+    compare(what, out.p, want, 1e-4, 1e-4);
+}
+
+void check_all()
+{
+    const long long shapes[][3] = {{1, 1, 1}, {13, 7, 5}, {67, 33, 129}, {64, 8, 64}, {41, 100, 3}};
+    for (auto &s : shapes)
+        check_case(s[0], s[1], s[2], false);
+    check_case(68, 36, 24, true);
+    check_case(68, 36, 24, false);
+}
+#endif
+
+#if defined(WL_kb_47_sum_reduction_over_a_dimension)
+void check_case(long long b, long long d1, long long d2)
+{
+    buffer x(b * d1 * d2, false), out(b * d2, false);
+    for (long long i = 0; i < b * d1 * d2; i++)
+        x.p[i] = frand();
+    for (long long i = 0; i < b * d2; i++)
+        out.p[i] = NAN;
+    run("sum_dim1", "batch_size, dim1, dim2, x, out",
+        {{"batch_size", b}, {"dim1", d1}, {"dim2", d2}},
+        [&] { sum_dim1(b, d1, d2, x.p, out.p); });
+    std::vector<double> want(b * d2, 0.0);
+    for (long long i = 0; i < b; i++)
+        for (long long r = 0; r < d1; r++)
+            for (long long j = 0; j < d2; j++)
+                want[i * d2 + j] += x.p[(i * d1 + r) * d2 + j];
+    char what[64];
+    snprintf(what, sizeof what, "sum_dim1 %lldx%lldx%lld", b, d1, d2);
+    compare(what, out.p, want, 1e-5, 1e-4);
+}
+
+void check_all()
+{
+    const long long shapes[][3] = {{1, 1, 1}, {3, 13, 5}, {16, 67, 67}, {2, 257, 33}};
+    for (auto &s : shapes)
+        check_case(s[0], s[1], s[2]);
+}
+#endif
+
+#if defined(WL_kb_19_relu)
+void check_case(long long b, long long d, bool misalign)
+{
+    buffer x(b * d, misalign), out(b * d, misalign);
+    for (long long i = 0; i < b * d; i++) {
+        x.p[i] = frand();
+        out.p[i] = NAN;
+    }
+    run("relu", "batch_size, dim, x, out", {{"batch_size", b}, {"dim", d}},
+        [&] { relu(b, d, x.p, out.p); });
+    std::vector<double> want(b * d);
+    for (long long i = 0; i < b * d; i++)
+        want[i] = x.p[i] > 0 ? x.p[i] : 0.0;
+    char what[64];
+    snprintf(what, sizeof what, "relu %lldx%lld%s", b, d, misalign ? " misaligned" : "");
+    compare(what, out.p, want, 0, 0);
+}
+
+void check_all()
+{
+    const long long shapes[][2] = {{1, 1}, {1, 3}, {13, 13}, {16, 4099}};
+    for (auto &s : shapes)
+        check_case(s[0], s[1], false);
+    check_case(7, 1001, true);
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv)

@@ -4,7 +4,8 @@
 # against float64 references over edge-case shapes and misaligned buffers,
 # for a seeded sample of 4 configurations per workload (the defaults first),
 # or every configuration the tuner may pick with KILN_KERNELS_ALL=1.
-# conv2d is not covered (cuda_emu_check.cpp has no reference for it yet).
+# KernelBench starts included (kb_23_softmax is softmax_rows' kernel). conv2d is
+# not covered (cuda_emu_check.cpp has no reference for it yet).
 set -u
 configs=$1 src=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,8 +14,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=0
 fails=0 total=0
-for wl in sgemm saxpy reduce_sum transpose softmax_rows layernorm; do
+for wl in sgemm saxpy reduce_sum transpose softmax_rows layernorm \
+    kb_1_square_matrix_multiplication kb_16_matmul_with_transposed_a \
+    kb_47_sum_reduction_over_a_dimension kb_19_relu; do
     dir=$src/workloads/$wl
+    [ -d "$dir" ] || dir=$src/workloads/kernelbench/$wl
     if [ "${KILN_KERNELS_ALL:-0}" = 1 ]; then
         list=$("$configs" "$dir") || { echo "FAIL $wl: tune_configs failed"; exit 1; }
     else
