@@ -50,6 +50,11 @@ static inline float4 make_float4(float x, float y, float z, float w)
 #define __restrict__
 #define __launch_bounds__(...)
 
+/* Dynamic shared memory: kernels_emu.sh rewrites `extern __shared__ T v[];`
+ * into `T *v = (T *)emu_dynamic_smem;`, a buffer the check sets to at least
+ * the launch's smem(...) bytes. */
+static float *emu_dynamic_smem;
+
 static inline float rsqrtf(float x)
 {
     return 1.0f / sqrtf(x);

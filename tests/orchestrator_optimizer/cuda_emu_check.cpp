@@ -572,6 +572,57 @@ void check_all()
 }
 #endif
 
+#if defined(WL_conv2d)
+void check_case(long long n, long long c, long long h, long long w, long long k, long long r,
+                long long s, long long p, long long q)
+{
+    long long ph = (p - h + r - 1) / 2, pw = (q - w + s - 1) / 2;
+    buffer x(n * c * h * w, false), wt(k * c * r * s, false), out(n * k * p * q, false);
+    for (long long i = 0; i < n * c * h * w; i++)
+        x.p[i] = frand();
+    for (long long i = 0; i < k * c * r * s; i++)
+        wt.p[i] = frand() / sqrtf((float)(c * r * s));
+    for (long long i = 0; i < n * k * p * q; i++)
+        out.p[i] = NAN;
+    /* The kernel's dynamic shared memory: the launch's smem(...) bytes. */
+    std::vector<float> smem(1 << 16);
+    emu_dynamic_smem = smem.data();
+    run("conv2d", "n, c, h, w, k, r, s, p, q, pad_h, pad_w, x, weight, out",
+        {{"n", n}, {"c", c}, {"h", h}, {"w", w}, {"k", k}, {"r", r}, {"s", s}, {"p", p}, {"q", q}},
+        [&] { conv2d(n, c, h, w, k, r, s, p, q, ph, pw, x.p, wt.p, out.p); });
+    std::vector<double> want(n * k * p * q);
+    for (long long b = 0; b < n; b++)
+        for (long long o = 0; o < k; o++)
+            for (long long y = 0; y < p; y++)
+                for (long long z = 0; z < q; z++) {
+                    double acc = 0;
+                    for (long long ci = 0; ci < c; ci++)
+                        for (long long i = 0; i < r; i++)
+                            for (long long j = 0; j < s; j++) {
+                                long long iy = y - ph + i, iz = z - pw + j;
+                                if (iy >= 0 && iy < h && iz >= 0 && iz < w)
+                                    acc += (double)x.p[((b * c + ci) * h + iy) * w + iz] *
+                                           wt.p[((o * c + ci) * r + i) * s + j];
+                            }
+                    want[((b * k + o) * p + y) * q + z] = acc;
+                }
+    char what[96];
+    snprintf(what, sizeof what, "conv2d n%lld c%lld %lldx%lld k%lld %lldx%lld -> %lldx%lld", n, c,
+             h, w, k, r, s, p, q);
+    compare(what, out.p, want, 1e-4, 1e-4);
+}
+
+void check_all()
+{
+    check_case(1, 1, 1, 1, 1, 1, 1, 1, 1);
+    check_case(1, 3, 7, 5, 2, 3, 3, 7, 5);
+    check_case(2, 3, 13, 11, 5, 3, 5, 11, 7);
+    check_case(1, 4, 9, 17, 3, 1, 7, 9, 17);
+    check_case(1, 9, 6, 6, 9, 3, 3, 4, 4);
+    check_case(2, 2, 3, 3, 2, 5, 5, 3, 3);
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv)
