@@ -282,7 +282,7 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *p, s
                          KB_MAX_SRC);
     if (memchr(src, '\0', len))
         return kiln_fail(err, KILN_E_REJECTED, "the problem file has a NUL byte: not python text");
-    enum { TOP, GET_INPUTS, OTHER } state = TOP;
+    enum { TOP, GET_INPUTS, MODEL, OTHER } state = TOP;
     bool have_model = false, have_forward = false, have_gi = false, have_init = false;
     bool returned = false;
     struct kb_input vars[KB_MAX_INPUTS];
@@ -321,7 +321,7 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *p, s
                 state = OTHER;
             } else if (strncmp(s, "class Model(", 12) == 0 || strncmp(s, "class Model:", 12) == 0) {
                 have_model = true;
-                state = OTHER;
+                state = MODEL;
             } else if (strncmp(s, "def ", 4) == 0 || strncmp(s, "class ", 6) == 0) {
                 state = OTHER;
             } else {
@@ -329,7 +329,18 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *p, s
             }
             continue;
         }
-        if (state == OTHER && strncmp(s, "def forward(", 12) == 0)
+        /* Layers and parameters hold weights the kernel would need as
+         * inputs; kiln does not export them yet, so it refuses. */
+        if (state == MODEL && (strstr(s, "nn.Parameter") || strstr(s, "= nn.") ||
+                               strstr(s, "=nn.") || strstr(s, "register_buffer"))) {
+            rc = kiln_fail(err, KILN_E_REJECTED,
+                           "line %d: the Model has parameters or layers ('%.60s'): their "
+                           "weights would have to be inputs of the kernel, which kiln import "
+                           "does not export yet; only parameter-free models are supported",
+                           lineno, s);
+            break;
+        }
+        if (state == MODEL && strncmp(s, "def forward(", 12) == 0)
             have_forward = true;
         if (state == GET_INPUTS)
             rc = body_line(p, s, lineno, vars, &nvars, &returned, err);

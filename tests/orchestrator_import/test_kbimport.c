@@ -100,6 +100,12 @@ static void refusals_name_the_line(void **state)
     refuse("N = 4\ndef get_inputs():\n    x = torch.randn(N)\n    return [x]\n", KILN_E_REJECTED,
            "not a KernelBench problem: it needs class Model with forward(), get_inputs() and "
            "get_init_inputs() (missing: class Model forward() get_init_inputs())");
+    refuse("class Model(nn.Module):\n    def __init__(self):\n"
+           "        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n        return x\n",
+           KILN_E_REJECTED,
+           "line 3: the Model has parameters or layers ('self.fc = nn.Linear(4, 4)'): their "
+           "weights would have to be inputs of the kernel, which kiln import does not export "
+           "yet; only parameter-free models are supported");
     char big[KB_MAX_LINE + 8];
     memset(big, 'a', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
