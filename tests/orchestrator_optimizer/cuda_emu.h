@@ -53,7 +53,7 @@ static inline float4 make_float4(float x, float y, float z, float w)
 /* Dynamic shared memory: kernels_emu.sh rewrites `extern __shared__ T v[];`
  * into `T *v = (T *)emu_dynamic_smem;`, a buffer the check sets to at least
  * the launch's smem(...) bytes. */
-static float *emu_dynamic_smem;
+inline float *emu_dynamic_smem = nullptr;
 
 static inline float rsqrtf(float x)
 {
