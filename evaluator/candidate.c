@@ -213,6 +213,98 @@ static enum kiln_rc parse_args(struct cursor *c, struct cand_launch *l, size_t e
     }
 }
 
+static const struct {
+    const char *text;
+    enum cand_cmp op;
+} cmp_ops[] = {{"<=", CAND_LE}, {">=", CAND_GE}, {"==", CAND_EQ},
+               {"!=", CAND_NE}, {"<", CAND_LT},  {">", CAND_GT}};
+
+static const char *cmp_text(enum cand_cmp op)
+{
+    for (size_t i = 0; i < sizeof(cmp_ops) / sizeof(*cmp_ops); i++)
+        if (cmp_ops[i].op == op)
+            return cmp_ops[i].text;
+    return "?";
+}
+
+/* `require LHS OP RHS`: the expression language has no comparison, so the
+ * first of < > = ! on the line is the operator and none may follow it. */
+static enum kiln_rc parse_require(struct candidate *cand, struct cursor *c)
+{
+    if (cand->nrequires >= CAND_MAX_REQUIRES)
+        return kiln_fail(c->err, KILN_E_LIMIT, "line %d: more than %d require directives", c->line,
+                         CAND_MAX_REQUIRES);
+    const char *s = c->s + c->pos;
+    size_t at = strcspn(s, "<>=!");
+    if (s[at] == '\0')
+        return kiln_fail(c->err, KILN_E_PARSE,
+                         "line %d: require needs a comparison (<=, <, >=, >, == or !=), e.g. "
+                         "'require BM * BN <= 1024'",
+                         c->line);
+    size_t i = 0, oplen = 0;
+    for (; i < sizeof(cmp_ops) / sizeof(*cmp_ops); i++) {
+        oplen = strlen(cmp_ops[i].text);
+        if (strncmp(s + at, cmp_ops[i].text, oplen) == 0)
+            break;
+    }
+    if (i == sizeof(cmp_ops) / sizeof(*cmp_ops))
+        return kiln_fail(c->err, KILN_E_PARSE,
+                         "line %d: column %zu: '%c' is not a comparison (<=, <, >=, >, == or !=)",
+                         c->line, c->pos + at + 1, s[at]);
+    if (strpbrk(s + at + oplen, "<>=!"))
+        return kiln_fail(c->err, KILN_E_PARSE, "line %d: require takes one comparison", c->line);
+    char piece[CAND_MAX_LINE + 1];
+    struct cand_require *r = &cand->requires[cand->nrequires];
+    memset(r, 0, sizeof(*r));
+    r->op = cmp_ops[i].op;
+    r->line = c->line;
+    /* Trimmed, so messages quote each side as written. */
+    size_t from = strspn(s, " \t"), to = at;
+    while (to > from && (s[to - 1] == ' ' || s[to - 1] == '\t'))
+        to--;
+    memcpy(piece, s + from, to - from);
+    piece[to - from] = '\0';
+    enum kiln_rc rc = expr_compile(piece, &r->lhs, c->err);
+    if (rc == KILN_OK) {
+        const char *rhs = s + at + oplen;
+        rhs += strspn(rhs, " \t");
+        size_t rlen = strlen(rhs);
+        while (rlen > 0 && (rhs[rlen - 1] == ' ' || rhs[rlen - 1] == '\t'))
+            rlen--;
+        memcpy(piece, rhs, rlen);
+        piece[rlen] = '\0';
+        rc = expr_compile(piece, &r->rhs, c->err);
+    }
+    if (rc != KILN_OK) {
+        expr_free(r->lhs);
+        r->lhs = NULL;
+        kiln_err_prefix(c->err, "line %d: require", c->line);
+        return rc;
+    }
+    cand->nrequires++;
+    return KILN_OK;
+}
+
+/* Every name in a require must be a tunable (checked once all are declared):
+ * a require cannot depend on a case, so it prunes configurations alone. */
+static enum kiln_rc check_require_names(const struct candidate *cand, struct kiln_err *err)
+{
+    const char *names[CAND_MAX_TUNABLES];
+    for (size_t i = 0; i < cand->ntunables; i++)
+        names[i] = cand->tunables[i].name;
+    for (size_t i = 0; i < cand->nrequires; i++) {
+        const struct cand_require *r = &cand->requires[i];
+        enum kiln_rc rc = expr_check_names(r->lhs, names, cand->ntunables, err);
+        if (rc == KILN_OK)
+            rc = expr_check_names(r->rhs, names, cand->ntunables, err);
+        if (rc != KILN_OK) {
+            kiln_err_prefix(err, "line %d: require may name only tunables", r->line);
+            return rc;
+        }
+    }
+    return KILN_OK;
+}
+
 static enum kiln_rc parse_launch(struct candidate *cand, struct cursor *c)
 {
     if (cand->nlaunches >= CAND_MAX_LAUNCHES)
@@ -325,16 +417,18 @@ static enum kiln_rc parse_line(struct candidate *cand, const char *line, size_t 
                              lineno, i + 1, (unsigned)(unsigned char)buf[i]);
     struct cursor c = {.s = buf, .pos = at, .line = lineno, .err = err};
     char keyword[CAND_NAME_MAX + 1];
-    enum kiln_rc rc = read_ident(&c, keyword, "a directive keyword (tunable or launch)");
+    enum kiln_rc rc = read_ident(&c, keyword, "a directive keyword (tunable, require or launch)");
     if (rc != KILN_OK)
         return rc;
     if (strcmp(keyword, "tunable") == 0)
         return parse_tunable(cand, &c);
+    if (strcmp(keyword, "require") == 0)
+        return parse_require(cand, &c);
     if (strcmp(keyword, "launch") == 0)
         return parse_launch(cand, &c);
     return kiln_fail(err, KILN_E_PARSE,
-                     "line %d: unknown directive 'kiln: %s' (expected tunable or launch)", lineno,
-                     keyword);
+                     "line %d: unknown directive 'kiln: %s' (expected tunable, require or launch)",
+                     lineno, keyword);
 }
 
 enum kiln_rc candidate_parse(const char *src, size_t len, enum kiln_backend backend,
@@ -375,6 +469,16 @@ enum kiln_rc candidate_parse(const char *src, size_t len, enum kiln_backend back
         rc = kiln_fail(err, KILN_E_REJECTED,
                        "the candidate has no '// kiln: launch' directive (see "
                        "evaluator/CANDIDATE.md)");
+    if (rc == KILN_OK)
+        rc = check_require_names(cand, err);
+    if (rc == KILN_OK && cand->nrequires > 0) {
+        /* The defaults are the configuration run when nothing is chosen. */
+        int64_t defaults[CAND_MAX_TUNABLES];
+        candidate_default_config(cand, defaults);
+        rc = candidate_check_config(cand, defaults, err);
+        if (rc != KILN_OK)
+            kiln_err_prefix(err, "the tunables' defaults");
+    }
     if (rc != KILN_OK) {
         candidate_free(cand);
         return rc;
@@ -394,6 +498,10 @@ void candidate_free(struct candidate *c)
             expr_free(l->block[d]);
         }
         expr_free(l->smem);
+    }
+    for (size_t i = 0; i < c->nrequires; i++) {
+        expr_free(c->requires[i].lhs);
+        expr_free(c->requires[i].rhs);
     }
     free(c);
 }
@@ -424,6 +532,31 @@ enum kiln_rc candidate_check_config(const struct candidate *c, const int64_t *va
             return kiln_fail(err, KILN_E_REJECTED,
                              "tunable %s: %" PRId64 " is not one of its values (line %d)", t->name,
                              values[i], t->line);
+    }
+    struct expr_var vars[CAND_MAX_TUNABLES];
+    for (size_t i = 0; i < c->ntunables; i++)
+        vars[i] = (struct expr_var){c->tunables[i].name, values[i]};
+    for (size_t i = 0; i < c->nrequires; i++) {
+        const struct cand_require *r = &c->requires[i];
+        int64_t a, b;
+        enum kiln_rc rc = expr_eval(r->lhs, vars, c->ntunables, &a, err);
+        if (rc == KILN_OK)
+            rc = expr_eval(r->rhs, vars, c->ntunables, &b, err);
+        if (rc != KILN_OK) {
+            kiln_err_prefix(err, "require on line %d", r->line);
+            return KILN_E_REJECTED;
+        }
+        bool ok = r->op == CAND_LE   ? a <= b
+                  : r->op == CAND_LT ? a < b
+                  : r->op == CAND_GE ? a >= b
+                  : r->op == CAND_GT ? a > b
+                  : r->op == CAND_EQ ? a == b
+                                     : a != b;
+        if (!ok)
+            return kiln_fail(err, KILN_E_REJECTED,
+                             "require on line %d fails: %s %s %s is %" PRId64 " %s %" PRId64,
+                             r->line, expr_text(r->lhs), cmp_text(r->op), expr_text(r->rhs), a,
+                             cmp_text(r->op), b);
     }
     return KILN_OK;
 }

@@ -30,6 +30,7 @@
 #define CAND_MAX_VALUES   64 /* values of one tunable */
 #define CAND_MAX_LAUNCHES 16
 #define CAND_MAX_ARGS     32
+#define CAND_MAX_REQUIRES 32
 #define CAND_NAME_MAX     64 /* identifiers: tunables, kernels, args */
 /* "-D" NAME "=" int64 NUL */
 #define CAND_DEFINE_MAX (2 + CAND_NAME_MAX + 1 + 20 + 1)
@@ -53,8 +54,21 @@ struct cand_launch {
     int line;
 };
 
+/* `// kiln: require LHS OP RHS`: a condition every configuration must meet
+ * (threads per block, shared memory, tile divisibility), over the tunables
+ * only, so a search can drop a configuration before compiling it. */
+enum cand_cmp { CAND_LE, CAND_LT, CAND_GE, CAND_GT, CAND_EQ, CAND_NE };
+
+struct cand_require {
+    struct expr *lhs, *rhs;
+    enum cand_cmp op;
+    int line;
+};
+
 struct candidate {
     enum kiln_backend backend;
+    struct cand_require requires[CAND_MAX_REQUIRES];
+    size_t nrequires;
     struct cand_tunable tunables[CAND_MAX_TUNABLES];
     size_t ntunables;
     struct cand_launch launches[CAND_MAX_LAUNCHES];
@@ -76,8 +90,9 @@ void candidate_default_config(const struct candidate *c, int64_t *values);
 /* Index of tunable `name`, or -1. */
 int candidate_tunable_index(const struct candidate *c, const char *name);
 
-/* Checks values[i] is in tunable i's set, for every tunable (KILN_E_REJECTED
- * naming the tunable and value otherwise). */
+/* Checks values[i] is in tunable i's set, for every tunable, and that every
+ * `require` holds (KILN_E_REJECTED naming the tunable and value, or the
+ * require line and both sides' values, otherwise). */
 enum kiln_rc candidate_check_config(const struct candidate *c, const int64_t *values,
                                     struct kiln_err *err) KILN_NODISCARD;
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -59,9 +60,31 @@ int cmd_workloads(int argc, char **argv)
     char *names[128];
     size_t n = 0;
     struct dirent *de;
-    while ((de = readdir(d)) && n < 128)
-        if (de->d_name[0] != '.' && de->d_type == DT_DIR)
+    while ((de = readdir(d)) && n < 128) {
+        if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+            continue;
+        /* A directory without workload.json that holds workloads (kernelbench/)
+         * is a group: its members are listed as GROUP/NAME. */
+        char sub[PATH_MAX], probe[PATH_MAX + 16];
+        snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+        snprintf(probe, sizeof(probe), "%s/workload.json", sub);
+        DIR *g = access(probe, F_OK) != 0 ? opendir(sub) : NULL;
+        struct dirent *ge;
+        size_t members = 0;
+        while (g && (ge = readdir(g)) && n < 128) {
+            char name[PATH_MAX];
+            snprintf(name, sizeof(name), "%s/%s", de->d_name, ge->d_name);
+            snprintf(probe, sizeof(probe), "%s/%s/workload.json", sub, ge->d_name);
+            if (ge->d_name[0] != '.' && ge->d_type == DT_DIR && access(probe, F_OK) == 0) {
+                names[n++] = strdup(name);
+                members++;
+            }
+        }
+        if (g)
+            closedir(g);
+        if (!members && n < 128)
             names[n++] = strdup(de->d_name);
+    }
     closedir(d);
     qsort(names, n, sizeof(*names), by_name);
     int status = KILN_EXIT_OK;

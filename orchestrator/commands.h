@@ -26,5 +26,6 @@ int cmd_sandbox(int argc, char **argv);
 int cmd_sandbox_exec(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_token(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif

@@ -337,7 +337,7 @@ enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, str
     enum kiln_rc rc = record(r, it, p, o, err);
     if (rc == KILN_OK)
         proposer_feedback(r->prop, p, r->hist[r->n - 1].status == VERDICT_PASS,
-                          r->hist[r->n - 1].improved);
+                          r->hist[r->n - 1].improved, r->hist[r->n - 1].geomean_ms);
     return rc;
 }
 
@@ -356,7 +356,9 @@ static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, st
         opt_invalid_outcome(&p, it, &o);
     } else if (rc == KILN_OK) {
         opt_progress(r, it, "evaluate");
+        eval_session_set_short_run(r->s, p.iterations);
         rc = eval_session_run(r->s, id, p.source, p.len, p.has_config ? p.config : NULL, &o, err);
+        eval_session_set_short_run(r->s, 0);
     }
     /* Interrupted meanwhile: the verdict may be the interruption's, so it
      * is not recorded; resume evaluates this candidate again. */

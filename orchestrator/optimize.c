@@ -203,7 +203,8 @@ static enum kiln_rc make_proposer(struct opt_run *r, struct kiln_err *err)
     const char *p = r->o.proposer ? r->o.proposer : "tune";
     if (strcmp(p, "tune") == 0) {
         enum wl_file f = b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
-        return proposer_new_tune(wl->files[f].data, wl->files[f].len, b, r->o.seed, &r->prop, err);
+        return proposer_new_tune(wl->files[f].data, wl->files[f].len, wl, b, r->o.seed,
+                                 (size_t)r->o.max_iterations, &r->prop, err);
     }
     if (strcmp(p, "replay") == 0) {
         if (!r->o.replay_dir)
@@ -361,12 +362,13 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
     r.tty = isatty(STDERR_FILENO);
     if (!r.o.results_dir)
         r.o.results_dir = "results";
+    bool tune = !r.o.proposer || strcmp(r.o.proposer, "tune") == 0;
+    /* The tuner's search needs room: rungs of 27, 9 and 3 (tune_search.h),
+     * a few minutes on an H200; a model's proposals are slower and dearer. */
     if (r.o.max_iterations <= 0)
-        r.o.max_iterations = 7;
+        r.o.max_iterations = tune ? 40 : 7;
     if (r.o.max_iterations > OPT_MAX_ITER)
         return kiln_fail(err, KILN_E_USAGE, "--max-iterations is at most %d", OPT_MAX_ITER);
-    if (r.o.jobs <= 0)
-        r.o.jobs = 1;
     if (r.o.jobs > OPT_MAX_JOBS)
         return kiln_fail(err, KILN_E_USAGE, "--jobs is at most %d", OPT_MAX_JOBS);
     if (!r.o.proposer)
@@ -429,6 +431,13 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = runrec_path(&r.rr, "workload", udir, sizeof(udir), err);
     if (rc == KILN_OK)
         rc = workload_load(udir, &used, err);
+    if (rc == KILN_OK && r.o.jobs <= 0) {
+        /* On the GPU, compile ahead on spare cores unless told otherwise; on
+         * the CPU backend compiles would disturb the timing. */
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        bool gpu = eval_backend_auto(r.o.backend, NULL, used) == KILN_BACKEND_CUDA;
+        r.o.jobs = gpu && ncpu >= 4 ? (int)(ncpu / 2 < 8 ? ncpu / 2 : 8) : 1;
+    }
     if (rc == KILN_OK)
         rc = write_run_json(&r, used, err);
     workload_free(used);
@@ -436,7 +445,7 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = runrec_write_json(&r.rr, "history.json", r.history, err);
     if (rc == KILN_OK)
         rc = opt_open_run(&r, err);
-    if (rc == KILN_OK && r.o.jobs > 1 && opt_jobs(&r) == 1 && !r.o.quiet && !r.o.json)
+    if (rc == KILN_OK && o->jobs > 1 && opt_jobs(&r) == 1 && !r.o.quiet && !r.o.json)
         fprintf(stderr,
                 "kiln: --jobs %d has no effect with --proposer %s: each proposal "
                 "needs the verdict on the one before\n",

@@ -72,6 +72,13 @@ static enum kiln_rc fill(struct opt_run *r, bool replaying, struct kiln_err *err
             w->n++;
         } else {
             proposal_free(&sl->p);
+            if (rc == KILN_E_LIMIT && w->n > 0) {
+                /* The proposer waits for verdicts in flight (the tuner
+                 * between rungs): propose again after the next one. */
+                kiln_err_clear(err);
+                rc = KILN_OK;
+                break;
+            }
         }
     }
     return rc;
@@ -135,8 +142,10 @@ static enum kiln_rc finish_head(struct opt_run *r, struct kiln_err *err)
                     r->tty ? "\n" : "", id, why);
         if (rc == KILN_OK) {
             opt_progress(r, sl->it, "evaluate");
+            eval_session_set_short_run(r->s, sl->p.iterations);
             rc = eval_session_run_compiled(r->s, id, sl->p.source, sl->p.len,
                                            sl->p.has_config ? sl->p.config : NULL, &o, err);
+            eval_session_set_short_run(r->s, 0);
         }
     }
     if (opt_stopping(r)) { /* not recorded: resume redoes it */

@@ -11,8 +11,9 @@
 #include "fsutil.h"
 #include "llm_reply.h"
 #include "proposer_impl.h"
-#include "tuner.h"
 #include "text.h"
+#include "plan.h"
+#include "tune_search.h"
 
 void proposal_free(struct proposal *p)
 {
@@ -30,10 +31,11 @@ enum kiln_rc proposer_propose(struct proposer *p, const struct opt_state *st, st
     return p->ops->propose(p, st, out, err);
 }
 
-void proposer_feedback(struct proposer *p, const struct proposal *prop, bool passed, bool improved)
+void proposer_feedback(struct proposer *p, const struct proposal *prop, bool passed, bool improved,
+                       double geomean_ms)
 {
     if (p->ops->feedback)
-        p->ops->feedback(p, prop, passed, improved);
+        p->ops->feedback(p, prop, passed, improved, geomean_ms);
 }
 
 const char *proposer_name(const struct proposer *p)
@@ -86,16 +88,37 @@ struct tune_proposer {
     char *src;
     size_t len;
     struct candidate *cand;
-    struct tuner *tuner;
+    const struct workload *wl; /* borrowed: the session's */
+    struct tune_search *search;
 };
+
+/* A configuration may run when it meets the candidate's `require`
+ * directives and its launch plan fits the device (H200 limits: the GPU is
+ * not queried while planning) for every case of the backend. */
+static bool tune_valid(const size_t *idx, void *ctx)
+{
+    struct tune_proposer *t = ctx;
+    int64_t values[CAND_MAX_TUNABLES];
+    for (size_t d = 0; d < t->cand->ntunables; d++)
+        values[d] = t->cand->tunables[d].values[idx[d]];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (candidate_check_config(t->cand, values, &e) != KILN_OK)
+        return false;
+    if (!t->wl)
+        return true;
+    const struct device_limits lim = DEVICE_LIMITS_H200;
+    return plan_check_all(t->cand, t->wl, values, &lim, &e) == KILN_OK;
+}
 
 static enum kiln_rc tune_propose(struct proposer *p, const struct opt_state *st,
                                  struct proposal *out, struct kiln_err *err)
 {
     (void)st;
     struct tune_proposer *t = (struct tune_proposer *)p;
-    size_t idx[TUNER_MAX_DIMS];
-    enum kiln_rc rc = tuner_next(t->tuner, idx, err);
+    size_t idx[TUNE_SEARCH_MAX_DIMS];
+    int rung = 0, iterations = 0;
+    enum kiln_rc rc = tune_search_next(t->search, idx, &rung, &iterations, err);
     if (rc != KILN_OK)
         return rc;
     out->source = malloc(t->len + 1);
@@ -105,6 +128,8 @@ static enum kiln_rc tune_propose(struct proposer *p, const struct opt_state *st,
     out->len = t->len;
     out->has_config = true;
     out->nconfig = t->cand->ntunables;
+    out->iterations = iterations;
+    (void)rung; /* the note is the configuration alone: records compare it with "config" */
     size_t off = 0;
     for (size_t d = 0; d < t->cand->ntunables; d++) {
         out->config[d] = t->cand->tunables[d].values[idx[d]];
@@ -120,18 +145,19 @@ static enum kiln_rc tune_propose(struct proposer *p, const struct opt_state *st,
 }
 
 static void tune_feedback(struct proposer *p, const struct proposal *prop, bool passed,
-                          bool improved)
+                          bool improved, double geomean_ms)
 {
     (void)prop;
+    (void)improved; /* the search ranks by time itself, rung by rung */
     struct tune_proposer *t = (struct tune_proposer *)p;
-    tuner_report(t->tuner, !passed ? TUNER_FAILED : improved ? TUNER_BETTER : TUNER_NOT_BETTER);
+    tune_search_report(t->search, passed, geomean_ms);
 }
 
 static void tune_destroy(struct proposer *p)
 {
     struct tune_proposer *t = (struct tune_proposer *)p;
     candidate_free(t->cand);
-    tuner_free(t->tuner);
+    tune_search_free(t->search);
     free(t->src);
     free(t);
 }
@@ -139,32 +165,40 @@ static void tune_destroy(struct proposer *p)
 static const struct proposer_ops tune_ops = {"tune", tune_propose, tune_feedback, tune_destroy,
                                              true};
 
-enum kiln_rc proposer_new_tune(const char *start_source, size_t len, enum kiln_backend backend,
-                               uint64_t seed, struct proposer **out, struct kiln_err *err)
+enum kiln_rc proposer_new_tune(const char *start_source, size_t len, const struct workload *wl,
+                               enum kiln_backend backend, uint64_t seed, size_t budget,
+                               struct proposer **out, struct kiln_err *err)
 {
     *out = NULL;
     struct tune_proposer *t = calloc(1, sizeof(*t));
     if (!t)
         return kiln_fail(err, KILN_E_NOMEM, "tune proposer");
     t->base.ops = &tune_ops;
+    t->wl = wl;
     enum kiln_rc rc = candidate_parse(start_source, len, backend, &t->cand, err);
     if (rc != KILN_OK) {
         kiln_err_prefix(err, "the starting kernel");
         free(t);
         return rc;
     }
-    struct tuner_dim dims[TUNER_MAX_DIMS];
-    for (size_t d = 0; d < t->cand->ntunables && d < TUNER_MAX_DIMS; d++) {
-        dims[d].n_values = t->cand->tunables[d].nvalues;
-        dims[d].default_at = 0;
+    size_t nv[TUNE_SEARCH_MAX_DIMS], def[TUNE_SEARCH_MAX_DIMS];
+    for (size_t d = 0; d < t->cand->ntunables && d < TUNE_SEARCH_MAX_DIMS; d++) {
+        nv[d] = t->cand->tunables[d].nvalues;
+        def[d] = 0;
         for (size_t v = 0; v < t->cand->tunables[d].nvalues; v++)
             if (t->cand->tunables[d].values[v] == t->cand->tunables[d].def)
-                dims[d].default_at = v;
+                def[d] = v;
     }
+    struct tune_search_opts o = TUNE_SEARCH_DEFAULTS;
+    o.seed = seed;
+    o.budget = budget ? budget : o.budget;
     t->src = malloc(len + 1);
-    if (!t->src || (rc = tuner_new(dims, t->cand->ntunables, seed, &t->tuner, err)) != KILN_OK) {
+    if (!t->src || (rc = tune_search_new(nv, def, t->cand->ntunables, tune_valid, t, &o, &t->search,
+                                         err)) != KILN_OK) {
         if (!t->src)
             rc = kiln_fail(err, KILN_E_NOMEM, "tune proposer");
+        else
+            kiln_err_prefix(err, "the starting kernel");
         tune_destroy(&t->base);
         return rc;
     }

@@ -1,7 +1,7 @@
 /*
  * proposer.h - where candidates come from. One interface, three kinds:
  *   tune    the embedded tuner: searches the starting kernel's tunables
- *           (tuner.h), offline, no key needed;
+ *           (tune_search.h), offline, no key needed;
  *   llm     an OpenAI-compatible chat model (llm.h), prompted with the
  *           workload, the best so far and how every attempt ended;
  *   replay  the model replies recorded in an earlier run, re-parsed with the
@@ -66,6 +66,7 @@ struct proposal {
     long prompt_tokens, completion_tokens;
     double cost_usd;
     char invalid[600]; /* non-empty: a failed candidate before compilation */
+    int iterations;    /* timing iterations for this one (a short run); 0: the session's */
 };
 
 void proposal_free(struct proposal *p);
@@ -76,8 +77,10 @@ struct proposer;
 enum kiln_rc proposer_propose(struct proposer *p, const struct opt_state *st, struct proposal *out,
                               struct kiln_err *err) KILN_NODISCARD;
 
-/* How the last proposal ended; `improved` is judged beyond noise. */
-void proposer_feedback(struct proposer *p, const struct proposal *prop, bool passed, bool improved);
+/* How the last proposal ended; `improved` is judged beyond noise;
+ * `geomean_ms` its time (0 when it did not pass). */
+void proposer_feedback(struct proposer *p, const struct proposal *prop, bool passed, bool improved,
+                       double geomean_ms);
 
 const char *proposer_name(const struct proposer *p);
 
@@ -90,9 +93,13 @@ bool proposer_looks_ahead(const struct proposer *p);
 
 void proposer_free(struct proposer *p);
 
-enum kiln_rc proposer_new_tune(const char *start_source, size_t len, enum kiln_backend backend,
-                               uint64_t seed, struct proposer **out,
-                               struct kiln_err *err) KILN_NODISCARD;
+/* The embedded tuner (tune_search.h): successive halving over the starting
+ * kernel's valid configurations, `budget` evaluations at most (0: 40).
+ * Configurations that break a `require` or whose launch plan exceeds the
+ * device limits for a case of `wl` (NULL: not checked) are never proposed. */
+enum kiln_rc proposer_new_tune(const char *start_source, size_t len, const struct workload *wl,
+                               enum kiln_backend backend, uint64_t seed, size_t budget,
+                               struct proposer **out, struct kiln_err *err) KILN_NODISCARD;
 
 struct llm_settings {
     struct llm_config cfg;

@@ -8,7 +8,8 @@ struct proposer_ops {
     const char *name;
     enum kiln_rc (*propose)(struct proposer *p, const struct opt_state *st, struct proposal *out,
                             struct kiln_err *err);
-    void (*feedback)(struct proposer *p, const struct proposal *prop, bool passed, bool improved);
+    void (*feedback)(struct proposer *p, const struct proposal *prop, bool passed, bool improved,
+                     double geomean_ms);
     void (*destroy)(struct proposer *p);
     /* Proposals depend only on earlier proposals and feedback (never on a
      * verdict not yet fed back, the clock or the outside world): it may

@@ -65,6 +65,49 @@ static void put_signature(struct strbuf *sb, const struct workload *wl)
     }
 }
 
+/* What the embedded tuner found: its fastest configurations (attempts that
+ * carry tunable values and passed), so a model starts where the search
+ * stopped instead of rediscovering tile sizes. Placed before the history so
+ * the prompt's byte cap never cuts it. */
+#define PROMPT_FINDINGS 5
+
+static void put_tuner_findings(struct strbuf *sb, const struct opt_state *st)
+{
+    const struct opt_attempt *top[PROMPT_FINDINGS];
+    size_t ntop = 0, tuned = 0;
+    for (size_t i = 0; i < st->nhistory; i++) {
+        const struct opt_attempt *a = &st->history[i];
+        if (!a->has_config || a->status != VERDICT_PASS || a->geomean_ms <= 0)
+            continue;
+        tuned++;
+        /* Insertion into the fastest PROMPT_FINDINGS, ties by order. */
+        size_t at = ntop;
+        while (at > 0 && top[at - 1]->geomean_ms > a->geomean_ms)
+            at--;
+        if (at >= PROMPT_FINDINGS)
+            continue;
+        if (ntop < PROMPT_FINDINGS)
+            ntop++;
+        memmove(&top[at + 1], &top[at], (ntop - 1 - at) * sizeof(*top));
+        top[at] = a;
+    }
+    if (ntop == 0)
+        return;
+    strbuf_printf(sb,
+                  "\nTuner findings (%zu configurations of the starting kernel's tunables "
+                  "passed; the fastest first):\n",
+                  tuned);
+    for (size_t i = 0; i < ntop; i++) {
+        strbuf_printf(sb, "- %.3f ms: ", top[i]->geomean_ms);
+        strbuf_append(sb, top[i]->note, strnlen(top[i]->note, sizeof(top[i]->note)));
+        strbuf_puts(sb, "\n");
+    }
+    strbuf_puts(sb, "Best tunables so far: ");
+    strbuf_append(sb, top[0]->note, strnlen(top[0]->note, sizeof(top[0]->note)));
+    strbuf_puts(sb, ". Start from that configuration (make it the defaults) and change the "
+                    "code where the tuner's space ends.\n");
+}
+
 char *proposer_build_prompt(const struct opt_state *st)
 {
     struct strbuf sb;
@@ -87,6 +130,7 @@ char *proposer_build_prompt(const struct opt_state *st)
         strbuf_printf(&sb, "Its result: %s\n", b->feedback);
     if (st->profile) /* kiln's own text from parsed, range-checked numbers */
         strbuf_printf(&sb, "%s\n", st->profile);
+    put_tuner_findings(&sb, st);
     if (st->docs && st->docs[0]) /* checked corpus text, at most DOCS_PROMPT_MAX bytes */
         strbuf_printf(&sb, "\n%.*s", (int)DOCS_PROMPT_MAX, st->docs);
     size_t from = st->nhistory > PROMPT_HISTORY ? st->nhistory - PROMPT_HISTORY : 0;

@@ -62,7 +62,13 @@ struct eval_session {
     bool have_given_ref;
     struct stats_ceilings ceilings; /* the physics floor's, asked from the GPU once */
     bool probed_ceilings;
+    int short_iterations; /* eval_session_set_short_run; 0: opts.iterations */
 };
+
+void eval_session_set_short_run(struct eval_session *s, int iterations)
+{
+    s->short_iterations = iterations > 0 ? iterations : 0;
+}
 
 enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hint,
                                     const struct workload *w)
@@ -197,7 +203,9 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
                                .gpu = s->opts.gpu,
                                .arch = "sm_90",
                                .warmups = s->opts.warmups,
-                               .iterations = s->opts.iterations,
+                               .iterations = sets == &s->held || !s->short_iterations
+                                                 ? s->opts.iterations
+                                                 : s->short_iterations,
                                .hot = s->opts.hot,
                                .run_timeout_ms = s->opts.run_timeout_ms,
                                .reference = s->have_reference ? &s->ref_medians : NULL,

@@ -89,6 +89,11 @@ enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
 /* The baseline's outcome; NULL before eval_session_baseline ran. */
 const struct eval_baseline *eval_session_baseline_result(const struct eval_session *s);
 
+/* Times the next visible-case runs with `iterations` (a short run: the
+ * tuner's early rungs rank many candidates cheaply); 0 restores the
+ * session's count. Held-out runs always use the session's. */
+void eval_session_set_short_run(struct eval_session *s, int iterations);
+
 /* Evaluates one candidate on the visible cases. */
 enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const char *src, size_t len,
                               const int64_t *tunables, struct eval_outcome *out,

@@ -121,7 +121,7 @@ static void hostile_directives(void **state)
     parse_bad("int x;\n", C, KILN_E_REJECTED,
               "the candidate has no '// kiln: launch' directive (see evaluator/CANDIDATE.md)");
     parse_bad("\n// kiln: lunch k args(a)\n", C, KILN_E_PARSE,
-              "line 2: unknown directive 'kiln: lunch' (expected tunable or launch)");
+              "line 2: unknown directive 'kiln: lunch' (expected tunable, require or launch)");
     parse_bad("// kiln: tunable B {1, 2} = 3\n", C, KILN_E_PARSE,
               "line 1: tunable B: default 3 is not one of its values");
     parse_bad("// kiln: tunable B {1, 1} = 1\n", C, KILN_E_PARSE,
@@ -232,12 +232,56 @@ static void hostile_bytes_and_caps(void **state)
     free(src);
 }
 
+/* `require`: conditions over the tunables, checked with every configuration
+ * (and on the defaults when parsing), with messages naming both sides. */
+static void require_directives(void **state)
+{
+    (void)state;
+    const char *src = "// kiln: tunable BM {16, 32, 64} = 32\n"
+                      "// kiln: tunable TM {1, 2, 4} = 1\n"
+                      "// kiln: require (BM / TM) * 8 >= 64\n"
+                      "// kiln: require BM % TM == 0\n"
+                      "// kiln: require 4 * BM<=1024\n"
+                      "// kiln: launch k grid(1) block(BM / TM) args(n)\n";
+    struct candidate *c = parse_ok(src, KILN_BACKEND_CUDA);
+    assert_int_equal(c->nrequires, 3);
+    assert_int_equal(c->requires[0].op, CAND_GE);
+    assert_int_equal(c->requires[1].op, CAND_EQ);
+    assert_int_equal(c->requires[2].op, CAND_LE);
+    assert_string_equal(expr_text(c->requires[2].rhs), "1024");
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    int64_t ok[] = {64, 4}, bad[] = {16, 4};
+    assert_int_equal(candidate_check_config(c, ok, &e), KILN_OK);
+    assert_int_equal(candidate_check_config(c, bad, &e), KILN_E_REJECTED);
+    assert_string_equal(e.msg, "require on line 3 fails: (BM / TM) * 8 >= 64 is 32 >= 64");
+    char defs[2][CAND_DEFINE_MAX];
+    assert_int_equal(candidate_defines(c, bad, defs, &e), KILN_E_REJECTED);
+    candidate_free(c);
+
+    parse_bad("// kiln: tunable A {1, 2} = 1\n// kiln: require A\n"
+              "// kiln: launch k grid(1) block(1) args(n)\n",
+              KILN_BACKEND_CUDA, KILN_E_PARSE,
+              "line 2: require needs a comparison (<=, <, >=, >, == or !=), e.g. 'require BM * BN "
+              "<= 1024'");
+    parse_bad("// kiln: tunable A {1, 2} = 1\n// kiln: require A < 2 < 3\n"
+              "// kiln: launch k grid(1) block(1) args(n)\n",
+              KILN_BACKEND_CUDA, KILN_E_PARSE, "line 2: require takes one comparison");
+    parse_bad("// kiln: tunable A {1, 2} = 1\n// kiln: require A <= n\n"
+              "// kiln: launch k grid(1) block(1) args(n)\n",
+              KILN_BACKEND_CUDA, KILN_E_NOTFOUND,
+              "line 2: require may name only tunables: \"n\": column 1: unknown name 'n'");
+    parse_bad("// kiln: tunable A {1, 2} = 1\n// kiln: require A >= 2\n"
+              "// kiln: launch k grid(1) block(1) args(n)\n",
+              KILN_BACKEND_CUDA, KILN_E_REJECTED,
+              "the tunables' defaults: require on line 2 fails: A >= 2 is 1 >= 2");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(saxpy_example),
-        cmocka_unit_test(multi_dim_and_cpu),
-        cmocka_unit_test(hostile_directives),
+        cmocka_unit_test(saxpy_example),          cmocka_unit_test(require_directives),
+        cmocka_unit_test(multi_dim_and_cpu),      cmocka_unit_test(hostile_directives),
         cmocka_unit_test(hostile_bytes_and_caps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

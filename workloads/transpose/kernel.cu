@@ -1,37 +1,30 @@
-// Transpose. TILED=0: naive, one element per thread, coalesced reads and
-// strided writes. TILED=1: each block moves one 32x32 tile through shared
-// memory (padded against bank conflicts) so reads and writes are both
-// coalesced; tiles are numbered in a 1-D grid so no grid dimension limits the
-// shape. The grid expression picks the element count or the tile count.
-// kiln: tunable BLOCK {128, 256, 512, 1024} = 256
-// kiln: tunable TILED {0, 1} = 0
-// kiln: launch transpose grid(TILED * cdiv(rows, 32) * cdiv(cols, 32) + (1 - TILED) * cdiv(rows * cols, BLOCK)) block(BLOCK) smem(0) args(rows, cols, x, out)
-
-#define TILE 32
+// Transpose through shared memory: each block moves one TILE x TILE tile
+// (padded by one column against bank conflicts) with TILE x ROWS threads,
+// each thread TILE / ROWS rows of it, so reads and writes are both
+// coalesced. Tiles are numbered in a 1-D grid, so no grid dimension limits
+// the shape; partial tiles at the edges are guarded.
+// kiln: tunable TILE {16, 32, 64} = 16
+// kiln: tunable ROWS {2, 4, 8, 16, 32} = 16
+// kiln: require ROWS <= TILE
+// kiln: require TILE * ROWS >= 64
+// kiln: require 4 * TILE * (TILE + 1) <= 49152
+// kiln: launch transpose grid(cdiv(rows, TILE) * cdiv(cols, TILE)) block(TILE, ROWS) smem(0) args(rows, cols, x, out)
 
 extern "C" __global__ void transpose(long long rows, long long cols, const float *x, float *out)
 {
-#if TILED
     __shared__ float tile[TILE][TILE + 1];
-    long long tiles_c = (cols + TILE - 1) / TILE;
-    long long r0 = (long long)(blockIdx.x / tiles_c) * TILE;
-    long long c0 = (long long)(blockIdx.x % tiles_c) * TILE;
-    for (int i = threadIdx.x; i < TILE * TILE; i += BLOCK) {
-        int tr = i / TILE, tc = i % TILE;
-        if (r0 + tr < rows && c0 + tc < cols)
-            tile[tr][tc] = x[(r0 + tr) * cols + c0 + tc];
-    }
+    const long long tiles_c = (cols + TILE - 1) / TILE;
+    const long long r0 = (long long)(blockIdx.x / tiles_c) * TILE;
+    const long long c0 = (long long)(blockIdx.x % tiles_c) * TILE;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+    for (int i = ty; i < TILE; i += ROWS)
+        if (r0 + i < rows && c0 + tx < cols)
+            tile[i][tx] = x[(r0 + i) * cols + c0 + tx];
     __syncthreads();
-    for (int i = threadIdx.x; i < TILE * TILE; i += BLOCK) {
-        int oc = i / TILE, orow = i % TILE; // out[c0 + oc][r0 + orow]
-        if (c0 + oc < cols && r0 + orow < rows)
-            out[(c0 + oc) * rows + r0 + orow] = tile[orow][oc];
-    }
-#else
-    long long i = (long long)blockIdx.x * BLOCK + threadIdx.x;
-    if (i < rows * cols) {
-        long long r = i / cols, c = i % cols;
-        out[c * rows + r] = x[i];
-    }
-#endif
+    // out[c0 + i][r0 + tx] = x[r0 + tx][c0 + i]
+#pragma unroll
+    for (int i = ty; i < TILE; i += ROWS)
+        if (c0 + i < cols && r0 + tx < rows)
+            out[(c0 + i) * rows + r0 + tx] = tile[tx][i];
 }

@@ -1,0 +1,126 @@
+/* cmd_import.c - `kiln import kernelbench PROBLEM.py`: a KernelBench level-1
+ * problem as a kiln workload (kbimport.h). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "fsutil.h"
+#include "kbimport.h"
+
+/* "19_ReLU.py" -> "kb_19_relu": the workload name ([a-z0-9_]{1,64}). */
+static void name_from_path(const char *path, char *out, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = snprintf(out, cap, "kb_");
+    for (const char *p = base; *p && n + 1 < cap && strcmp(p, ".py") != 0; p++) {
+        char c = *p;
+        c = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            c = '_';
+        if (c == '_' && out[n - 1] == '_')
+            continue;
+        out[n++] = c;
+    }
+    while (n > 3 && out[n - 1] == '_')
+        n--;
+    out[n] = '\0';
+}
+
+int cmd_import(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"out-shape", required_argument, NULL, 's'},
+                                         {"flops", required_argument, NULL, 'f'},
+                                         {"kernel", required_argument, NULL, 'k'},
+                                         {"name", required_argument, NULL, 'n'},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("import");
+    const char *dir = NULL, *kernel_path = NULL, *name = NULL;
+    struct kb_options o = {.flops = "0"};
+    int done = 0, c;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "o:", opts, &done)) != -1) {
+        switch (c) {
+        case 'o':
+            dir = optarg;
+            break;
+        case 's':
+            o.out_shape = optarg;
+            break;
+        case 'f':
+            o.flops = optarg;
+            break;
+        case 'k':
+            kernel_path = optarg;
+            break;
+        case 'n':
+            name = optarg;
+            break;
+        default:
+            break;
+        }
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (optind + 2 != argc || strcmp(argv[optind], "kernelbench") != 0)
+        return cli_usage_error("import", "usage: kiln import kernelbench PROBLEM.py --out-shape "
+                                         "DIMS [-o DIR]");
+    const char *problem = argv[optind + 1];
+    char auto_name[72];
+    name_from_path(problem, auto_name, sizeof(auto_name));
+    o.name = name ? name : auto_name;
+    o.origin = problem;
+    for (const char *p = o.name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return cli_usage_error("import", "--name '%s': use [a-z0-9_], at most 64", o.name);
+    if (strlen(o.name) > 64 || !o.name[0])
+        return cli_usage_error("import", "--name '%s': use [a-z0-9_], at most 64", o.name);
+    if (!o.out_shape)
+        return cli_usage_error("import",
+                               "--out-shape is needed: the output's dimensions over the "
+                               "problem's constants, e.g. --out-shape \"M, N\" (kiln never runs "
+                               "the problem outside the sandbox to find it)");
+    if (!dir)
+        dir = o.name;
+
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    char *src = NULL, *kernel = NULL;
+    size_t len = 0, klen = 0;
+    struct kb_problem p;
+    memset(&p, 0, sizeof(p));
+    enum kiln_rc rc = fs_read_file(problem, KB_MAX_SRC, &src, &len, &err);
+    if (rc == KILN_OK && kernel_path)
+        rc = fs_read_file(kernel_path, 1u << 20, &kernel, &klen, &err);
+    o.kernel = kernel;
+    o.kernel_len = klen;
+    if (rc == KILN_OK) {
+        rc = kbimport_parse(src, len, &p, &err);
+        if (rc != KILN_OK)
+            kiln_err_prefix(&err, "%s", problem);
+    }
+    if (rc == KILN_OK)
+        rc = kbimport_write(&p, &o, dir, &err);
+    size_t ninputs = p.ninputs;
+    kbimport_free(&p);
+    free(src);
+    free(kernel);
+    if (rc != KILN_OK) {
+        cli_report("import", &err);
+        return rc == KILN_E_USAGE ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+    }
+    printf("kiln: wrote %s (workload %s: %zu inputs, output (%s))\n", dir, o.name, ninputs,
+           o.out_shape);
+    if (!kernel_path)
+        printf("kiln: add %s/kernel.cu (a starting kernel; evaluator/CANDIDATE.md), then:\n"
+               "  kiln workload check %s    (needs torch in the script sandbox)\n",
+               dir, dir);
+    else
+        printf("kiln: next: kiln workload check %s    (needs torch in the script sandbox)\n", dir);
+    return KILN_EXIT_OK;
+}

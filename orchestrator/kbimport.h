@@ -1,0 +1,80 @@
+/*
+ * kbimport.h - `kiln import kernelbench`: a KernelBench level-1 problem (a
+ * python file with a torch `Model`, `get_inputs()` and `get_init_inputs()`)
+ * turned into a kiln workload directory.
+ *
+ * The problem file is untrusted text and is never executed here.
+ * kbimport_parse() reads it as bytes with the caps below and extracts only:
+ * the module-level integer constants (`N = 2048`), and from `get_inputs()`
+ * the tensors it makes (`A = torch.randn(M, K)` or `torch.rand(...)`) and
+ * the order it returns them in. Anything else in get_inputs() is refused with
+ * the line, so the workload's signature is exactly what the script makes.
+ * The constants the shapes use become the workload's sizes.
+ *
+ * The generated inputs.py and reference.py embed the problem's source and
+ * run it inside the `script` sandbox, where torch must exist: without it
+ * they stop with an error naming the missing module and the fix.
+ *
+ * Lifecycle: kbimport_parse() fills a `struct kb_problem` the caller frees
+ * with kbimport_free(); kbimport_write() writes the directory.
+ */
+#ifndef KILN_KBIMPORT_H
+#define KILN_KBIMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define KB_MAX_SRC    (1u << 20) /* the problem file, bytes */
+#define KB_MAX_LINE   4096
+#define KB_MAX_CONSTS 64
+#define KB_MAX_INPUTS 16
+#define KB_MAX_DIMS   8
+#define KB_NAME_MAX   64
+#define KB_EXPR_MAX   256
+
+struct kb_const {
+    char name[KB_NAME_MAX + 1];
+    int64_t value;
+    int line;
+};
+
+struct kb_input {
+    char name[KB_NAME_MAX + 1]; /* the variable in get_inputs, or in0, in1, ... */
+    char dims[KB_MAX_DIMS][KB_EXPR_MAX + 1];
+    int ndims;
+    int line;
+};
+
+struct kb_problem {
+    struct kb_const consts[KB_MAX_CONSTS];
+    size_t nconsts;
+    struct kb_input inputs[KB_MAX_INPUTS]; /* in get_inputs' return order */
+    size_t ninputs;
+    char *source; /* the file, NUL-terminated (embedded in the scripts) */
+    size_t len;
+};
+
+/* Parses `src` (`len` bytes). KILN_E_PARSE / KILN_E_LIMIT / KILN_E_REJECTED
+ * with `line N: ...` and what to change. */
+enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *out,
+                            struct kiln_err *err) KILN_NODISCARD;
+
+void kbimport_free(struct kb_problem *p);
+
+struct kb_options {
+    const char *name;      /* workload name ([a-z0-9_]{1,64}) */
+    const char *origin;    /* where the problem came from, for the description */
+    const char *out_shape; /* the output's shape, "M, N" over the sizes */
+    const char *flops;     /* cost.flops expression ("0" when unknown) */
+    const char *kernel;    /* a starting kernel.cu's bytes, or NULL */
+    size_t kernel_len;
+};
+
+/* Writes workload.json, inputs.py, reference.py (and kernel.cu when given)
+ * into `dir`, which must not exist yet (created 0755). */
+enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_options *o, const char *dir,
+                            struct kiln_err *err) KILN_NODISCARD;
+
+#endif

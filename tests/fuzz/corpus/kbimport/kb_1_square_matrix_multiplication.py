@@ -1,0 +1,30 @@
+# KernelBench level 1, problem 1: "1_Square_matrix_multiplication_"
+# (ScalingIntelligence/KernelBench, KernelBench/level1/), rewritten for kiln in
+# KernelBench's format.
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """
+    Simple model that performs a single square matrix multiplication (C = A * B)
+    """
+
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+
+N = 2048
+
+
+def get_inputs():
+    A = torch.randn(N, N)
+    B = torch.randn(N, N)
+    return [A, B]
+
+
+def get_init_inputs():
+    return []  # No special initialization inputs needed

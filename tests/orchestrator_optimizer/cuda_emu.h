@@ -1,0 +1,271 @@
+/*
+ * cuda_emu.h - runs the built-in workloads' CUDA kernels on the CPU, for
+ * tests only: a block's threads are cooperative fibers (ucontext) on one OS
+ * thread, switched at __syncthreads() and at warp shuffles, so every tiling,
+ * vector-width and edge path of a kernel.cu is executed and checked here,
+ * where there is no GPU. Blocks run one after another, so `__shared__`
+ * becomes `static` (one copy, reused by each block in turn). A barrier that
+ * can never complete (a divergent __syncthreads) aborts with a message: a
+ * real GPU would hang or misbehave there too.
+ *
+ * What it does not model: memory ordering between blocks, atomics, timing,
+ * occupancy, register or shared-memory limits (the `require` directives and
+ * nvcc check those).
+ */
+#ifndef KILN_CUDA_EMU_H
+#define KILN_CUDA_EMU_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <functional>
+#include <vector>
+
+struct uint3 {
+    unsigned x, y, z;
+};
+struct dim3 {
+    unsigned x = 1, y = 1, z = 1;
+};
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
+struct alignas(8) float2 {
+    float x, y;
+};
+static inline float4 make_float4(float x, float y, float z, float w)
+{
+    return float4{x, y, z, w};
+}
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__      static
+#define __restrict__
+#define __launch_bounds__(...)
+
+/* Dynamic shared memory: kernels_emu.sh rewrites `extern __shared__ T v[];`
+ * into `T *v = (T *)emu_dynamic_smem;`, a buffer the check sets to at least
+ * the launch's smem(...) bytes. */
+inline float *emu_dynamic_smem = nullptr;
+
+static inline float rsqrtf(float x)
+{
+    return 1.0f / sqrtf(x);
+}
+static inline float __fdividef(float a, float b)
+{
+    return a / b;
+}
+template <class T> static inline T __ldg(const T *p)
+{
+    return *p;
+}
+
+namespace emu
+{
+
+enum wait_kind { RUNNING, AT_BLOCK_BARRIER, AT_WARP_BARRIER, DONE };
+
+struct fiber {
+    ucontext_t ctx;
+    wait_kind state;
+    char *stack;
+};
+
+struct machine {
+    ~machine()
+    {
+        for (auto &f : fibers)
+            free(f.stack);
+    }
+    ucontext_t sched;
+    std::vector<fiber> fibers;
+    unsigned nthreads = 0;
+    int current = -1;
+    std::function<void()> body;
+    float xchg[1024];
+    uint3 tid[1024];
+};
+
+inline machine &m()
+{
+    static machine mc;
+    return mc;
+}
+
+} // namespace emu
+
+static uint3 blockIdx;
+static dim3 blockDim, gridDim;
+/* The running fiber's index, set by the scheduler before each switch. */
+#define threadIdx (emu::m().tid[emu::m().current])
+
+namespace emu
+{
+
+inline void yield_as(wait_kind k)
+{
+    machine &mc = m();
+    int me = mc.current;
+    mc.fibers[me].state = k;
+    swapcontext(&mc.fibers[me].ctx, &mc.sched);
+}
+
+inline void entry()
+{
+    m().body();
+    yield_as(DONE);
+}
+
+/* Runs every fiber until each is done or waiting; releases a barrier once
+ * all live fibers of its scope wait at it. */
+inline void run_block()
+{
+    machine &mc = m();
+    const unsigned n = mc.nthreads;
+    for (unsigned t = 0; t < n; t++) {
+        fiber &f = mc.fibers[t];
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = f.stack;
+        f.ctx.uc_stack.ss_size = 256 * 1024;
+        f.ctx.uc_link = &mc.sched;
+        makecontext(&f.ctx, entry, 0);
+        f.state = RUNNING;
+    }
+    for (;;) {
+        bool progressed = false;
+        for (unsigned t = 0; t < n; t++) {
+            if (mc.fibers[t].state != RUNNING)
+                continue;
+            mc.current = (int)t;
+            swapcontext(&mc.sched, &mc.fibers[t].ctx);
+            progressed = true;
+        }
+        if (progressed)
+            continue;
+        /* Everyone is blocked or done: release warps whose live lanes all wait. */
+        bool released = false;
+        for (unsigned w = 0; w * 32 < n; w++) {
+            unsigned lo = w * 32, hi = lo + 32 < n ? lo + 32 : n, waiting = 0, live = 0;
+            for (unsigned t = lo; t < hi; t++) {
+                live += mc.fibers[t].state != DONE;
+                waiting += mc.fibers[t].state == AT_WARP_BARRIER;
+            }
+            if (waiting > 0 && waiting == live) {
+                for (unsigned t = lo; t < hi; t++)
+                    if (mc.fibers[t].state == AT_WARP_BARRIER)
+                        mc.fibers[t].state = RUNNING;
+                released = true;
+            }
+        }
+        if (released)
+            continue;
+        unsigned at_block = 0, live = 0;
+        for (unsigned t = 0; t < n; t++) {
+            live += mc.fibers[t].state != DONE;
+            at_block += mc.fibers[t].state == AT_BLOCK_BARRIER;
+        }
+        if (live == 0)
+            return;
+        if (at_block != live) {
+            fprintf(stderr,
+                    "cuda_emu: deadlock: %u of %u live threads at __syncthreads, the "
+                    "rest at a warp shuffle\n",
+                    at_block, live);
+            abort();
+        }
+        for (unsigned t = 0; t < n; t++)
+            if (mc.fibers[t].state == AT_BLOCK_BARRIER)
+                mc.fibers[t].state = RUNNING;
+    }
+}
+
+/* Launches `body` (a call of the kernel) on grid x block. */
+inline void launch(dim3 grid, dim3 block, std::function<void()> body)
+{
+    machine &mc = m();
+    unsigned n = block.x * block.y * block.z;
+    if (n == 0 || n > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0) {
+        fprintf(stderr, "cuda_emu: bad launch: block %u threads, grid %u x %u x %u\n", n, grid.x,
+                grid.y, grid.z);
+        abort();
+    }
+    while (mc.fibers.size() < n) {
+        fiber f{};
+        f.stack = static_cast<char *>(malloc(256 * 1024));
+        if (!f.stack)
+            abort();
+        mc.fibers.push_back(f);
+    }
+    mc.nthreads = n;
+    mc.body = std::move(body);
+    gridDim = grid;
+    blockDim = block;
+    for (unsigned t = 0; t < n; t++)
+        mc.tid[t] = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++) {
+                blockIdx = uint3{x, y, z};
+                run_block();
+            }
+}
+
+inline unsigned linear_tid()
+{
+    return (unsigned)m().current;
+}
+
+/* A value exchange among the lanes of the caller's warp. */
+inline float exchange(float v, unsigned src_lane, bool keep_own)
+{
+    machine &mc = m();
+    unsigned t = linear_tid(), base = t & ~31u;
+    mc.xchg[t] = v;
+    yield_as(AT_WARP_BARRIER);
+    unsigned src = base + src_lane;
+    float r = keep_own || src >= mc.nthreads ? v : mc.xchg[src];
+    yield_as(AT_WARP_BARRIER); /* nobody overwrites xchg before all have read */
+    return r;
+}
+
+} // namespace emu
+
+static inline void __syncthreads()
+{
+    emu::yield_as(emu::AT_BLOCK_BARRIER);
+}
+static inline void __syncwarp(unsigned mask = 0xffffffffu)
+{
+    (void)mask;
+    emu::yield_as(emu::AT_WARP_BARRIER);
+}
+static inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width = 32)
+{
+    (void)mask;
+    (void)width;
+    unsigned lane = emu::linear_tid() & 31u;
+    return emu::exchange(v, lane ^ (unsigned)lane_mask, false);
+}
+static inline float __shfl_down_sync(unsigned mask, float v, unsigned delta, int width = 32)
+{
+    (void)mask;
+    (void)width;
+    unsigned lane = emu::linear_tid() & 31u;
+    return emu::exchange(v, lane + delta, lane + delta >= 32);
+}
+static inline float __shfl_sync(unsigned mask, float v, int src, int width = 32)
+{
+    (void)mask;
+    (void)width;
+    return emu::exchange(v, (unsigned)src & 31u, false);
+}
+
+#endif

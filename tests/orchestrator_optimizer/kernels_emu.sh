@@ -1,0 +1,53 @@
+#!/bin/bash
+# kernels_emu.sh TUNE_CONFIGS SOURCE_DIR: runs each built-in workload's
+# kernel.cu on the CPU (cuda_emu.h, built with AddressSanitizer and UBSan)
+# against float64 references over edge-case shapes and misaligned buffers,
+# for a seeded sample of 4 configurations per workload (the defaults first),
+# or every configuration the tuner may pick with KILN_KERNELS_ALL=1.
+# KernelBench starts included (kb_23_softmax is softmax_rows' kernel).
+set -u
+configs=$1 src=$2
+here=$(cd "$(dirname "$0")" && pwd)
+cxx=$(command -v c++ || command -v g++) || { echo "skipped: no C++ compiler"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=0
+fails=0 total=0
+for wl in sgemm saxpy reduce_sum transpose softmax_rows layernorm conv2d \
+    kb_1_square_matrix_multiplication kb_16_matmul_with_transposed_a \
+    kb_47_sum_reduction_over_a_dimension kb_19_relu; do
+    dir=$src/workloads/$wl
+    [ -d "$dir" ] || dir=$src/workloads/kernelbench/$wl
+    if [ "${KILN_KERNELS_ALL:-0}" = 1 ]; then
+        list=$("$configs" "$dir") || { echo "FAIL $wl: tune_configs failed"; exit 1; }
+    else
+        list=$("$configs" "$dir" 4 "${KILN_KERNELS_SEED:-1}") || { echo "FAIL $wl: tune_configs failed"; exit 1; }
+    fi
+    # Dynamic shared memory as a pointer the check sets (cuda_emu.h).
+    sed 's/extern __shared__ \([A-Za-z_0-9]*\) \([A-Za-z_0-9]*\)\[\];/\1 *\2 = (\1 *)emu_dynamic_smem;/' \
+        "$dir/kernel.cu" >"$tmp/kernel.cu"
+    while read -r cfg; do
+        defs=()
+        for kv in $cfg; do defs+=("-D$kv"); done
+        total=$((total + 1))
+        # shellcheck disable=SC2086
+        if ! "$cxx" -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+            -Wall -Werror -Wno-unknown-pragmas -I"$here" -DWL_$wl -DKERNEL="\"$tmp/kernel.cu\"" \
+            -x c++ "$here/cuda_emu_check.cpp" "${defs[@]}" -o "$tmp/check" >"$tmp/log" 2>&1; then
+            echo "FAIL $wl $cfg: does not build"
+            head -20 "$tmp/log"
+            fails=$((fails + 1))
+            continue
+        fi
+        # shellcheck disable=SC2086
+        if ! "$tmp/check" "$dir/kernel.cu" $cfg >"$tmp/log" 2>&1; then
+            echo "FAIL $wl $cfg:"
+            grep -v "ASan doesn't fully support" "$tmp/log" | head -20
+            fails=$((fails + 1))
+        else
+            echo "ok $wl $cfg"
+        fi
+    done <<<"$list"
+done
+echo "$total configurations run, $fails failed"
+[ "$fails" = 0 ]

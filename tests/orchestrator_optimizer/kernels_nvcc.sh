@@ -1,0 +1,41 @@
+#!/bin/bash
+# kernels_nvcc.sh TUNE_CONFIGS SOURCE_DIR: compiles each built-in workload's
+# kernel.cu with nvcc for sm_90, the way pipeline/compile.c does (-cubin -O3,
+# one -DNAME=V per tunable), for the configurations the tuner may pick: a
+# seeded sample of 6 per workload (the defaults first), or all of them with
+# KILN_KERNELS_ALL=1 (thousands of compiles: run it after changing a kernel).
+# Exits 77 without the CUDA toolkit.
+set -u
+configs=$1 src=$2
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [ ! -x "$nvcc" ]; then
+    echo "skipped: nvcc not found (install the CUDA toolkit or put nvcc on PATH)"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 total=0
+for dir in "$src"/workloads/*/ "$src"/workloads/kernelbench/*/; do
+    wl=$(basename "$dir")
+    [ -f "$dir/kernel.cu" ] || continue
+    if [ "${KILN_KERNELS_ALL:-0}" = 1 ]; then
+        list=$("$configs" "$dir") || { echo "FAIL $wl: tune_configs failed"; exit 1; }
+    else
+        list=$("$configs" "$dir" 6 "${KILN_KERNELS_SEED:-1}") || { echo "FAIL $wl: tune_configs failed"; exit 1; }
+    fi
+    [ -n "$list" ] || { echo "FAIL $wl: no configuration"; exit 1; }
+    while read -r cfg; do
+        defs=()
+        for kv in $cfg; do defs+=("-D$kv"); done
+        total=$((total + 1))
+        if ! "$nvcc" -cubin -arch=sm_90 -O3 -o "$tmp/k.cubin" "$dir/kernel.cu" "${defs[@]}" \
+            >"$tmp/log" 2>&1; then
+            echo "FAIL $wl $cfg:"
+            head -20 "$tmp/log"
+            fails=$((fails + 1))
+        fi
+    done <<<"$list"
+    echo "$wl: $(wc -l <<<"$list") configurations compiled"
+done
+echo "$total compiles, $fails failed"
+[ "$fails" = 0 ]
