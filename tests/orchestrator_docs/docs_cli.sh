@@ -146,7 +146,9 @@ PY
     expect_rc 1 "kiln resume with a corpus now refused"
     contains "$T/err" "evil.md:3: byte 0x1b"
     rm "$T/mine/evil.md"
-    KILN_API_KEY=sk-test-docs run_kiln "$T/out" "$T/err" resume "$run"
+    # The key goes only to a server named on resume's command line.
+    KILN_API_KEY=sk-test-docs run_kiln "$T/out" "$T/err" resume "$run" \
+        --base-url "$(jq_py "$run/run.json" 'd["base_url"]')"
     expect_rc 0 "kiln resume of a finished --docs run"
     ;;
 *)

@@ -91,6 +91,36 @@ kiln_cgroups()
     find /sys/fs/cgroup -maxdepth 6 -type d -name "kiln-sandbox-$1-*" 2>/dev/null
 }
 
+# forge_manifest RUN FILE...: rewrites RUN's MANIFEST lines for FILEs to
+# their current digests, as an attacker who can write the whole record would;
+# the defences below the MANIFEST must still hold.
+forge_manifest()
+{
+    python3 - "$@" <<'PY'
+import hashlib, os, sys
+d, files = sys.argv[1], sys.argv[2:]
+path = os.path.join(d, "MANIFEST")
+lines = open(path).read().splitlines(True)
+for f in files:
+    data = open(os.path.join(d, f), "rb").read()
+    new = "%s %d %s\n" % (hashlib.sha256(data).hexdigest(), len(data), f)
+    lines = [new if l.split(" ")[-1] == f + "\n" and not l.startswith("next ") else l for l in lines]
+open(path, "w").write("".join(lines))
+PY
+}
+
+# manifest_first RUN WHAT FILE...: resume refuses the tampered record on its
+# MANIFEST, naming each FILE; then the MANIFEST is forged to match.
+manifest_first()
+{
+    local r=$1 what=$2 f
+    shift 2
+    run_kiln "$T/out" "$T/err" resume "$r"
+    expect_rc 1 "kiln resume of a record with $what"
+    for f in "$@"; do contains "$T/err" "changed: $f"; done
+    forge_manifest "$r" "$@"
+}
+
 case "$case_name" in
 fixture)
     rm -rf "$shared"
@@ -116,6 +146,7 @@ resume_reverified)
     copy_run
     edit_json "$run/candidates/001/verdict.json" 'd["reverified"] = True'
     wrong_kernel | replace_file "$run/candidates/001/candidate.c"
+    manifest_first "$run" "a forged verdict" candidates/001/candidate.c candidates/001/verdict.json
     run_kiln "$T/out" "$T/err" resume "$run"
     expect_rc 0 "kiln resume"
     contains "$T/err" "evaluating 001 on the held-out cases"
@@ -126,6 +157,7 @@ resume_workload)
     copy_run
     { cat "$run/workload/reference.py" && echo "# planted after the run started"; } |
         replace_file "$run/workload/reference.py"
+    manifest_first "$run" "a changed workload copy" workload/reference.py
     run_kiln "$T/out" "$T/err" resume "$run"
     expect_rc 1 "kiln resume of a changed workload copy"
     contains "$T/err" "does not match run.json"
@@ -134,6 +166,7 @@ resume_base_url)
     copy_run
     edit_json "$run/run.json" \
         'd.update(proposer="llm", model="saxpy_mix", base_url="http://127.0.0.1:9/v1", max_iterations=2)'
+    manifest_first "$run" "a changed run.json" run.json
     KILN_API_KEY=$KEY run_kiln "$T/out" "$T/err" resume "$run"
     expect_rc 2 "kiln resume with a recorded base URL and a key"
     contains "$T/err" "kiln resume $run --base-url http://127.0.0.1:9/v1"

@@ -206,7 +206,7 @@ hostile)
     mkdir "$G/bogus-5"
     refused "unknown case" "bogus-5: the workload has no case bogus" --input-cases "$T/g"
     given_copy
-    cp -al "$G/$N1" "$G/held-5"
+    cp -al "$G/$N1" "$G/held_tiny-5"
     refused "held-out set" "held-out inputs are always generated fresh" --input-cases "$T/g"
     given_copy
     rm "$G/$N1/in/x.npy" && ln -s "$(ls -d "$shared"/inputs/*/"$N1")/in/x.npy" "$G/$N1/in/x.npy"
