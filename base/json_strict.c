@@ -3,13 +3,9 @@
  */
 #include "json_strict.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "json_nesting.h"
 
@@ -66,46 +62,6 @@ enum kiln_rc json_strict_parse(const char *what, const void *buf, size_t len,
     }
     *out = root;
     return KILN_OK;
-}
-
-enum kiln_rc json_strict_read_file(const char *path, const struct json_strict_rules *rules,
-                                   json_t **out, struct kiln_err *err)
-{
-    *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return kiln_fail_errno(err, errno == ENOENT ? KILN_E_NOTFOUND : KILN_E_IO, "opening %s",
-                               path);
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return kiln_fail(err, KILN_E_IO, "%s: not a regular file", path);
-    }
-    /* One byte past the cap tells "at the limit" from "over it". */
-    size_t cap = rules->max_bytes + 1, len = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        close(fd);
-        return kiln_fail(err, KILN_E_NOMEM, "%s: out of memory", path);
-    }
-    while (len < cap) {
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            enum kiln_rc rc = kiln_fail_errno(err, KILN_E_IO, "reading %s", path);
-            free(buf);
-            close(fd);
-            return rc;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    close(fd);
-    enum kiln_rc rc = json_strict_parse(path, buf, len, rules, out, err);
-    free(buf);
-    return rc;
 }
 
 const char *json_strict_unknown_key(const json_t *obj, const char *const *allowed)

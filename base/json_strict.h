@@ -37,11 +37,6 @@ enum kiln_rc json_strict_parse(const char *what, const void *buf, size_t len,
                                const struct json_strict_rules *rules, json_t **out,
                                struct kiln_err *err);
 
-/* Reads the file at `path` (no symlink as the last component, at most
- * rules->max_bytes) and parses it as above, naming it by its path. */
-enum kiln_rc json_strict_read_file(const char *path, const struct json_strict_rules *rules,
-                                   json_t **out, struct kiln_err *err);
-
 /* The first key of `obj` not in the NULL-terminated `allowed`, or NULL. */
 const char *json_strict_unknown_key(const json_t *obj, const char *const *allowed);
 

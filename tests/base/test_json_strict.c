@@ -84,42 +84,12 @@ static void checks_keys_and_quotes_them(void **state)
     assert_string_equal(json_strict_quote("abcdefghij", q, sizeof(q)), "abcd...");
 }
 
-static void reads_files_without_following_links(void **state)
-{
-    (void)state;
-    char dir[] = "/tmp/kiln-json-strict-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char path[128], link[128];
-    snprintf(path, sizeof(path), "%s/a.json", dir);
-    snprintf(link, sizeof(link), "%s/l.json", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"k\": 1}", f);
-    fclose(f);
-    assert_int_equal(symlink(path, link), 0);
-    struct json_strict_rules r = {.max_bytes = 8};
-    struct kiln_err e;
-    kiln_err_clear(&e);
-    json_t *j;
-    assert_int_equal(json_strict_read_file(path, &r, &j, &e), KILN_OK);
-    json_decref(j);
-    r.max_bytes = 7;
-    assert_int_equal(json_strict_read_file(path, &r, &j, &e), KILN_E_LIMIT);
-    kiln_err_clear(&e);
-    assert_int_not_equal(json_strict_read_file(link, &r, &j, &e), KILN_OK);
-    assert_non_null(strstr(e.msg, "l.json"));
-    unlink(link);
-    unlink(path);
-    rmdir(dir);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(accepts_an_object),
         cmocka_unit_test(refuses_each_rule_by_name),
         cmocka_unit_test(checks_keys_and_quotes_them),
-        cmocka_unit_test(reads_files_without_following_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
