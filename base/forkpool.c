@@ -51,11 +51,19 @@ long long forkpool_memory_budget(long long fallback)
     return kb > 0 ? kb * 1024 / 2 : fallback;
 }
 
+/* A worker's exit status; the parent reads the outcome from the pipe and
+ * only needs to tell a clean exit from these. */
+enum worker_exit {
+    WORKER_EXIT_OK = 0,
+    WORKER_EXIT_PIPE = 126,   /* the report could not be written */
+    WORKER_EXIT_ORPHAN = 127, /* kiln died before the worker started */
+};
+
 static void worker_main(size_t i, forkpool_task task, void *arg, int fd, pid_t parent)
 {
     /* Die with kiln; and if kiln died before this line, do not start. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-        _exit(127);
+        _exit(WORKER_EXIT_ORPHAN);
     struct kiln_err e;
     kiln_err_clear(&e);
     struct report r;
@@ -70,11 +78,11 @@ static void worker_main(size_t i, forkpool_task task, void *arg, int fd, pid_t p
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
-            _exit(126);
+            _exit(WORKER_EXIT_PIPE);
         p += k;
         left -= (size_t)k;
     }
-    _exit(0); /* no atexit handlers, no second flush of kiln's stdio */
+    _exit(WORKER_EXIT_OK); /* no atexit handlers, no second flush of kiln's stdio */
 }
 
 static enum kiln_rc worker_start(struct worker *w, size_t i, forkpool_task task, void *arg,
@@ -118,7 +126,7 @@ static void worker_collect(struct worker *w, int st, struct kiln_err *e)
     close(w->fd);
     w->fd = -1;
     kiln_err_clear(e);
-    if (got == sizeof(r) && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+    if (got == sizeof(r) && WIFEXITED(st) && WEXITSTATUS(st) == WORKER_EXIT_OK) {
         r.msg[sizeof(r.msg) - 1] = '\0';
         if (r.rc != KILN_OK)
             kiln_fail(e, (enum kiln_rc)r.rc, "%s", r.msg);

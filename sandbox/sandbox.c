@@ -239,7 +239,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
         close(err_p[0]);
         close(tar_p[0]);
         sb_run_setup(pl);
-        _exit(125);
+        _exit(SB_EXIT_LOST);
     }
     close_fd(&st_p[1]);
     close_fd(&out_p[1]);

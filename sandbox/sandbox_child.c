@@ -51,7 +51,7 @@ void sb_die_step(const struct plan *pl, const char *step, int e)
     struct msg m = {.type = MSG_FAILED, .err = e};
     snprintf(m.text, sizeof(m.text), "%s", step);
     send_msg(pl->status_w, &m);
-    _exit(126);
+    _exit(SB_EXIT_STEP_FAILED);
 }
 
 static int write_file(const char *path, const char *s)
@@ -321,7 +321,7 @@ static void run_init(struct plan *pl)
         sigprocmask(SIG_UNBLOCK, &chld, NULL);
         close(lsock[0]);
         run_program(pl, lsock[1], stdin_fd);
-        _exit(127);
+        _exit(SB_EXIT_EXEC_FAILED);
     }
     close(lsock[1]);
     close(pl->out_w);
@@ -472,6 +472,6 @@ void sb_run_setup(struct plan *pl)
     int st;
     while (waitpid(init, &st, 0) < 0)
         if (errno != EINTR)
-            _exit(125);
-    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
+            _exit(SB_EXIT_LOST);
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : SB_EXIT_LOST);
 }

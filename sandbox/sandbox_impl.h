@@ -32,6 +32,15 @@ struct sandbox_image;
 
 enum msg_type { MSG_FAILED = 1, MSG_SKIPPED, MSG_REFUSED, MSG_DONE, MSG_INIT_PID };
 
+/* How the sandbox's own processes end when they cannot go on. The parent
+ * learns the cause from the status pipe (MSG_FAILED names the step); these
+ * statuses only keep the three cases apart, in the shell's convention. */
+enum sb_exit {
+    SB_EXIT_LOST = 125,        /* setup or init lost its child or could not wait for it */
+    SB_EXIT_STEP_FAILED = 126, /* a set-up step failed (sb_die_step) */
+    SB_EXIT_EXEC_FAILED = 127, /* the program could not be executed */
+};
+
 /* One record on the status pipe; smaller than PIPE_BUF, so writes are atomic. */
 struct msg {
     int type;
