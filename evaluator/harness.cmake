@@ -27,6 +27,7 @@ set(KILN_HARNESS_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/npy.c
     ${CMAKE_CURRENT_SOURCE_DIR}/npy_io.c
     ${CMAKE_CURRENT_SOURCE_DIR}/tensor.c
+    ${CMAKE_CURRENT_SOURCE_DIR}/failure_kind.c
     ${CMAKE_SOURCE_DIR}/base/error.c
     ${CMAKE_SOURCE_DIR}/base/fdio.c
     ${CMAKE_SOURCE_DIR}/base/json_nesting.c

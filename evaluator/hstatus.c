@@ -38,8 +38,9 @@ static enum kiln_rc parse_case(json_t *c, size_t i, struct hstatus_case *out, st
     if (!f)
         return KILN_OK;
     json_t *run = json_object_get(f, "run");
+    char kind[32];
     if (!json_is_object(f) || json_strict_unknown_key(f, fkeys) ||
-        take_str(f, "kind", true, out->kind, sizeof(out->kind)) ||
+        take_str(f, "kind", true, kind, sizeof(kind)) || !failure_kind_parse(kind, &out->kind) ||
         take_str(f, "phase", true, out->phase, sizeof(out->phase)) ||
         take_str(f, "set", false, out->set, sizeof(out->set)) ||
         take_str(f, "tensor", false, out->tensor, sizeof(out->tensor)) ||

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "failure_kind.h"
 
 #define HSTATUS_MAX_BYTES (1u << 20)
 #define HSTATUS_MAX_CASES 256
@@ -18,7 +19,7 @@ struct hstatus_case {
     char name[64];
     char status[16]; /* ok, failed, skipped */
     bool failed;
-    char kind[32]; /* failure kind ("" when none) */
+    enum failure_kind kind; /* FK_NONE when none */
     char phase[16];
     char set[64];
     int run;

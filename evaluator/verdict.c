@@ -671,3 +671,24 @@ enum kiln_rc verdict_from_json(const void *buf, size_t len, struct verdict *out,
     }
     return rc;
 }
+
+enum verdict_status verdict_status_of_failure(enum failure_kind k)
+{
+    switch (k) {
+    case FK_TAMPERING:
+    case FK_OUT_OF_BOUNDS:
+    case FK_OVERWRITES_INPUTS:
+    case FK_NONDETERMINISTIC:
+    case FK_ALLOCATION_SLACK:
+        return VERDICT_WRONG_ANSWER;
+    case FK_TIMEOUT:
+        return VERDICT_TIMEOUT;
+    case FK_NONE:
+    case FK_MODULE:
+    case FK_LAUNCH_FAILED:
+    case FK_CUDA_ERROR:
+    case FK_UNAVAILABLE:
+        return VERDICT_RUNTIME_ERROR;
+    }
+    return VERDICT_RUNTIME_ERROR;
+}

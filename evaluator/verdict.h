@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "compare.h"
+#include "failure_kind.h"
 #include "error.h"
 #include "stats.h"
 
@@ -86,6 +87,12 @@ struct verdict {
 };
 
 /* "pass", "wrong_answer", ...; NULL for a value outside the enum. */
+/* The status a failure the harness reported earns (VERDICT.md): a changed
+ * input, guard, fingerprint or slack, or other bits on the same inputs, is
+ * a wrong answer; running past the case's limit a timeout; anything else
+ * (a module, launch or device error) a runtime error. */
+enum verdict_status verdict_status_of_failure(enum failure_kind k);
+
 const char *verdict_status_name(enum verdict_status s);
 
 /* Inverse of verdict_status_name; false when `name` is unknown. */

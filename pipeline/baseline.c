@@ -142,11 +142,12 @@ static void judge(const char *out_dir, struct eval_baseline *b)
         struct stats_summary sum;
         if (c->failed || strcmp(c->status, "ok") != 0) {
             /* "baseline unavailable: ..." comes from the harness itself. */
-            if (!strcmp(c->kind, "unavailable"))
+            if (c->kind == FK_UNAVAILABLE)
                 note(b, "%s", c->detail);
             else
-                note(b, "case %s: %s%s%s (%s): %s", c->name, c->kind[0] ? c->kind : c->status,
-                     c->cuda_error[0] ? " " : "", c->cuda_error, c->phase, c->detail);
+                note(b, "case %s: %s%s%s (%s): %s", c->name,
+                     c->kind ? failure_kind_name(c->kind) : c->status, c->cuda_error[0] ? " " : "",
+                     c->cuda_error, c->phase, c->detail);
             continue;
         }
         if (!tc || stats_compute(tc->samples_ms, tc->nsamples, &sum, &e) != KILN_OK) {

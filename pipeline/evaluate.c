@@ -394,17 +394,6 @@ static bool sandbox_failure(const struct sbexec_result *r, struct eval_outcome *
     return false;
 }
 
-static enum verdict_status status_of_kind(const char *kind)
-{
-    if (!strcmp(kind, "tampering") || !strcmp(kind, "out_of_bounds") ||
-        !strcmp(kind, "overwrites_inputs") || !strcmp(kind, "nondeterministic") ||
-        !strcmp(kind, "allocation_slack"))
-        return VERDICT_WRONG_ANSWER;
-    if (!strcmp(kind, "timeout"))
-        return VERDICT_TIMEOUT;
-    return VERDICT_RUNTIME_ERROR;
-}
-
 static enum kiln_rc read_small(const char *dir, const char *name, size_t max, char **data,
                                size_t *len, struct kiln_err *err)
 {
@@ -491,11 +480,11 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
         if (!c->failed)
             continue;
         char why[600];
-        snprintf(why, sizeof(why), "case %s: %s%s%s%s%s (%s, set %s, run %d)%s%s", c->name, c->kind,
-                 c->cuda_error[0] ? " " : "", c->cuda_error, c->tensor[0] ? " on tensor " : "",
-                 c->tensor, c->phase, c->set[0] ? c->set : "-", c->run, c->detail[0] ? ": " : "",
-                 c->detail);
-        eliminate(out, "run", status_of_kind(c->kind), "%s", why);
+        snprintf(why, sizeof(why), "case %s: %s%s%s%s%s (%s, set %s, run %d)%s%s", c->name,
+                 failure_kind_name(c->kind), c->cuda_error[0] ? " " : "", c->cuda_error,
+                 c->tensor[0] ? " on tensor " : "", c->tensor, c->phase, c->set[0] ? c->set : "-",
+                 c->run, c->detail[0] ? ": " : "", c->detail);
+        eliminate(out, "run", verdict_status_of_failure(c->kind), "%s", why);
         break;
     }
     for (size_t i = 0; rc == KILN_OK && i < req->sets->n; i++) {
@@ -508,7 +497,8 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
         const struct hstatus_case *hc = hstatus_find(&st, s->wcase->name);
         if (!hc || strcmp(hc->status, "ok") != 0) {
             snprintf(vc->detail, sizeof(vc->detail), "%s",
-                     hc ? (hc->kind[0] ? hc->kind : hc->status) : "no status reported");
+                     hc ? (hc->kind ? failure_kind_name(hc->kind) : hc->status)
+                        : "no status reported");
             struct verdict_output *vo = &vc->outputs[vc->noutputs++];
             snprintf(vo->name, sizeof(vo->name), "-");
             snprintf(vo->cmp.reason, sizeof(vo->cmp.reason), "%s", vc->detail);

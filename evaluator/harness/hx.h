@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "failure_kind.h"
 #include "error.h"
 #include "harness_plan.h"
 
@@ -45,9 +46,9 @@ struct hx_where {
 
 /* The outcome of the candidate's part of a run, filled by ops->run. */
 struct hx_fault {
-    char kind[32];       /* "launch_failed", "cuda_error", "module" ; "" if none */
-    char cuda_error[64]; /* CUDA's name for the error, "" on the CPU */
-    bool broken;         /* the device can no longer be used (sticky error) */
+    enum failure_kind kind; /* FK_LAUNCH_FAILED, FK_CUDA_ERROR, FK_MODULE; FK_NONE if none */
+    char cuda_error[64];    /* CUDA's name for the error, "" on the CPU */
+    bool broken;            /* the device can no longer be used (sticky error) */
 };
 
 struct hx_backend;

@@ -25,7 +25,7 @@ struct bl_run {
     int nsamples;
     int warmups_done;
     bool failed;
-    char kind[32];
+    enum failure_kind kind;
     char cuda_error[64];
     const char *phase;
     int run;
@@ -46,7 +46,7 @@ static void bl_fail(struct bl_run *r, const struct hx_fault *f, const char *phas
                     const char *detail)
 {
     r->failed = true;
-    snprintf(r->kind, sizeof(r->kind), "%s", f && f->kind[0] ? f->kind : "cuda_error");
+    r->kind = f && f->kind ? f->kind : FK_CUDA_ERROR;
     snprintf(r->cuda_error, sizeof(r->cuda_error), "%s", f ? f->cuda_error : "");
     r->phase = phase;
     r->run = run;
@@ -179,7 +179,7 @@ static void record(struct hx_bl *x, const struct bl_run *r, const char *status)
     json_t *st = json_pack("{s:s,s:s}", "case", r->c->name, "status", status);
     if (st && r->failed) {
         json_t *f =
-            json_pack("{s:s,s:s,s:s,s:i,s:s}", "kind", r->kind, "phase",
+            json_pack("{s:s,s:s,s:s,s:i,s:s}", "kind", failure_kind_name(r->kind), "phase",
                       r->phase ? r->phase : "setup", "set", "", "run", r->run, "detail", r->detail);
         if (f && r->cuda_error[0])
             json_object_set_new(f, "cuda_error", json_string(r->cuda_error));
@@ -234,7 +234,7 @@ enum kiln_rc hx_baseline_case(struct hx_bl *x, const struct harness_case *c, str
         if (r.failed)
             *x->any_failed = true;
         if (r.failed)
-            bl_log(x, "case %s: FAILED: %s: %s", c->name, r.kind, r.detail);
+            bl_log(x, "case %s: FAILED: %s: %s", c->name, failure_kind_name(r.kind), r.detail);
         else
             bl_log(x, "case %s: ok", c->name);
         record(x, &r, r.failed ? "failed" : "ok");

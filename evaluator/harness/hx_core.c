@@ -65,7 +65,7 @@ struct hx_ctx {
 
 struct hx_failure {
     bool failed;
-    char kind[32];
+    enum failure_kind kind;
     char cuda_error[64];
     int set;
     const char *phase;
@@ -237,16 +237,16 @@ static enum kiln_rc order_next(struct hx_order *o, int *out, struct kiln_err *er
     return KILN_OK;
 }
 
-static void fail_set(struct hx_case_run *cr, const char *kind, int set, const char *phase, int run,
-                     const char *tensor, const char *fmt, ...) KILN_PRINTF(7, 8);
+static void fail_set(struct hx_case_run *cr, enum failure_kind kind, int set, const char *phase,
+                     int run, const char *tensor, const char *fmt, ...) KILN_PRINTF(7, 8);
 
-static void fail_set(struct hx_case_run *cr, const char *kind, int set, const char *phase, int run,
-                     const char *tensor, const char *fmt, ...)
+static void fail_set(struct hx_case_run *cr, enum failure_kind kind, int set, const char *phase,
+                     int run, const char *tensor, const char *fmt, ...)
 {
     if (cr->fail.failed)
         return;
     cr->fail.failed = true;
-    snprintf(cr->fail.kind, sizeof(cr->fail.kind), "%s", kind);
+    cr->fail.kind = kind;
     cr->fail.set = set;
     cr->fail.phase = phase;
     cr->fail.run = run;
@@ -485,11 +485,11 @@ static enum kiln_rc pristine_check(struct hx_ctx *x, struct hx_case_run *cr, int
     for (int s = 0; s < c->nsets; s++)
         for (int a = 0; a < p->nargs; a++)
             if (is_input(&p->args[a]) && cr->fps[k++] != cr->pristine_fp[s][a])
-                fail_set(cr, "tampering", set, phase, run, p->args[a].name,
+                fail_set(cr, FK_TAMPERING, set, phase, run, p->args[a].name,
                          "kiln's pristine copy of %s for set %s changed: the candidate wrote "
                          "into the harness's memory",
                          p->args[a].name, c->sets[s]);
-    fail_set(cr, "allocation_slack", set, phase, run, NULL,
+    fail_set(cr, FK_ALLOCATION_SLACK, set, phase, run, NULL,
              "kiln's pristine allocation changed outside every copy (the alignment gaps between "
              "copies or the %llu bytes of the allocator's rounding past them): the candidate "
              "wrote into the harness's memory, as when stashing data in allocation slack",
@@ -519,7 +519,7 @@ static enum kiln_rc inputs_between(struct hx_ctx *x, struct hx_case_run *cr, int
     for (int i = 0; i < n; i++) {
         int a = which[i];
         if (cr->fps[i] != cr->pristine_fp[set][a])
-            fail_set(cr, "overwrites_inputs", set, phase, run, p->args[a].name,
+            fail_set(cr, FK_OVERWRITES_INPUTS, set, phase, run, p->args[a].name,
                      "input %s changed during launch %d (%s), before launch %d (%s) ran (role in "
                      "is read-only, also when a later launch restores it)",
                      p->args[a].name, l, p->launches[l].kernel, l + 1, p->launches[l + 1].kernel);
@@ -552,7 +552,7 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
     if (p->reload || (run == 0 && strcmp(phase, "correctness") == 0 && set == 0)) {
         rc = ops->reload(x->be, &fault, err);
         if (rc == KILN_E_REJECTED) {
-            fail_set(cr, fault.kind[0] ? fault.kind : "module", set, phase, run, NULL, "%s",
+            fail_set(cr, fault.kind ? fault.kind : FK_MODULE, set, phase, run, NULL, "%s",
                      err->msg);
             kiln_err_clear(err);
             return KILN_OK;
@@ -588,7 +588,7 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
         *ms += part;
         if (rc == KILN_E_REJECTED || rc == KILN_E_CUDA) {
             snprintf(cr->fail.cuda_error, sizeof(cr->fail.cuda_error), "%s", fault.cuda_error);
-            fail_set(cr, fault.kind[0] ? fault.kind : "cuda_error", set, phase, run, NULL, "%s",
+            fail_set(cr, fault.kind ? fault.kind : FK_CUDA_ERROR, set, phase, run, NULL, "%s",
                      err->msg);
             kiln_err_clear(err);
             if (fault.broken)
@@ -606,7 +606,7 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
     }
     if (cr->fail.failed) {
         hx_log(x, "case %s: %s run %d on set %s failed: %s: %s", c->name, phase, run, c->sets[set],
-               cr->fail.kind, cr->fail.detail);
+               failure_kind_name(cr->fail.kind), cr->fail.detail);
         return KILN_OK;
     }
 
@@ -637,13 +637,13 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
         return rc;
     for (int i = 0; i < cr->nguards; i++)
         if (cr->fps[first_guard + i] != cr->guard_fp[i])
-            fail_set(cr, "out_of_bounds", set, phase, run, NULL,
+            fail_set(cr, FK_OUT_OF_BOUNDS, set, phase, run, NULL,
                      "guard region %d (%llu bytes at arena offset %llu) changed: a write "
                      "outside a tensor's bounds",
                      i, (unsigned long long)cr->guard[i].bytes,
                      (unsigned long long)(cr->guard[i].addr - cr->arena));
     if (cr->fps[slack] != cr->arena_slack_fp)
-        fail_set(cr, "allocation_slack", set, phase, run, NULL,
+        fail_set(cr, FK_ALLOCATION_SLACK, set, phase, run, NULL,
                  "the %llu bytes past the end of kiln's tensor allocation (arena offset %llu, "
                  "the allocator's rounding up to its page) changed: a write past every tensor "
                  "and guard, as when a candidate stashes data in allocation slack to reuse it "
@@ -656,21 +656,21 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
             continue;
         uint64_t fp = tensor_fp[k++];
         if (g->role == HR_IN && fp != cr->pristine_fp[set][a])
-            fail_set(cr, "overwrites_inputs", set, phase, run, g->name,
+            fail_set(cr, FK_OVERWRITES_INPUTS, set, phase, run, g->name,
                      "input %s changed during the run (role in is read-only)", g->name);
         if (g->role == HR_IN)
             continue;
         if (verify)
             cr->verified_fp[set][a] = fp;
         else if (fp != cr->verified_fp[set][a])
-            fail_set(cr, "nondeterministic", set, phase, run, g->name,
+            fail_set(cr, FK_NONDETERMINISTIC, set, phase, run, g->name,
                      "output %s differs from the verified output for set %s: the result "
                      "depends on state, caching or timing, not only on the inputs",
                      g->name, c->sets[set]);
     }
     if (cr->fail.failed)
         hx_log(x, "case %s: %s run %d on set %s failed: %s: %s", c->name, phase, run, c->sets[set],
-               cr->fail.kind, cr->fail.detail);
+               failure_kind_name(cr->fail.kind), cr->fail.detail);
     return KILN_OK;
 }
 
@@ -750,8 +750,8 @@ static void record_case(struct hx_ctx *x, struct hx_case_run *cr, const char *st
     const struct harness_case *c = cr->c;
     json_t *st = json_pack("{s:s,s:s}", "case", c->name, "status", status);
     if (st && cr->fail.failed) {
-        json_t *f = json_pack("{s:s,s:s,s:s,s:i,s:s}", "kind", cr->fail.kind, "phase",
-                              cr->fail.phase ? cr->fail.phase : "setup", "set",
+        json_t *f = json_pack("{s:s,s:s,s:s,s:i,s:s}", "kind", failure_kind_name(cr->fail.kind),
+                              "phase", cr->fail.phase ? cr->fail.phase : "setup", "set",
                               cr->fail.set >= 0 ? c->sets[cr->fail.set] : "", "run", cr->fail.run,
                               "detail", cr->fail.detail);
         if (f && cr->fail.tensor[0])
@@ -804,9 +804,7 @@ static enum kiln_rc run_case(struct hx_ctx *x, const struct harness_case *c, str
         phase_add(x, HX_PH_CORRECTNESS, t0);
         if (rc)
             goto out;
-        if (cr->fail.failed && cr->fail.kind[0] &&
-            (strcmp(cr->fail.kind, "cuda_error") == 0 ||
-             strcmp(cr->fail.kind, "launch_failed") == 0 || strcmp(cr->fail.kind, "module") == 0))
+        if (cr->fail.failed && failure_kind_device_lost(cr->fail.kind))
             break; /* no outputs worth returning */
         if ((rc = write_outputs(x, cr, s, err)))
             goto out;
@@ -921,9 +919,9 @@ static enum kiln_rc arm_watchdog(struct hx_ctx *x, int ci, struct kiln_err *err)
     json_t *cases = json_array();
     for (size_t i = 0; cases && i < json_array_size(x->status); i++)
         json_array_append(cases, json_array_get(x->status, i));
-    json_t *failure =
-        json_pack("{s:s,s:s,s:s,s:I,s:s}", "kind", "timeout", "phase", "@PHASE@", "set", "@SET@",
-                  "run", (json_int_t)HX_WATCHDOG_RUN_MARK, "detail", detail);
+    json_t *failure = json_pack("{s:s,s:s,s:s,s:I,s:s}", "kind", failure_kind_name(FK_TIMEOUT),
+                                "phase", "@PHASE@", "set", "@SET@", "run",
+                                (json_int_t)HX_WATCHDOG_RUN_MARK, "detail", detail);
     json_array_append_new(
         cases, json_pack("{s:s,s:s,s:o}", "case", c->name, "status", "failed", "failure", failure));
     for (int j = ci + 1; j < p->ncases; j++)

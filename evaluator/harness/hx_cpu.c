@@ -356,7 +356,7 @@ static enum kiln_rc cpu_reload(struct hx_backend *b, struct hx_fault *fault, str
         void *h = dlopen(b->module_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
         if (h) {
             dlclose(h);
-            snprintf(fault->kind, sizeof(fault->kind), "module");
+            fault->kind = FK_MODULE;
             return kiln_fail(err, KILN_E_REJECTED,
                              "candidate.so stays loaded after dlclose (nodelete or unique "
                              "symbols), so it could keep state between runs");
@@ -364,7 +364,7 @@ static enum kiln_rc cpu_reload(struct hx_backend *b, struct hx_fault *fault, str
     }
     b->handle = dlopen(b->module_path, RTLD_NOW | RTLD_LOCAL);
     if (!b->handle) {
-        snprintf(fault->kind, sizeof(fault->kind), "module");
+        fault->kind = FK_MODULE;
         const char *why = dlerror();
         return kiln_fail(err, KILN_E_REJECTED, "dlopen candidate.so: %s", why ? why : "?");
     }
@@ -373,7 +373,7 @@ static enum kiln_rc cpu_reload(struct hx_backend *b, struct hx_fault *fault, str
         snprintf(sym, sizeof(sym), "kiln_launch_%d", l);
         void *f = dlsym(b->handle, sym);
         if (!f) {
-            snprintf(fault->kind, sizeof(fault->kind), "module");
+            fault->kind = FK_MODULE;
             return kiln_fail(err, KILN_E_REJECTED,
                              "candidate.so has no %s (launch of %s): was it linked with kiln's "
                              "trampoline?",
@@ -433,7 +433,7 @@ static enum kiln_rc cpu_baseline_open(struct hx_backend *b, enum harness_baselin
     (void)b;
     if (kind == HBL_MEMCPY)
         return KILN_OK;
-    snprintf(fault->kind, sizeof(fault->kind), "unavailable");
+    fault->kind = FK_UNAVAILABLE;
     return kiln_fail(err, KILN_E_REJECTED,
                      "baseline unavailable: %s is not available on the cpu backend (only memcpy "
                      "is; cuBLAS needs the cuda backend)",

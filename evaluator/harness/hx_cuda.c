@@ -393,7 +393,7 @@ static enum kiln_rc cuda_fingerprint(struct hx_backend *b, const struct hx_regio
 static enum kiln_rc cuda_reload(struct hx_backend *b, struct hx_fault *fault, struct kiln_err *err)
 {
     if (b->refusal[0]) {
-        snprintf(fault->kind, sizeof(fault->kind), "module");
+        fault->kind = FK_MODULE;
         return kiln_fail(err, KILN_E_REJECTED, "%s", b->refusal);
     }
     if (b->mod) {
@@ -405,14 +405,14 @@ static enum kiln_rc cuda_reload(struct hx_backend *b, struct hx_fault *fault, st
     CUresult r = cuModuleLoadData(&b->mod, b->image);
     if (r != CUDA_SUCCESS) {
         b->mod = NULL;
-        snprintf(fault->kind, sizeof(fault->kind), "module");
+        fault->kind = FK_MODULE;
         snprintf(fault->cuda_error, sizeof(fault->cuda_error), "%s", cu_name(r));
         return kiln_fail(err, KILN_E_REJECTED, "cuModuleLoadData(candidate.cubin): %s", cu_name(r));
     }
     for (int l = 0; l < b->plan->nlaunches; l++) {
         r = cuModuleGetFunction(&b->fn[l], b->mod, b->plan->launches[l].kernel);
         if (r != CUDA_SUCCESS) {
-            snprintf(fault->kind, sizeof(fault->kind), "module");
+            fault->kind = FK_MODULE;
             snprintf(fault->cuda_error, sizeof(fault->cuda_error), "%s", cu_name(r));
             return kiln_fail(err, KILN_E_REJECTED,
                              "kernel %s (launch %d) not in candidate.cubin: %s (is it extern "
@@ -467,9 +467,9 @@ static bool context_broken(struct hx_backend *b)
 }
 
 static enum kiln_rc launch_fault(struct hx_backend *b, struct hx_fault *fault, CUresult r,
-                                 const char *kind, int l, struct kiln_err *err)
+                                 enum failure_kind kind, int l, struct kiln_err *err)
 {
-    snprintf(fault->kind, sizeof(fault->kind), "%s", kind);
+    fault->kind = kind;
     snprintf(fault->cuda_error, sizeof(fault->cuda_error), "%s", cu_name(r));
     fault->broken = context_broken(b);
     const char *desc = NULL;
@@ -500,7 +500,7 @@ static enum kiln_rc cuda_run(struct hx_backend *b, const struct harness_case *c,
         r = cuFuncSetAttribute(b->fn[l], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                (int)c->dims[l].smem);
         if (r != CUDA_SUCCESS)
-            return launch_fault(b, fault, r, "launch_failed", l, err);
+            return launch_fault(b, fault, r, FK_LAUNCH_FAILED, l, err);
     }
     CU_TRY(cuEventRecord(b->ev0, b->stream), "cuEventRecord(start)");
     for (int l = first; l < end; l++) {
@@ -509,13 +509,13 @@ static enum kiln_rc cuda_run(struct hx_backend *b, const struct harness_case *c,
         r = cuLaunchKernel(b->fn[l], d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1],
                            d->block[2], d->smem, b->stream, (void **)params[l], NULL);
         if (r != CUDA_SUCCESS)
-            return launch_fault(b, fault, r, "launch_failed", l, err);
+            return launch_fault(b, fault, r, FK_LAUNCH_FAILED, l, err);
     }
     b->where->launch = -1;
     CU_TRY(cuEventRecord(b->ev1, b->stream), "cuEventRecord(stop)");
     r = cuStreamSynchronize(b->stream);
     if (r != CUDA_SUCCESS)
-        return launch_fault(b, fault, r, "cuda_error", -1, err);
+        return launch_fault(b, fault, r, FK_CUDA_ERROR, -1, err);
     float elapsed = 0;
     CU_TRY(cuEventElapsedTime(&elapsed, b->ev0, b->ev1), "cuEventElapsedTime");
     *ms = elapsed > 0 ? (double)elapsed : 1e-6; /* VERDICT.md: samples are > 0 */
@@ -570,7 +570,7 @@ static enum kiln_rc unavailable(struct hx_fault *fault, struct kiln_err *err, co
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    snprintf(fault->kind, sizeof(fault->kind), "unavailable");
+    fault->kind = FK_UNAVAILABLE;
     return kiln_fail(err, KILN_E_REJECTED, "baseline unavailable: %s", why);
 }
 
@@ -665,7 +665,7 @@ static enum kiln_rc cuda_baseline_open(struct hx_backend *b, enum harness_baseli
 static enum kiln_rc baseline_fault(struct hx_backend *b, struct hx_fault *fault, CUresult r,
                                    const char *what, struct kiln_err *err)
 {
-    snprintf(fault->kind, sizeof(fault->kind), "cuda_error");
+    fault->kind = FK_CUDA_ERROR;
     snprintf(fault->cuda_error, sizeof(fault->cuda_error), "%s", cu_name(r));
     fault->broken = context_broken(b);
     return kiln_fail(err, fault->broken ? KILN_E_CUDA : KILN_E_REJECTED, "%s: %s", what,
@@ -699,7 +699,7 @@ static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baselin
     CU_TRY(cuEventRecord(b->ev1, b->stream), "cuEventRecord(stop)");
     r = cuStreamSynchronize(b->stream);
     if (st != 0) {
-        snprintf(fault->kind, sizeof(fault->kind), "launch_failed");
+        fault->kind = FK_LAUNCH_FAILED;
         fault->broken = context_broken(b);
         return kiln_fail(err, fault->broken ? KILN_E_CUDA : KILN_E_REJECTED,
                          "cublasSgemm failed (cublasStatus_t %d)", st);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hstatus.h"
+#include "verdict.h"
 
 static const char good[] =
     "{\"version\":1,\"backend\":\"cuda\",\"device\":\"NVIDIA H200\",\"l2_flush\":true,"
@@ -27,7 +28,8 @@ static void parses_the_documented_example(void **state)
     const struct hstatus_case *c = hstatus_find(&s, "big");
     assert_non_null(c);
     assert_true(c->failed);
-    assert_string_equal(c->kind, "cuda_error");
+    assert_int_equal(c->kind, FK_CUDA_ERROR);
+    assert_string_equal(failure_kind_name(c->kind), "cuda_error");
     assert_string_equal(c->cuda_error, "CUDA_ERROR_ILLEGAL_ADDRESS");
     assert_int_equal(c->run, 17);
     assert_false(hstatus_find(&s, "n1")->failed);
@@ -124,12 +126,38 @@ static void parses_and_checks_phases(void **state)
                       "\"outputs\":0,\"total\":0}}");
 }
 
+/* One enum on both sides of the sandbox: every kind the harness can write
+ * parses back to itself, an unknown one is refused, and the verdict rule
+ * covers each. */
+static void failure_kinds_round_trip(void **state)
+{
+    (void)state;
+    for (int k = FK_MODULE; k <= FK_ALLOCATION_SLACK; k++) {
+        enum failure_kind back = FK_NONE;
+        assert_true(failure_kind_parse(failure_kind_name((enum failure_kind)k), &back));
+        assert_int_equal(back, k);
+    }
+    enum failure_kind x;
+    assert_false(failure_kind_parse("segfault", &x));
+    assert_false(failure_kind_parse("", &x));
+    assert_int_equal(verdict_status_of_failure(FK_ALLOCATION_SLACK), VERDICT_WRONG_ANSWER);
+    assert_int_equal(verdict_status_of_failure(FK_OVERWRITES_INPUTS), VERDICT_WRONG_ANSWER);
+    assert_int_equal(verdict_status_of_failure(FK_TIMEOUT), VERDICT_TIMEOUT);
+    assert_int_equal(verdict_status_of_failure(FK_CUDA_ERROR), VERDICT_RUNTIME_ERROR);
+    /* status.json naming a kind kiln does not know is malformed. */
+    const char *bad = "{\"version\":1,\"backend\":\"cuda\",\"device\":\"d\",\"l2_flush\":true,"
+                      "\"status\":\"failed\",\"cases\":[{\"case\":\"big\",\"status\":\"failed\","
+                      "\"failure\":{\"kind\":\"segfault\",\"phase\":\"timed\"}}]}";
+    expect_reject(bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_the_documented_example),
         cmocka_unit_test(rejects_hostile_documents),
         cmocka_unit_test(parses_and_checks_phases),
+        cmocka_unit_test(failure_kinds_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@ kiln_fuzz_target(timings SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_timings.c
 target_include_directories(fuzz_timings PRIVATE ${CMAKE_SOURCE_DIR}/evaluator)
 kiln_fuzz_target(verdict SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_verdict.c
                  ${CMAKE_SOURCE_DIR}/evaluator/verdict.c ${CMAKE_SOURCE_DIR}/evaluator/stats.c
+                 ${CMAKE_SOURCE_DIR}/evaluator/failure_kind.c
                  ${CMAKE_SOURCE_DIR}/evaluator/compare.c
                  LIBS kiln_base PkgConfig::JANSSON m)
 target_include_directories(fuzz_verdict PRIVATE ${CMAKE_SOURCE_DIR}/evaluator)
