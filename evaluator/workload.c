@@ -1267,3 +1267,17 @@ void workload_case_vars(const struct workload *w, const struct wl_case *wc,
         vars[i].value = wc->sizes[i];
     }
 }
+
+struct compare_tol workload_tolerance(const struct workload *wl, int arg)
+{
+    struct compare_tol tol = compare_default_tol(wl->args[arg].dtype);
+    for (size_t k = 0; k < wl->ntolerances; k++) {
+        if (wl->tolerances[k].arg != arg)
+            continue;
+        if (wl->tolerances[k].has_atol)
+            tol.atol = wl->tolerances[k].atol;
+        if (wl->tolerances[k].has_rtol)
+            tol.rtol = wl->tolerances[k].rtol;
+    }
+    return tol;
+}

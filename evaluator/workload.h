@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "compare.h"
 #include "error.h"
 #include "expr.h"
 #include "digest.h"
@@ -223,5 +224,9 @@ bool workload_draw_bounds(const struct workload *w, const struct wl_case *c, siz
 /* Name used in messages: "cuda"/"cpu" etc. live in backend.h; this gives
  * the workload-facing file name of `f` ("workload.json", "kernel.cu"). */
 const char *workload_file_name(enum wl_file f);
+
+/* The tolerance output argument `arg` is judged with (a verdict rule): the
+ * dtype's default (compare.h) with the workload's overrides applied. */
+struct compare_tol workload_tolerance(const struct workload *wl, int arg);
 
 #endif

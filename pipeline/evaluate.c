@@ -321,7 +321,7 @@ static enum kiln_rc verify_set(const struct eval_request *req, const struct inpu
         char name[PATH_MAX], ref_path[PATH_MAX];
         snprintf(name, sizeof(name), "%s/s%d/%s.npy", s->wcase->name, s->set, a->name);
         snprintf(ref_path, sizeof(ref_path), "%s/ref/%s.npy", s->dir, a->name);
-        struct compare_tol tol = inputs_tolerance(wl, shapes[t].arg);
+        struct compare_tol tol = workload_tolerance(wl, shapes[t].arg);
         bool unusable;
         rc = verify_output(a, &shapes[t], &tol, ref_path, name, sr, vo, &unusable, err);
         if (rc == KILN_OK && unusable)

@@ -20,20 +20,6 @@
 
 #define NPY_HEADER_SLACK 65536u /* bytes an .npy may add to its data */
 
-struct compare_tol inputs_tolerance(const struct workload *wl, int arg)
-{
-    struct compare_tol tol = compare_default_tol(wl->args[arg].dtype);
-    for (size_t k = 0; k < wl->ntolerances; k++) {
-        if (wl->tolerances[k].arg != arg)
-            continue;
-        if (wl->tolerances[k].has_atol)
-            tol.atol = wl->tolerances[k].atol;
-        if (wl->tolerances[k].has_rtol)
-            tol.rtol = wl->tolerances[k].rtol;
-    }
-    return tol;
-}
-
 bool inputs_set_scored(const struct workload *wl, const struct input_set *s)
 {
     if (s->wcase->kind != WL_CASE_PERFORMANCE)
@@ -245,7 +231,7 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
             rc = tensor_check_shape(&t, e->names[i], s->dtype, s->ndim, s->shape, err);
         if (rc == KILN_OK && weak) {
             const struct wl_arg *a = &wl->args[s->arg];
-            struct compare_tol tol = inputs_tolerance(wl, s->arg);
+            struct compare_tol tol = workload_tolerance(wl, s->arg);
             char w[200] = "";
             unsigned bits = compare_weak_reference(&t, &tol, w, sizeof(w));
             if (bits && !*weak)

@@ -70,10 +70,6 @@ struct inputs_request {
 
 #define INPUTS_MAX_JOBS 8
 
-/* The tolerance of output argument `arg`: the dtype's default with the
- * workload's overrides applied. */
-struct compare_tol inputs_tolerance(const struct workload *wl, int arg);
-
 /* True when the set counts towards the score: a performance case whose
  * reference is not weak, or is weak and accepted by name in accept_weak. */
 bool inputs_set_scored(const struct workload *wl, const struct input_set *s);
