@@ -519,12 +519,17 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* libmicrohttpd's own messages: the format is the library's (never a
+ * client's), and its callback type cannot carry a format attribute. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
     fputs("kiln serve: libmicrohttpd: ", stderr);
     vfprintf(stderr, fmt, ap);
 }
+#pragma GCC diagnostic pop
 
 static enum kiln_rc parse_listen(const char *s, struct sockaddr_in *sa, struct kiln_err *err)
 {

@@ -2,3 +2,4 @@
 kiln_fuzz_target(kbimport
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_kbimport.c ${CMAKE_SOURCE_DIR}/orchestrator/kbimport.c
   LIBS kiln_evaluator kiln_base)
+target_include_directories(fuzz_kbimport PRIVATE ${CMAKE_SOURCE_DIR}/orchestrator)
