@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "fsutil.h"
 #include "session.h"
@@ -129,10 +130,10 @@ static int workload_check(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"backend", required_argument, NULL, 'b'},
-                                         {"seed", required_argument, NULL, 's'},
+                                         CLI_OPTS_SEED,
                                          {"cache", required_argument, NULL, 'c'},
-                                         {"timeout", required_argument, NULL, 'T'},
-                                         {"input-cases", required_argument, NULL, 'I'},
+                                         CLI_OPTS_TIMEOUT,
+                                         CLI_OPTS_INPUTS,
                                          {"reference", required_argument, NULL, 'R'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("workload");
@@ -140,26 +141,24 @@ static int workload_check(int argc, char **argv)
     const char *reference = NULL;
     int done = 0, c;
     unsigned backends = KILN_BACKEND_ALL;
-    long seed = 1, timeout_s = 0;
+    struct cli_common common = {.seed = 1};
     const char *cache = NULL;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
         if (c == 'b' && strcmp(optarg, "all") != 0 && !(backends = kiln_backend_from_name(optarg)))
             return cli_usage_error("workload", "unknown backend '%s' (cuda, cpu or all)", optarg);
-        if (c == 's' && cli_parse_long(optarg, 0, 1L << 52, &seed) != 0)
-            return cli_usage_error("workload", "--seed needs a number, got '%s'", optarg);
         if (c == 'c')
             cache = optarg;
-        if (c == 'T' && cli_parse_long(optarg, 1, 86400, &timeout_s) != 0)
-            return cli_usage_error("workload", "--timeout needs 1..86400 seconds, got '%s'",
-                                   optarg);
-        if (c == 'I')
-            cg.input_cases = optarg;
+        if (cli_common_option("workload", c, optarg, &common) < 0)
+            return KILN_EXIT_USAGE;
         if (c == 'R')
             reference = optarg;
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    long long timeout_s = common.timeout_s;
+    uint64_t seed = common.seed;
+    cg.input_cases = common.input_cases;
     if (optind + 1 != argc)
         return cli_usage_error("workload", "check needs exactly one workload directory");
     char dir[PATH_MAX];
