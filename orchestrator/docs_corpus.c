@@ -517,6 +517,8 @@ enum kiln_rc docs_corpus_load_dir(struct docs_corpus *c, const char *dir, unsign
         uint8_t d[SHA256_DIGEST_LEN];
         sha256_final(&h, d);
         sha256_hex(d, digest);
+    } else {
+        sha256_discard(&h); /* the OpenSSL context is released either way */
     }
     return rc;
 }

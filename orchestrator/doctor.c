@@ -280,8 +280,10 @@ static void check_nvrtc(struct doctor_report *r)
                                   "/usr/local/cuda/lib64/libnvrtc.so", NULL};
     void *lib = NULL;
     const char *found = NULL;
+    /* Kept loaded (RTLD_NODELETE): unloading NVRTC would unload the libstdc++
+     * it brought in, whose emergency exception pool would then look leaked. */
     for (const char **n = names; *n && !lib; n++)
-        if ((lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL)))
+        if ((lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)))
             found = *n;
     int major = 0, minor = 0;
     if (lib) {

@@ -113,8 +113,10 @@ static void file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
             sha256_update(&c, buf, (size_t)r);
     free(buf);
     close(fd);
-    if (r != 0)
+    if (r != 0) {
+        sha256_discard(&c);
         return;
+    }
     uint8_t d[SHA256_DIGEST_LEN];
     sha256_final(&c, d);
     sha256_hex(d, hex);
