@@ -8,7 +8,9 @@
  * can never complete (a divergent __syncthreads) aborts with a message: a
  * real GPU would hang or misbehave there too.
  *
- * What it does not model: memory ordering between blocks, atomics, timing,
+ * What it does not model: memory ordering between blocks (blocks run one
+ * after another, so an atomic is a plain read-modify-write and a fence is
+ * nothing), timing,
  * occupancy, register or shared-memory limits (the `require` directives and
  * nvcc check those).
  */
@@ -48,6 +50,7 @@ static inline float4 make_float4(float x, float y, float z, float w)
 #define __forceinline__ inline
 #define __shared__      static
 #define __restrict__
+#define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
 
 /* Dynamic shared memory: kernels_emu.sh rewrites `extern __shared__ T v[];`
@@ -62,6 +65,15 @@ static inline float rsqrtf(float x)
 static inline float __fdividef(float a, float b)
 {
     return a / b;
+}
+static inline unsigned atomicAdd(unsigned *p, unsigned v)
+{
+    unsigned old = *p;
+    *p += v;
+    return old;
+}
+static inline void __threadfence()
+{
 }
 template <class T> static inline T __ldg(const T *p)
 {

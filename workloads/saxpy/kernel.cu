@@ -2,7 +2,10 @@
 // floats wide, BLOCK apart so a warp's accesses stay coalesced. VEC=4 moves
 // float4s when x, y and out are 16-byte aligned (the n % 4 tail is done by
 // scalar code) and falls back to scalars otherwise. GRID_CAP bounds the grid
-// (a few waves of resident blocks; the loop covers the rest).
+// (a few waves of resident blocks; the loop covers the rest). A step issues
+// all its loads before its first store: out may alias x or y, so the compiler
+// would otherwise wait for each load pair, and ITEMS would add no memory
+// parallelism.
 // kiln: tunable BLOCK {128, 256, 512, 1024} = 256
 // kiln: tunable ITEMS {1, 2, 4, 8} = 1
 // kiln: tunable VEC {1, 4} = 1
@@ -20,14 +23,19 @@ extern "C" __global__ void saxpy(long long n, float a, const float *x, const flo
         const float4 *y4 = reinterpret_cast<const float4 *>(y);
         float4 *o4 = reinterpret_cast<float4 *>(out);
         for (long long base = first; base < n4; base += stride) {
+            float4 xv[ITEMS] = {}, yv[ITEMS] = {};
 #pragma unroll
             for (int j = 0; j < ITEMS; j++) {
                 long long i = base + (long long)j * BLOCK;
-                if (i < n4) {
-                    float4 xv = x4[i], yv = y4[i];
-                    o4[i] = make_float4(a * xv.x + yv.x, a * xv.y + yv.y, a * xv.z + yv.z,
-                                        a * xv.w + yv.w);
-                }
+                if (i < n4)
+                    xv[j] = x4[i], yv[j] = y4[i];
+            }
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) {
+                long long i = base + (long long)j * BLOCK;
+                if (i < n4)
+                    o4[i] = make_float4(a * xv[j].x + yv[j].x, a * xv[j].y + yv[j].y,
+                                        a * xv[j].z + yv[j].z, a * xv[j].w + yv[j].w);
             }
         }
         // The last n % 4 elements: the grid's first threads.
@@ -38,11 +46,18 @@ extern "C" __global__ void saxpy(long long n, float a, const float *x, const flo
     }
 #endif
     for (long long base = first; base < n; base += stride) {
+        float xv[ITEMS] = {}, yv[ITEMS] = {};
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
             long long i = base + (long long)j * BLOCK;
             if (i < n)
-                out[i] = a * x[i] + y[i];
+                xv[j] = x[i], yv[j] = y[i];
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            long long i = base + (long long)j * BLOCK;
+            if (i < n)
+                out[i] = a * xv[j] + yv[j];
         }
     }
 }

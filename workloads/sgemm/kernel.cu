@@ -1,8 +1,8 @@
 // SGEMM, C = A @ B, row-major, register-blocked. A block computes a BM x BN
 // tile of C with (BM/TM) * (BN/TN) threads; each thread accumulates TM x TN
-// outputs in registers, strided by the thread grid (rows tr + i*BM/TM, columns
-// tc + j*BN/TN) so a warp's shared-memory reads are conflict-free broadcasts
-// and its stores to C are coalesced. K advances BK at a time through shared
+// outputs in registers, spread over the tile (ROW/COL below) so a warp's
+// shared-memory reads are conflict-free broadcasts and its stores to C are
+// coalesced; with TM, TN multiples of 4 they are float4 reads and stores. K advances BK at a time through shared
 // memory (A staged transposed). VEC=4 loads float4 from global memory when
 // the row length is a multiple of 4 and the pointer is 16-byte aligned, and
 // falls back to guarded scalar loads otherwise. DBUF=1 prefetches the next K
@@ -22,6 +22,13 @@
 // kiln: require (BM / TM) * (BN / TN) <= 256
 // kiln: require (BM / TM) * (BN / TN) >= 128
 // kiln: require BM % TM == 0
+// Register blocking of at least 4x4 outputs a thread (below that, shared
+// memory bandwidth bounds any current GPU); the plain tiling (TM * TN == 1)
+// only as the start, 16x16. Directives take one comparison and no `||`, hence
+// the arithmetic: the first keeps TM * TN == 1 or >= 16, the second allows
+// BM * BN > 256 only when TM * TN > 1.
+// kiln: require (min(TM * TN, 16) - 1) * (16 - min(TM * TN, 16)) == 0
+// kiln: require BM * BN <= 256 + 65280 * min(TM * TN - 1, 1)
 // kiln: require BN % TN == 0
 // kiln: require 4 * BK * (BM + BN) * (1 + DBUF) <= 49152
 // kiln: require (TM * TN + TM + TN + 32) * (BM / TM) * (BN / TN) <= 65536
@@ -114,18 +121,45 @@ static __device__ __forceinline__ void store_tiles(float *As, float *Bs, const f
     }
 }
 
+// Output rows (and columns) of thread tr (tc). With TM % 4 == 0 a thread owns
+// TM / 4 runs of 4 adjacent rows, the runs BM * 4 / TM apart, so its operands
+// come out of shared memory as float4 (one LDS.128 instead of four LDS.32,
+// which bounds the FMA rate of the scalar layout) and a warp still reads
+// broadcasts (A) or 512 contiguous bytes (B); otherwise rows are strided by
+// the thread grid, one float at a time.
+#define AV (TM % 4 == 0)
+#define BV (TN % 4 == 0)
+#define ROW(i) (AV ? ((i) / 4) * (BM * 4 / TM) + tr * 4 + (i) % 4 : tr + (i) * (BM / TM))
+#define COL(j) (BV ? ((j) / 4) * (BN * 4 / TN) + tc * 4 + (j) % 4 : tc + (j) * (BN / TN))
+
 static __device__ __forceinline__ void multiply_tile(float (*acc)[TN], const float *As,
                                                      const float *Bs, int tr, int tc)
 {
 #pragma unroll
     for (int kk = 0; kk < BK; kk++) {
         float a[TM], b[TN];
+#if AV
+#pragma unroll
+        for (int i = 0; i < TM; i += 4) {
+            float4 v = *reinterpret_cast<const float4 *>(As + kk * BM + ROW(i));
+            a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
+        }
+#else
 #pragma unroll
         for (int i = 0; i < TM; i++)
-            a[i] = As[kk * BM + tr + i * (BM / TM)];
+            a[i] = As[kk * BM + ROW(i)];
+#endif
+#if BV
+#pragma unroll
+        for (int j = 0; j < TN; j += 4) {
+            float4 v = *reinterpret_cast<const float4 *>(Bs + kk * BN + COL(j));
+            b[j] = v.x, b[j + 1] = v.y, b[j + 2] = v.z, b[j + 3] = v.w;
+        }
+#else
 #pragma unroll
         for (int j = 0; j < TN; j++)
-            b[j] = Bs[kk * BN + tc + j * (BN / TN)];
+            b[j] = Bs[kk * BN + COL(j)];
+#endif
 #pragma unroll
         for (int i = 0; i < TM; i++)
 #pragma unroll
@@ -137,8 +171,8 @@ static __device__ __forceinline__ void multiply_tile(float (*acc)[TN], const flo
 extern "C" __global__ void sgemm(long long m, long long n, long long k, const float *A,
                                  const float *B, float *C)
 {
-    __shared__ float As[(1 + DBUF) * BK * BM];
-    __shared__ float Bs[(1 + DBUF) * BK * BN];
+    __shared__ __align__(16) float As[(1 + DBUF) * BK * BM];
+    __shared__ __align__(16) float Bs[(1 + DBUF) * BK * BN];
     const int tr = threadIdx.x / (BN / TN), tc = threadIdx.x % (BN / TN);
     const long long row0 = (long long)blockIdx.y * BM, col0 = (long long)blockIdx.x * BN;
     const bool a_vec = VEC == 4 && k % 4 == 0 && ((unsigned long long)A & 15) == 0;
@@ -180,14 +214,33 @@ extern "C" __global__ void sgemm(long long m, long long n, long long k, const fl
 #endif
 #pragma unroll
     for (int i = 0; i < TM; i++) {
-        long long r = row0 + tr + i * (BM / TM);
+        long long r = row0 + ROW(i);
         if (r >= m)
             continue;
+#if BV
+        // float4 stores where the thread's 4 adjacent columns are inside C and
+        // aligned (n % 4 == 0, C 16-byte aligned); guarded scalars elsewhere.
+        const bool c_vec = n % 4 == 0 && ((unsigned long long)C & 15) == 0;
+#pragma unroll
+        for (int j = 0; j < TN; j += 4) {
+            long long c = col0 + COL(j);
+            if (c_vec && c + 3 < n) {
+                *reinterpret_cast<float4 *>(C + r * n + c) =
+                    make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+                continue;
+            }
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                if (c + q < n)
+                    C[r * n + c + q] = acc[i][j + q];
+        }
+#else
 #pragma unroll
         for (int j = 0; j < TN; j++) {
-            long long c = col0 + tc + j * (BN / TN);
+            long long c = col0 + COL(j);
             if (c < n)
                 C[r * n + c] = acc[i][j];
         }
+#endif
     }
 }
