@@ -72,9 +72,7 @@ static inline unsigned atomicAdd(unsigned *p, unsigned v)
     *p += v;
     return old;
 }
-static inline void __threadfence()
-{
-}
+static inline void __threadfence() {}
 template <class T> static inline T __ldg(const T *p)
 {
     return *p;
