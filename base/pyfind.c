@@ -193,7 +193,7 @@ static int disk_dir(void)
         snprintf(path, sizeof(path), "/run/kiln");
     else
         return -1;
-    (void)mkdir(path, 0700);
+    (void)mkdir(path, 0755); /* as sandbox/uidslot.c makes /run/kiln; the record is 0600 */
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022))) {
