@@ -1,10 +1,13 @@
 #include "pyfind.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -124,6 +127,152 @@ static int memo_hit(const struct cands *c, struct pyfind *out)
     return 1;
 }
 
+/* The memo across processes: `kiln sandbox --policy script` is a process
+ * per sandbox, and the probe (python's start; a pyenv shim's is 0.1-0.3 s)
+ * was most of it (issue 20). One record, pyfind.memo, in a directory only
+ * this user can write: $XDG_RUNTIME_DIR/kiln, or /run/kiln for root;
+ * without one, every process probes. The key is the in-process memo's
+ * (each candidate's path and identity) plus the working directory and the
+ * whole environment, which a wrapper script such as a pyenv shim may
+ * consult; what a wrapper reads from other files is not in the key, so a
+ * record is used for at most PYFIND_DISK_TTL_S. The found interpreter must
+ * still be the same file. Only this user can have written the record (the
+ * directory and the file are checked: owned by us, writable by nobody
+ * else, a regular file, no symlink), the same trust as $KILN_PYTHON;
+ * anything unexpected is a miss, and failing to write it is not an error. */
+#define PYFIND_DISK_TTL_S 600
+#define PYFIND_DISK_MAGIC "kilnpy1"
+
+struct disk_memo {
+    char magic[8];
+    uint64_t key;
+    uint64_t exe_ident; /* identity of found.executable */
+    struct pyfind found;
+};
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static uint64_t ident_hash(uint64_t h, const struct stat *st)
+{
+    const long long v[] = {(long long)st->st_dev,          (long long)st->st_ino,
+                           (long long)st->st_size,         (long long)st->st_mtim.tv_sec,
+                           (long long)st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+                           (long long)st->st_ctim.tv_nsec, (long long)st->st_mode};
+    return fnv(h, v, sizeof(v));
+}
+
+extern char **environ;
+
+static uint64_t disk_key(const struct cands *c)
+{
+    uint64_t h = fnv(0xcbf29ce484222325ULL, &c->explicit_env, sizeof(c->explicit_env));
+    for (size_t i = 0; i < c->n; i++)
+        h = ident_hash(fnv(h, c->path[i], strlen(c->path[i]) + 1), &c->st[i]);
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)))
+        h = fnv(h, cwd, strlen(cwd) + 1);
+    for (char **e = environ; e && *e; e++)
+        h = fnv(h, *e, strlen(*e) + 1);
+    return h;
+}
+
+/* The record's directory, opened, when it is ours alone; -1 otherwise. */
+static int disk_dir(void)
+{
+    char path[PATH_MAX];
+    const char *run = getenv("XDG_RUNTIME_DIR");
+    if (run && *run == '/')
+        snprintf(path, sizeof(path), "%s/kiln", run);
+    else if (geteuid() == 0)
+        snprintf(path, sizeof(path), "/run/kiln");
+    else
+        return -1;
+    (void)mkdir(path, 0755); /* as sandbox/uidslot.c makes /run/kiln; the record is 0600 */
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static int strings_ok(const struct pyfind *f)
+{
+    return memchr(f->path, 0, sizeof(f->path)) && memchr(f->executable, 0, sizeof(f->executable)) &&
+           memchr(f->prefix, 0, sizeof(f->prefix)) &&
+           memchr(f->base_prefix, 0, sizeof(f->base_prefix)) &&
+           memchr(f->python_version, 0, sizeof(f->python_version)) &&
+           memchr(f->numpy_version, 0, sizeof(f->numpy_version));
+}
+
+static int disk_hit(uint64_t key, struct pyfind *out)
+{
+    int dfd = disk_dir();
+    if (dfd < 0)
+        return 0;
+    int fd = openat(dfd, "pyfind.memo", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    close(dfd);
+    if (fd < 0)
+        return 0;
+    struct disk_memo *m = malloc(sizeof(*m));
+    struct stat st, exe;
+    int ok = m && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+             !(st.st_mode & 022) && st.st_size == (off_t)sizeof(*m) &&
+             time(NULL) - st.st_mtim.tv_sec < PYFIND_DISK_TTL_S &&
+             time(NULL) >= st.st_mtim.tv_sec && read(fd, m, sizeof(*m)) == (ssize_t)sizeof(*m) &&
+             !memcmp(m->magic, PYFIND_DISK_MAGIC, sizeof(m->magic)) && m->key == key &&
+             strings_ok(&m->found) && stat(m->found.executable, &exe) == 0 &&
+             ident_hash(0, &exe) == m->exe_ident;
+    if (ok)
+        *out = m->found;
+    free(m);
+    close(fd);
+    return ok;
+}
+
+static void disk_store(uint64_t key, const struct pyfind *found)
+{
+    struct stat exe;
+    int dfd = disk_dir();
+    if (dfd < 0)
+        return;
+    struct disk_memo *m = calloc(1, sizeof(*m));
+    char tmp[32];
+    snprintf(tmp, sizeof(tmp), "pyfind.memo.%ld", (long)getpid());
+    int fd = m && stat(found->executable, &exe) == 0
+                 ? openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+                 : -1;
+    if (fd >= 0) {
+        memcpy(m->magic, PYFIND_DISK_MAGIC, sizeof(m->magic));
+        m->key = key;
+        m->exe_ident = ident_hash(0, &exe);
+        m->found = *found;
+        int ok = write(fd, m, sizeof(*m)) == (ssize_t)sizeof(*m);
+        ok = close(fd) == 0 && ok;
+        if (!ok || renameat(dfd, tmp, dfd, "pyfind.memo") < 0)
+            (void)unlinkat(dfd, tmp, 0);
+    }
+    free(m);
+    close(dfd);
+}
+
+/* Makes (c, found) the in-process memo; takes c. */
+static void remember(struct cands *c, const struct pyfind *found)
+{
+    pthread_mutex_lock(&memo_lock);
+    free(memo_cands);
+    memo_cands = c;
+    memo_found = *found;
+    pthread_mutex_unlock(&memo_lock);
+}
+
 enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
@@ -136,6 +285,11 @@ enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err)
     pthread_mutex_unlock(&memo_lock);
     if (hit) {
         free(c);
+        return KILN_OK;
+    }
+    uint64_t key = disk_key(c);
+    if (disk_hit(key, out)) {
+        remember(c, out);
         return KILN_OK;
     }
     int found = 0;
@@ -153,10 +307,7 @@ enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err)
         free(c);
         return rc;
     }
-    pthread_mutex_lock(&memo_lock);
-    free(memo_cands);
-    memo_cands = c;
-    memo_found = *out;
-    pthread_mutex_unlock(&memo_lock);
+    disk_store(key, out);
+    remember(c, out);
     return KILN_OK;
 }

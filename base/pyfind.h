@@ -25,7 +25,11 @@ struct pyfind {
 /* Probes (runs python) once per process and per interpreter identity: a
  * later call with the same candidates, each the same file (device, inode,
  * size, mtime, ctime), returns the remembered answer without running
- * python. Thread-safe. */
+ * python. Across processes, the answer is also kept for 10 minutes in
+ * $XDG_RUNTIME_DIR/kiln/pyfind.memo (/run/kiln for root; none for another
+ * user without XDG_RUNTIME_DIR), keyed on the same plus the working
+ * directory and the environment, and used only when that directory and
+ * file are this user's alone. Thread-safe. */
 enum kiln_rc pyfind_numpy(struct pyfind *out, struct kiln_err *err) KILN_NODISCARD;
 
 #endif

@@ -7,11 +7,41 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "slurm.h"
 #include "commands.h"
 #include "hostvars.h"
 #include "sandbox.h"
 #include "text.h"
+
+const char cmd_sandbox_summary[] =
+    "run a command in a kiln sandbox (namespaces, seccomp policy, limits)";
+
+const char cmd_sandbox_help[] =
+    "usage: kiln sandbox --policy P [options] -- CMD ARGS...\n"
+    "\n"
+    "Runs CMD the way kiln runs untrusted code: new user, mount, PID, net, IPC,\n"
+    "UTS and cgroup namespaces, a read-only image of host paths (images/), a\n"
+    "seccomp policy (policies/), no capabilities, limits. Prints the program's\n"
+    "captured stdout/stderr, then one verdict line on stderr: exit status,\n"
+    "signal, refused syscall, limit hit, time.\n"
+    "\n"
+    "Exit status: the program's; 124 timeout; 159 refused syscall; 128+N killed\n"
+    "by signal N; 2 the sandbox could not be built (the message says which step).\n"
+    "\n"
+    "options:\n"
+    "  -p, --policy P       compile, script, gpu-run or profile (policies/P.json)\n"
+    "  --image I            images/I.json (default: same name as the policy)\n"
+    "  --gpu N              grant GPU N (gpu-run, profile): /dev/nvidiaN's node only\n"
+    "  --in HOST[:NAME]     place a file or directory read-only at /in/NAME\n"
+    "  --out FILE.tar       write /out as a tar stream (regular files only)\n"
+    "  --timeout S          wall clock in seconds (kills everything)\n"
+    "  --memory MB, --pids N, --cpu S, --fsize MB, --nofile N,\n"
+    "  --tmp-size MB, --out-size MB, --tar-size MB, --output-cap KB\n"
+    "                       override the policy's limits\n"
+    "  --env NAME=VALUE     add to the image's environment (nothing is inherited)\n"
+    "  --cwd DIR            working directory inside\n"
+    "\n"
+    "example:\n"
+    "  kiln sandbox --policy script --out o.tar -- python3 -c \"import numpy\"\n";
 
 #define MAX_INPUTS 64
 #define MAX_ENV    64
@@ -259,26 +289,4 @@ int cmd_sandbox(int argc, char **argv)
     int status = exit_status_of(&res);
     sandbox_result_free(&res);
     return status;
-}
-
-/* `kiln sandbox-exec JOBDIR`: the node's side of --executor slurm. */
-int cmd_sandbox_exec(int argc, char **argv)
-{
-    static const struct option opts[] = {CLI_HELP_OPTION, {0, 0, 0, 0}};
-    const struct kiln_cmd *self = cli_find("sandbox-exec");
-    int done = 0;
-    optind = 1;
-    while (cli_getopt(self, argc, argv, "", opts, &done) != -1)
-        ;
-    if (done)
-        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
-    if (argc - optind != 1)
-        return cli_usage_error("sandbox-exec", "needs exactly one JOBDIR");
-    struct kiln_err err;
-    kiln_err_clear(&err);
-    if (slurm_node_exec(argv[optind], &err) != KILN_OK) {
-        cli_report("sandbox-exec", &err);
-        return KILN_EXIT_USAGE;
-    }
-    return KILN_EXIT_OK;
 }

@@ -312,34 +312,7 @@ const struct kiln_cmd kiln_commands[] = {
      "  kiln import kernelbench 1_Square_matrix_multiplication_.py --out-shape \"N, N\" \\\n"
      "      --flops \"2*N*N*N\" --kernel start.cu -o kb_matmul\n",
      cmd_import},
-    {"sandbox", "run a command in a kiln sandbox (namespaces, seccomp policy, limits)",
-     "usage: kiln sandbox --policy P [options] -- CMD ARGS...\n"
-     "\n"
-     "Runs CMD the way kiln runs untrusted code: new user, mount, PID, net, IPC,\n"
-     "UTS and cgroup namespaces, a read-only image of host paths (images/), a\n"
-     "seccomp policy (policies/), no capabilities, limits. Prints the program's\n"
-     "captured stdout/stderr, then one verdict line on stderr: exit status,\n"
-     "signal, refused syscall, limit hit, time.\n"
-     "\n"
-     "Exit status: the program's; 124 timeout; 159 refused syscall; 128+N killed\n"
-     "by signal N; 2 the sandbox could not be built (the message says which step).\n"
-     "\n"
-     "options:\n"
-     "  -p, --policy P       compile, script, gpu-run or profile (policies/P.json)\n"
-     "  --image I            images/I.json (default: same name as the policy)\n"
-     "  --gpu N              grant GPU N (gpu-run, profile): /dev/nvidiaN's node only\n"
-     "  --in HOST[:NAME]     place a file or directory read-only at /in/NAME\n"
-     "  --out FILE.tar       write /out as a tar stream (regular files only)\n"
-     "  --timeout S          wall clock in seconds (kills everything)\n"
-     "  --memory MB, --pids N, --cpu S, --fsize MB, --nofile N,\n"
-     "  --tmp-size MB, --out-size MB, --tar-size MB, --output-cap KB\n"
-     "                       override the policy's limits\n"
-     "  --env NAME=VALUE     add to the image's environment (nothing is inherited)\n"
-     "  --cwd DIR            working directory inside\n"
-     "\n"
-     "example:\n"
-     "  kiln sandbox --policy script --out o.tar -- python3 -c \"import numpy\"\n",
-     cmd_sandbox},
+    {"sandbox", cmd_sandbox_summary, cmd_sandbox_help, cmd_sandbox},
     {"sandbox-exec", "run a step kiln submitted to this node (--executor slurm)",
      "usage: kiln sandbox-exec JOBDIR\n"
      "\n"

@@ -23,6 +23,9 @@ struct runrec;
 /* Regenerates heatmap.svg and report.html of a run from its records. */
 enum kiln_rc report_write_run(const struct runrec *rr, struct kiln_err *err) KILN_NODISCARD;
 int cmd_sandbox(int argc, char **argv);
+/* kiln sandbox's table entry, shared by both executables (front.c). */
+extern const char cmd_sandbox_summary[];
+extern const char cmd_sandbox_help[];
 int cmd_sandbox_exec(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_token(int argc, char **argv);

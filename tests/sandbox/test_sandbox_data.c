@@ -429,6 +429,73 @@ static void test_outpack(void **state)
     close(mfd);
 }
 
+/* Paths ustar holds only split into prefix and name (a 120-byte path in a
+ * subdirectory), or not at all (a 130-byte file name: a pax path record),
+ * and an empty /out (just the end of the archive): read back by libarchive
+ * with the names and data intact. */
+static void test_outpack_names(void **state)
+{
+    (void)state;
+    char d[512], sub[700], name[160];
+    snprintf(d, sizeof(d), "%s/out2", tmp);
+    assert_int_equal(mkdir(d, 0755), 0);
+    int dfd = open(d, O_RDONLY | O_DIRECTORY);
+    int mfd = memfd_create("tar", 0);
+    assert_true(dfd >= 0 && mfd >= 0);
+    struct skips s;
+    memset(&s, 0, sizeof(s));
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(outpack_write(dfd, mfd, 1 << 20, on_skip, &s, &err), KILN_OK);
+    struct stat st;
+    assert_int_equal(fstat(mfd, &st), 0);
+    assert_int_equal(st.st_size, 1024);
+    assert_int_equal(ftruncate(mfd, 0), 0);
+    lseek(mfd, 0, SEEK_SET);
+
+    char dir[80], file[120], split_path[200];
+    memset(dir, 'd', 60);
+    dir[60] = '\0';
+    memset(file, 'f', 59);
+    snprintf(file + 59, sizeof(file) - 59, ".txt"); /* 63 bytes: dir/file is 124 */
+    snprintf(sub, sizeof(sub), "%s/%s", d, dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    put(sub, file, "split");
+    snprintf(split_path, sizeof(split_path), "%s/%s", dir, file);
+    memset(name, 'n', 130);
+    name[130] = '\0';
+    put(d, name, "pax");
+    close(dfd); /* a fresh directory offset: the writer reads from dfd's */
+    dfd = open(d, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    assert_int_equal(outpack_write(dfd, mfd, 1 << 20, on_skip, &s, &err), KILN_OK);
+    assert_int_equal(s.n, 0);
+    lseek(mfd, 0, SEEK_SET);
+    struct archive *a = archive_read_new();
+    archive_read_support_format_tar(a);
+    assert_int_equal(archive_read_open_fd(a, mfd, 4096), ARCHIVE_OK);
+    struct archive_entry *e;
+    int seen = 0;
+    while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+        char buf[16] = "";
+        ssize_t n = archive_read_data(a, buf, sizeof(buf));
+        if (!strcmp(archive_entry_pathname(e), split_path)) {
+            assert_int_equal(n, 5);
+            assert_memory_equal(buf, "split", 5);
+            seen |= 1;
+        } else {
+            assert_string_equal(archive_entry_pathname(e), name);
+            assert_int_equal(n, 3);
+            assert_memory_equal(buf, "pax", 3);
+            seen |= 2;
+        }
+    }
+    assert_int_equal(seen, 3);
+    archive_read_free(a);
+    close(dfd);
+    close(mfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_image_vars),
         cmocka_unit_test(test_devices_need_policy),
         cmocka_unit_test(test_outpack),
+        cmocka_unit_test(test_outpack_names),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
