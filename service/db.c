@@ -17,6 +17,7 @@
 
 #include "fsutil.h"
 #include "service_impl.h"
+#include "session.h"
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS tokens("
@@ -35,13 +36,31 @@ static const char schema[] =
     " hacked INTEGER NOT NULL DEFAULT 0, hacked_by TEXT, hacked_reason TEXT, hacked_at REAL,"
     " compile_state TEXT, compile_until REAL,"
     " UNIQUE(token_id, idem_key));"
+    /* The visible inputs' seed of each leaderboard (drawn on first use, rotated by an admin). */
+    "CREATE TABLE IF NOT EXISTS visible_seeds("
+    " board TEXT PRIMARY KEY, seed TEXT NOT NULL, set_at REAL NOT NULL);"
     "CREATE INDEX IF NOT EXISTS jobs_queue ON jobs(state, backend, seq);"
     "CREATE INDEX IF NOT EXISTS jobs_token ON jobs(token_id, state);"
-    "CREATE INDEX IF NOT EXISTS jobs_board ON jobs(workload, status, verified, hacked);"
     "CREATE TABLE IF NOT EXISTS events("
     " n INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL, at REAL NOT NULL,"
     " stage TEXT NOT NULL, detail TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS events_job ON events(job, n);";
+
+/* Columns added after the first release, for databases made before them:
+ * board (the leaderboard, = workload for a built-in), the visible seed,
+ * a community workload's directory, and the timeline (serve_mono). */
+static const char *const added_columns[] = {
+    "board TEXT",           "visible_seed TEXT",     "wl_dir TEXT",
+    "compile_started REAL", "compile_finished REAL", "run_started REAL",
+    "run_finished REAL",
+};
+
+double serve_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 double serve_now(void)
 {
@@ -102,6 +121,22 @@ enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err)
     enum kiln_rc rc = sdb_exec(d, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", err);
     if (rc == KILN_OK)
         rc = sdb_exec(d, schema, err);
+    for (size_t i = 0; rc == KILN_OK && i < sizeof(added_columns) / sizeof(*added_columns); i++) {
+        char sql[128];
+        snprintf(sql, sizeof(sql), "ALTER TABLE jobs ADD COLUMN %s", added_columns[i]);
+        /* Fails with "duplicate column name" when it is there: that is fine. */
+        if (sqlite3_exec(d->db, sql, NULL, NULL, NULL) == SQLITE_OK) {
+            if (i == 0) /* board just added: the old rows' board is their workload */
+                rc = sdb_exec(d, "UPDATE jobs SET board=workload", err);
+        } else if (!strstr(sqlite3_errmsg(d->db), "duplicate column")) {
+            rc = dbfail(d, err, "adding a column");
+        }
+    }
+    if (rc == KILN_OK)
+        rc = sdb_exec(d,
+                      "CREATE INDEX IF NOT EXISTS jobs_by_board ON jobs(board, status, verified,"
+                      " hacked);",
+                      err);
     if (rc != KILN_OK) {
         kiln_err_prefix(err, "%s: ", path);
         sdb_close(d);
@@ -238,6 +273,56 @@ static enum kiln_rc take_from_bucket(struct sdb *d, const char *tok, bool *ok, d
     return rc;
 }
 
+/* The board's visible seed, drawn (and kept) on its first use. */
+static enum kiln_rc visible_seed_locked(struct sdb *d, const char *board, bool rotate,
+                                        char seed[32], struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (!rotate) {
+        if (prep(d, "SELECT seed FROM visible_seeds WHERE board=?1", &st) != SQLITE_OK)
+            return dbfail(d, err, "visible seed");
+        sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW)
+            snprintf(seed, 32, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        if (r == SQLITE_ROW)
+            return KILN_OK;
+        if (r != SQLITE_DONE)
+            return dbfail(d, err, "visible seed");
+    }
+    uint64_t v = 0;
+    enum kiln_rc rc = eval_fresh_seed(&v, err);
+    if (rc != KILN_OK)
+        return rc;
+    snprintf(seed, 32, "%llu", (unsigned long long)v);
+    if (prep(d, "INSERT OR REPLACE INTO visible_seeds(board, seed, set_at) VALUES(?1, ?2, ?3)",
+             &st) != SQLITE_OK)
+        return dbfail(d, err, "visible seed");
+    sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, seed, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, serve_now());
+    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "visible seed");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum kiln_rc sdb_rotate_seed(struct sdb *d, const char *board, char seed[32], struct kiln_err *err)
+{
+    pthread_mutex_lock(&d->mu);
+    enum kiln_rc rc = sdb_exec(d, "BEGIN IMMEDIATE", err);
+    if (rc == KILN_OK) {
+        rc = visible_seed_locked(d, board, true, seed, err);
+        if (rc == KILN_OK)
+            rc = sdb_exec(d, "COMMIT", err);
+        struct kiln_err e2;
+        if (rc != KILN_OK && sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
+            fprintf(stderr, "kiln serve: %s\n", e2.msg);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
 static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char id[SERVE_ID_LEN + 1],
                                   enum ssubmit_result *res, double *retry, struct kiln_err *err)
 {
@@ -287,9 +372,14 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
     }
     if ((rc = serve_random_hex(id, SERVE_ID_LEN, err)) != KILN_OK)
         return rc;
+    char seed[32];
+    const char *board = s->board ? s->board : s->sub->workload;
+    if ((rc = visible_seed_locked(d, board, false, seed, err)) != KILN_OK)
+        return rc;
     if (prep(d,
              "INSERT INTO jobs(id, token_id, user, idem_key, body_sha, workload, backend, source,"
-             " state, submitted) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9)",
+             " state, submitted, board, visible_seed, wl_dir)"
+             " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12)",
              &st) != SQLITE_OK)
         return dbfail(d, err, "submit");
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -302,6 +392,10 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
     sqlite3_bind_text(st, 7, s->sub->backend, -1, SQLITE_STATIC);
     sqlite3_bind_blob(st, 8, s->sub->source, (int)s->sub->source_len, SQLITE_STATIC);
     sqlite3_bind_double(st, 9, serve_now());
+    sqlite3_bind_text(st, 10, board, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, seed, -1, SQLITE_STATIC);
+    if (s->wl_dir)
+        sqlite3_bind_text(st, 12, s->wl_dir, -1, SQLITE_STATIC);
     rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "submit");
     sqlite3_finalize(st);
     if (rc == KILN_OK)
@@ -386,15 +480,16 @@ static enum kiln_rc query_json(struct sdb *d, const char *sql, const char *a, js
 enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, struct kiln_err *err)
 {
     json_t *rows = NULL;
-    enum kiln_rc rc = query_json(
-        d,
-        "SELECT id, user, workload, backend, state, attempts, submitted, started, finished,"
-        " CASE WHEN state='queued' THEN (SELECT COUNT(*) FROM jobs q WHERE q.state='queued'"
-        "  AND q.backend=j.backend AND q.seq < j.seq) END AS position,"
-        " status, stage, detail, score_ms, verified, gpu_model,"
-        " CASE WHEN state='done' THEN secret_seed END AS secret_seed, hacked, hacked_reason"
-        " FROM jobs j WHERE id=?1",
-        id, &rows, err);
+    enum kiln_rc rc =
+        query_json(d,
+                   "SELECT id, user, workload, board AS leaderboard, backend, state, attempts, "
+                   "submitted, started,"
+                   " finished, CASE WHEN state='queued' THEN (SELECT COUNT(*) FROM jobs q WHERE"
+                   "  q.state='queued' AND q.backend=j.backend AND q.seq < j.seq) END AS position,"
+                   " status, stage, detail, score_ms, verified, gpu_model, visible_seed, hacked,"
+                   " hacked_reason, compile_started, compile_finished, run_started, run_finished"
+                   " FROM jobs j WHERE id=?1",
+                   id, &rows, err);
     if (rc != KILN_OK)
         return rc;
     if (json_array_size(rows) == 0) {
@@ -407,16 +502,22 @@ enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, st
     json_t *o = *out;
     if (!strcmp(json_string_value(json_object_get(o, "state")), "done")) {
         json_t *v = json_object();
-        const char *keys[] = {"status",   "stage",     "detail",     "score_ms",
-                              "verified", "gpu_model", "secret_seed"};
+        const char *keys[] = {"status", "stage", "detail", "score_ms", "verified", "gpu_model"};
         for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
             json_object_set(v, keys[i], json_object_get(o, keys[i]));
         json_object_set(v, "verified",
                         json_boolean(json_integer_value(json_object_get(o, "verified"))));
         json_object_set_new(o, "verdict", v);
     }
-    const char *drop[] = {"status",   "stage",     "detail",     "score_ms",
-                          "verified", "gpu_model", "secret_seed"};
+    /* The timeline, on CLOCK_MONOTONIC (comparable between jobs, not a date). */
+    json_t *tl = json_object();
+    const char *marks[] = {"compile_started", "compile_finished", "run_started", "run_finished"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(*marks); i++)
+        json_object_set(tl, marks[i], json_object_get(o, marks[i]));
+    json_object_set_new(o, "timeline", tl);
+    const char *drop[] = {"status",      "stage",       "detail",          "score_ms",
+                          "verified",    "gpu_model",   "compile_started", "compile_finished",
+                          "run_started", "run_finished"};
     for (size_t i = 0; i < sizeof(drop) / sizeof(*drop); i++)
         json_object_del(o, drop[i]);
     json_object_set_new(o, "hacked",
@@ -461,7 +562,7 @@ enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **
                    "SELECT gpu_model, user, id, score_ms, finished FROM ("
                    " SELECT gpu_model, user, id, score_ms, finished, ROW_NUMBER() OVER ("
                    "  PARTITION BY gpu_model, user ORDER BY score_ms, seq) AS k"
-                   " FROM jobs WHERE workload=?1 AND state='done' AND status='pass' AND verified=1"
+                   " FROM jobs WHERE board=?1 AND state='done' AND status='pass' AND verified=1"
                    " AND hacked=0 AND score_ms > 0)"
                    " WHERE k=1 ORDER BY gpu_model, score_ms",
                    workload, &rows, err);
@@ -495,8 +596,8 @@ enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **
 
 enum kiln_rc sdb_workloads_json(struct sdb *d, json_t **out, struct kiln_err *err)
 {
-    return query_json(d, "SELECT DISTINCT workload FROM jobs ORDER BY workload LIMIT 200", NULL,
-                      out, err);
+    return query_json(d, "SELECT DISTINCT board AS workload FROM jobs ORDER BY board LIMIT 200",
+                      NULL, out, err);
 }
 
 enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, const char *reason,
@@ -575,6 +676,18 @@ void sjob_free(struct sjob *j)
     j->source = NULL;
 }
 
+/* board, visible_seed, wl_dir from column `c` on. */
+static void claimed_extra(sqlite3_stmt *st, int c, struct sjob *job)
+{
+    const char *b = (const char *)sqlite3_column_text(st, c),
+               *seed = (const char *)sqlite3_column_text(st, c + 1),
+               *dir = (const char *)sqlite3_column_text(st, c + 2);
+    snprintf(job->board, sizeof(job->board), "%s", b ? b : job->workload);
+    /* A job queued before visible seeds existed runs on seed 0, recorded as such. */
+    job->visible_seed = seed ? strtoull(seed, NULL, 10) : 0;
+    snprintf(job->wl_dir, sizeof(job->wl_dir), "%s", dir ? dir : "");
+}
+
 enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
                        struct kiln_err *err)
 {
@@ -593,7 +706,8 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
              " started=COALESCE(started, ?3)"
              " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND backend=?4"
              "  ORDER BY seq LIMIT 1)"
-             " RETURNING id, workload, backend, user, source, attempts, submitted",
+             " RETURNING id, workload, backend, user, source, attempts, submitted, board,"
+             " visible_seed, wl_dir",
              &st) != SQLITE_OK) {
         rc = dbfail(d, err, "claim");
         goto rollback;
@@ -623,6 +737,7 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
         job->source_len = (size_t)n;
         job->attempts = sqlite3_column_int(st, 5);
         job->submitted = sqlite3_column_double(st, 6);
+        claimed_extra(st, 7, job);
         r = sqlite3_step(st);
         *got = true;
     }
@@ -672,6 +787,29 @@ enum kiln_rc sdb_heartbeat(struct sdb *d, const struct sjob *j, bool *held, stru
             rc = dbfail(d, err, "heartbeat");
         else
             *held = sqlite3_changes(d->db) == 1;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_mark_run(struct sdb *d, const struct sjob *j, bool finished, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    pthread_mutex_lock(&d->mu);
+    if (prep(d,
+             finished
+                 ? "UPDATE jobs SET run_finished=?1 WHERE id=?2 AND lease=?3"
+                 : "UPDATE jobs SET run_started=?1, run_finished=NULL WHERE id=?2 AND lease=?3",
+             &st) != SQLITE_OK) {
+        rc = dbfail(d, err, "timeline");
+    } else {
+        sqlite3_bind_double(st, 1, serve_mono());
+        sqlite3_bind_text(st, 2, j->id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, j->lease, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = dbfail(d, err, "timeline");
     }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);
@@ -757,10 +895,11 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struc
      * compiles itself whenever the result is not there. A compile claimed
      * by a pool process that died is claimable again after a minute. */
     if (prep(d,
-             "UPDATE jobs SET compile_state='compiling', compile_until=?1"
+             "UPDATE jobs SET compile_state='compiling', compile_until=?1, compile_started=?3,"
+             " compile_finished=NULL"
              " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND (compile_state IS NULL"
              "  OR (compile_state='compiling' AND compile_until < ?2)) ORDER BY seq LIMIT 1)"
-             " RETURNING id, workload, backend, source",
+             " RETURNING id, workload, backend, source, board, visible_seed, wl_dir",
              &st) != SQLITE_OK) {
         rc = dbfail(d, err, "compile claim");
         goto out;
@@ -768,6 +907,7 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struc
     double now = serve_now();
     sqlite3_bind_double(st, 1, now + 60);
     sqlite3_bind_double(st, 2, now);
+    sqlite3_bind_double(st, 3, serve_mono());
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
@@ -785,6 +925,7 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struc
             memcpy(job->source, sqlite3_column_blob(st, 3), (size_t)n);
         job->source[n] = '\0';
         job->source_len = (size_t)n;
+        claimed_extra(st, 4, job);
         r = sqlite3_step(st);
         *got = true;
     }
@@ -806,12 +947,14 @@ enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *stil
     enum kiln_rc rc = KILN_OK;
     *still_queued = false;
     pthread_mutex_lock(&d->mu);
-    if (prep(d, "UPDATE jobs SET compile_state=?2 WHERE id=?1 RETURNING state", &st) != SQLITE_OK) {
+    if (prep(d, "UPDATE jobs SET compile_state=?2, compile_finished=?3 WHERE id=?1 RETURNING state",
+             &st) != SQLITE_OK) {
         rc = dbfail(d, err, "compile done");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, serve_mono());
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         *still_queued = !strcmp((const char *)sqlite3_column_text(st, 0), "queued");

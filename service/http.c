@@ -39,7 +39,7 @@ struct ctx {
     struct MHD_Connection *c;
     struct reqstate *rs;
     const char *method, *url;
-    char arg[SERVE_WORKLOAD_NAME_MAX + 1]; /* the {id} or {workload} of the path */
+    char arg[SERVE_BOARD_MAX + 1]; /* the {id} or {workload} of the path */
     struct stoken tok;
 };
 
@@ -53,6 +53,7 @@ static enum MHD_Result h_events(struct ctx *x);
 static enum MHD_Result h_hacked(struct ctx *x);
 static enum MHD_Result h_board(struct ctx *x);
 static enum MHD_Result h_queue(struct ctx *x);
+static enum MHD_Result h_rotate(struct ctx *x);
 
 /* The route table: the server answers these and nothing else (the OpenAPI
  * test holds service/openapi.yaml to exactly this list). */
@@ -69,6 +70,7 @@ static const struct route {
     {"POST", "/v1/submissions/{id}/hacked", h_hacked, AUTH_ADMIN},
     {"GET", "/v1/leaderboards/{workload}", h_board, AUTH_NONE},
     {"GET", "/v1/queue", h_queue, AUTH_NONE},
+    {"POST", "/v1/leaderboards/{workload}/rotate-seed", h_rotate, AUTH_ADMIN},
 };
 
 void serve_print_routes(void)
@@ -77,14 +79,15 @@ void serve_print_routes(void)
         printf("%s %s\n", routes[i].method, routes[i].path);
 }
 
+/* A path segment: an id, a workload or a community leaderboard (NAME@HASH12). */
 static bool seg_ok(const char *s, size_t n)
 {
-    if (n == 0 || n > SERVE_WORKLOAD_NAME_MAX || s[0] == '.')
+    if (n == 0 || n > SERVE_BOARD_MAX || s[0] == '.')
         return false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
+              c == '_' || c == '-' || c == '.' || c == '@'))
             return false;
     }
     return true;
@@ -262,7 +265,8 @@ static enum MHD_Result h_submit(struct ctx *x)
     }
     for (unsigned i = 0; i < 32; i++)
         snprintf(sha + 2 * i, 3, "%02x", h[i]);
-    struct ssubmit s = {.tok = &x->tok, .idem_key = idem, .sub = &sub, .body_sha = sha};
+    struct ssubmit s = {
+        .tok = &x->tok, .idem_key = idem, .sub = &sub, .body_sha = sha, .board = sub.workload};
     char id[SERVE_ID_LEN + 1];
     enum ssubmit_result res;
     double retry = 0;
@@ -384,6 +388,17 @@ static enum MHD_Result h_board(struct ctx *x)
     if (sdb_leaderboard_json(x->h->cfg.db, x->arg, &doc, &e) != KILN_OK)
         return send_kiln_err(x, &e);
     return send_json(x, MHD_HTTP_OK, doc);
+}
+
+static enum MHD_Result h_rotate(struct ctx *x)
+{
+    char seed[32];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_rotate_seed(x->h->cfg.db, x->arg, seed, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_json(x, MHD_HTTP_OK,
+                     json_pack("{s:s,s:s}", "leaderboard", x->arg, "visible_seed", seed));
 }
 
 static enum MHD_Result h_queue(struct ctx *x)

@@ -28,8 +28,6 @@ struct worker {
     char gpu_model[128];
     char wdir[PATH_MAX]; /* the workloads directory */
     pid_t parent;
-    uint64_t seed; /* the visible inputs': random per worker process, so no submitter
-                      can precompute them; the cached inputs live as long as it */
 };
 
 struct beat {
@@ -89,6 +87,14 @@ static void note(struct worker *w, const struct sjob *j, const char *stage, cons
         fprintf(stderr, "kiln serve worker %d: %s\n", w->slot, e.msg);
 }
 
+static void mark_run(struct worker *w, const struct sjob *j, bool finished)
+{
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_mark_run(&w->db, j, finished, &e) != KILN_OK)
+        fprintf(stderr, "kiln serve worker %d: %s\n", w->slot, e.msg);
+}
+
 static enum kiln_rc put_file(const char *dir, const char *name, const char *data, size_t len,
                              struct kiln_err *err)
 {
@@ -121,6 +127,7 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     json_object_set_new(doc, "submission", json_string(j->id));
     json_object_set_new(doc, "user", json_string(j->user));
     json_object_set_new(doc, "workload", json_string(j->workload));
+    json_object_set_new(doc, "leaderboard", json_string(j->board));
     json_object_set_new(doc, "backend", json_string(j->backend));
     json_object_set_new(doc, "gpu_model", json_string(w->gpu_model));
     json_object_set_new(doc, "service_status", json_string(v->status));
@@ -132,6 +139,8 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     char seed[32];
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)v->secret_seed);
     json_object_set_new(doc, "secret_seed", v->secret_seed ? json_string(seed) : json_null());
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)j->visible_seed);
+    json_object_set_new(doc, "visible_seed", json_string(seed));
     if (out)
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out->t));
     char *txt = json_dumps(doc, JSON_INDENT(2));
@@ -162,13 +171,15 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
                           struct kiln_err *err)
 {
     char wl[PATH_MAX], work[PATH_MAX];
-    snprintf(wl, sizeof(wl), "%s/%s", w->wdir, j->workload);
-    snprintf(work, sizeof(work), "%s/work/%d/%s", w->o->data, w->slot, j->workload);
+    serve_job_workload_dir(w->o, j, wl, sizeof(wl));
+    /* One work directory per leaderboard: a community workload never
+     * shares cached inputs with a built-in of its name. */
+    snprintf(work, sizeof(work), "%s/work/%d/%s", w->o->data, w->slot, j->board);
     struct eval_session_opts so = {.workload = wl,
                                    .backend = kiln_backend_from_name(j->backend),
                                    .gpu = w->gpu < 0 ? 0 : w->gpu,
                                    .work_dir = work,
-                                   .seed = w->seed,
+                                   .seed = j->visible_seed,
                                    .warmups = w->o->warmups,
                                    .iterations = w->o->iterations};
     struct eval_session *s = NULL;
@@ -188,6 +199,7 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
         note(w, j, "run",
              have ? "running on the visible cases (compiled ahead)"
                   : "compiling and running on the visible cases");
+        mark_run(w, j, false);
         rc = eval_session_run_compiled(s, j->id, j->source, j->source_len, NULL, out, err);
     }
     if (rc == KILN_OK && out->v.status == VERDICT_PASS) {
@@ -199,6 +211,8 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
             eval_session_apply_held_out(s, out, held);
         }
     }
+    if (s)
+        mark_run(w, j, true);
     /* Held-out inputs are per job (a fresh secret each time) and the
      * candidate's scratch is in its record: neither is kept. */
     char dirs[4][PATH_MAX + 16];
@@ -319,8 +333,6 @@ enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, in
         return kiln_fail(err, KILN_E_USAGE, "worker %d: needs --db, --data and --workloads", slot);
     snprintf(w.wdir, sizeof(w.wdir), "%s", o->workloads);
     snprintf(w.gpu_model, sizeof(w.gpu_model), "cpu");
-    if (eval_fresh_seed(&w.seed, err) != KILN_OK)
-        return err->rc;
     if (gpu >= 0) {
         struct gpuinfo g[GPUINFO_MAX];
         size_t n = 0;
