@@ -893,12 +893,15 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struc
     pthread_mutex_lock(&d->mu);
     /* A compile claim is a hint, not a lease on the job: the judging worker
      * compiles itself whenever the result is not there. A compile claimed
-     * by a pool process that died is claimable again after a minute. */
+     * by a pool process that died is claimable again after a minute. A
+     * community workload is not compiled ahead: opening its session would
+     * run its scripts before the worker has checked it. */
     if (prep(d,
              "UPDATE jobs SET compile_state='compiling', compile_until=?1, compile_started=?3,"
              " compile_finished=NULL"
-             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND (compile_state IS NULL"
-             "  OR (compile_state='compiling' AND compile_until < ?2)) ORDER BY seq LIMIT 1)"
+             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND wl_dir IS NULL"
+             "  AND (compile_state IS NULL OR (compile_state='compiling' AND compile_until < ?2))"
+             "  ORDER BY seq LIMIT 1)"
              " RETURNING id, workload, backend, source, board, visible_seed, wl_dir",
              &st) != SQLITE_OK) {
         rc = dbfail(d, err, "compile claim");

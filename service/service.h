@@ -24,6 +24,8 @@
 #define SERVE_WORKLOAD_NAME_MAX   64
 #define SERVE_SOURCE_MAX          (128u * 1024u) /* a candidate's source, bytes */
 #define SERVE_BODY_MAX            (256u * 1024u) /* a request body, bytes (JSON escapes included) */
+#define SERVE_TAR_MAX             (1024u * 1024u) /* a community submission's tarball, bytes */
+#define SERVE_BOARD_MAX           (SERVE_WORKLOAD_NAME_MAX + 13) /* NAME@ and 12 hex digits */
 
 struct serve_opts {
     const char *listen;    /* "127.0.0.1:8470" (NULL: that) */
@@ -86,5 +88,37 @@ struct serve_submission {
 enum kiln_rc serve_parse_submission(const char *body, size_t len, struct serve_submission *out,
                                     struct kiln_err *err) KILN_NODISCARD;
 void serve_submission_free(struct serve_submission *s);
+
+/* A community submission (Content-Type: application/x-tar): a ustar
+ * tarball of workload/workload.json, workload/inputs.py,
+ * workload/reference.py, workload/kernel.cu and/or kernel.c (one per backend
+ * it lists) and exactly one candidate, candidate.cu (cuda) or candidate.c
+ * (cpu). Read in memory by the strict tar reader of sandbox output
+ * (tar_ingest.h: ustar only, canonical names, no links or devices, no
+ * duplicates, size caps) and workload.json by the strict workload parser;
+ * every refusal names the entry, file or field. The one parser of it. */
+#define SERVE_COMMUNITY_FILES 5
+struct serve_community {
+    char name[SERVE_WORKLOAD_NAME_MAX + 1]; /* workload.json's name */
+    char backend[8];                        /* the candidate's: "cuda" or "cpu" */
+    char *source;                           /* the candidate, NUL-free, <= SERVE_SOURCE_MAX */
+    size_t source_len;
+    struct {
+        const char *name; /* "workload.json", "inputs.py", ... */
+        char *data;       /* NULL: not in the tarball (an optional kernel) */
+        size_t len;
+    } files[SERVE_COMMUNITY_FILES];
+};
+enum kiln_rc serve_parse_community(const void *tar, size_t len, struct serve_community *out,
+                                   struct kiln_err *err) KILN_NODISCARD;
+void serve_community_free(struct serve_community *c);
+
+/* Writes c's workload to DATA/community/HASH (HASH: its content hash, as
+ * workload_load computes it, which also checks every file; the same
+ * content is stored once) and names its leaderboard NAME@HASH12, so it never
+ * mixes with a built-in workload of the same name. Runs none of its scripts. */
+enum kiln_rc serve_store_community(const char *data, const struct serve_community *c, char *dir,
+                                   size_t dir_cap, char board[SERVE_BOARD_MAX + 1],
+                                   struct kiln_err *err) KILN_NODISCARD;
 
 #endif

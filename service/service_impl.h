@@ -15,7 +15,6 @@
 #define SERVE_ID_LEN       16 /* hex characters of a submission id */
 #define SERVE_TOKEN_ID_LEN 16
 #define SERVE_IDEM_MAX     128
-#define SERVE_BOARD_MAX    (SERVE_WORKLOAD_NAME_MAX + 13) /* NAME@ and 12 hex digits */
 
 /* One SQLite connection and the mutex that serializes its users. */
 struct sdb {

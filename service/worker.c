@@ -20,6 +20,7 @@
 #include "service_impl.h"
 #include "session.h"
 #include "verdict.h"
+#include "wlcheck.h"
 
 struct worker {
     const struct serve_opts *o;
@@ -165,16 +166,61 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     return rc;
 }
 
-/* Judges one claimed job into *v; KILN_OK when a verdict (any) was reached. */
+/* A community workload is checked as `kiln workload check` checks one (its
+ * scripts in the script sandbox on every visible and held-out case, each
+ * tensor against the signature) before any candidate runs on it. KILN_OK
+ * with problems[0] set: the workload's fault, which is the verdict. */
+static enum kiln_rc check_community(struct worker *w, const struct sjob *j, const char *wl,
+                                    const char *work, char *problems, size_t cap,
+                                    struct kiln_err *err)
+{
+    struct workload *wp = NULL;
+    enum kiln_rc rc = workload_load(wl, &wp, err);
+    if (rc != KILN_OK)
+        return rc;
+    char cache[PATH_MAX + 16], held[PATH_MAX + 16];
+    snprintf(cache, sizeof(cache), "%s/inputs", work);
+    snprintf(held, sizeof(held), "%s/inputs-check", work);
+    struct wlcheck_opts co = {.backends = kiln_backend_from_name(j->backend),
+                              .cache_dir = cache,
+                              .held_cache_dir = held,
+                              .seed = j->visible_seed};
+    struct wlcheck_result *res = malloc(sizeof(*res));
+    if (!res) {
+        workload_free(wp);
+        return kiln_fail(err, KILN_E_NOMEM, "workload check");
+    }
+    note(w, j, "workload_check", "checking the community workload (its scripts, every case)");
+    wlcheck_run(wp, &co, res);
+    workload_free(wp);
+    if (res->environment != KILN_OK)
+        rc = kiln_fail(err, res->environment, "the workload check could not run here: %s",
+                       res->problems);
+    else if (res->nproblems)
+        snprintf(problems, cap, "%d problem(s) in the workload: %s", res->nproblems, res->problems);
+    free(res);
+    struct kiln_err e2;
+    if (access(held, F_OK) == 0 && fs_remove_tree(held, &e2) != KILN_OK)
+        fprintf(stderr, "kiln serve worker: %s\n", e2.msg);
+    return rc;
+}
+
+/* Judges one claimed job into *v; KILN_OK when a verdict (any) was reached
+ * (problems[0] set: a community workload that failed its check). */
 static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_outcome *out,
                           struct eval_outcome *held, bool *held_ran, uint64_t *secret,
-                          struct kiln_err *err)
+                          char *problems, size_t pcap, struct kiln_err *err)
 {
     char wl[PATH_MAX], work[PATH_MAX];
     serve_job_workload_dir(w->o, j, wl, sizeof(wl));
     /* One work directory per leaderboard: a community workload never
      * shares cached inputs with a built-in of its name. */
     snprintf(work, sizeof(work), "%s/work/%d/%s", w->o->data, w->slot, j->board);
+    if (j->wl_dir[0]) {
+        enum kiln_rc crc = check_community(w, j, wl, work, problems, pcap, err);
+        if (crc != KILN_OK || problems[0])
+            return crc;
+    }
     struct eval_session_opts so = {.workload = wl,
                                    .backend = kiln_backend_from_name(j->backend),
                                    .gpu = w->gpu < 0 ? 0 : w->gpu,
@@ -239,7 +285,7 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
     memset(&held, 0, sizeof(held));
     bool held_ran = false;
     uint64_t secret = 0;
-    char detail[KILN_ERR_MSG_MAX + 64] = "";
+    char detail[WLCHECK_PROBLEMS_MAX + 64] = "";
     struct sverdict v = {.gpu_model = w->gpu_model, .detail = detail};
     struct kiln_err je;
     kiln_err_clear(&je);
@@ -256,7 +302,8 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
         pthread_cond_init(&b.cv, NULL);
         pthread_t t;
         bool beating = pthread_create(&t, NULL, heartbeat, &b) == 0;
-        enum kiln_rc jrc = judge(w, j, &out, &held, &held_ran, &secret, &je);
+        enum kiln_rc jrc =
+            judge(w, j, &out, &held, &held_ran, &secret, detail, sizeof(detail), &je);
         if (beating) {
             pthread_mutex_lock(&b.mu);
             b.stop = true;
@@ -271,6 +318,10 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
             v.status = "error";
             v.stage = "kiln";
             snprintf(detail, sizeof(detail), "%s", je.msg);
+        } else if (detail[0]) {
+            /* The community workload failed its check: no candidate ran. */
+            v.status = "bad_workload";
+            v.stage = "workload_check";
         } else {
             v.status = verdict_status_name(out.v.status);
             v.stage = out.stage;
