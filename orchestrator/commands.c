@@ -362,6 +362,8 @@ const struct kiln_cmd kiln_commands[] = {
      "                  [--gpus 0,1,..] [--workloads DIR] [--warmups N] [--iterations N]\n"
      "                  [--compile-workers N] [--max-connections N] [--per-ip N]\n"
      "                  [--lease S] [--quiet] [--routes]\n"
+     "                  [--executor slurm --spool DIR [--partition P] [--account A]\n"
+     "                   [--slurm-kiln PATH] [--slurm-gres G] [--slurm-workers N]]\n"
      "\n"
      "Serves the API in service/openapi.yaml: submissions are queued durably in\n"
      "SQLite, judged one at a time per GPU (one cpu-backend worker without --gpus)\n"
@@ -383,7 +385,9 @@ const struct kiln_cmd kiln_commands[] = {
      "  --lease S          a judging worker's lease on its submission, renewed by\n"
      "                     heartbeats; an expired one is reaped and queued again (30)\n"
      "  --quiet            no request log\n"
-     "  --routes           print the routes served and exit\n"
+     "  --routes           print the routes served and exit\n" CLI_EXECUTOR_HELP
+     "  --slurm-workers N  with --executor slurm: submissions judged at once, each\n"
+     "                     worker judging cuda and cpu ones through Slurm (default 4)\n"
      "\n"
      "example:\n"
      "  kiln token add alice --db kiln-serve/kiln.db && kiln serve\n",

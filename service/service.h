@@ -19,6 +19,8 @@
 
 #include "error.h"
 
+struct slurm_config; /* slurm.h */
+
 #define SERVE_MAX_GPUS            16
 #define SERVE_MAX_COMPILE_WORKERS 16
 #define SERVE_WORKLOAD_NAME_MAX   64
@@ -42,6 +44,12 @@ struct serve_opts {
     int warmups, iterations;     /* per timed case (0: the harness defaults) */
     int compile_workers;         /* compile-ahead processes (-1: none; 0: 1) */
     int lease_s;                 /* a claim's lease without heartbeats (0: 30 s) */
+    /* --executor slurm: the workers' harness runs are Slurm jobs (slurm.h)
+     * instead of runs on local GPUs; slurm_workers of them judge at once,
+     * each claiming cuda and cpu submissions (there is no local GPU to
+     * serialise on). Each worker sets its own cancel flag and job name. */
+    const struct slurm_config *slurm; /* NULL: local GPUs */
+    int slurm_workers;                /* 0: 4 */
 };
 
 /* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when
@@ -49,8 +57,9 @@ struct serve_opts {
 enum kiln_rc serve_run(const struct serve_opts *opts, struct kiln_err *err) KILN_NODISCARD;
 
 /* The body of one worker process (the server starts it; not for users):
- * `gpu` < 0 is the cpu backend; `lock_fd` is the server's lock, held open
- * so no second server starts while this worker lives. */
+ * `gpu` < 0 is the cpu backend (with --executor slurm: both backends, through
+ * Slurm); `lock_fd` is the server's lock, held open so no second server
+ * starts while this worker lives. */
 enum kiln_rc serve_worker_main(const struct serve_opts *opts, int slot, int gpu, int lock_fd,
                                struct kiln_err *err) KILN_NODISCARD;
 

@@ -19,6 +19,7 @@
 #include "gpuinfo.h"
 #include "service_impl.h"
 #include "session.h"
+#include "slurm.h"
 #include "verdict.h"
 #include "wlcheck.h"
 
@@ -29,6 +30,12 @@ struct worker {
     char gpu_model[128];
     char wdir[PATH_MAX]; /* the workloads directory */
     pid_t parent;
+    /* --executor slurm: harness runs go through this runner; a cuda
+     * submission's GPU model is the partition's (kiln cannot know which node
+     * the job lands on before it runs). */
+    const struct sbexec_runner *runner;
+    char slurm_model[96];
+    volatile sig_atomic_t cancel; /* SIGTERM: scancel the job in flight, stop */
 };
 
 struct beat {
@@ -130,7 +137,8 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     json_object_set_new(doc, "workload", json_string(j->workload));
     json_object_set_new(doc, "leaderboard", json_string(j->board));
     json_object_set_new(doc, "backend", json_string(j->backend));
-    json_object_set_new(doc, "gpu_model", json_string(w->gpu_model));
+    json_object_set_new(doc, "gpu_model", json_string(v->gpu_model));
+    json_object_set_new(doc, "executor", json_string(w->runner ? "slurm" : "local"));
     json_object_set_new(doc, "service_status", json_string(v->status));
     json_object_set_new(doc, "stage", json_string(v->stage));
     json_object_set_new(doc, "service_detail", json_string(v->detail));
@@ -225,6 +233,7 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
                                    .backend = kiln_backend_from_name(j->backend),
                                    .gpu = w->gpu < 0 ? 0 : w->gpu,
                                    .work_dir = work,
+                                   .runner = w->runner,
                                    .seed = j->visible_seed,
                                    .warmups = w->o->warmups,
                                    .iterations = w->o->iterations};
@@ -286,7 +295,9 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
     bool held_ran = false;
     uint64_t secret = 0;
     char detail[WLCHECK_PROBLEMS_MAX + 64] = "";
-    struct sverdict v = {.gpu_model = w->gpu_model, .detail = detail};
+    struct sverdict v = {.gpu_model =
+                             w->runner && strcmp(j->backend, "cpu") ? w->slurm_model : w->gpu_model,
+                         .detail = detail};
     struct kiln_err je;
     kiln_err_clear(&je);
     if (j->attempts > SERVE_MAX_ATTEMPTS) {
@@ -313,6 +324,13 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
         }
         pthread_cond_destroy(&b.cv);
         pthread_mutex_destroy(&b.mu);
+        if (w->cancel) {
+            /* Stopping (SIGTERM): the Slurm job was cancelled, which is no
+             * verdict. The job stays claimed; the stopping server queues it again. */
+            eval_outcome_free(&out);
+            eval_outcome_free(&held);
+            return KILN_OK;
+        }
         if (jrc != KILN_OK) {
             /* kiln could not do its job: an error verdict naming why. */
             v.status = "error";
@@ -358,6 +376,45 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
     return rc;
 }
 
+/* --executor slurm: SIGTERM and SIGINT are taken by this thread (blocked
+ * everywhere else) and set the flag the Slurm runner polls, so the job in
+ * flight is cancelled rather than left running on the cluster. */
+static void *signal_watch(void *arg)
+{
+    struct worker *w = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    if (sigwait(&set, &sig) == 0)
+        w->cancel = 1;
+    return NULL;
+}
+
+static enum kiln_rc slurm_start(struct worker *w, struct slurm_runner *sr, struct kiln_err *err)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_t t;
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+        pthread_create(&t, NULL, signal_watch, w) != 0)
+        return kiln_fail(err, KILN_E_INTERNAL, "worker %d: cannot watch for SIGTERM", w->slot);
+    pthread_detach(t);
+    struct slurm_config cfg = *w->o->slurm;
+    cfg.cancel = &w->cancel;
+    cfg.job_name = "kiln-serve";
+    enum kiln_rc rc = slurm_runner_init(sr, &cfg, err);
+    if (rc != KILN_OK)
+        return rc;
+    w->runner = &sr->runner;
+    snprintf(w->slurm_model, sizeof(w->slurm_model), "slurm:%s",
+             cfg.partition ? cfg.partition : "default");
+    return KILN_OK;
+}
+
 static void nap_ms(long ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
@@ -395,17 +452,27 @@ enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, in
                              gpu, n);
         snprintf(w.gpu_model, sizeof(w.gpu_model), "%s", g[gpu].model);
     }
+    struct slurm_runner sr; /* outlives every step: the loop below */
+    if (o->slurm) {
+        enum kiln_rc src = slurm_start(&w, &sr, err);
+        if (src != KILN_OK)
+            return src;
+    }
     enum kiln_rc rc = sdb_open(o->db, &w.db, err);
     if (rc != KILN_OK)
         return rc;
     if (o->lease_s > 0)
         w.db.lease_s = o->lease_s;
-    const char *backend = gpu >= 0 ? "cuda" : "cpu";
-    fprintf(stderr, "kiln serve: worker %d (%s, %s) ready\n", slot, backend, w.gpu_model);
-    while (rc == KILN_OK && getppid() == w.parent) {
+    /* Through Slurm a worker judges both backends: cuda first. */
+    const char *backends[2] = {gpu >= 0 || w.runner ? "cuda" : "cpu", w.runner ? "cpu" : NULL};
+    fprintf(stderr, "kiln serve: worker %d (%s%s%s, %s) ready\n", slot, backends[0],
+            backends[1] ? "," : "", backends[1] ? backends[1] : "",
+            w.runner ? w.slurm_model : w.gpu_model);
+    while (rc == KILN_OK && getppid() == w.parent && !w.cancel) {
         struct sjob j;
         bool got = false;
-        rc = sdb_claim(&w.db, backend, &j, &got, err);
+        for (size_t b = 0; rc == KILN_OK && !got && b < 2 && backends[b]; b++)
+            rc = sdb_claim(&w.db, backends[b], &j, &got, err);
         if (rc != KILN_OK)
             break;
         if (!got) {
