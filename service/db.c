@@ -555,14 +555,16 @@ enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err)
 enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **out,
                                   struct kiln_err *err)
 {
-    /* Verified passes only, not flagged; each user's best per GPU model. */
+    /* Verified passes only, not flagged; each user's best per GPU model. A row
+     * without a board (written by hand, not by kiln) counts as its workload's. */
     json_t *rows = NULL;
     enum kiln_rc rc =
         query_json(d,
                    "SELECT gpu_model, user, id, score_ms, finished FROM ("
                    " SELECT gpu_model, user, id, score_ms, finished, ROW_NUMBER() OVER ("
                    "  PARTITION BY gpu_model, user ORDER BY score_ms, seq) AS k"
-                   " FROM jobs WHERE board=?1 AND state='done' AND status='pass' AND verified=1"
+                   " FROM jobs WHERE (board=?1 OR (board IS NULL AND workload=?1))"
+                   " AND state='done' AND status='pass' AND verified=1"
                    " AND hacked=0 AND score_ms > 0)"
                    " WHERE k=1 ORDER BY gpu_model, score_ms",
                    workload, &rows, err);
@@ -596,7 +598,9 @@ enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **
 
 enum kiln_rc sdb_workloads_json(struct sdb *d, json_t **out, struct kiln_err *err)
 {
-    return query_json(d, "SELECT DISTINCT board AS workload FROM jobs ORDER BY board LIMIT 200",
+    return query_json(d,
+                      "SELECT DISTINCT COALESCE(board, workload) AS workload FROM jobs"
+                      " ORDER BY 1 LIMIT 200",
                       NULL, out, err);
 }
 
