@@ -83,7 +83,7 @@ enum kiln_rc serve_random_hex(char *out, size_t nhex, struct kiln_err *err)
     return KILN_OK;
 }
 
-static enum kiln_rc dbfail(struct sdb *d, struct kiln_err *err, const char *what)
+enum kiln_rc sdb_fail(struct sdb *d, struct kiln_err *err, const char *what)
 {
     return kiln_fail(err, KILN_E_IO, "database: %s: %s", what, sqlite3_errmsg(d->db));
 }
@@ -129,7 +129,7 @@ enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err)
             if (i == 0) /* board just added: the old rows' board is their workload */
                 rc = sdb_exec(d, "UPDATE jobs SET board=workload", err);
         } else if (!strstr(sqlite3_errmsg(d->db), "duplicate column")) {
-            rc = dbfail(d, err, "adding a column");
+            rc = sdb_fail(d, err, "adding a column");
         }
     }
     if (rc == KILN_OK)
@@ -181,8 +181,8 @@ enum kiln_rc sdb_lock(const char *db_path, int *fd, struct kiln_err *err)
     return KILN_OK;
 }
 
-/* A prepared statement, run under the mutex by the callers below. */
-static int prep(struct sdb *d, const char *sql, sqlite3_stmt **st)
+/* A prepared statement, run under the mutex by its callers. */
+int sdb_prep(struct sdb *d, const char *sql, sqlite3_stmt **st)
 {
     return sqlite3_prepare_v2(d->db, sql, -1, st, NULL);
 }
@@ -193,19 +193,19 @@ enum kiln_rc sdb_requeue(struct sdb *d, bool all, int *n, struct kiln_err *err)
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc = KILN_OK;
     *n = 0;
-    if (prep(d,
-             all ? "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
-                   " WHERE state='running'"
-                 : "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
-                   " WHERE state='running' AND lease_until < ?1",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "requeue");
+    if (sdb_prep(d,
+                 all ? "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
+                       " WHERE state='running'"
+                     : "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
+                       " WHERE state='running' AND lease_until < ?1",
+                 &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "requeue");
         goto out;
     }
     if (!all)
         sqlite3_bind_double(st, 1, serve_now());
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = dbfail(d, err, "requeue");
+        rc = sdb_fail(d, err, "requeue");
     else
         *n = sqlite3_changes(d->db);
 out:
@@ -214,20 +214,20 @@ out:
     return rc;
 }
 
-static enum kiln_rc event_locked(struct sdb *d, const char *job, const char *stage,
-                                 const char *detail, struct kiln_err *err)
+enum kiln_rc sdb_event_locked(struct sdb *d, const char *job, const char *stage, const char *detail,
+                              struct kiln_err *err)
 {
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc = KILN_OK;
-    if (prep(d, "INSERT INTO events(job, at, stage, detail) VALUES(?1, ?2, ?3, ?4)", &st) !=
+    if (sdb_prep(d, "INSERT INTO events(job, at, stage, detail) VALUES(?1, ?2, ?3, ?4)", &st) !=
         SQLITE_OK)
-        return dbfail(d, err, "event");
+        return sdb_fail(d, err, "event");
     sqlite3_bind_text(st, 1, job, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 2, serve_now());
     sqlite3_bind_text(st, 3, stage, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, detail ? detail : "", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = dbfail(d, err, "event");
+        rc = sdb_fail(d, err, "event");
     sqlite3_finalize(st);
     return rc;
 }
@@ -236,7 +236,7 @@ enum kiln_rc sdb_event(struct sdb *d, const char *job, const char *stage, const 
                        struct kiln_err *err)
 {
     pthread_mutex_lock(&d->mu);
-    enum kiln_rc rc = event_locked(d, job, stage, detail, err);
+    enum kiln_rc rc = sdb_event_locked(d, job, stage, detail, err);
     pthread_mutex_unlock(&d->mu);
     return rc;
 }
@@ -246,8 +246,9 @@ static enum kiln_rc take_from_bucket(struct sdb *d, const char *tok, bool *ok, d
                                      struct kiln_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (prep(d, "SELECT rate, burst, bucket, bucket_at FROM tokens WHERE id=?1", &st) != SQLITE_OK)
-        return dbfail(d, err, "token bucket");
+    if (sdb_prep(d, "SELECT rate, burst, bucket, bucket_at FROM tokens WHERE id=?1", &st) !=
+        SQLITE_OK)
+        return sdb_fail(d, err, "token bucket");
     sqlite3_bind_text(st, 1, tok, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -263,12 +264,12 @@ static enum kiln_rc take_from_bucket(struct sdb *d, const char *tok, bool *ok, d
         bucket -= 1.0;
     else
         *retry = rate > 0 ? (1.0 - bucket) / rate : 3600;
-    if (prep(d, "UPDATE tokens SET bucket=?1, bucket_at=?2 WHERE id=?3", &st) != SQLITE_OK)
-        return dbfail(d, err, "token bucket");
+    if (sdb_prep(d, "UPDATE tokens SET bucket=?1, bucket_at=?2 WHERE id=?3", &st) != SQLITE_OK)
+        return sdb_fail(d, err, "token bucket");
     sqlite3_bind_double(st, 1, bucket);
     sqlite3_bind_double(st, 2, now);
     sqlite3_bind_text(st, 3, tok, -1, SQLITE_STATIC);
-    enum kiln_rc rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "token bucket");
+    enum kiln_rc rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : sdb_fail(d, err, "token bucket");
     sqlite3_finalize(st);
     return rc;
 }
@@ -279,8 +280,8 @@ static enum kiln_rc visible_seed_locked(struct sdb *d, const char *board, bool r
 {
     sqlite3_stmt *st = NULL;
     if (!rotate) {
-        if (prep(d, "SELECT seed FROM visible_seeds WHERE board=?1", &st) != SQLITE_OK)
-            return dbfail(d, err, "visible seed");
+        if (sdb_prep(d, "SELECT seed FROM visible_seeds WHERE board=?1", &st) != SQLITE_OK)
+            return sdb_fail(d, err, "visible seed");
         sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
         int r = sqlite3_step(st);
         if (r == SQLITE_ROW)
@@ -289,20 +290,20 @@ static enum kiln_rc visible_seed_locked(struct sdb *d, const char *board, bool r
         if (r == SQLITE_ROW)
             return KILN_OK;
         if (r != SQLITE_DONE)
-            return dbfail(d, err, "visible seed");
+            return sdb_fail(d, err, "visible seed");
     }
     uint64_t v = 0;
     enum kiln_rc rc = eval_fresh_seed(&v, err);
     if (rc != KILN_OK)
         return rc;
     snprintf(seed, 32, "%llu", (unsigned long long)v);
-    if (prep(d, "INSERT OR REPLACE INTO visible_seeds(board, seed, set_at) VALUES(?1, ?2, ?3)",
-             &st) != SQLITE_OK)
-        return dbfail(d, err, "visible seed");
+    if (sdb_prep(d, "INSERT OR REPLACE INTO visible_seeds(board, seed, set_at) VALUES(?1, ?2, ?3)",
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, "visible seed");
     sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, seed, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 3, serve_now());
-    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "visible seed");
+    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : sdb_fail(d, err, "visible seed");
     sqlite3_finalize(st);
     return rc;
 }
@@ -328,9 +329,9 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
 {
     sqlite3_stmt *st = NULL;
     if (s->idem_key) {
-        if (prep(d, "SELECT id, body_sha FROM jobs WHERE token_id=?1 AND idem_key=?2", &st) !=
+        if (sdb_prep(d, "SELECT id, body_sha FROM jobs WHERE token_id=?1 AND idem_key=?2", &st) !=
             SQLITE_OK)
-            return dbfail(d, err, "idempotency");
+            return sdb_fail(d, err, "idempotency");
         sqlite3_bind_text(st, 1, s->tok->id, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, s->idem_key, -1, SQLITE_STATIC);
         int r = sqlite3_step(st);
@@ -344,13 +345,13 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
         if (r == SQLITE_ROW)
             return KILN_OK;
         if (r != SQLITE_DONE)
-            return dbfail(d, err, "idempotency");
+            return sdb_fail(d, err, "idempotency");
     }
-    if (prep(d,
-             "SELECT t.quota, (SELECT COUNT(*) FROM jobs WHERE token_id=t.id AND state!='done')"
-             " FROM tokens t WHERE t.id=?1",
-             &st) != SQLITE_OK)
-        return dbfail(d, err, "quota");
+    if (sdb_prep(d,
+                 "SELECT t.quota, (SELECT COUNT(*) FROM jobs WHERE token_id=t.id AND state!='done')"
+                 " FROM tokens t WHERE t.id=?1",
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, "quota");
     sqlite3_bind_text(st, 1, s->tok->id, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -376,12 +377,13 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
     const char *board = s->board ? s->board : s->sub->workload;
     if ((rc = visible_seed_locked(d, board, false, seed, err)) != KILN_OK)
         return rc;
-    if (prep(d,
-             "INSERT INTO jobs(id, token_id, user, idem_key, body_sha, workload, backend, source,"
-             " state, submitted, board, visible_seed, wl_dir)"
-             " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12)",
-             &st) != SQLITE_OK)
-        return dbfail(d, err, "submit");
+    if (sdb_prep(
+            d,
+            "INSERT INTO jobs(id, token_id, user, idem_key, body_sha, workload, backend, source,"
+            " state, submitted, board, visible_seed, wl_dir)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12)",
+            &st) != SQLITE_OK)
+        return sdb_fail(d, err, "submit");
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, s->tok->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, s->tok->name, -1, SQLITE_STATIC);
@@ -396,10 +398,10 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
     sqlite3_bind_text(st, 11, seed, -1, SQLITE_STATIC);
     if (s->wl_dir)
         sqlite3_bind_text(st, 12, s->wl_dir, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "submit");
+    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : sdb_fail(d, err, "submit");
     sqlite3_finalize(st);
     if (rc == KILN_OK)
-        rc = event_locked(d, id, "queued", "accepted", err);
+        rc = sdb_event_locked(d, id, "queued", "accepted", err);
     *res = SSUBMIT_NEW;
     return rc;
 }
@@ -453,7 +455,7 @@ static enum kiln_rc rows_json(struct sdb *d, sqlite3_stmt *st, json_t **out, str
         return kiln_fail(err, KILN_E_NOMEM, "query result");
     if (r != SQLITE_DONE) {
         json_decref(arr);
-        return dbfail(d, err, "query");
+        return sdb_fail(d, err, "query");
     }
     *out = arr;
     return KILN_OK;
@@ -465,8 +467,8 @@ static enum kiln_rc query_json(struct sdb *d, const char *sql, const char *a, js
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc;
     pthread_mutex_lock(&d->mu);
-    if (prep(d, sql, &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "query");
+    if (sdb_prep(d, sql, &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "query");
     } else {
         if (a)
             sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
@@ -610,11 +612,11 @@ enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, cons
     pthread_mutex_lock(&d->mu);
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc = KILN_OK;
-    if (prep(d,
-             "UPDATE jobs SET hacked=1, hacked_by=?2, hacked_reason=?3, hacked_at=?4"
-             " WHERE id=?1",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "flag");
+    if (sdb_prep(d,
+                 "UPDATE jobs SET hacked=1, hacked_by=?2, hacked_reason=?3, hacked_at=?4"
+                 " WHERE id=?1",
+                 &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "flag");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -622,11 +624,11 @@ enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, cons
     sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 4, serve_now());
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = dbfail(d, err, "flag");
+        rc = sdb_fail(d, err, "flag");
     else if (sqlite3_changes(d->db) == 0)
         rc = kiln_fail(err, KILN_E_NOTFOUND, "no submission %s", id);
     if (rc == KILN_OK)
-        rc = event_locked(d, id, "flagged", reason, err);
+        rc = sdb_event_locked(d, id, "flagged", reason, err);
 out:
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);
@@ -640,25 +642,25 @@ enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, jso
     enum kiln_rc rc = KILN_OK;
     *finished = false;
     pthread_mutex_lock(&d->mu);
-    if (prep(d, "SELECT state FROM jobs WHERE id=?1", &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "events");
+    if (sdb_prep(d, "SELECT state FROM jobs WHERE id=?1", &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "events");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
     if (r != SQLITE_ROW) {
         rc = r == SQLITE_DONE ? kiln_fail(err, KILN_E_NOTFOUND, "no submission %s", id)
-                              : dbfail(d, err, "events");
+                              : sdb_fail(d, err, "events");
         goto out;
     }
     /* Read before the events: a job done now has all its events below. */
     *finished = !strcmp((const char *)sqlite3_column_text(st, 0), "done");
     sqlite3_finalize(st);
     st = NULL;
-    if (prep(d,
-             "SELECT n, at, stage, detail FROM events WHERE job=?1 AND n>?2 ORDER BY n LIMIT 100",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "events");
+    if (sdb_prep(
+            d, "SELECT n, at, stage, detail FROM events WHERE job=?1 AND n>?2 ORDER BY n LIMIT 100",
+            &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "events");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -667,359 +669,6 @@ enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, jso
     if (rc == KILN_OK && json_array_size(*out) == 100)
         *finished = false; /* more to read */
 out:
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-/* ---- the worker's side ---- */
-
-void sjob_free(struct sjob *j)
-{
-    free(j->source);
-    j->source = NULL;
-}
-
-/* board, visible_seed, wl_dir from column `c` on. */
-static void claimed_extra(sqlite3_stmt *st, int c, struct sjob *job)
-{
-    const char *b = (const char *)sqlite3_column_text(st, c),
-               *seed = (const char *)sqlite3_column_text(st, c + 1),
-               *dir = (const char *)sqlite3_column_text(st, c + 2);
-    snprintf(job->board, sizeof(job->board), "%s", b ? b : job->workload);
-    /* A job queued before visible seeds existed runs on seed 0, recorded as such. */
-    job->visible_seed = seed ? strtoull(seed, NULL, 10) : 0;
-    snprintf(job->wl_dir, sizeof(job->wl_dir), "%s", dir ? dir : "");
-}
-
-enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
-                       struct kiln_err *err)
-{
-    memset(job, 0, sizeof(*job));
-    *got = false;
-    enum kiln_rc rc = serve_random_hex(job->lease, 32, err);
-    if (rc != KILN_OK)
-        return rc;
-    sqlite3_stmt *st = NULL;
-    pthread_mutex_lock(&d->mu);
-    if ((rc = sdb_exec(d, "BEGIN IMMEDIATE", err)) != KILN_OK)
-        goto out;
-    /* One statement claims: no window between choosing and taking. */
-    if (prep(d,
-             "UPDATE jobs SET state='running', attempts=attempts+1, lease=?1, lease_until=?2,"
-             " started=COALESCE(started, ?3)"
-             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND backend=?4"
-             "  ORDER BY seq LIMIT 1)"
-             " RETURNING id, workload, backend, user, source, attempts, submitted, board,"
-             " visible_seed, wl_dir",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "claim");
-        goto rollback;
-    }
-    double now = serve_now();
-    sqlite3_bind_text(st, 1, job->lease, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 2, now + d->lease_s);
-    sqlite3_bind_double(st, 3, now);
-    sqlite3_bind_text(st, 4, backend, -1, SQLITE_STATIC);
-    int r = sqlite3_step(st);
-    if (r == SQLITE_ROW) {
-        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(job->workload, sizeof(job->workload), "%s",
-                 (const char *)sqlite3_column_text(st, 1));
-        snprintf(job->backend, sizeof(job->backend), "%s",
-                 (const char *)sqlite3_column_text(st, 2));
-        snprintf(job->user, sizeof(job->user), "%s", (const char *)sqlite3_column_text(st, 3));
-        int n = sqlite3_column_bytes(st, 4);
-        job->source = malloc((size_t)n + 1);
-        if (!job->source) {
-            rc = kiln_fail(err, KILN_E_NOMEM, "claimed source");
-            goto rollback;
-        }
-        if (n)
-            memcpy(job->source, sqlite3_column_blob(st, 4), (size_t)n);
-        job->source[n] = '\0';
-        job->source_len = (size_t)n;
-        job->attempts = sqlite3_column_int(st, 5);
-        job->submitted = sqlite3_column_double(st, 6);
-        claimed_extra(st, 7, job);
-        r = sqlite3_step(st);
-        *got = true;
-    }
-    if (r != SQLITE_DONE) {
-        rc = dbfail(d, err, "claim");
-        goto rollback;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (*got) {
-        char line[64];
-        snprintf(line, sizeof(line), "attempt %d", job->attempts);
-        rc = event_locked(d, job->id, "claimed", line, err);
-    }
-    if (rc == KILN_OK)
-        rc = sdb_exec(d, "COMMIT", err);
-    if (rc == KILN_OK)
-        goto out;
-rollback:
-    sqlite3_finalize(st);
-    st = NULL;
-    {
-        struct kiln_err e2;
-        if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
-            fprintf(stderr, "kiln serve: %s\n", e2.msg);
-    }
-    sjob_free(job);
-    *got = false;
-out:
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_heartbeat(struct sdb *d, const struct sjob *j, bool *held, struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    pthread_mutex_lock(&d->mu);
-    if (prep(d, "UPDATE jobs SET lease_until=?1 WHERE id=?2 AND lease=?3 AND state='running'",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "heartbeat");
-    } else {
-        sqlite3_bind_double(st, 1, serve_now() + d->lease_s);
-        sqlite3_bind_text(st, 2, j->id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, j->lease, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = dbfail(d, err, "heartbeat");
-        else
-            *held = sqlite3_changes(d->db) == 1;
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_mark_run(struct sdb *d, const struct sjob *j, bool finished, struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    pthread_mutex_lock(&d->mu);
-    if (prep(d,
-             finished
-                 ? "UPDATE jobs SET run_finished=?1 WHERE id=?2 AND lease=?3"
-                 : "UPDATE jobs SET run_started=?1, run_finished=NULL WHERE id=?2 AND lease=?3",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "timeline");
-    } else {
-        sqlite3_bind_double(st, 1, serve_mono());
-        sqlite3_bind_text(st, 2, j->id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, j->lease, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = dbfail(d, err, "timeline");
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdict *v,
-                        bool *committed, struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    *committed = false;
-    pthread_mutex_lock(&d->mu);
-    enum kiln_rc rc = sdb_exec(d, "BEGIN IMMEDIATE", err);
-    if (rc != KILN_OK)
-        goto out;
-    /* The lease in the WHERE clause is the exactly-once rule: a worker whose
-     * lease was reaped (and the job claimed again) commits nothing. */
-    if (prep(d,
-             "UPDATE jobs SET state='done', lease=NULL, lease_until=NULL, finished=?3,"
-             " status=?4, stage=?5, detail=?6, score_ms=?7, verified=?8, gpu_model=?9,"
-             " secret_seed=?10, record=?11, verdicts=verdicts+1"
-             " WHERE id=?1 AND lease=?2 AND state='running'",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "finish");
-        goto rollback;
-    }
-    char seed[32] = "";
-    if (v->secret_seed)
-        snprintf(seed, sizeof(seed), "%llu", (unsigned long long)v->secret_seed);
-    sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, j->lease, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, serve_now());
-    sqlite3_bind_text(st, 4, v->status, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, v->stage, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, v->detail, -1, SQLITE_STATIC);
-    if (v->score_ms > 0)
-        sqlite3_bind_double(st, 7, v->score_ms);
-    sqlite3_bind_int(st, 8, v->verified);
-    sqlite3_bind_text(st, 9, v->gpu_model, -1, SQLITE_STATIC);
-    if (seed[0])
-        sqlite3_bind_text(st, 10, seed, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 11, v->record, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = dbfail(d, err, "finish");
-        goto rollback;
-    }
-    *committed = sqlite3_changes(d->db) == 1;
-    sqlite3_finalize(st);
-    st = NULL;
-    if (*committed) {
-        char line[600];
-        snprintf(line, sizeof(line), "%s (stage %s)%s%s", v->status, v->stage,
-                 v->detail && v->detail[0] ? ": " : "", v->detail ? v->detail : "");
-        rc = event_locked(d, j->id, "verdict", line, err);
-    }
-    if (rc == KILN_OK)
-        rc = sdb_exec(d, "COMMIT", err);
-    if (rc == KILN_OK)
-        goto out;
-rollback:
-    sqlite3_finalize(st);
-    {
-        struct kiln_err e2;
-        if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
-            fprintf(stderr, "kiln serve: %s\n", e2.msg);
-    }
-    *committed = false;
-out:
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-/* ---- the compile pool's side ---- */
-
-enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struct kiln_err *err)
-{
-    memset(job, 0, sizeof(*job));
-    *got = false;
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    pthread_mutex_lock(&d->mu);
-    /* A compile claim is a hint, not a lease on the job: the judging worker
-     * compiles itself whenever the result is not there. A compile claimed
-     * by a pool process that died is claimable again after a minute. A
-     * community workload is not compiled ahead: opening its session would
-     * run its scripts before the worker has checked it. */
-    if (prep(d,
-             "UPDATE jobs SET compile_state='compiling', compile_until=?1, compile_started=?3,"
-             " compile_finished=NULL"
-             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND wl_dir IS NULL"
-             "  AND (compile_state IS NULL OR (compile_state='compiling' AND compile_until < ?2))"
-             "  ORDER BY seq LIMIT 1)"
-             " RETURNING id, workload, backend, source, board, visible_seed, wl_dir",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "compile claim");
-        goto out;
-    }
-    double now = serve_now();
-    sqlite3_bind_double(st, 1, now + 60);
-    sqlite3_bind_double(st, 2, now);
-    sqlite3_bind_double(st, 3, serve_mono());
-    int r = sqlite3_step(st);
-    if (r == SQLITE_ROW) {
-        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(job->workload, sizeof(job->workload), "%s",
-                 (const char *)sqlite3_column_text(st, 1));
-        snprintf(job->backend, sizeof(job->backend), "%s",
-                 (const char *)sqlite3_column_text(st, 2));
-        int n = sqlite3_column_bytes(st, 3);
-        job->source = malloc((size_t)n + 1);
-        if (!job->source) {
-            rc = kiln_fail(err, KILN_E_NOMEM, "compile claim");
-            goto out;
-        }
-        if (n)
-            memcpy(job->source, sqlite3_column_blob(st, 3), (size_t)n);
-        job->source[n] = '\0';
-        job->source_len = (size_t)n;
-        claimed_extra(st, 4, job);
-        r = sqlite3_step(st);
-        *got = true;
-    }
-    if (r != SQLITE_DONE) {
-        rc = dbfail(d, err, "compile claim");
-        sjob_free(job);
-        *got = false;
-    }
-out:
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
-                              struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    *still_queued = false;
-    pthread_mutex_lock(&d->mu);
-    if (prep(d, "UPDATE jobs SET compile_state=?2, compile_finished=?3 WHERE id=?1 RETURNING state",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "compile done");
-        goto out;
-    }
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, serve_mono());
-    int r = sqlite3_step(st);
-    if (r == SQLITE_ROW) {
-        *still_queued = !strcmp((const char *)sqlite3_column_text(st, 0), "queued");
-        r = sqlite3_step(st);
-    }
-    if (r != SQLITE_DONE)
-        rc = dbfail(d, err, "compile done");
-out:
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_record_of(struct sdb *d, const char *id, char *out, size_t cap,
-                           struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    out[0] = '\0';
-    pthread_mutex_lock(&d->mu);
-    if (prep(d, "SELECT record FROM jobs WHERE id=?1 AND state='done'", &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "record");
-    } else {
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        int r = sqlite3_step(st);
-        if (r == SQLITE_ROW && sqlite3_column_text(st, 0))
-            snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
-        else if (r != SQLITE_ROW && r != SQLITE_DONE)
-            rc = dbfail(d, err, "record");
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *id, const char *tmp,
-                                  struct kiln_err *err)
-{
-    char from[PATH_MAX], to[PATH_MAX];
-    snprintf(from, sizeof(from), "%s/records/%s", data, tmp);
-    snprintf(to, sizeof(to), "%s/records/%s", data, id);
-    enum kiln_rc rc = KILN_OK;
-    if (access(to, F_OK) == 0)
-        rc = fs_remove_tree(to, err);
-    if (rc == KILN_OK && rename(from, to) != 0)
-        return kiln_fail_errno(err, KILN_E_IO, "rename %s to %s", from, to);
-    if (rc != KILN_OK)
-        return rc;
-    sqlite3_stmt *st = NULL;
-    pthread_mutex_lock(&d->mu);
-    if (prep(d, "UPDATE jobs SET record=?2 WHERE id=?1", &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "record");
-    } else {
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = dbfail(d, err, "record");
-    }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);
     return rc;

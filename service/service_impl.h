@@ -29,12 +29,19 @@ double serve_now(void);
 double serve_mono(void);
 enum kiln_rc serve_random_hex(char *out, size_t nhex, struct kiln_err *err) KILN_NODISCARD;
 
-/* db.c */
+/* db.c, db_worker.c */
 enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err) KILN_NODISCARD;
 void sdb_close(struct sdb *d);
 /* Takes PATH.lock exclusively (flock), or fails naming the holder's pid. */
 enum kiln_rc sdb_lock(const char *db_path, int *fd, struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc sdb_exec(struct sdb *d, const char *sql, struct kiln_err *err) KILN_NODISCARD;
+/* db.c's helpers for db_worker.c: a prepared statement (SQLITE_OK or an
+ * sqlite code), an error naming `what` and SQLite's message, an event
+ * inserted by a caller that holds the mutex. */
+int sdb_prep(struct sdb *d, const char *sql, sqlite3_stmt **st);
+enum kiln_rc sdb_fail(struct sdb *d, struct kiln_err *err, const char *what) KILN_NODISCARD;
+enum kiln_rc sdb_event_locked(struct sdb *d, const char *job, const char *stage, const char *detail,
+                              struct kiln_err *err) KILN_NODISCARD;
 /* Running jobs back to the queue: all of them (a starting server owns the
  * database alone, so no worker of theirs lives) or those whose lease ran out. */
 enum kiln_rc sdb_requeue(struct sdb *d, bool all, int *n, struct kiln_err *err) KILN_NODISCARD;
