@@ -370,6 +370,8 @@ const struct kiln_cmd kiln_commands[] = {
      "by the same pipeline as kiln eval, re-verified on a secret seed, and kept in\n"
      "DIR/records/ID/. Loopback only by default; put TLS in a reverse proxy. A\n"
      "second server on the same database is refused. Tokens: kiln token add.\n"
+     "A submission names one of --workloads, or brings its own as a tarball\n"
+     "(checked like kiln workload check, ranked on its own leaderboard NAME@HASH).\n"
      "\n"
      "options:\n"
      "  --listen IP:PORT   address (default 127.0.0.1:8470; port 0 picks a free one)\n"
