@@ -151,6 +151,22 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     }
     if (rd)
         closedir(rd);
+    /* Community workloads a stopped server was still writing (the complete
+     * ones were renamed to their hash). */
+    char community[PATH_MAX + 16];
+    snprintf(community, sizeof(community), "%s/community", data);
+    DIR *cd = opendir(community);
+    for (struct dirent *de; cd && (de = readdir(cd));) {
+        char p[PATH_MAX + 300];
+        struct kiln_err e;
+        if (strncmp(de->d_name, ".tmp-", 5))
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", community, de->d_name);
+        if (fs_remove_tree(p, &e) != KILN_OK)
+            fprintf(stderr, "kiln serve: %s\n", e.msg);
+    }
+    if (cd)
+        closedir(cd);
     /* Compiles done ahead for the last server: the workers compile again. */
     char pre[PATH_MAX + 32];
     snprintf(pre, sizeof(pre), "%s/work/precompiled", data);

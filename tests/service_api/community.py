@@ -127,6 +127,14 @@ def main(work, servers):
     stored = [d for d in os.listdir(os.path.join(work, "community")) if not d.startswith(".")]
     check(any(d.startswith(board.split("@")[1]) for d in stored) and len(stored) == 2,
           "the community workloads are stored by content hash: %s" % stored)
+    # A workload a stopped server was still writing is removed on start.
+    s.stop()
+    left = os.path.join(work, "community", ".tmp-cutoff")
+    os.makedirs(left)
+    open(os.path.join(left, "workload.json"), "w").write("{")
+    s.start()
+    check(not os.path.exists(left) and len(os.listdir(os.path.join(work, "community"))) == 2,
+          "a half-written community workload is removed when the server starts")
 
 
 run(main)
