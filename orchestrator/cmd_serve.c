@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "service.h"
 
@@ -50,8 +51,11 @@ int cmd_serve(int argc, char **argv)
                                          {"compile-worker", required_argument, NULL, 'K'},
                                          {"compile-workers", required_argument, NULL, 'k'},
                                          {"lease", required_argument, NULL, 'L'},
+                                         {"slurm-workers", required_argument, NULL, 'n'},
+                                         CLI_OPTS_EXECUTOR,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("serve");
+    struct cli_common cc = {0};
     struct serve_opts o = {0};
     long v, worker = -1, wgpu = -1, lockfd = -1, ckworker = -1;
     int done = 0, c;
@@ -116,6 +120,17 @@ int cmd_serve(int argc, char **argv)
         case 'r':
             serve_print_routes();
             return KILN_EXIT_OK;
+        case 'n':
+            /* Each is a worker process with a Slurm job in flight at a time. */
+            if (cli_parse_long(optarg, 1, SERVE_MAX_GPUS, &v))
+                return cli_usage_error("serve", "--slurm-workers needs 1 to %d, got '%s'",
+                                       SERVE_MAX_GPUS, optarg);
+            o.slurm_workers = (int)v;
+            break;
+        default:
+            if (cli_common_option("serve", c, optarg, &cc) <= 0)
+                return KILN_EXIT_USAGE;
+            break;
         case 'X':
         case 'G':
         case 'F':
@@ -131,6 +146,15 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
     if (o.listen && o.socket)
         return cli_usage_error("serve", "--listen and --socket exclude each other");
+    if (cli_common_check("serve", &cc) < 0)
+        return KILN_EXIT_USAGE;
+    if (cc.executor == CLI_EXEC_SLURM)
+        o.slurm = &cc.slurm;
+    if (o.slurm_workers && !o.slurm)
+        return cli_usage_error("serve", "--slurm-workers needs --executor slurm");
+    if (o.slurm && o.ngpus)
+        return cli_usage_error("serve", "--gpus and --executor slurm exclude each other: through "
+                                        "Slurm the cluster picks the GPU (--slurm-workers N)");
     struct kiln_err err;
     kiln_err_clear(&err);
     enum kiln_rc rc;

@@ -17,6 +17,7 @@
 
 #include "fsutil.h"
 #include "service_impl.h"
+#include "session.h"
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS tokens("
@@ -35,13 +36,31 @@ static const char schema[] =
     " hacked INTEGER NOT NULL DEFAULT 0, hacked_by TEXT, hacked_reason TEXT, hacked_at REAL,"
     " compile_state TEXT, compile_until REAL,"
     " UNIQUE(token_id, idem_key));"
+    /* The visible inputs' seed of each leaderboard (drawn on first use, rotated by an admin). */
+    "CREATE TABLE IF NOT EXISTS visible_seeds("
+    " board TEXT PRIMARY KEY, seed TEXT NOT NULL, set_at REAL NOT NULL);"
     "CREATE INDEX IF NOT EXISTS jobs_queue ON jobs(state, backend, seq);"
     "CREATE INDEX IF NOT EXISTS jobs_token ON jobs(token_id, state);"
-    "CREATE INDEX IF NOT EXISTS jobs_board ON jobs(workload, status, verified, hacked);"
     "CREATE TABLE IF NOT EXISTS events("
     " n INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL, at REAL NOT NULL,"
     " stage TEXT NOT NULL, detail TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS events_job ON events(job, n);";
+
+/* Columns added after the first release, for databases made before them:
+ * board (the leaderboard, = workload for a built-in), the visible seed,
+ * a community workload's directory, and the timeline (serve_mono). */
+static const char *const added_columns[] = {
+    "board TEXT",           "visible_seed TEXT",     "wl_dir TEXT",
+    "compile_started REAL", "compile_finished REAL", "run_started REAL",
+    "run_finished REAL",
+};
+
+double serve_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 double serve_now(void)
 {
@@ -64,7 +83,7 @@ enum kiln_rc serve_random_hex(char *out, size_t nhex, struct kiln_err *err)
     return KILN_OK;
 }
 
-static enum kiln_rc dbfail(struct sdb *d, struct kiln_err *err, const char *what)
+enum kiln_rc sdb_fail(struct sdb *d, struct kiln_err *err, const char *what)
 {
     return kiln_fail(err, KILN_E_IO, "database: %s: %s", what, sqlite3_errmsg(d->db));
 }
@@ -102,6 +121,22 @@ enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err)
     enum kiln_rc rc = sdb_exec(d, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", err);
     if (rc == KILN_OK)
         rc = sdb_exec(d, schema, err);
+    for (size_t i = 0; rc == KILN_OK && i < sizeof(added_columns) / sizeof(*added_columns); i++) {
+        char sql[128];
+        snprintf(sql, sizeof(sql), "ALTER TABLE jobs ADD COLUMN %s", added_columns[i]);
+        /* Fails with "duplicate column name" when it is there: that is fine. */
+        if (sqlite3_exec(d->db, sql, NULL, NULL, NULL) == SQLITE_OK) {
+            if (i == 0) /* board just added: the old rows' board is their workload */
+                rc = sdb_exec(d, "UPDATE jobs SET board=workload", err);
+        } else if (!strstr(sqlite3_errmsg(d->db), "duplicate column")) {
+            rc = sdb_fail(d, err, "adding a column");
+        }
+    }
+    if (rc == KILN_OK)
+        rc = sdb_exec(d,
+                      "CREATE INDEX IF NOT EXISTS jobs_by_board ON jobs(board, status, verified,"
+                      " hacked);",
+                      err);
     if (rc != KILN_OK) {
         kiln_err_prefix(err, "%s: ", path);
         sdb_close(d);
@@ -146,8 +181,8 @@ enum kiln_rc sdb_lock(const char *db_path, int *fd, struct kiln_err *err)
     return KILN_OK;
 }
 
-/* A prepared statement, run under the mutex by the callers below. */
-static int prep(struct sdb *d, const char *sql, sqlite3_stmt **st)
+/* A prepared statement, run under the mutex by its callers. */
+int sdb_prep(struct sdb *d, const char *sql, sqlite3_stmt **st)
 {
     return sqlite3_prepare_v2(d->db, sql, -1, st, NULL);
 }
@@ -158,19 +193,19 @@ enum kiln_rc sdb_requeue(struct sdb *d, bool all, int *n, struct kiln_err *err)
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc = KILN_OK;
     *n = 0;
-    if (prep(d,
-             all ? "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
-                   " WHERE state='running'"
-                 : "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
-                   " WHERE state='running' AND lease_until < ?1",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "requeue");
+    if (sdb_prep(d,
+                 all ? "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
+                       " WHERE state='running'"
+                     : "UPDATE jobs SET state='queued', lease=NULL, lease_until=NULL"
+                       " WHERE state='running' AND lease_until < ?1",
+                 &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "requeue");
         goto out;
     }
     if (!all)
         sqlite3_bind_double(st, 1, serve_now());
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = dbfail(d, err, "requeue");
+        rc = sdb_fail(d, err, "requeue");
     else
         *n = sqlite3_changes(d->db);
 out:
@@ -179,20 +214,20 @@ out:
     return rc;
 }
 
-static enum kiln_rc event_locked(struct sdb *d, const char *job, const char *stage,
-                                 const char *detail, struct kiln_err *err)
+enum kiln_rc sdb_event_locked(struct sdb *d, const char *job, const char *stage, const char *detail,
+                              struct kiln_err *err)
 {
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc = KILN_OK;
-    if (prep(d, "INSERT INTO events(job, at, stage, detail) VALUES(?1, ?2, ?3, ?4)", &st) !=
+    if (sdb_prep(d, "INSERT INTO events(job, at, stage, detail) VALUES(?1, ?2, ?3, ?4)", &st) !=
         SQLITE_OK)
-        return dbfail(d, err, "event");
+        return sdb_fail(d, err, "event");
     sqlite3_bind_text(st, 1, job, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 2, serve_now());
     sqlite3_bind_text(st, 3, stage, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, detail ? detail : "", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = dbfail(d, err, "event");
+        rc = sdb_fail(d, err, "event");
     sqlite3_finalize(st);
     return rc;
 }
@@ -201,7 +236,7 @@ enum kiln_rc sdb_event(struct sdb *d, const char *job, const char *stage, const 
                        struct kiln_err *err)
 {
     pthread_mutex_lock(&d->mu);
-    enum kiln_rc rc = event_locked(d, job, stage, detail, err);
+    enum kiln_rc rc = sdb_event_locked(d, job, stage, detail, err);
     pthread_mutex_unlock(&d->mu);
     return rc;
 }
@@ -211,8 +246,9 @@ static enum kiln_rc take_from_bucket(struct sdb *d, const char *tok, bool *ok, d
                                      struct kiln_err *err)
 {
     sqlite3_stmt *st = NULL;
-    if (prep(d, "SELECT rate, burst, bucket, bucket_at FROM tokens WHERE id=?1", &st) != SQLITE_OK)
-        return dbfail(d, err, "token bucket");
+    if (sdb_prep(d, "SELECT rate, burst, bucket, bucket_at FROM tokens WHERE id=?1", &st) !=
+        SQLITE_OK)
+        return sdb_fail(d, err, "token bucket");
     sqlite3_bind_text(st, 1, tok, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -228,13 +264,63 @@ static enum kiln_rc take_from_bucket(struct sdb *d, const char *tok, bool *ok, d
         bucket -= 1.0;
     else
         *retry = rate > 0 ? (1.0 - bucket) / rate : 3600;
-    if (prep(d, "UPDATE tokens SET bucket=?1, bucket_at=?2 WHERE id=?3", &st) != SQLITE_OK)
-        return dbfail(d, err, "token bucket");
+    if (sdb_prep(d, "UPDATE tokens SET bucket=?1, bucket_at=?2 WHERE id=?3", &st) != SQLITE_OK)
+        return sdb_fail(d, err, "token bucket");
     sqlite3_bind_double(st, 1, bucket);
     sqlite3_bind_double(st, 2, now);
     sqlite3_bind_text(st, 3, tok, -1, SQLITE_STATIC);
-    enum kiln_rc rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "token bucket");
+    enum kiln_rc rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : sdb_fail(d, err, "token bucket");
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* The board's visible seed, drawn (and kept) on its first use. */
+static enum kiln_rc visible_seed_locked(struct sdb *d, const char *board, bool rotate,
+                                        char seed[32], struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (!rotate) {
+        if (sdb_prep(d, "SELECT seed FROM visible_seeds WHERE board=?1", &st) != SQLITE_OK)
+            return sdb_fail(d, err, "visible seed");
+        sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW)
+            snprintf(seed, 32, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        if (r == SQLITE_ROW)
+            return KILN_OK;
+        if (r != SQLITE_DONE)
+            return sdb_fail(d, err, "visible seed");
+    }
+    uint64_t v = 0;
+    enum kiln_rc rc = eval_fresh_seed(&v, err);
+    if (rc != KILN_OK)
+        return rc;
+    snprintf(seed, 32, "%llu", (unsigned long long)v);
+    if (sdb_prep(d, "INSERT OR REPLACE INTO visible_seeds(board, seed, set_at) VALUES(?1, ?2, ?3)",
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, "visible seed");
+    sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, seed, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, serve_now());
+    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : sdb_fail(d, err, "visible seed");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum kiln_rc sdb_rotate_seed(struct sdb *d, const char *board, char seed[32], struct kiln_err *err)
+{
+    pthread_mutex_lock(&d->mu);
+    enum kiln_rc rc = sdb_exec(d, "BEGIN IMMEDIATE", err);
+    if (rc == KILN_OK) {
+        rc = visible_seed_locked(d, board, true, seed, err);
+        if (rc == KILN_OK)
+            rc = sdb_exec(d, "COMMIT", err);
+        struct kiln_err e2;
+        if (rc != KILN_OK && sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
+            fprintf(stderr, "kiln serve: %s\n", e2.msg);
+    }
+    pthread_mutex_unlock(&d->mu);
     return rc;
 }
 
@@ -243,9 +329,9 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
 {
     sqlite3_stmt *st = NULL;
     if (s->idem_key) {
-        if (prep(d, "SELECT id, body_sha FROM jobs WHERE token_id=?1 AND idem_key=?2", &st) !=
+        if (sdb_prep(d, "SELECT id, body_sha FROM jobs WHERE token_id=?1 AND idem_key=?2", &st) !=
             SQLITE_OK)
-            return dbfail(d, err, "idempotency");
+            return sdb_fail(d, err, "idempotency");
         sqlite3_bind_text(st, 1, s->tok->id, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, s->idem_key, -1, SQLITE_STATIC);
         int r = sqlite3_step(st);
@@ -259,13 +345,13 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
         if (r == SQLITE_ROW)
             return KILN_OK;
         if (r != SQLITE_DONE)
-            return dbfail(d, err, "idempotency");
+            return sdb_fail(d, err, "idempotency");
     }
-    if (prep(d,
-             "SELECT t.quota, (SELECT COUNT(*) FROM jobs WHERE token_id=t.id AND state!='done')"
-             " FROM tokens t WHERE t.id=?1",
-             &st) != SQLITE_OK)
-        return dbfail(d, err, "quota");
+    if (sdb_prep(d,
+                 "SELECT t.quota, (SELECT COUNT(*) FROM jobs WHERE token_id=t.id AND state!='done')"
+                 " FROM tokens t WHERE t.id=?1",
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, "quota");
     sqlite3_bind_text(st, 1, s->tok->id, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -287,11 +373,17 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
     }
     if ((rc = serve_random_hex(id, SERVE_ID_LEN, err)) != KILN_OK)
         return rc;
-    if (prep(d,
-             "INSERT INTO jobs(id, token_id, user, idem_key, body_sha, workload, backend, source,"
-             " state, submitted) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9)",
-             &st) != SQLITE_OK)
-        return dbfail(d, err, "submit");
+    char seed[32];
+    const char *board = s->board ? s->board : s->sub->workload;
+    if ((rc = visible_seed_locked(d, board, false, seed, err)) != KILN_OK)
+        return rc;
+    if (sdb_prep(
+            d,
+            "INSERT INTO jobs(id, token_id, user, idem_key, body_sha, workload, backend, source,"
+            " state, submitted, board, visible_seed, wl_dir)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11, ?12)",
+            &st) != SQLITE_OK)
+        return sdb_fail(d, err, "submit");
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, s->tok->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, s->tok->name, -1, SQLITE_STATIC);
@@ -302,10 +394,14 @@ static enum kiln_rc submit_locked(struct sdb *d, const struct ssubmit *s, char i
     sqlite3_bind_text(st, 7, s->sub->backend, -1, SQLITE_STATIC);
     sqlite3_bind_blob(st, 8, s->sub->source, (int)s->sub->source_len, SQLITE_STATIC);
     sqlite3_bind_double(st, 9, serve_now());
-    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : dbfail(d, err, "submit");
+    sqlite3_bind_text(st, 10, board, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, seed, -1, SQLITE_STATIC);
+    if (s->wl_dir)
+        sqlite3_bind_text(st, 12, s->wl_dir, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : sdb_fail(d, err, "submit");
     sqlite3_finalize(st);
     if (rc == KILN_OK)
-        rc = event_locked(d, id, "queued", "accepted", err);
+        rc = sdb_event_locked(d, id, "queued", "accepted", err);
     *res = SSUBMIT_NEW;
     return rc;
 }
@@ -359,7 +455,7 @@ static enum kiln_rc rows_json(struct sdb *d, sqlite3_stmt *st, json_t **out, str
         return kiln_fail(err, KILN_E_NOMEM, "query result");
     if (r != SQLITE_DONE) {
         json_decref(arr);
-        return dbfail(d, err, "query");
+        return sdb_fail(d, err, "query");
     }
     *out = arr;
     return KILN_OK;
@@ -371,8 +467,8 @@ static enum kiln_rc query_json(struct sdb *d, const char *sql, const char *a, js
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc;
     pthread_mutex_lock(&d->mu);
-    if (prep(d, sql, &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "query");
+    if (sdb_prep(d, sql, &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "query");
     } else {
         if (a)
             sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
@@ -386,15 +482,16 @@ static enum kiln_rc query_json(struct sdb *d, const char *sql, const char *a, js
 enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, struct kiln_err *err)
 {
     json_t *rows = NULL;
-    enum kiln_rc rc = query_json(
-        d,
-        "SELECT id, user, workload, backend, state, attempts, submitted, started, finished,"
-        " CASE WHEN state='queued' THEN (SELECT COUNT(*) FROM jobs q WHERE q.state='queued'"
-        "  AND q.backend=j.backend AND q.seq < j.seq) END AS position,"
-        " status, stage, detail, score_ms, verified, gpu_model,"
-        " CASE WHEN state='done' THEN secret_seed END AS secret_seed, hacked, hacked_reason"
-        " FROM jobs j WHERE id=?1",
-        id, &rows, err);
+    enum kiln_rc rc =
+        query_json(d,
+                   "SELECT id, user, workload, board AS leaderboard, backend, state, attempts, "
+                   "submitted, started,"
+                   " finished, CASE WHEN state='queued' THEN (SELECT COUNT(*) FROM jobs q WHERE"
+                   "  q.state='queued' AND q.backend=j.backend AND q.seq < j.seq) END AS position,"
+                   " status, stage, detail, score_ms, verified, gpu_model, visible_seed, hacked,"
+                   " hacked_reason, compile_started, compile_finished, run_started, run_finished"
+                   " FROM jobs j WHERE id=?1",
+                   id, &rows, err);
     if (rc != KILN_OK)
         return rc;
     if (json_array_size(rows) == 0) {
@@ -407,16 +504,22 @@ enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, st
     json_t *o = *out;
     if (!strcmp(json_string_value(json_object_get(o, "state")), "done")) {
         json_t *v = json_object();
-        const char *keys[] = {"status",   "stage",     "detail",     "score_ms",
-                              "verified", "gpu_model", "secret_seed"};
+        const char *keys[] = {"status", "stage", "detail", "score_ms", "verified", "gpu_model"};
         for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
             json_object_set(v, keys[i], json_object_get(o, keys[i]));
         json_object_set(v, "verified",
                         json_boolean(json_integer_value(json_object_get(o, "verified"))));
         json_object_set_new(o, "verdict", v);
     }
-    const char *drop[] = {"status",   "stage",     "detail",     "score_ms",
-                          "verified", "gpu_model", "secret_seed"};
+    /* The timeline, on CLOCK_MONOTONIC (comparable between jobs, not a date). */
+    json_t *tl = json_object();
+    const char *marks[] = {"compile_started", "compile_finished", "run_started", "run_finished"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(*marks); i++)
+        json_object_set(tl, marks[i], json_object_get(o, marks[i]));
+    json_object_set_new(o, "timeline", tl);
+    const char *drop[] = {"status",      "stage",       "detail",          "score_ms",
+                          "verified",    "gpu_model",   "compile_started", "compile_finished",
+                          "run_started", "run_finished"};
     for (size_t i = 0; i < sizeof(drop) / sizeof(*drop); i++)
         json_object_del(o, drop[i]);
     json_object_set_new(o, "hacked",
@@ -454,14 +557,16 @@ enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err)
 enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **out,
                                   struct kiln_err *err)
 {
-    /* Verified passes only, not flagged; each user's best per GPU model. */
+    /* Verified passes only, not flagged; each user's best per GPU model. A row
+     * without a board (written by hand, not by kiln) counts as its workload's. */
     json_t *rows = NULL;
     enum kiln_rc rc =
         query_json(d,
                    "SELECT gpu_model, user, id, score_ms, finished FROM ("
                    " SELECT gpu_model, user, id, score_ms, finished, ROW_NUMBER() OVER ("
                    "  PARTITION BY gpu_model, user ORDER BY score_ms, seq) AS k"
-                   " FROM jobs WHERE workload=?1 AND state='done' AND status='pass' AND verified=1"
+                   " FROM jobs WHERE (board=?1 OR (board IS NULL AND workload=?1))"
+                   " AND state='done' AND status='pass' AND verified=1"
                    " AND hacked=0 AND score_ms > 0)"
                    " WHERE k=1 ORDER BY gpu_model, score_ms",
                    workload, &rows, err);
@@ -495,8 +600,10 @@ enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **
 
 enum kiln_rc sdb_workloads_json(struct sdb *d, json_t **out, struct kiln_err *err)
 {
-    return query_json(d, "SELECT DISTINCT workload FROM jobs ORDER BY workload LIMIT 200", NULL,
-                      out, err);
+    return query_json(d,
+                      "SELECT DISTINCT COALESCE(board, workload) AS workload FROM jobs"
+                      " ORDER BY 1 LIMIT 200",
+                      NULL, out, err);
 }
 
 enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, const char *reason,
@@ -505,11 +612,11 @@ enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, cons
     pthread_mutex_lock(&d->mu);
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc = KILN_OK;
-    if (prep(d,
-             "UPDATE jobs SET hacked=1, hacked_by=?2, hacked_reason=?3, hacked_at=?4"
-             " WHERE id=?1",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "flag");
+    if (sdb_prep(d,
+                 "UPDATE jobs SET hacked=1, hacked_by=?2, hacked_reason=?3, hacked_at=?4"
+                 " WHERE id=?1",
+                 &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "flag");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -517,11 +624,11 @@ enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, cons
     sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 4, serve_now());
     if (sqlite3_step(st) != SQLITE_DONE)
-        rc = dbfail(d, err, "flag");
+        rc = sdb_fail(d, err, "flag");
     else if (sqlite3_changes(d->db) == 0)
         rc = kiln_fail(err, KILN_E_NOTFOUND, "no submission %s", id);
     if (rc == KILN_OK)
-        rc = event_locked(d, id, "flagged", reason, err);
+        rc = sdb_event_locked(d, id, "flagged", reason, err);
 out:
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);
@@ -535,25 +642,25 @@ enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, jso
     enum kiln_rc rc = KILN_OK;
     *finished = false;
     pthread_mutex_lock(&d->mu);
-    if (prep(d, "SELECT state FROM jobs WHERE id=?1", &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "events");
+    if (sdb_prep(d, "SELECT state FROM jobs WHERE id=?1", &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "events");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
     if (r != SQLITE_ROW) {
         rc = r == SQLITE_DONE ? kiln_fail(err, KILN_E_NOTFOUND, "no submission %s", id)
-                              : dbfail(d, err, "events");
+                              : sdb_fail(d, err, "events");
         goto out;
     }
     /* Read before the events: a job done now has all its events below. */
     *finished = !strcmp((const char *)sqlite3_column_text(st, 0), "done");
     sqlite3_finalize(st);
     st = NULL;
-    if (prep(d,
-             "SELECT n, at, stage, detail FROM events WHERE job=?1 AND n>?2 ORDER BY n LIMIT 100",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "events");
+    if (sdb_prep(
+            d, "SELECT n, at, stage, detail FROM events WHERE job=?1 AND n>?2 ORDER BY n LIMIT 100",
+            &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "events");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -562,314 +669,6 @@ enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, jso
     if (rc == KILN_OK && json_array_size(*out) == 100)
         *finished = false; /* more to read */
 out:
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-/* ---- the worker's side ---- */
-
-void sjob_free(struct sjob *j)
-{
-    free(j->source);
-    j->source = NULL;
-}
-
-enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
-                       struct kiln_err *err)
-{
-    memset(job, 0, sizeof(*job));
-    *got = false;
-    enum kiln_rc rc = serve_random_hex(job->lease, 32, err);
-    if (rc != KILN_OK)
-        return rc;
-    sqlite3_stmt *st = NULL;
-    pthread_mutex_lock(&d->mu);
-    if ((rc = sdb_exec(d, "BEGIN IMMEDIATE", err)) != KILN_OK)
-        goto out;
-    /* One statement claims: no window between choosing and taking. */
-    if (prep(d,
-             "UPDATE jobs SET state='running', attempts=attempts+1, lease=?1, lease_until=?2,"
-             " started=COALESCE(started, ?3)"
-             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND backend=?4"
-             "  ORDER BY seq LIMIT 1)"
-             " RETURNING id, workload, backend, user, source, attempts, submitted",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "claim");
-        goto rollback;
-    }
-    double now = serve_now();
-    sqlite3_bind_text(st, 1, job->lease, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 2, now + d->lease_s);
-    sqlite3_bind_double(st, 3, now);
-    sqlite3_bind_text(st, 4, backend, -1, SQLITE_STATIC);
-    int r = sqlite3_step(st);
-    if (r == SQLITE_ROW) {
-        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(job->workload, sizeof(job->workload), "%s",
-                 (const char *)sqlite3_column_text(st, 1));
-        snprintf(job->backend, sizeof(job->backend), "%s",
-                 (const char *)sqlite3_column_text(st, 2));
-        snprintf(job->user, sizeof(job->user), "%s", (const char *)sqlite3_column_text(st, 3));
-        int n = sqlite3_column_bytes(st, 4);
-        job->source = malloc((size_t)n + 1);
-        if (!job->source) {
-            rc = kiln_fail(err, KILN_E_NOMEM, "claimed source");
-            goto rollback;
-        }
-        if (n)
-            memcpy(job->source, sqlite3_column_blob(st, 4), (size_t)n);
-        job->source[n] = '\0';
-        job->source_len = (size_t)n;
-        job->attempts = sqlite3_column_int(st, 5);
-        job->submitted = sqlite3_column_double(st, 6);
-        r = sqlite3_step(st);
-        *got = true;
-    }
-    if (r != SQLITE_DONE) {
-        rc = dbfail(d, err, "claim");
-        goto rollback;
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (*got) {
-        char line[64];
-        snprintf(line, sizeof(line), "attempt %d", job->attempts);
-        rc = event_locked(d, job->id, "claimed", line, err);
-    }
-    if (rc == KILN_OK)
-        rc = sdb_exec(d, "COMMIT", err);
-    if (rc == KILN_OK)
-        goto out;
-rollback:
-    sqlite3_finalize(st);
-    st = NULL;
-    {
-        struct kiln_err e2;
-        if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
-            fprintf(stderr, "kiln serve: %s\n", e2.msg);
-    }
-    sjob_free(job);
-    *got = false;
-out:
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_heartbeat(struct sdb *d, const struct sjob *j, bool *held, struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    pthread_mutex_lock(&d->mu);
-    if (prep(d, "UPDATE jobs SET lease_until=?1 WHERE id=?2 AND lease=?3 AND state='running'",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "heartbeat");
-    } else {
-        sqlite3_bind_double(st, 1, serve_now() + d->lease_s);
-        sqlite3_bind_text(st, 2, j->id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, j->lease, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = dbfail(d, err, "heartbeat");
-        else
-            *held = sqlite3_changes(d->db) == 1;
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdict *v,
-                        bool *committed, struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    *committed = false;
-    pthread_mutex_lock(&d->mu);
-    enum kiln_rc rc = sdb_exec(d, "BEGIN IMMEDIATE", err);
-    if (rc != KILN_OK)
-        goto out;
-    /* The lease in the WHERE clause is the exactly-once rule: a worker whose
-     * lease was reaped (and the job claimed again) commits nothing. */
-    if (prep(d,
-             "UPDATE jobs SET state='done', lease=NULL, lease_until=NULL, finished=?3,"
-             " status=?4, stage=?5, detail=?6, score_ms=?7, verified=?8, gpu_model=?9,"
-             " secret_seed=?10, record=?11, verdicts=verdicts+1"
-             " WHERE id=?1 AND lease=?2 AND state='running'",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "finish");
-        goto rollback;
-    }
-    char seed[32] = "";
-    if (v->secret_seed)
-        snprintf(seed, sizeof(seed), "%llu", (unsigned long long)v->secret_seed);
-    sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, j->lease, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, serve_now());
-    sqlite3_bind_text(st, 4, v->status, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, v->stage, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, v->detail, -1, SQLITE_STATIC);
-    if (v->score_ms > 0)
-        sqlite3_bind_double(st, 7, v->score_ms);
-    sqlite3_bind_int(st, 8, v->verified);
-    sqlite3_bind_text(st, 9, v->gpu_model, -1, SQLITE_STATIC);
-    if (seed[0])
-        sqlite3_bind_text(st, 10, seed, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 11, v->record, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = dbfail(d, err, "finish");
-        goto rollback;
-    }
-    *committed = sqlite3_changes(d->db) == 1;
-    sqlite3_finalize(st);
-    st = NULL;
-    if (*committed) {
-        char line[600];
-        snprintf(line, sizeof(line), "%s (stage %s)%s%s", v->status, v->stage,
-                 v->detail && v->detail[0] ? ": " : "", v->detail ? v->detail : "");
-        rc = event_locked(d, j->id, "verdict", line, err);
-    }
-    if (rc == KILN_OK)
-        rc = sdb_exec(d, "COMMIT", err);
-    if (rc == KILN_OK)
-        goto out;
-rollback:
-    sqlite3_finalize(st);
-    {
-        struct kiln_err e2;
-        if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
-            fprintf(stderr, "kiln serve: %s\n", e2.msg);
-    }
-    *committed = false;
-out:
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-/* ---- the compile pool's side ---- */
-
-enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struct kiln_err *err)
-{
-    memset(job, 0, sizeof(*job));
-    *got = false;
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    pthread_mutex_lock(&d->mu);
-    /* A compile claim is a hint, not a lease on the job: the judging worker
-     * compiles itself whenever the result is not there. A compile claimed
-     * by a pool process that died is claimable again after a minute. */
-    if (prep(d,
-             "UPDATE jobs SET compile_state='compiling', compile_until=?1"
-             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND (compile_state IS NULL"
-             "  OR (compile_state='compiling' AND compile_until < ?2)) ORDER BY seq LIMIT 1)"
-             " RETURNING id, workload, backend, source",
-             &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "compile claim");
-        goto out;
-    }
-    double now = serve_now();
-    sqlite3_bind_double(st, 1, now + 60);
-    sqlite3_bind_double(st, 2, now);
-    int r = sqlite3_step(st);
-    if (r == SQLITE_ROW) {
-        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(job->workload, sizeof(job->workload), "%s",
-                 (const char *)sqlite3_column_text(st, 1));
-        snprintf(job->backend, sizeof(job->backend), "%s",
-                 (const char *)sqlite3_column_text(st, 2));
-        int n = sqlite3_column_bytes(st, 3);
-        job->source = malloc((size_t)n + 1);
-        if (!job->source) {
-            rc = kiln_fail(err, KILN_E_NOMEM, "compile claim");
-            goto out;
-        }
-        if (n)
-            memcpy(job->source, sqlite3_column_blob(st, 3), (size_t)n);
-        job->source[n] = '\0';
-        job->source_len = (size_t)n;
-        r = sqlite3_step(st);
-        *got = true;
-    }
-    if (r != SQLITE_DONE) {
-        rc = dbfail(d, err, "compile claim");
-        sjob_free(job);
-        *got = false;
-    }
-out:
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
-                              struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    *still_queued = false;
-    pthread_mutex_lock(&d->mu);
-    if (prep(d, "UPDATE jobs SET compile_state=?2 WHERE id=?1 RETURNING state", &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "compile done");
-        goto out;
-    }
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
-    int r = sqlite3_step(st);
-    if (r == SQLITE_ROW) {
-        *still_queued = !strcmp((const char *)sqlite3_column_text(st, 0), "queued");
-        r = sqlite3_step(st);
-    }
-    if (r != SQLITE_DONE)
-        rc = dbfail(d, err, "compile done");
-out:
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc sdb_record_of(struct sdb *d, const char *id, char *out, size_t cap,
-                           struct kiln_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    enum kiln_rc rc = KILN_OK;
-    out[0] = '\0';
-    pthread_mutex_lock(&d->mu);
-    if (prep(d, "SELECT record FROM jobs WHERE id=?1 AND state='done'", &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "record");
-    } else {
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        int r = sqlite3_step(st);
-        if (r == SQLITE_ROW && sqlite3_column_text(st, 0))
-            snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
-        else if (r != SQLITE_ROW && r != SQLITE_DONE)
-            rc = dbfail(d, err, "record");
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
-enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *id, const char *tmp,
-                                  struct kiln_err *err)
-{
-    char from[PATH_MAX], to[PATH_MAX];
-    snprintf(from, sizeof(from), "%s/records/%s", data, tmp);
-    snprintf(to, sizeof(to), "%s/records/%s", data, id);
-    enum kiln_rc rc = KILN_OK;
-    if (access(to, F_OK) == 0)
-        rc = fs_remove_tree(to, err);
-    if (rc == KILN_OK && rename(from, to) != 0)
-        return kiln_fail_errno(err, KILN_E_IO, "rename %s to %s", from, to);
-    if (rc != KILN_OK)
-        return rc;
-    sqlite3_stmt *st = NULL;
-    pthread_mutex_lock(&d->mu);
-    if (prep(d, "UPDATE jobs SET record=?2 WHERE id=?1", &st) != SQLITE_OK) {
-        rc = dbfail(d, err, "record");
-    } else {
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = dbfail(d, err, "record");
-    }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);
     return rc;

@@ -30,6 +30,7 @@ struct reqstate {
     char line[96]; /* "METHOD /path" for the request log, printable ASCII only */
     char *body;
     size_t len, cap;
+    size_t max; /* the body's cap: SERVE_TAR_MAX for a tarball, else SERVE_BODY_MAX */
     bool too_big, started;
     struct timespec t0;
 };
@@ -39,7 +40,7 @@ struct ctx {
     struct MHD_Connection *c;
     struct reqstate *rs;
     const char *method, *url;
-    char arg[SERVE_WORKLOAD_NAME_MAX + 1]; /* the {id} or {workload} of the path */
+    char arg[SERVE_BOARD_MAX + 1]; /* the {id} or {workload} of the path */
     struct stoken tok;
 };
 
@@ -53,6 +54,7 @@ static enum MHD_Result h_events(struct ctx *x);
 static enum MHD_Result h_hacked(struct ctx *x);
 static enum MHD_Result h_board(struct ctx *x);
 static enum MHD_Result h_queue(struct ctx *x);
+static enum MHD_Result h_rotate(struct ctx *x);
 
 /* The route table: the server answers these and nothing else (the OpenAPI
  * test holds service/openapi.yaml to exactly this list). */
@@ -69,6 +71,7 @@ static const struct route {
     {"POST", "/v1/submissions/{id}/hacked", h_hacked, AUTH_ADMIN},
     {"GET", "/v1/leaderboards/{workload}", h_board, AUTH_NONE},
     {"GET", "/v1/queue", h_queue, AUTH_NONE},
+    {"POST", "/v1/leaderboards/{workload}/rotate-seed", h_rotate, AUTH_ADMIN},
 };
 
 void serve_print_routes(void)
@@ -77,14 +80,15 @@ void serve_print_routes(void)
         printf("%s %s\n", routes[i].method, routes[i].path);
 }
 
+/* A path segment: an id, a workload or a community leaderboard (NAME@HASH12). */
 static bool seg_ok(const char *s, size_t n)
 {
-    if (n == 0 || n > SERVE_WORKLOAD_NAME_MAX || s[0] == '.')
+    if (n == 0 || n > SERVE_BOARD_MAX || s[0] == '.')
         return false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.'))
+              c == '_' || c == '-' || c == '.' || c == '@'))
             return false;
     }
     return true;
@@ -214,6 +218,51 @@ static bool backend_served(const char *backends, const char *b)
     return false;
 }
 
+static bool is_tar(struct MHD_Connection *c)
+{
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    return ct && !strncasecmp(ct, "application/x-tar", 17) && (!ct[17] || ct[17] == ';');
+}
+
+static enum MHD_Result queue_submission(struct ctx *x, const char *idem,
+                                        const struct serve_submission *sub, const char *board,
+                                        const char *wl_dir);
+
+/* A community workload and its candidate, as a tarball: parsed and stored
+ * here; its scripts run (checked, then judged) only in the worker. */
+static enum MHD_Result submit_tar(struct ctx *x, const char *idem)
+{
+    struct serve_community com;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (serve_parse_community(x->rs->body ? x->rs->body : "", x->rs->len, &com, &e) != KILN_OK) {
+        if (e.rc == KILN_E_REJECTED)
+            return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_tarball", "%s", e.msg);
+        if (e.rc == KILN_E_PARSE)
+            return send_error(x, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_workload", "%s", e.msg);
+        return send_kiln_err(x, &e);
+    }
+    enum MHD_Result ret;
+    char dir[PATH_MAX], board[SERVE_BOARD_MAX + 1];
+    if (!backend_served(x->h->cfg.backends, com.backend)) {
+        ret = send_error(x, MHD_HTTP_UNPROCESSABLE_CONTENT, "no_worker",
+                         "this server has no %s worker (it runs: %s); submit candidate.%s instead",
+                         com.backend, x->h->cfg.backends, strcmp(com.backend, "cpu") ? "c" : "cu");
+    } else if (serve_store_community(x->h->cfg.opts->data, &com, dir, sizeof(dir), board, &e) !=
+               KILN_OK) {
+        ret = e.rc == KILN_E_PARSE
+                  ? send_error(x, MHD_HTTP_UNPROCESSABLE_CONTENT, "bad_workload", "%s", e.msg)
+                  : send_kiln_err(x, &e);
+    } else {
+        struct serve_submission sub = {.source = com.source, .source_len = com.source_len};
+        snprintf(sub.workload, sizeof(sub.workload), "%s", com.name);
+        snprintf(sub.backend, sizeof(sub.backend), "%s", com.backend);
+        ret = queue_submission(x, idem, &sub, board, dir);
+    }
+    serve_community_free(&com);
+    return ret;
+}
+
 static enum MHD_Result h_submit(struct ctx *x)
 {
     const char *idem = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Idempotency-Key");
@@ -228,10 +277,13 @@ static enum MHD_Result h_submit(struct ctx *x)
                               "spaces",
                               SERVE_IDEM_MAX);
     }
+    if (is_tar(x->c))
+        return submit_tar(x, idem);
     const char *ct = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Content-Type");
     if (!ct || strncasecmp(ct, "application/json", 16))
         return send_error(x, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
-                          "send the submission as Content-Type: application/json");
+                          "send the submission as Content-Type: application/json, or a community "
+                          "workload as application/x-tar");
     struct serve_submission sub;
     struct kiln_err e;
     kiln_err_clear(&e);
@@ -253,23 +305,38 @@ static enum MHD_Result h_submit(struct ctx *x)
                          sub.backend, x->h->cfg.backends);
         goto out;
     }
+    ret = queue_submission(x, idem, &sub, NULL, NULL);
+out:
+    serve_submission_free(&sub);
+    return ret;
+}
+
+/* Queues a parsed submission: idempotency, quota, rate, then 202. */
+static enum MHD_Result queue_submission(struct ctx *x, const char *idem,
+                                        const struct serve_submission *sub, const char *board,
+                                        const char *wl_dir)
+{
+    enum MHD_Result ret;
+    struct kiln_err e;
+    kiln_err_clear(&e);
     unsigned char h[32];
     unsigned int hn = 0;
     char sha[65];
-    if (EVP_Digest(x->rs->body, x->rs->len, h, &hn, EVP_sha256(), NULL) != 1) {
-        ret = send_error(x, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "SHA-256 failed");
-        goto out;
-    }
+    if (EVP_Digest(x->rs->body, x->rs->len, h, &hn, EVP_sha256(), NULL) != 1)
+        return send_error(x, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "SHA-256 failed");
     for (unsigned i = 0; i < 32; i++)
         snprintf(sha + 2 * i, 3, "%02x", h[i]);
-    struct ssubmit s = {.tok = &x->tok, .idem_key = idem, .sub = &sub, .body_sha = sha};
+    struct ssubmit s = {.tok = &x->tok,
+                        .idem_key = idem,
+                        .sub = sub,
+                        .body_sha = sha,
+                        .board = board,
+                        .wl_dir = wl_dir};
     char id[SERVE_ID_LEN + 1];
     enum ssubmit_result res;
     double retry = 0;
-    if (sdb_submit(x->h->cfg.db, &s, id, &res, &retry, &e) != KILN_OK) {
-        ret = send_kiln_err(x, &e);
-        goto out;
-    }
+    if (sdb_submit(x->h->cfg.db, &s, id, &res, &retry, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
     switch (res) {
     case SSUBMIT_NEW:
     case SSUBMIT_REPLAY:
@@ -309,8 +376,6 @@ static enum MHD_Result h_submit(struct ctx *x)
         MHD_destroy_response(r);
     }
     }
-out:
-    serve_submission_free(&sub);
     return ret;
 }
 
@@ -386,6 +451,17 @@ static enum MHD_Result h_board(struct ctx *x)
     return send_json(x, MHD_HTTP_OK, doc);
 }
 
+static enum MHD_Result h_rotate(struct ctx *x)
+{
+    char seed[32];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_rotate_seed(x->h->cfg.db, x->arg, seed, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_json(x, MHD_HTTP_OK,
+                     json_pack("{s:s,s:s}", "leaderboard", x->arg, "visible_seed", seed));
+}
+
 static enum MHD_Result h_queue(struct ctx *x)
 {
     json_t *doc = NULL;
@@ -412,7 +488,7 @@ static enum MHD_Result dispatch(struct ctx *x)
         }
         if (x->rs->too_big)
             return send_error(x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                              "the body is larger than %u bytes", SERVE_BODY_MAX);
+                              "the body is larger than %zu bytes", x->rs->max);
         if (r->auth != AUTH_NONE) {
             struct kiln_err e;
             kiln_err_clear(&e);
@@ -457,12 +533,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 *p = '?';
         *con_cls = rs;
         x.rs = rs;
+        rs->max = is_tar(c) ? SERVE_TAR_MAX : SERVE_BODY_MAX;
         /* Refused before the body is read when it says it is too large. */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > SERVE_BODY_MAX) {
+        if (cl && strtoull(cl, NULL, 10) > rs->max) {
             rs->too_big = true;
             return send_error(&x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                              "the body is larger than %u bytes", SERVE_BODY_MAX);
+                              "the body is larger than %zu bytes", rs->max);
         }
         return MHD_YES;
     }
@@ -470,7 +547,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_size) {
         size_t n = *upload_size;
         *upload_size = 0;
-        if (rs->too_big || rs->len + n > SERVE_BODY_MAX) {
+        if (rs->too_big || rs->len + n > rs->max) {
             rs->too_big = true; /* the rest is read and dropped, never kept */
             free(rs->body);
             rs->body = NULL;

@@ -19,6 +19,14 @@
 #include "service_impl.h"
 #include "session.h"
 
+void serve_job_workload_dir(const struct serve_opts *o, const struct sjob *j, char *out, size_t cap)
+{
+    if (j->wl_dir[0])
+        snprintf(out, cap, "%s", j->wl_dir);
+    else
+        snprintf(out, cap, "%s/%s", o->workloads, j->workload);
+}
+
 void serve_precompiled_dir(const struct serve_opts *o, const char *id, char *out, size_t cap)
 {
     snprintf(out, cap, "%s/work/precompiled/%s", o->data, id);
@@ -29,8 +37,8 @@ static enum kiln_rc compile_one(const struct serve_opts *o, struct sdb *db, cons
 {
     char wl[PATH_MAX], work[PATH_MAX], cand[PATH_MAX], dest[PATH_MAX], from[PATH_MAX + 16],
         to[PATH_MAX + 16];
-    snprintf(wl, sizeof(wl), "%s/%s", o->workloads, j->workload);
-    snprintf(work, sizeof(work), "%s/work/compile/%s", o->data, j->workload);
+    serve_job_workload_dir(o, j, wl, sizeof(wl));
+    snprintf(work, sizeof(work), "%s/work/compile/%s", o->data, j->board);
     struct eval_session_opts so = {.workload = wl,
                                    .backend = kiln_backend_from_name(j->backend),
                                    .work_dir = work,

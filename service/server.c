@@ -16,6 +16,7 @@
 
 #include "fsutil.h"
 #include "service_impl.h"
+#include "slurm.h"
 
 struct wproc {
     pid_t pid;
@@ -34,27 +35,40 @@ static pid_t spawn_worker(const char *self, const struct serve_opts *o, int slot
     snprintf(s_fd, sizeof(s_fd), "%d", lock_fd);
     snprintf(s_w, sizeof(s_w), "%d", o->warmups);
     snprintf(s_i, sizeof(s_i), "%d", o->iterations);
-    char *argv[] = {"kiln",
-                    "serve",
-                    gpu == -2 ? "--compile-worker" : "--worker",
-                    s_slot,
-                    "--worker-gpu",
-                    s_gpu,
-                    "--worker-lock-fd",
-                    s_fd,
-                    "--db",
-                    (char *)o->db,
-                    "--data",
-                    (char *)o->data,
-                    "--workloads",
-                    (char *)o->workloads,
-                    "--warmups",
-                    s_w,
-                    "--iterations",
-                    s_i,
-                    "--lease",
-                    s_l,
-                    NULL};
+    char *argv[40] = {"kiln",
+                      "serve",
+                      gpu == -2 ? "--compile-worker" : "--worker",
+                      s_slot,
+                      "--worker-gpu",
+                      s_gpu,
+                      "--worker-lock-fd",
+                      s_fd,
+                      "--db",
+                      (char *)o->db,
+                      "--data",
+                      (char *)o->data,
+                      "--workloads",
+                      (char *)o->workloads,
+                      "--warmups",
+                      s_w,
+                      "--iterations",
+                      s_i,
+                      "--lease",
+                      s_l};
+    size_t n = 20;
+    if (o->slurm && gpu != -2) {
+        const struct slurm_config *c = o->slurm;
+        const char *opt[][2] = {{"--executor", "slurm"},        {"--spool", c->spool},
+                                {"--partition", c->partition},  {"--account", c->account},
+                                {"--slurm-kiln", c->node_kiln}, {"--slurm-gres", c->gres}};
+        for (size_t i = 0; i < sizeof(opt) / sizeof(*opt); i++) {
+            if (!opt[i][1])
+                continue;
+            argv[n++] = (char *)opt[i][0];
+            argv[n++] = (char *)opt[i][1];
+        }
+    }
+    argv[n] = NULL;
     pid_t pid = fork();
     if (pid == 0) {
         /* Only async-signal-safe calls here: this process has threads. */
@@ -99,6 +113,13 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     if ((rc = fs_mkdirs(rec, err)) != KILN_OK || (rc = fs_mkdirs(work, err)) != KILN_OK)
         return rc;
 
+    if (o.slurm) {
+        /* Checked once here (sbatch answers, the spool is writable), so a
+         * bad configuration is a refusal to start, not workers that die. */
+        struct slurm_runner probe;
+        if ((rc = slurm_runner_init(&probe, o.slurm, err)) != KILN_OK)
+            return rc;
+    }
     int lock_fd = -1;
     if ((rc = sdb_lock(dbp, &lock_fd, err)) != KILN_OK)
         return rc;
@@ -130,6 +151,22 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     }
     if (rd)
         closedir(rd);
+    /* Community workloads a stopped server was still writing (the complete
+     * ones were renamed to their hash). */
+    char community[PATH_MAX + 16];
+    snprintf(community, sizeof(community), "%s/community", data);
+    DIR *cd = opendir(community);
+    for (struct dirent *de; cd && (de = readdir(cd));) {
+        char p[PATH_MAX + 300];
+        struct kiln_err e;
+        if (strncmp(de->d_name, ".tmp-", 5))
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", community, de->d_name);
+        if (fs_remove_tree(p, &e) != KILN_OK)
+            fprintf(stderr, "kiln serve: %s\n", e.msg);
+    }
+    if (cd)
+        closedir(cd);
     /* Compiles done ahead for the last server: the workers compile again. */
     char pre[PATH_MAX + 32];
     snprintf(pre, sizeof(pre), "%s/work/precompiled", data);
@@ -151,12 +188,14 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     sigaddset(&mask, SIGCHLD);
     pthread_sigmask(SIG_BLOCK, &mask, &oldmask); /* before any thread starts */
 
-    size_t judges = o.ngpus ? o.ngpus : 1;
+    size_t judges = o.slurm   ? (size_t)(o.slurm_workers ? o.slurm_workers : 4)
+                    : o.ngpus ? o.ngpus
+                              : 1;
     size_t ncomp = o.compile_workers < 0 ? 0 : o.compile_workers ? (size_t)o.compile_workers : 1;
     size_t nw = judges + ncomp;
     struct wproc w[SERVE_MAX_GPUS + SERVE_MAX_COMPILE_WORKERS];
     for (size_t i = 0; i < nw; i++) {
-        w[i].gpu = i >= judges ? -2 : o.ngpus ? o.gpus[i] : -1;
+        w[i].gpu = i >= judges ? -2 : o.ngpus && !o.slurm ? o.gpus[i] : -1;
         w[i].pid = spawn_worker(self, &o, (int)(i >= judges ? i - judges : i), w[i].gpu, lock_fd,
                                 &oldmask);
         w[i].started = serve_now();
@@ -167,14 +206,18 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
         }
     }
     struct shttp *http = NULL;
-    struct shttp_cfg cfg = {
-        .opts = &o, .db = &db, .backends = o.ngpus ? "cuda" : "cpu", .workloads_dir = wl};
+    struct shttp_cfg cfg = {.opts = &o,
+                            .db = &db,
+                            .backends = o.slurm   ? "cuda,cpu"
+                                        : o.ngpus ? "cuda"
+                                                  : "cpu",
+                            .workloads_dir = wl};
     if ((rc = shttp_start(&cfg, &http, err)) != KILN_OK)
         goto out_workers;
     fprintf(stderr,
-            "kiln serve: database %s, records in %s/records, %zu %s worker(s), %zu compile "
+            "kiln serve: database %s, records in %s/records, %zu %s worker(s)%s, %zu compile "
             "worker(s)\n",
-            dbp, data, judges, cfg.backends, ncomp);
+            dbp, data, judges, cfg.backends, o.slurm ? " submitting to Slurm" : "", ncomp);
 
     double last_reap = 0;
     for (;;) {

@@ -19,11 +19,15 @@
 
 #include "error.h"
 
+struct slurm_config; /* slurm.h */
+
 #define SERVE_MAX_GPUS            16
 #define SERVE_MAX_COMPILE_WORKERS 16
 #define SERVE_WORKLOAD_NAME_MAX   64
 #define SERVE_SOURCE_MAX          (128u * 1024u) /* a candidate's source, bytes */
 #define SERVE_BODY_MAX            (256u * 1024u) /* a request body, bytes (JSON escapes included) */
+#define SERVE_TAR_MAX             (1024u * 1024u) /* a community submission's tarball, bytes */
+#define SERVE_BOARD_MAX           (SERVE_WORKLOAD_NAME_MAX + 13) /* NAME@ and 12 hex digits */
 
 struct serve_opts {
     const char *listen;    /* "127.0.0.1:8470" (NULL: that) */
@@ -40,6 +44,12 @@ struct serve_opts {
     int warmups, iterations;     /* per timed case (0: the harness defaults) */
     int compile_workers;         /* compile-ahead processes (-1: none; 0: 1) */
     int lease_s;                 /* a claim's lease without heartbeats (0: 30 s) */
+    /* --executor slurm: the workers' harness runs are Slurm jobs (slurm.h)
+     * instead of runs on local GPUs; slurm_workers of them judge at once,
+     * each claiming cuda and cpu submissions (there is no local GPU to
+     * serialise on). Each worker sets its own cancel flag and job name. */
+    const struct slurm_config *slurm; /* NULL: local GPUs */
+    int slurm_workers;                /* 0: 4 */
 };
 
 /* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when
@@ -47,8 +57,9 @@ struct serve_opts {
 enum kiln_rc serve_run(const struct serve_opts *opts, struct kiln_err *err) KILN_NODISCARD;
 
 /* The body of one worker process (the server starts it; not for users):
- * `gpu` < 0 is the cpu backend; `lock_fd` is the server's lock, held open
- * so no second server starts while this worker lives. */
+ * `gpu` < 0 is the cpu backend (with --executor slurm: both backends, through
+ * Slurm); `lock_fd` is the server's lock, held open so no second server
+ * starts while this worker lives. */
 enum kiln_rc serve_worker_main(const struct serve_opts *opts, int slot, int gpu, int lock_fd,
                                struct kiln_err *err) KILN_NODISCARD;
 
@@ -86,5 +97,37 @@ struct serve_submission {
 enum kiln_rc serve_parse_submission(const char *body, size_t len, struct serve_submission *out,
                                     struct kiln_err *err) KILN_NODISCARD;
 void serve_submission_free(struct serve_submission *s);
+
+/* A community submission (Content-Type: application/x-tar): a ustar
+ * tarball of workload/workload.json, workload/inputs.py,
+ * workload/reference.py, workload/kernel.cu and/or kernel.c (one per backend
+ * it lists) and exactly one candidate, candidate.cu (cuda) or candidate.c
+ * (cpu). Read in memory by the strict tar reader of sandbox output
+ * (tar_ingest.h: ustar only, canonical names, no links or devices, no
+ * duplicates, size caps) and workload.json by the strict workload parser;
+ * every refusal names the entry, file or field. The one parser of it. */
+#define SERVE_COMMUNITY_FILES 5
+struct serve_community {
+    char name[SERVE_WORKLOAD_NAME_MAX + 1]; /* workload.json's name */
+    char backend[8];                        /* the candidate's: "cuda" or "cpu" */
+    char *source;                           /* the candidate, NUL-free, <= SERVE_SOURCE_MAX */
+    size_t source_len;
+    struct {
+        const char *name; /* "workload.json", "inputs.py", ... */
+        char *data;       /* NULL: not in the tarball (an optional kernel) */
+        size_t len;
+    } files[SERVE_COMMUNITY_FILES];
+};
+enum kiln_rc serve_parse_community(const void *tar, size_t len, struct serve_community *out,
+                                   struct kiln_err *err) KILN_NODISCARD;
+void serve_community_free(struct serve_community *c);
+
+/* Writes c's workload to DATA/community/HASH (HASH: its content hash, as
+ * workload_load computes it, which also checks every file; the same
+ * content is stored once) and names its leaderboard NAME@HASH12, so it never
+ * mixes with a built-in workload of the same name. Runs none of its scripts. */
+enum kiln_rc serve_store_community(const char *data, const struct serve_community *c, char *dir,
+                                   size_t dir_cap, char board[SERVE_BOARD_MAX + 1],
+                                   struct kiln_err *err) KILN_NODISCARD;
 
 #endif

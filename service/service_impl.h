@@ -3,6 +3,7 @@
 #define KILN_SERVICE_IMPL_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -23,14 +24,24 @@ struct sdb {
 };
 
 double serve_now(void);
+/* CLOCK_MONOTONIC in seconds: the timeline of a job (compile and run start
+ * and finish), comparable between processes of one boot, immune to clock steps. */
+double serve_mono(void);
 enum kiln_rc serve_random_hex(char *out, size_t nhex, struct kiln_err *err) KILN_NODISCARD;
 
-/* db.c */
+/* db.c, db_worker.c */
 enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err) KILN_NODISCARD;
 void sdb_close(struct sdb *d);
 /* Takes PATH.lock exclusively (flock), or fails naming the holder's pid. */
 enum kiln_rc sdb_lock(const char *db_path, int *fd, struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc sdb_exec(struct sdb *d, const char *sql, struct kiln_err *err) KILN_NODISCARD;
+/* db.c's helpers for db_worker.c: a prepared statement (SQLITE_OK or an
+ * sqlite code), an error naming `what` and SQLite's message, an event
+ * inserted by a caller that holds the mutex. */
+int sdb_prep(struct sdb *d, const char *sql, sqlite3_stmt **st);
+enum kiln_rc sdb_fail(struct sdb *d, struct kiln_err *err, const char *what) KILN_NODISCARD;
+enum kiln_rc sdb_event_locked(struct sdb *d, const char *job, const char *stage, const char *detail,
+                              struct kiln_err *err) KILN_NODISCARD;
 /* Running jobs back to the queue: all of them (a starting server owns the
  * database alone, so no worker of theirs lives) or those whose lease ran out. */
 enum kiln_rc sdb_requeue(struct sdb *d, bool all, int *n, struct kiln_err *err) KILN_NODISCARD;
@@ -54,6 +65,8 @@ struct ssubmit {
     const char *idem_key; /* NULL: none */
     const struct serve_submission *sub;
     const char *body_sha; /* hex digest of the body (idempotency) */
+    const char *board;    /* the leaderboard: NAME@HASH12 (community); NULL: the workload's name */
+    const char *wl_dir;   /* a community workload's checked directory; NULL: built-in */
 };
 enum ssubmit_result {
     SSUBMIT_NEW,
@@ -73,6 +86,10 @@ enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err) K
 enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **out,
                                   struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc sdb_workloads_json(struct sdb *d, json_t **out, struct kiln_err *err) KILN_NODISCARD;
+/* Draws a new visible seed for `board` (an admin's rotation): later
+ * submissions to it are timed on new inputs. */
+enum kiln_rc sdb_rotate_seed(struct sdb *d, const char *board, char seed[32],
+                             struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, const char *reason,
                              struct kiln_err *err) KILN_NODISCARD;
 /* Events of job after event number `after`, as [{n, at, stage, detail}];
@@ -91,6 +108,9 @@ struct sjob {
     size_t source_len;
     int attempts;
     double submitted;
+    char board[SERVE_BOARD_MAX + 1];
+    uint64_t visible_seed; /* the board's when it was submitted */
+    char wl_dir[PATH_MAX]; /* a community workload's directory; "": the server's workloads */
 };
 /* Claims the oldest queued job of `backend`; *got false when none. */
 enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
@@ -105,6 +125,10 @@ struct sverdict {
     bool verified;
     uint64_t secret_seed; /* 0: none drawn */
 };
+/* Stamps run_started (finished false) or run_finished on the job's timeline
+ * while the lease is held. */
+enum kiln_rc sdb_mark_run(struct sdb *d, const struct sjob *j, bool finished,
+                          struct kiln_err *err) KILN_NODISCARD;
 /* Commits the verdict while the lease is held; *committed false otherwise. */
 enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdict *v,
                         bool *committed, struct kiln_err *err) KILN_NODISCARD;
@@ -117,6 +141,9 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got,
 enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
                               struct kiln_err *err) KILN_NODISCARD;
 
+/* The directory of job j's workload: its community directory, or the server's. */
+void serve_job_workload_dir(const struct serve_opts *o, const struct sjob *j, char *out,
+                            size_t cap);
 /* precompile.c: where the pool leaves job id's compile/ directory for the judging worker. */
 void serve_precompiled_dir(const struct serve_opts *o, const char *id, char *out, size_t cap);
 

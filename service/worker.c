@@ -19,7 +19,9 @@
 #include "gpuinfo.h"
 #include "service_impl.h"
 #include "session.h"
+#include "slurm.h"
 #include "verdict.h"
+#include "wlcheck.h"
 
 struct worker {
     const struct serve_opts *o;
@@ -28,8 +30,12 @@ struct worker {
     char gpu_model[128];
     char wdir[PATH_MAX]; /* the workloads directory */
     pid_t parent;
-    uint64_t seed; /* the visible inputs': random per worker process, so no submitter
-                      can precompute them; the cached inputs live as long as it */
+    /* --executor slurm: harness runs go through this runner; a cuda
+     * submission's GPU model is the partition's (kiln cannot know which node
+     * the job lands on before it runs). */
+    const struct sbexec_runner *runner;
+    char slurm_model[96];
+    volatile sig_atomic_t cancel; /* SIGTERM: scancel the job in flight, stop */
 };
 
 struct beat {
@@ -89,6 +95,14 @@ static void note(struct worker *w, const struct sjob *j, const char *stage, cons
         fprintf(stderr, "kiln serve worker %d: %s\n", w->slot, e.msg);
 }
 
+static void mark_run(struct worker *w, const struct sjob *j, bool finished)
+{
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_mark_run(&w->db, j, finished, &e) != KILN_OK)
+        fprintf(stderr, "kiln serve worker %d: %s\n", w->slot, e.msg);
+}
+
 static enum kiln_rc put_file(const char *dir, const char *name, const char *data, size_t len,
                              struct kiln_err *err)
 {
@@ -121,8 +135,10 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     json_object_set_new(doc, "submission", json_string(j->id));
     json_object_set_new(doc, "user", json_string(j->user));
     json_object_set_new(doc, "workload", json_string(j->workload));
+    json_object_set_new(doc, "leaderboard", json_string(j->board));
     json_object_set_new(doc, "backend", json_string(j->backend));
-    json_object_set_new(doc, "gpu_model", json_string(w->gpu_model));
+    json_object_set_new(doc, "gpu_model", json_string(v->gpu_model));
+    json_object_set_new(doc, "executor", json_string(w->runner ? "slurm" : "local"));
     json_object_set_new(doc, "service_status", json_string(v->status));
     json_object_set_new(doc, "stage", json_string(v->stage));
     json_object_set_new(doc, "service_detail", json_string(v->detail));
@@ -132,6 +148,8 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     char seed[32];
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)v->secret_seed);
     json_object_set_new(doc, "secret_seed", v->secret_seed ? json_string(seed) : json_null());
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)j->visible_seed);
+    json_object_set_new(doc, "visible_seed", json_string(seed));
     if (out)
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out->t));
     char *txt = json_dumps(doc, JSON_INDENT(2));
@@ -156,19 +174,67 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     return rc;
 }
 
-/* Judges one claimed job into *v; KILN_OK when a verdict (any) was reached. */
+/* A community workload is checked as `kiln workload check` checks one (its
+ * scripts in the script sandbox on every visible and held-out case, each
+ * tensor against the signature) before any candidate runs on it. KILN_OK
+ * with problems[0] set: the workload's fault, which is the verdict. */
+static enum kiln_rc check_community(struct worker *w, const struct sjob *j, const char *wl,
+                                    const char *work, char *problems, size_t cap,
+                                    struct kiln_err *err)
+{
+    struct workload *wp = NULL;
+    enum kiln_rc rc = workload_load(wl, &wp, err);
+    if (rc != KILN_OK)
+        return rc;
+    char cache[PATH_MAX + 16], held[PATH_MAX + 16];
+    snprintf(cache, sizeof(cache), "%s/inputs", work);
+    snprintf(held, sizeof(held), "%s/inputs-check", work);
+    struct wlcheck_opts co = {.backends = kiln_backend_from_name(j->backend),
+                              .cache_dir = cache,
+                              .held_cache_dir = held,
+                              .seed = j->visible_seed};
+    struct wlcheck_result *res = malloc(sizeof(*res));
+    if (!res) {
+        workload_free(wp);
+        return kiln_fail(err, KILN_E_NOMEM, "workload check");
+    }
+    note(w, j, "workload_check", "checking the community workload (its scripts, every case)");
+    wlcheck_run(wp, &co, res);
+    workload_free(wp);
+    if (res->environment != KILN_OK)
+        rc = kiln_fail(err, res->environment, "the workload check could not run here: %s",
+                       res->problems);
+    else if (res->nproblems)
+        snprintf(problems, cap, "%d problem(s) in the workload: %s", res->nproblems, res->problems);
+    free(res);
+    struct kiln_err e2;
+    if (access(held, F_OK) == 0 && fs_remove_tree(held, &e2) != KILN_OK)
+        fprintf(stderr, "kiln serve worker: %s\n", e2.msg);
+    return rc;
+}
+
+/* Judges one claimed job into *v; KILN_OK when a verdict (any) was reached
+ * (problems[0] set: a community workload that failed its check). */
 static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_outcome *out,
                           struct eval_outcome *held, bool *held_ran, uint64_t *secret,
-                          struct kiln_err *err)
+                          char *problems, size_t pcap, struct kiln_err *err)
 {
     char wl[PATH_MAX], work[PATH_MAX];
-    snprintf(wl, sizeof(wl), "%s/%s", w->wdir, j->workload);
-    snprintf(work, sizeof(work), "%s/work/%d/%s", w->o->data, w->slot, j->workload);
+    serve_job_workload_dir(w->o, j, wl, sizeof(wl));
+    /* One work directory per leaderboard: a community workload never
+     * shares cached inputs with a built-in of its name. */
+    snprintf(work, sizeof(work), "%s/work/%d/%s", w->o->data, w->slot, j->board);
+    if (j->wl_dir[0]) {
+        enum kiln_rc crc = check_community(w, j, wl, work, problems, pcap, err);
+        if (crc != KILN_OK || problems[0])
+            return crc;
+    }
     struct eval_session_opts so = {.workload = wl,
                                    .backend = kiln_backend_from_name(j->backend),
                                    .gpu = w->gpu < 0 ? 0 : w->gpu,
                                    .work_dir = work,
-                                   .seed = w->seed,
+                                   .runner = w->runner,
+                                   .seed = j->visible_seed,
                                    .warmups = w->o->warmups,
                                    .iterations = w->o->iterations};
     struct eval_session *s = NULL;
@@ -188,6 +254,7 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
         note(w, j, "run",
              have ? "running on the visible cases (compiled ahead)"
                   : "compiling and running on the visible cases");
+        mark_run(w, j, false);
         rc = eval_session_run_compiled(s, j->id, j->source, j->source_len, NULL, out, err);
     }
     if (rc == KILN_OK && out->v.status == VERDICT_PASS) {
@@ -199,6 +266,8 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
             eval_session_apply_held_out(s, out, held);
         }
     }
+    if (s)
+        mark_run(w, j, true);
     /* Held-out inputs are per job (a fresh secret each time) and the
      * candidate's scratch is in its record: neither is kept. */
     char dirs[4][PATH_MAX + 16];
@@ -225,8 +294,10 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
     memset(&held, 0, sizeof(held));
     bool held_ran = false;
     uint64_t secret = 0;
-    char detail[KILN_ERR_MSG_MAX + 64] = "";
-    struct sverdict v = {.gpu_model = w->gpu_model, .detail = detail};
+    char detail[WLCHECK_PROBLEMS_MAX + 64] = "";
+    struct sverdict v = {.gpu_model =
+                             w->runner && strcmp(j->backend, "cpu") ? w->slurm_model : w->gpu_model,
+                         .detail = detail};
     struct kiln_err je;
     kiln_err_clear(&je);
     if (j->attempts > SERVE_MAX_ATTEMPTS) {
@@ -242,7 +313,8 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
         pthread_cond_init(&b.cv, NULL);
         pthread_t t;
         bool beating = pthread_create(&t, NULL, heartbeat, &b) == 0;
-        enum kiln_rc jrc = judge(w, j, &out, &held, &held_ran, &secret, &je);
+        enum kiln_rc jrc =
+            judge(w, j, &out, &held, &held_ran, &secret, detail, sizeof(detail), &je);
         if (beating) {
             pthread_mutex_lock(&b.mu);
             b.stop = true;
@@ -252,11 +324,22 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
         }
         pthread_cond_destroy(&b.cv);
         pthread_mutex_destroy(&b.mu);
+        if (w->cancel) {
+            /* Stopping (SIGTERM): the Slurm job was cancelled, which is no
+             * verdict. The job stays claimed; the stopping server queues it again. */
+            eval_outcome_free(&out);
+            eval_outcome_free(&held);
+            return KILN_OK;
+        }
         if (jrc != KILN_OK) {
             /* kiln could not do its job: an error verdict naming why. */
             v.status = "error";
             v.stage = "kiln";
             snprintf(detail, sizeof(detail), "%s", je.msg);
+        } else if (detail[0]) {
+            /* The community workload failed its check: no candidate ran. */
+            v.status = "bad_workload";
+            v.stage = "workload_check";
         } else {
             v.status = verdict_status_name(out.v.status);
             v.stage = out.stage;
@@ -293,6 +376,45 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
     return rc;
 }
 
+/* --executor slurm: SIGTERM and SIGINT are taken by this thread (blocked
+ * everywhere else) and set the flag the Slurm runner polls, so the job in
+ * flight is cancelled rather than left running on the cluster. */
+static void *signal_watch(void *arg)
+{
+    struct worker *w = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    if (sigwait(&set, &sig) == 0)
+        w->cancel = 1;
+    return NULL;
+}
+
+static enum kiln_rc slurm_start(struct worker *w, struct slurm_runner *sr, struct kiln_err *err)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_t t;
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+        pthread_create(&t, NULL, signal_watch, w) != 0)
+        return kiln_fail(err, KILN_E_INTERNAL, "worker %d: cannot watch for SIGTERM", w->slot);
+    pthread_detach(t);
+    struct slurm_config cfg = *w->o->slurm;
+    cfg.cancel = &w->cancel;
+    cfg.job_name = "kiln-serve";
+    enum kiln_rc rc = slurm_runner_init(sr, &cfg, err);
+    if (rc != KILN_OK)
+        return rc;
+    w->runner = &sr->runner;
+    snprintf(w->slurm_model, sizeof(w->slurm_model), "slurm:%s",
+             cfg.partition ? cfg.partition : "default");
+    return KILN_OK;
+}
+
 static void nap_ms(long ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
@@ -319,8 +441,6 @@ enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, in
         return kiln_fail(err, KILN_E_USAGE, "worker %d: needs --db, --data and --workloads", slot);
     snprintf(w.wdir, sizeof(w.wdir), "%s", o->workloads);
     snprintf(w.gpu_model, sizeof(w.gpu_model), "cpu");
-    if (eval_fresh_seed(&w.seed, err) != KILN_OK)
-        return err->rc;
     if (gpu >= 0) {
         struct gpuinfo g[GPUINFO_MAX];
         size_t n = 0;
@@ -332,17 +452,27 @@ enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, in
                              gpu, n);
         snprintf(w.gpu_model, sizeof(w.gpu_model), "%s", g[gpu].model);
     }
+    struct slurm_runner sr; /* outlives every step: the loop below */
+    if (o->slurm) {
+        enum kiln_rc src = slurm_start(&w, &sr, err);
+        if (src != KILN_OK)
+            return src;
+    }
     enum kiln_rc rc = sdb_open(o->db, &w.db, err);
     if (rc != KILN_OK)
         return rc;
     if (o->lease_s > 0)
         w.db.lease_s = o->lease_s;
-    const char *backend = gpu >= 0 ? "cuda" : "cpu";
-    fprintf(stderr, "kiln serve: worker %d (%s, %s) ready\n", slot, backend, w.gpu_model);
-    while (rc == KILN_OK && getppid() == w.parent) {
+    /* Through Slurm a worker judges both backends: cuda first. */
+    const char *backends[2] = {gpu >= 0 || w.runner ? "cuda" : "cpu", w.runner ? "cpu" : NULL};
+    fprintf(stderr, "kiln serve: worker %d (%s%s%s, %s) ready\n", slot, backends[0],
+            backends[1] ? "," : "", backends[1] ? backends[1] : "",
+            w.runner ? w.slurm_model : w.gpu_model);
+    while (rc == KILN_OK && getppid() == w.parent && !w.cancel) {
         struct sjob j;
         bool got = false;
-        rc = sdb_claim(&w.db, backend, &j, &got, err);
+        for (size_t b = 0; rc == KILN_OK && !got && b < 2 && backends[b]; b++)
+            rc = sdb_claim(&w.db, backends[b], &j, &got, err);
         if (rc != KILN_OK)
             break;
         if (!got) {

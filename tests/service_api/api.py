@@ -159,8 +159,11 @@ def main(work, servers):
     st, doc = s.request("GET", "/v1/submissions/" + good, token=alice)
     v = doc["verdict"]
     check(v["status"] == "pass" and v["verified"] is True and v["score_ms"] > 0
-          and v["secret_seed"] and v["gpu_model"] == "cpu",
-          "a pass is verified on a secret seed, recorded after the verdict")
+          and v["gpu_model"] == "cpu" and "secret_seed" not in v and "secret_seed" not in doc,
+          "a pass is verified on a secret seed, which the API never shows")
+    check(doc["visible_seed"].isdigit() and doc["leaderboard"] == "saxpy"
+          and doc["timeline"]["run_started"] < doc["timeline"]["run_finished"],
+          "GET submission: its visible seed, leaderboard and timeline")
     st, doc = s.request("GET", "/v1/submissions/" + wrong, token=alice)
     check(doc["verdict"]["status"] == "wrong_answer" and doc["verdict"]["verified"] is False,
           "a wrong candidate gets wrong_answer")

@@ -66,6 +66,7 @@ def main(work, servers):
     # Whether the pool gets ahead depends on timing (each kill -9 restarts it,
     # and a quiet worker may claim a job first): reported, not asserted. The
     # run failed this on 1 of 3 full runs; exactly-once does not depend on it.
+    # service_compile_ahead asserts compile-ahead from the recorded timelines.
     print("note: compiled ahead of the worker: %s" % ahead)
     check(sorted(ids) == [r for r in recs if not r.startswith(".tmp-")],
           "one record per submission")

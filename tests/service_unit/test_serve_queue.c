@@ -1,6 +1,7 @@
 /* Unit tests of service/: the submission parser's rules, and the queue's
  * exactly-once commit (a verdict commits only under the lease that claimed
- * the job, and only once), the token bucket and quota, idempotency keys. */
+ * the job, and only once), the token bucket and quota, idempotency keys,
+ * the visible seed per leaderboard and the run timeline's lease guard. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,6 +214,88 @@ static void test_limits_and_idempotency(void **state)
     submit(f, &t, NULL, "s6", id3, SSUBMIT_QUOTA);
 }
 
+/* One visible seed per leaderboard, copied into each job; a rotation
+ * changes it for later jobs only; a community board has its own. */
+static void test_visible_seed(void **state)
+{
+    struct fixture *f = *state;
+    struct stoken t;
+    add_token(f, &t, 10, 10);
+    char id1[SERVE_ID_LEN + 1], id2[SERVE_ID_LEN + 1], id3[SERVE_ID_LEN + 1];
+    submit(f, &t, NULL, "s1", id1, SSUBMIT_NEW);
+    submit(f, &t, NULL, "s2", id2, SSUBMIT_NEW);
+    char seed[32];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(sdb_rotate_seed(&f->d, "saxpy", seed, &e), KILN_OK);
+    submit(f, &t, NULL, "s3", id3, SSUBMIT_NEW);
+    struct serve_submission sub = {
+        .workload = "saxpy", .backend = "cpu", .source = "x", .source_len = 1};
+    struct ssubmit cs = {.tok = &t,
+                         .sub = &sub,
+                         .body_sha = "s4",
+                         .board = "saxpy@0123456789ab",
+                         .wl_dir = "/nonexistent/community"};
+    char id4[SERVE_ID_LEN + 1];
+    enum ssubmit_result res;
+    double retry = 0;
+    assert_int_equal(sdb_submit(&f->d, &cs, id4, &res, &retry, &e), KILN_OK);
+    struct sjob j[4];
+    bool got = false;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(sdb_claim(&f->d, "cpu", &j[i], &got, &e), KILN_OK);
+        assert_true(got);
+    }
+    assert_string_equal(j[0].id, id1);
+    assert_true(j[0].visible_seed != 0);
+    assert_true(j[0].visible_seed == j[1].visible_seed);
+    assert_true(j[2].visible_seed == strtoull(seed, NULL, 10));
+    assert_true(j[2].visible_seed != j[0].visible_seed);
+    assert_string_equal(j[2].board, "saxpy");
+    assert_string_equal(j[2].wl_dir, "");
+    assert_string_equal(j[3].board, "saxpy@0123456789ab");
+    assert_string_equal(j[3].wl_dir, "/nonexistent/community");
+    assert_true(j[3].visible_seed != j[2].visible_seed);
+    for (int i = 0; i < 4; i++)
+        sjob_free(&j[i]);
+}
+
+/* The run timeline is stamped only under the job's lease. */
+static void test_timeline_lease(void **state)
+{
+    struct fixture *f = *state;
+    struct stoken t;
+    add_token(f, &t, 10, 10);
+    char id[SERVE_ID_LEN + 1];
+    submit(f, &t, NULL, "s1", id, SSUBMIT_NEW);
+    struct sjob a;
+    bool got = false;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(sdb_claim(&f->d, "cpu", &a, &got, &e), KILN_OK);
+    assert_true(got);
+    assert_int_equal(sdb_mark_run(&f->d, &a, false, &e), KILN_OK);
+    char lease[sizeof(a.lease)];
+    memcpy(lease, a.lease, sizeof(lease));
+    a.lease[0] = a.lease[0] == '0' ? '1' : '0'; /* a stale holder's */
+    assert_int_equal(sdb_mark_run(&f->d, &a, true, &e), KILN_OK);
+    json_t *doc = NULL;
+    assert_int_equal(sdb_submission_json(&f->d, id, &doc, &e), KILN_OK);
+    json_t *tl = json_object_get(doc, "timeline");
+    assert_true(json_is_real(json_object_get(tl, "run_started")));
+    assert_true(json_is_null(json_object_get(tl, "run_finished")));
+    assert_null(json_object_get(doc, "secret_seed")); /* never served */
+    json_decref(doc);
+    memcpy(a.lease, lease, sizeof(lease));
+    assert_int_equal(sdb_mark_run(&f->d, &a, true, &e), KILN_OK);
+    assert_int_equal(sdb_submission_json(&f->d, id, &doc, &e), KILN_OK);
+    tl = json_object_get(doc, "timeline");
+    assert_true(json_real_value(json_object_get(tl, "run_finished")) >=
+                json_real_value(json_object_get(tl, "run_started")));
+    json_decref(doc);
+    sjob_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +303,8 @@ int main(void)
         cmocka_unit_test(test_parse_refusals),
         cmocka_unit_test_setup_teardown(test_exactly_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limits_and_idempotency, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_visible_seed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeline_lease, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,93 @@
+"""kiln serve --executor slurm on a one-node Slurm that this test starts and
+stops itself (tests/pipeline_slurm's slurm-up.sh / slurm-down.sh): the
+workers' harness runs are Slurm jobs, several workers judge at once, and a
+few submissions (a pass, a wrong answer, a crash) reach the same verdicts as
+on a local server. Skips (77) where slurm-wlm is not installed or the test
+is not root (the throwaway cluster runs its daemons as root)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from servelib import SRC, Server, check, fail, run, submission, KERNEL_C
+
+UP = os.path.join(SRC, "tests/pipeline_slurm/slurm-up.sh")
+DOWN = os.path.join(SRC, "tests/pipeline_slurm/slurm-down.sh")
+FIX = os.path.join(SRC, "tests/pipeline_cli/fixtures")
+
+for p in ("sbatch", "slurmctld", "slurmd", "munged", "mungekey"):
+    if not shutil.which(p):
+        print("SKIP: %s is not installed (apt-get install slurm-wlm munge; scripts/setup does)" % p)
+        sys.exit(77)
+if os.getuid() != 0:
+    print("SKIP: the one-node Slurm runs its daemons as root")
+    sys.exit(77)
+
+CANDIDATES = {
+    "pass": KERNEL_C,
+    "wrong": KERNEL_C.replace("a * x[i] + y[i]", "a * x[i] - y[i]"),
+    "crash": open(os.path.join(FIX, "saxpy_segv.c")).read(),
+}
+
+
+def verdicts(s, tok):
+    ids = {}
+    for name, src in CANDIDATES.items():
+        st, doc = s.request("POST", "/v1/submissions", submission(source=src), token=tok)
+        if st != 202:
+            fail("%s: %d %s" % (name, st, doc))
+        ids[name] = doc["id"]
+    s.wait_done(tok, list(ids.values()), 400)
+    out = {}
+    for name, i in ids.items():
+        st, doc = s.request("GET", "/v1/submissions/" + i, token=tok)
+        out[name] = (doc["verdict"]["status"], doc["verdict"]["verified"], i)
+    return out
+
+
+def main(work, servers):
+    os.chmod(work, 0o755)  # the sandbox on the node reads the spool as another uid
+    env = dict(os.environ, R=os.path.join(work, "cluster"),
+               CTLD_PORT=str(20000 + os.getpid() % 20000),
+               SLURMD_PORT=str(40000 + os.getpid() % 20000))
+    up = subprocess.run(["bash", UP], env=env, capture_output=True, text=True, timeout=120)
+    try:
+        if up.returncode != 0:
+            fail("the one-node Slurm did not start: %s %s" % (up.stdout[-2000:], up.stderr[-2000:]))
+        os.environ["SLURM_CONF"] = os.path.join(env["R"], "etc/slurm.conf")
+        local_dir = os.path.join(work, "local")
+        os.mkdir(local_dir)
+        loc = Server(local_dir).start()
+        servers.append(loc)
+        want = verdicts(loc, loc.token("alice", "--burst", "100", "--quota", "100"))
+        loc.stop()
+        check([want[k][0] for k in ("pass", "wrong")] == ["pass", "wrong_answer"]
+              and want["crash"][0] not in ("pass", "error"), "local verdicts: %s" % want)
+
+        spool = os.path.join(work, "spool")
+        os.mkdir(spool)
+        os.chmod(spool, 0o755)
+        sl_dir = os.path.join(work, "slurm")
+        os.mkdir(sl_dir)
+        s = Server(sl_dir, extra=["--executor", "slurm", "--spool", spool,
+                                  "--slurm-workers", "3", "--compile-workers", "1"]).start()
+        servers.append(s)
+        st, doc = s.request("GET", "/healthz")
+        check(doc["backends"] == "cuda,cpu", "through Slurm the server takes both backends")
+        got = verdicts(s, s.token("alice", "--burst", "100", "--quota", "100"))
+        for k in CANDIDATES:
+            check(got[k][:2] == want[k][:2], "%s: the same verdict through Slurm: %s (local %s)"
+                  % (k, got[k][:2], want[k][:2]))
+            rec = json.load(open(os.path.join(sl_dir, "records", got[k][2], "verdict.json")))
+            check(rec["executor"] == "slurm", "%s: the record says it ran through Slurm" % k)
+        log = open(s.log).read()
+        check("slurm job" in log, "the workers submitted Slurm jobs")
+        ready = [l for l in log.splitlines() if "ready" in l and "slurm:" in l]
+        check(len(ready) == 3, "three Slurm workers: %s" % ready)
+        s.stop()
+    finally:
+        subprocess.run(["bash", DOWN], env=env, capture_output=True, timeout=60)
+
+
+run(main)
