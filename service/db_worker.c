@@ -29,6 +29,24 @@ static void claimed_extra(sqlite3_stmt *st, int c, struct sjob *job)
     snprintf(job->wl_dir, sizeof(job->wl_dir), "%s", dir ? dir : "");
 }
 
+/* The claimed row's id, workload, backend (columns 0..2) and source blob
+ * (column `src`) into job; false when the source cannot be copied. */
+static bool claimed_row(sqlite3_stmt *st, int src, struct sjob *job)
+{
+    snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
+    snprintf(job->workload, sizeof(job->workload), "%s", (const char *)sqlite3_column_text(st, 1));
+    snprintf(job->backend, sizeof(job->backend), "%s", (const char *)sqlite3_column_text(st, 2));
+    int n = sqlite3_column_bytes(st, src);
+    job->source = malloc((size_t)n + 1);
+    if (!job->source)
+        return false;
+    if (n)
+        memcpy(job->source, sqlite3_column_blob(st, src), (size_t)n);
+    job->source[n] = '\0';
+    job->source_len = (size_t)n;
+    return true;
+}
+
 enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
                        struct kiln_err *err)
 {
@@ -60,22 +78,11 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
     sqlite3_bind_text(st, 4, backend, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
-        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(job->workload, sizeof(job->workload), "%s",
-                 (const char *)sqlite3_column_text(st, 1));
-        snprintf(job->backend, sizeof(job->backend), "%s",
-                 (const char *)sqlite3_column_text(st, 2));
         snprintf(job->user, sizeof(job->user), "%s", (const char *)sqlite3_column_text(st, 3));
-        int n = sqlite3_column_bytes(st, 4);
-        job->source = malloc((size_t)n + 1);
-        if (!job->source) {
+        if (!claimed_row(st, 4, job)) {
             rc = kiln_fail(err, KILN_E_NOMEM, "claimed source");
             goto rollback;
         }
-        if (n)
-            memcpy(job->source, sqlite3_column_blob(st, 4), (size_t)n);
-        job->source[n] = '\0';
-        job->source_len = (size_t)n;
         job->attempts = sqlite3_column_int(st, 5);
         job->submitted = sqlite3_column_double(st, 6);
         claimed_extra(st, 7, job);
@@ -255,21 +262,10 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struc
     sqlite3_bind_double(st, 3, serve_mono());
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
-        snprintf(job->id, sizeof(job->id), "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(job->workload, sizeof(job->workload), "%s",
-                 (const char *)sqlite3_column_text(st, 1));
-        snprintf(job->backend, sizeof(job->backend), "%s",
-                 (const char *)sqlite3_column_text(st, 2));
-        int n = sqlite3_column_bytes(st, 3);
-        job->source = malloc((size_t)n + 1);
-        if (!job->source) {
+        if (!claimed_row(st, 3, job)) {
             rc = kiln_fail(err, KILN_E_NOMEM, "compile claim");
             goto out;
         }
-        if (n)
-            memcpy(job->source, sqlite3_column_blob(st, 3), (size_t)n);
-        job->source[n] = '\0';
-        job->source_len = (size_t)n;
         claimed_extra(st, 4, job);
         r = sqlite3_step(st);
         *got = true;
