@@ -19,23 +19,32 @@ static int plain_id(const char *id)
 }
 
 /* Each candidate's verdict.json, by id, for the first REPORT_MAX_ROWS
- * candidates; one that is missing or unreadable is left out (the page
- * then shows what summary.json has). */
+ * candidates, at most 16 MiB each (VERDICT_MAX_JSON) and 64 MiB in all so
+ * a hostile record cannot make the report hold gigabytes; one that is
+ * missing, unreadable or past the budget is left out (the page then shows
+ * what summary.json has). */
 static json_t *read_verdicts(const struct runrec *rr, const json_t *summary)
 {
     json_t *all = json_object();
     const json_t *cands = json_object_get(summary, "candidates");
+    size_t budget = 64u << 20;
     for (size_t i = 0; all && i < json_array_size(cands) && i < REPORT_MAX_ROWS; i++) {
         const char *id = json_string_value(json_object_get(json_array_get(cands, i), "id"));
         if (!id || !plain_id(id))
             continue;
-        char rel[64];
+        char rel[64], *text = NULL;
+        size_t len = 0;
         snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", id);
-        json_t *v = NULL;
         struct kiln_err ignore;
         kiln_err_clear(&ignore);
-        if (runrec_read_json(rr, rel, 16u << 20, &v, &ignore) == KILN_OK)
-            json_object_set_new(all, id, v);
+        if (runrec_read(rr, rel, 16u << 20, &text, &len, &ignore) == KILN_OK && len <= budget) {
+            budget -= len;
+            json_error_t je;
+            json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+            if (v)
+                json_object_set_new(all, id, v);
+        }
+        free(text);
     }
     return all;
 }
