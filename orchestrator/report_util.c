@@ -12,7 +12,8 @@ const char rpt_svg_style[] =
     ".tick{fill:#444}.dim{fill:#777}.light{fill:#fff}.fail{fill:#d9d9d9}"
     ".box{fill:#9ecae1;stroke:#2166ac}.boxbad{fill:#e0e0e0;stroke:#888}"
     ".whisker{stroke:#2166ac}.median{stroke:#08306b;stroke-width:2.5}"
-    ".ref{stroke:#b2182b;stroke-dasharray:4 3}.base{stroke:#6a3d9a;stroke-dasharray:1 3;"
+    ".ref{stroke:#b2182b;stroke-width:1.5;stroke-dasharray:4 "
+    "3}.base{stroke:#6a3d9a;stroke-dasharray:1 3;"
     "stroke-width:2}.best{stroke:#1b7837;stroke-width:2;fill:none}</style>\n";
 
 const char *rpt_str(const json_t *o, const char *key)
