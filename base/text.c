@@ -168,3 +168,44 @@ void utf8_trim_partial(char *s)
     if (need > n - (j - 1))
         s[j - 1] = '\0';
 }
+
+int text_put_markup(struct strbuf *sb, const char *in, size_t max_chars)
+{
+    const unsigned char *s = (const unsigned char *)in;
+    size_t len = in ? strlen(in) : 0, i = 0, chars = 0;
+    while (i < len) {
+        if (chars == max_chars) {
+            strbuf_puts(sb, "\u2026");
+            return 1;
+        }
+        uint32_t cp = 0;
+        size_t k = utf8_seq(s + i, len - i, &cp);
+        chars++;
+        if (k == 0 || dangerous(cp)) {
+            strbuf_puts(sb, "\ufffd");
+            i += k > 0 ? k : 1;
+            continue;
+        }
+        switch (cp) {
+        case '&':
+            strbuf_puts(sb, "&amp;");
+            break;
+        case '<':
+            strbuf_puts(sb, "&lt;");
+            break;
+        case '>':
+            strbuf_puts(sb, "&gt;");
+            break;
+        case '"':
+            strbuf_puts(sb, "&quot;");
+            break;
+        case '\'':
+            strbuf_puts(sb, "&#39;");
+            break;
+        default:
+            strbuf_append(sb, in + i, k);
+        }
+        i += k;
+    }
+    return 0;
+}

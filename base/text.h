@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stddef.h>
 
+#include "strbuf.h"
+
 /* Copies `in` (NUL-terminated) into out[cap] with every control character
  * but \n and \t written as an escape: ESC as \e, CR as \r, the other C0
  * bytes, DEL, the C1 controls (U+0080..U+009F), bidirectional overrides
@@ -40,5 +42,14 @@ void utf8_trim_partial(char *s);
 
 /* snprintf(dst, cap, "%s", src) that cuts on a character boundary. */
 void text_copy_utf8(char *dst, size_t cap, const char *src);
+
+/* Appends `in` (NUL-terminated) to `sb` escaped for HTML and XML text and
+ * attribute values (& < > " '), keeping at most `max_chars` characters: a
+ * longer text is cut on a character boundary and ends with "\u2026".
+ * Characters XML forbids or that reorder text (C0 controls but \t and \n,
+ * DEL, C1, bidirectional overrides) and bytes that are not UTF-8 become
+ * U+FFFD, so text from a record can neither add markup nor make an SVG
+ * file malformed. NULL appends nothing. Returns 1 when it cut, else 0. */
+int text_put_markup(struct strbuf *sb, const char *in, size_t max_chars);
 
 #endif

@@ -215,11 +215,13 @@ const struct kiln_cmd kiln_commands[] = {
     {"report", "regenerate a run's heatmap.svg and report.html",
      "usage: kiln report RUN_DIR\n"
      "\n"
-     "Rebuilds heatmap.svg (candidates x performance cases, coloured by latency\n"
-     "relative to the reference kernel, failures marked) and report.html (one\n"
-     "self-contained page: summary, heatmap, latency per iteration, the best\n"
-     "kernel, why each failure failed) from the run's summary.json, history.json\n"
-     "and best.cu. Works on archived runs.\n"
+     "Rebuilds heatmap.svg (candidates x performance cases, coloured by speedup\n"
+     "against the starting kernel, with a legend; failures marked) and\n"
+     "report.html (one self-contained page without script: best candidate,\n"
+     "ranking with reasons, heatmap, latency per case with spread, progress,\n"
+     "vendor baseline, environment and command line, the best kernel) from the\n"
+     "run's record (results/README.md, \"report.html\"). Works on archived runs.\n"
+     "scripts/report-screenshot RUN_DIR OUT.png makes a PNG of the page.\n"
      "\n"
      "example:\n"
      "  kiln report results/run-001\n",

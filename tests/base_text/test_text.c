@@ -123,6 +123,40 @@ static void trim_drops_a_cut_character(void **state)
     assert_string_equal(c, "ok ");
 }
 
+/* HTML/SVG text: markup escaped, XML-forbidden bytes replaced, long text
+ * cut on a character with an ellipsis. */
+static void markup_is_escaped_and_cut(void **state)
+{
+    (void)state;
+    struct strbuf sb;
+    strbuf_init(&sb);
+    assert_int_equal(text_put_markup(&sb, "<script>'a'&\"b\"</script>", 100), 0);
+    assert_string_equal(sb.data, "&lt;script&gt;&#39;a&#39;&amp;&quot;b&quot;&lt;/script&gt;");
+    strbuf_free(&sb);
+    strbuf_init(&sb);
+    assert_int_equal(text_put_markup(&sb,
+                                     "a\x01"
+                                     "b\xff"
+                                     "c\xe2\x80\xae"
+                                     "d\n",
+                                     100),
+                     0);
+    assert_string_equal(sb.data, "a\xef\xbf\xbd"
+                                 "b\xef\xbf\xbd"
+                                 "c\xef\xbf\xbd"
+                                 "d\n");
+    strbuf_free(&sb);
+    strbuf_init(&sb);
+    assert_int_equal(text_put_markup(&sb, "\xc2\xb5s<\xc2\xb5s", 3), 1);
+    assert_string_equal(sb.data, "\xc2\xb5s&lt;\xe2\x80\xa6");
+    strbuf_free(&sb);
+    strbuf_init(&sb);
+    assert_int_equal(text_put_markup(&sb, "abc", 3), 0);
+    assert_int_equal(text_put_markup(&sb, NULL, 3), 0);
+    assert_string_equal(sb.data, "abc");
+    strbuf_free(&sb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +168,7 @@ int main(void)
         cmocka_unit_test(cut_keeps_whole_characters),
         cmocka_unit_test(every_cut_packs_as_json),
         cmocka_unit_test(trim_drops_a_cut_character),
+        cmocka_unit_test(markup_is_escaped_and_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,71 +8,127 @@
 
 #include "report.h"
 
-static json_t *summary(void)
+static json_t *parse(const char *text)
 {
     json_error_t je;
-    json_t *s =
-        json_loads("{\"run\":\"run-001\",\"workload\":\"saxpy\",\"backend\":\"cpu\","
-                   "\"reference_generated_by_model\":true,"
-                   "\"perf_cases\":[\"big\",\"huge\"],\"reference_ms\":{\"big\":2.0,\"huge\":4.0},"
-                   "\"best\":{\"candidate\":\"002\",\"geomean_ms\":1.0},"
-                   "\"candidates\":["
-                   "{\"id\":\"001\",\"status\":\"pass\",\"geomean_ms\":2.83,\"case_ms\":{\"big\":2."
-                   "0,\"huge\":4.0}},"
-                   "{\"id\":\"002\",\"status\":\"pass\",\"geomean_ms\":1.0,\"case_ms\":{\"big\":0."
-                   "5,\"huge\":2.0},\"speedup_vs_baseline\":1.25},"
-                   "{\"id\":\"003\",\"status\":\"wrong_answer\",\"stage\":\"verify\","
-                   "\"reason\":\"<script>alert(1)</script>\"}],"
-                   "\"baseline\":{\"kind\":\"memcpy\",\"status\":\"ok\",\"detail\":\"<b>\","
-                   "\"ms\":{\"big\":0.625,\"huge\":2.5},\"geomean_ms\":1.25}}",
-                   0, &je);
-    assert_non_null(s);
-    return s;
+    json_t *doc = json_loads(text, 0, &je);
+    assert_non_null(doc);
+    return doc;
+}
+
+static json_t *summary(void)
+{
+    return parse(
+        "{\"run\":\"run-001\",\"workload\":\"saxpy\",\"backend\":\"cpu\","
+        "\"reference_generated_by_model\":true,"
+        "\"perf_cases\":[\"big\",\"huge\"],\"reference_ms\":{\"big\":2.0,\"huge\":4.0},"
+        "\"reference_geomean_ms\":2.83,"
+        "\"best\":{\"candidate\":\"002\",\"geomean_ms\":1.0,\"speedup_vs_reference\":2.83,"
+        "\"speedup_vs_baseline\":1.25,\"fraction_of_floor\":0.5,\"held_out\":\"pass\"},"
+        "\"candidates\":["
+        "{\"id\":\"001\",\"status\":\"pass\",\"geomean_ms\":2.83,\"case_ms\":{\"big\":2.0,"
+        "\"huge\":4.0}},"
+        "{\"id\":\"002\",\"status\":\"pass\",\"geomean_ms\":1.0,\"case_ms\":{\"big\":0.5,"
+        "\"huge\":2.0},\"speedup_vs_baseline\":1.25},"
+        "{\"id\":\"003\",\"status\":\"wrong_answer\",\"stage\":\"verify\","
+        "\"reason\":\"<script>alert(1)</script>\"}],"
+        "\"ranking\":[{\"candidate\":\"002\",\"place\":1,\"status\":\"pass\",\"reason\":"
+        "\"fastest\"},"
+        "{\"candidate\":\"001\",\"place\":2,\"status\":\"pass\",\"reason\":\"slower\"},"
+        "{\"candidate\":\"003\",\"place\":0,\"status\":\"wrong_answer\",\"reason\":\"<b>x</b>\"}],"
+        "\"baseline\":{\"kind\":\"memcpy\",\"status\":\"ok\",\"detail\":\"<b>\","
+        "\"ms\":{\"big\":0.625,\"huge\":2.5},\"geomean_ms\":1.25}}");
+}
+
+/* verdict.json of 002: tunables and timing spread per case. */
+static json_t *verdicts(void)
+{
+    return parse("{\"002\":{\"config\":{\"BLOCK\":256,\"ITEMS\":4},\"note\":\"n\",\"sol\":0.5,"
+                 "\"cases\":[{\"case\":\"big\",\"timing\":{\"n\":5,\"median\":0.5,\"min\":0.01,"
+                 "\"max\":0.9,\"p10\":0.4,\"p90\":0.6}}]}}");
 }
 
 static void heatmap_marks_speedups_and_failures(void **state)
 {
     (void)state;
-    json_t *s = summary();
+    json_t *s = summary(), *v = verdicts();
+    struct report_run r = {.summary = s, .verdicts = v};
     char *svg = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    assert_int_equal(report_heatmap_svg(s, &svg, &e), KILN_OK);
-    assert_non_null(strstr(svg, "0.5 ms (4.00x)"));
-    assert_non_null(strstr(svg, "2 ms (1.00x)"));
-    assert_non_null(strstr(svg, "failed"));
+    assert_int_equal(report_heatmap_svg(&r, &svg, &e), KILN_OK);
+    assert_non_null(strstr(svg, ">4.00x</text>"));
+    assert_non_null(strstr(svg, "big: 500 \u00b5s vs 2 ms, 4.00x"));
+    assert_non_null(strstr(svg, ">1.00x</text>"));
+    assert_non_null(strstr(svg, ">002 BLOCK=256 ITEMS=4</text>")); /* tunables label the row */
+    assert_non_null(strstr(svg, "wrong_answer (verify): &lt;script&gt;"));
+    assert_non_null(strstr(svg, "id=\"heatmap-legend\""));
     assert_null(strstr(svg, "<script>"));
-    assert_non_null(strstr(svg, "&lt;script&gt;"));
     free(svg);
+    json_decref(v);
+    json_decref(s);
+}
+
+/* A label longer than its cell is cut with an ellipsis, whole in <title>. */
+static void heatmap_cuts_long_labels(void **state)
+{
+    (void)state;
+    json_t *s = summary(), *v = verdicts();
+    char long_value[301];
+    memset(long_value, 'y', 300);
+    long_value[300] = '\0';
+    json_object_set_new(json_object_get(json_object_get(v, "002"), "config"), "TILE",
+                        json_string(long_value));
+    struct report_run r = {.summary = s, .verdicts = v};
+    char *svg = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(report_heatmap_svg(&r, &svg, &e), KILN_OK);
+    assert_non_null(strstr(svg, "yyy\u2026</text>"));
+    assert_non_null(strstr(svg, long_value)); /* in the <title> */
+    free(svg);
+    json_decref(v);
     json_decref(s);
 }
 
 static void html_is_self_contained_and_escaped(void **state)
 {
     (void)state;
-    json_t *s = summary();
-    json_error_t je;
-    json_t *h =
-        json_loads("[{\"geomean_ms\":2.83},{\"geomean_ms\":1.0},{\"status\":\"x\"}]", 0, &je);
+    json_t *s = summary(), *v = verdicts();
+    json_t *h = parse("[{\"geomean_ms\":2.83,\"status\":\"pass\"},{\"geomean_ms\":1.0,"
+                      "\"status\":\"pass\"},{\"status\":\"x\"}]");
+    json_t *run = parse("{\"command\":[\"optimize\",\"saxpy\",\"--note=it's\"],"
+                        "\"started\":\"2026-12-03T10:00:00Z\",\"kiln\":{\"version\":\"0.1.0\","
+                        "\"revision\":\"abc\"},\"gpu\":{\"model\":\"NVIDIA H200\"}}");
+    struct report_run r = {s, h, run, NULL, v, "__global__ void k() { if (a < b) {} }"};
     char *html = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    assert_int_equal(report_html(s, h, "__global__ void k() { if (a < b) {} }", &html, &e),
-                     KILN_OK);
+    assert_int_equal(report_html(&r, &html, &e), KILN_OK);
     assert_non_null(strstr(html, "not an independent oracle"));
     assert_non_null(strstr(html, "a &lt; b"));
     assert_null(strstr(html, "<script"));
-    assert_null(strstr(html, "http://www.w3.org/1999/xhtml\" src")); /* no external loads */
     assert_null(strstr(html, " src="));
     assert_non_null(strstr(html, "<polyline"));
-    /* The vendor baseline: its section, escaped, and the candidates' ratio. */
-    assert_non_null(
-        strstr(html, "<h2>Vendor baseline</h2>\n<p>memcpy: ok (&lt;b&gt;); geomean 1.25 ms"));
-    assert_non_null(strstr(html, "<td>huge</td><td>2.5</td>"));
-    assert_non_null(strstr(html, "<td>1.25x</td>"));
+    assert_non_null(strstr(html, "backend cpu on NVIDIA H200"));
+    /* The exact command line, quoted as a shell would read it back. */
+    assert_non_null(strstr(html, "kiln optimize saxpy &#39;--note=it&#39;\\&#39;&#39;s&#39;"));
+    /* Best candidate as rows: tunables key=value, roofline, vendor. */
+    assert_non_null(strstr(html, "BLOCK=256\nITEMS=4"));
+    assert_non_null(strstr(html, "50% of the physics floor"));
+    assert_non_null(strstr(html, "1.25x (vendor baseline 1.25 ms)"));
+    /* The ranking: place, vs vendor, roofline, held-out, reason. */
+    assert_non_null(strstr(html, "<td class=\"num\">1</td><td class=\"mono\">002 BLOCK=256"));
+    assert_non_null(strstr(html, "<td class=\"num\">50%</td><td>pass</td><td>fastest</td>"));
+    assert_non_null(strstr(html, "&lt;b&gt;x&lt;/b&gt;"));
+    /* The spread on big spans 0.01..2 ms: a log axis. */
+    assert_non_null(strstr(html, "latency (ms), log scale"));
+    assert_non_null(strstr(html, "memcpy: ok (&lt;b&gt;); geomean 1.25 ms"));
     assert_null(strstr(html, "<b>"));
     free(html);
+    json_decref(run);
     json_decref(h);
+    json_decref(v);
     json_decref(s);
 }
 
@@ -81,10 +137,11 @@ static void html_warns_about_given_data(void **state)
 {
     (void)state;
     json_t *s = summary(), *h = json_array();
+    struct report_run r = {.summary = s, .history = h};
     char *html = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    assert_int_equal(report_html(s, h, NULL, &html, &e), KILN_OK);
+    assert_int_equal(report_html(&r, &html, &e), KILN_OK);
     assert_null(strstr(html, "--input-cases"));
     assert_null(strstr(html, "--reference"));
     free(html);
@@ -92,7 +149,7 @@ static void html_warns_about_given_data(void **state)
                         json_pack("{s:s, s:s}", "path", "<x>.tar", "sha256", "abc123"));
     json_object_set_new(s, "reference_script",
                         json_pack("{s:s, s:s}", "path", "my_ref.py", "sha256", "def456"));
-    assert_int_equal(report_html(s, h, NULL, &html, &e), KILN_OK);
+    assert_int_equal(report_html(&r, &html, &e), KILN_OK);
     assert_non_null(strstr(html, "given with --input-cases &lt;x&gt;.tar (sha256 abc123)"));
     assert_non_null(strstr(html, "given with --reference my_ref.py (sha256 def456)"));
     free(html);
@@ -104,10 +161,11 @@ static void rejects_malformed_summary(void **state)
 {
     (void)state;
     json_t *s = json_object();
+    struct report_run r = {.summary = s};
     char *svg = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    assert_int_equal(report_heatmap_svg(s, &svg, &e), KILN_E_PARSE);
+    assert_int_equal(report_heatmap_svg(&r, &svg, &e), KILN_E_PARSE);
     assert_null(svg);
     json_decref(s);
 }
@@ -116,6 +174,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(heatmap_marks_speedups_and_failures),
+        cmocka_unit_test(heatmap_cuts_long_labels),
         cmocka_unit_test(html_is_self_contained_and_escaped),
         cmocka_unit_test(html_warns_about_given_data),
         cmocka_unit_test(rejects_malformed_summary),
