@@ -389,6 +389,28 @@ enum kiln_rc verdict_to_json(const struct verdict *v, json_t **out, struct kiln_
     return KILN_OK;
 }
 
+json_t *verdict_case_ms_json(const struct verdict *v)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        if (!c->timed || !c->scored || json_object_get(o, c->name))
+            continue;
+        double sum = 0;
+        int n = 0;
+        for (size_t j = 0; j < v->ncases; j++)
+            if (v->cases[j].timed && !strcmp(v->cases[j].name, c->name)) {
+                sum += log(v->cases[j].timing.median);
+                n++;
+            }
+        if (json_object_set_new(o, c->name, json_real(exp(sum / n))) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 enum kiln_rc verdict_to_text(const struct verdict *v, char **out, struct kiln_err *err)
 {
     *out = NULL;

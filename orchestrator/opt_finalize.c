@@ -68,26 +68,6 @@ static json_t *medians_json(const struct eval_medians *m)
     return o;
 }
 
-static json_t *case_ms_json(const struct verdict *v)
-{
-    /* Median per case over its input sets' medians (for the heatmap). */
-    json_t *o = json_object();
-    for (size_t i = 0; i < v->ncases; i++) {
-        const struct verdict_case *c = &v->cases[i];
-        if (!c->timed || !c->scored)
-            continue;
-        double sum = 0;
-        int n = 0;
-        for (size_t j = 0; j < v->ncases; j++)
-            if (v->cases[j].timed && !strcmp(v->cases[j].name, c->name)) {
-                sum += log(v->cases[j].timing.median);
-                n++;
-            }
-        json_object_set_new(o, c->name, json_real(exp(sum / n)));
-    }
-    return o;
-}
-
 /* The order in which opt_finalize() tries candidates on the held-out cases:
  * the ranking, with every pass allowed to rank. */
 static enum kiln_rc held_out_order(const struct opt_run *r, struct rank_entry **order,
@@ -204,11 +184,11 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
     json_t *cands = json_array(), *ranking = json_array();
     for (size_t i = 0; i < r->n; i++) {
         const struct verdict *v = &r->verdicts[i];
-        json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:o}", "id", r->hist[i].id, "status",
-                               verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage,
-                               "reason", r->hist[i].reason, "geomean_ms",
-                               v->status == VERDICT_PASS ? v->score_ms : 0.0,
-                               "speedup_vs_reference", v->speedup_ref, "case_ms", case_ms_json(v));
+        json_t *cj = json_pack(
+            "{s:s, s:s, s:s, s:s, s:f, s:f, s:o}", "id", r->hist[i].id, "status",
+            verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage, "reason",
+            r->hist[i].reason, "geomean_ms", v->status == VERDICT_PASS ? v->score_ms : 0.0,
+            "speedup_vs_reference", v->speedup_ref, "case_ms", verdict_case_ms_json(v));
         if (cj)
             json_object_set_new(cj, "speedup_vs_baseline", ratio_or_null(v->speedup_vendor));
         json_array_append_new(cands, cj);
