@@ -295,6 +295,31 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln compare results/run-001 results/run-002 --markdown\n",
      cmd_compare},
+    {"summarize", "fast_p over several workloads' runs (KernelBench's metric)",
+     "usage: kiln summarize RUN... [--fast-p P] [--json | --csv | --markdown | --quiet]\n"
+     "\n"
+     "Reads each run's summary.json (one finished kiln optimize run per workload)\n"
+     "and prints, per run, its best candidate and its speedup over the workload's\n"
+     "starting kernel, then KernelBench's fast_p: the fraction of the workloads whose\n"
+     "result is correct (a best candidate that passed every check, the held-out one\n"
+     "included) AND more than p times as fast as the reference. fast_0 is the\n"
+     "correctness rate, fast_1 the fraction faster than the reference; fast_0,\n"
+     "fast_1 and fast_2 are always printed. Two runs of one workload are refused\n"
+     "(each problem counts once); so is a summary.json newer than this kiln reads.\n"
+     "\n"
+     "Exit status: 0 printed; 2 usage, or a run that cannot be read.\n"
+     "\n"
+     "options:\n"
+     "  --fast-p P   also print fast_P (0..1000, e.g. 1.5)\n"
+     "  --json       one JSON document: version, problems, fast_p {\"P\": fraction},\n"
+     "               runs [{run, workload, summary_version, best, correct,\n"
+     "               speedup_vs_reference}] (null where unknown)\n"
+     "  --csv, --markdown   the fast_p table only: p, fast_p, count, problems\n"
+     "  --quiet      print nothing (the exit status says whether the runs read)\n"
+     "\n"
+     "example:\n"
+     "  kiln summarize results/run-001 results/run-002 results/run-003 --fast-p 1.5\n",
+     cmd_summarize},
     {"import", "turn a KernelBench problem into a kiln workload",
      "usage: kiln import kernelbench PROBLEM.py --out-shape DIMS [-o DIR] [--name NAME]\n"
      "                               [--flops EXPR] [--kernel FILE]\n"
