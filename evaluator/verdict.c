@@ -643,6 +643,12 @@ static enum kiln_rc root_from_json(json_t *j, struct verdict *v, struct kiln_err
     long long x = 0;
     char st[32];
     TRY(exact_keys(j, verdict_keys, "the verdict", err));
+    json_t *ver = json_object_get(j, "version");
+    if (json_is_integer(ver) && json_integer_value(ver) > VERDICT_VERSION)
+        return kiln_fail(err, KILN_E_UNSUPPORTED,
+                         "verdict: format version %lld is newer than this kiln reads (%d): use a "
+                         "newer kiln",
+                         (long long)json_integer_value(ver), VERDICT_VERSION);
     TRY(get_count(j, "version", VERDICT_VERSION, VERDICT_VERSION, &x, err));
     TRY(get_str(j, "candidate", v->candidate, sizeof(v->candidate), err));
     TRY(get_str(j, "status", st, sizeof(st), err));

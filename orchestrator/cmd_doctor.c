@@ -17,7 +17,8 @@ static int print_json(const struct doctor_report *r, int status)
                                         doctor_state_name(it->state), "detail", it->detail, "fix",
                                         it->fix, "disables", it->disables));
     }
-    json_t *doc = json_pack("{s:o, s:i}", "checks", items, "status", status);
+    /* "version": the document's format (1), as every JSON document kiln prints. */
+    json_t *doc = json_pack("{s:i, s:o, s:i}", "version", 1, "checks", items, "status", status);
     json_dumpf(doc, stdout, JSON_INDENT(2));
     putchar('\n');
     json_decref(doc);

@@ -16,7 +16,7 @@ const struct kiln_cmd kiln_commands[] = {
      "which); 2 the checks themselves failed.\n"
      "\n"
      "options:\n"
-     "  --json     print the report as one JSON object\n"
+     "  --json     print the report as one JSON object (\"version\": 1, checks, status)\n"
      "\n"
      "example:\n"
      "  kiln doctor\n",
@@ -264,7 +264,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  kiln verify run-001.tar.zst --allowed-signers ~/.ssh/allowed_signers\n",
      cmd_verify},
     {"replay", "re-run every candidate of an archived run and compare with the record",
-     "usage: kiln replay ARCHIVE [--gpu N] [--allowed-signers FILE] [--json] [--quiet]\n"
+     "usage: kiln replay ARCHIVE [--gpu N] [--allowed-signers FILE]\n"
+     "                   [--json | --csv | --markdown] [--quiet]\n"
      "\n"
      "Verifies the archive, prints the environment drift (GPU, driver, toolkit,\n"
      "compiler, clocks: recorded -> this host), then evaluates every candidate\n"
@@ -282,7 +283,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  kiln replay run-001.tar.zst --gpu 1\n",
      cmd_replay},
     {"compare", "compare two runs candidate by candidate (a CI regression gate)",
-     "usage: kiln compare RUN_A RUN_B [--json | --markdown] [--allowed-signers FILE]\n"
+     "usage: kiln compare RUN_A RUN_B [--json | --csv | --markdown] [--quiet]\n"
+     "                    [--allowed-signers FILE]\n"
      "\n"
      "Judges RUN_B (now) against RUN_A (before): run directories (checked against\n"
      "their MANIFEST) or archives. Prints the environment drift first, then per\n"
@@ -290,7 +292,16 @@ const struct kiln_cmd kiln_commands[] = {
      "performance case SAME, FAST, SLOW or AMBIGUOUS, as kiln replay does.\n"
      "\n"
      "Exit status: 1 when a verdict changed or a case is SLOW; 0 otherwise; 2 when\n"
-     "the comparison could not be made.\n"
+     "the comparison could not be made (also: a record newer than this kiln reads).\n"
+     "\n"
+     "options:\n"
+     "  --json       one JSON document (\"version\": 1, counts, per candidate and case)\n"
+     "  --csv        the table alone: candidate, case, verdict_before, verdict_now,\n"
+     "               verdict_equal, call, median_before_ms, median_now_ms, ratio, why\n"
+     "  --markdown   the report as markdown (a CI comment)\n"
+     "               (--json, --csv and --markdown exclude each other)\n"
+     "  --quiet      no warnings or progress on stderr; combines with the above\n"
+     "  --allowed-signers FILE   check archives' signatures (kiln verify)\n"
      "\n"
      "example:\n"
      "  kiln compare results/run-001 results/run-002 --markdown\n",
