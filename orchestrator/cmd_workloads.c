@@ -1,6 +1,7 @@
 /* cmd_workloads.c - `kiln workloads` and `kiln workload check`. */
 #include <dirent.h>
 #include <limits.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +42,16 @@ static void first_sentence(const char *d, char *out, size_t cap)
 
 int cmd_workloads(int argc, char **argv)
 {
-    static const struct option opts[] = {CLI_HELP_OPTION, {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        CLI_HELP_OPTION, CLI_OPTS_JSON, CLI_OPTS_QUIET, {0, 0, 0, 0}};
+    enum cli_output out = CLI_OUT_TEXT;
     const struct kiln_cmd *self = cli_find("workloads");
     int done = 0;
     optind = 1;
-    while (cli_getopt(self, argc, argv, "", opts, &done) != -1)
-        ;
+    int opt;
+    while ((opt = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
+        if (cli_output_option("workloads", opt, &out) < 0)
+            return KILN_EXIT_USAGE;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind < argc)
@@ -89,6 +94,7 @@ int cmd_workloads(int argc, char **argv)
     closedir(d);
     qsort(names, n, sizeof(*names), by_name);
     int status = KILN_EXIT_OK;
+    json_t *list = json_array();
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -101,18 +107,39 @@ int cmd_workloads(int argc, char **argv)
                 perf += w->cases[c].kind == WL_CASE_PERFORMANCE;
             char line[80];
             first_sentence(w->description, line, sizeof(line));
-            printf("%-14s %-9s %2zu cases (%zu perf)  %s\n", w->name,
-                   w->backends == KILN_BACKEND_ALL    ? "cuda,cpu"
-                   : w->backends == KILN_BACKEND_CUDA ? "cuda"
-                                                      : "cpu",
-                   w->ncases, perf, line);
+            const char *be = w->backends == KILN_BACKEND_ALL    ? "cuda,cpu"
+                             : w->backends == KILN_BACKEND_CUDA ? "cuda"
+                                                                : "cpu";
+            if (out == CLI_OUT_TEXT)
+                printf("%-14s %-9s %2zu cases (%zu perf)  %s\n", w->name, be, w->ncases, perf,
+                       line);
+            json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s}", "name",
+                                                  names[i], "status", "ok", "backends", be, "cases",
+                                                  (json_int_t)w->ncases, "performance_cases",
+                                                  (json_int_t)perf, "sha256", w->hash,
+                                                  "description", line));
         } else if (names[i]) {
             char esc[KILN_ERR_MSG_MAX * 4];
-            printf("%-14s BROKEN: %s\n", names[i], text_escape_control(esc, sizeof(esc), err.msg));
+            text_escape_control(esc, sizeof(esc), err.msg);
+            if (out == CLI_OUT_TEXT)
+                printf("%-14s BROKEN: %s\n", names[i], esc);
+            json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name", names[i], "status",
+                                                  "broken", "error", esc));
             status = KILN_EXIT_FAIL;
         }
         workload_free(w);
         free(names[i]);
+    }
+    if (out == CLI_OUT_JSON) {
+        json_t *doc = json_pack("{s:i, s:o}", "version", 1, "workloads", list);
+        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+            fprintf(stderr, "kiln workloads: out of memory printing JSON\n");
+            status = KILN_EXIT_USAGE;
+        }
+        putchar('\n');
+        json_decref(doc);
+    } else {
+        json_decref(list);
     }
     return status;
 }

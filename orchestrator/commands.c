@@ -5,7 +5,7 @@
 
 const struct kiln_cmd kiln_commands[] = {
     {"doctor", "check what this machine can run, and how to fix what it cannot",
-     "usage: kiln doctor [--json]\n"
+     "usage: kiln doctor [--json | --quiet]\n"
      "\n"
      "Checks the kernel, user namespaces, seccomp, cgroups, GPUs and their device\n"
      "nodes, nvcc and NVRTC, python3 and numpy, the sandbox images, the profiler\n"
@@ -17,16 +17,22 @@ const struct kiln_cmd kiln_commands[] = {
      "\n"
      "options:\n"
      "  --json     print the report as one JSON object (\"version\": 1, checks, status)\n"
+     "  --quiet    print nothing: the exit status alone\n"
      "\n"
      "example:\n"
      "  kiln doctor\n",
      cmd_doctor},
     {"workloads", "list the built-in workloads",
-     "usage: kiln workloads\n"
+     "usage: kiln workloads [--json | --quiet]\n"
      "\n"
      "Lists the built-in workloads (in workloads/ of kiln's data directory), one\n"
      "line each: name, backends, cases, and the first sentence of the description.\n"
      "A workload that does not load is listed as BROKEN with the reason (exit 1).\n"
+     "\n"
+     "options:\n"
+     "  --json    one JSON document: version, workloads [{name, status (ok, broken),\n"
+     "            backends, cases, performance_cases, sha256, description | error}]\n"
+     "  --quiet   print nothing: exit 1 when a workload is broken\n"
      "\n"
      "example:\n"
      "  kiln workloads\n",
@@ -52,6 +58,9 @@ const struct kiln_cmd kiln_commands[] = {
      "                work/inputs/, or a ustar .tar of that layout) against the\n"
      "                workload instead of running inputs.py for the visible cases\n"
      "  --reference FILE     run this python script instead of reference.py\n"
+     "\n"
+     "No --json yet (issue 17): the table is for people; the exit status for\n"
+     "scripts.\n"
      "\n"
      "example:\n"
      "  kiln workload check saxpy --backend cpu\n",
@@ -228,6 +237,9 @@ const struct kiln_cmd kiln_commands[] = {
      "kernel, why each failure failed) from the run's summary.json, history.json\n"
      "and best.cu. Works on archived runs.\n"
      "\n"
+     "No --json or --quiet: it writes files (the run's own record), printing only\n"
+     "their paths; summary.json is the machine-readable result.\n"
+     "\n"
      "example:\n"
      "  kiln report results/run-001\n",
      cmd_report},
@@ -245,6 +257,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  --sign KEY         sign MANIFEST with this SSH private key (ssh-keygen -Y\n"
      "                     sign, namespace kiln-archive) into MANIFEST.sig\n"
      "\n"
+     "No --json or --quiet: it writes one file; ARCHIVE.json inside is the record.\n"
+     "\n"
      "example:\n"
      "  kiln archive results/run-001 --sign ~/.ssh/id_ed25519\n",
      cmd_archive},
@@ -259,6 +273,8 @@ const struct kiln_cmd kiln_commands[] = {
      "so anyone able to rewrite the whole archive could rewrite MANIFEST too.\n"
      "\n"
      "Exit status: 0 intact; 1 not intact (the message names what); 2 usage.\n"
+     "\n"
+     "No --json: the answer is the exit status (intact or not) and the file named.\n"
      "\n"
      "example:\n"
      "  kiln verify run-001.tar.zst --allowed-signers ~/.ssh/allowed_signers\n",
@@ -379,6 +395,8 @@ const struct kiln_cmd kiln_commands[] = {
      "                       override the policy's limits\n"
      "  --env NAME=VALUE     add to the image's environment (nothing is inherited)\n"
      "  --cwd DIR            working directory inside\n"
+     "\n"
+     "No --json or --quiet: stdout and stderr are the program's, unchanged.\n"
      "\n"
      "example:\n"
      "  kiln sandbox --policy script --out o.tar -- python3 -c \"import numpy\"\n",
