@@ -40,6 +40,7 @@ const struct kiln_cmd kiln_commands[] = {
     {"workload", "validate a workload end to end (kiln workload check DIR)",
      "usage: kiln workload check DIR|NAME [--backend cuda|cpu|all] [--seed N] [--cache DIR]\n"
      "                           [--timeout S] [--input-cases PATH] [--reference FILE]\n"
+     "                           [--json | --quiet]\n"
      "\n"
      "Parses workload.json strictly, then runs inputs.py and reference.py in the\n"
      "`script` sandbox for every visible and held-out case of each backend, checks\n"
@@ -58,9 +59,10 @@ const struct kiln_cmd kiln_commands[] = {
      "                work/inputs/, or a ustar .tar of that layout) against the\n"
      "                workload instead of running inputs.py for the visible cases\n"
      "  --reference FILE     run this python script instead of reference.py\n"
-     "\n"
-     "No --json yet (issue 17): the table is for people; the exit status for\n"
-     "scripts.\n"
+     "  --json        one JSON document instead of the table: version, workload {dir,\n"
+     "                name, sha256}, status (pass, problems), problems [lines],\n"
+     "                host_failure (null, or why this host could not check)\n"
+     "  --quiet       print nothing: the exit status says it\n"
      "\n"
      "example:\n"
      "  kiln workload check saxpy --backend cpu\n",
