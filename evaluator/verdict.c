@@ -389,6 +389,28 @@ enum kiln_rc verdict_to_json(const struct verdict *v, json_t **out, struct kiln_
     return KILN_OK;
 }
 
+json_t *verdict_case_ms_json(const struct verdict *v)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        if (!c->timed || !c->scored || json_object_get(o, c->name))
+            continue;
+        double sum = 0;
+        int n = 0;
+        for (size_t j = 0; j < v->ncases; j++)
+            if (v->cases[j].timed && !strcmp(v->cases[j].name, c->name)) {
+                sum += log(v->cases[j].timing.median);
+                n++;
+            }
+        if (json_object_set_new(o, c->name, json_real(exp(sum / n))) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 enum kiln_rc verdict_to_text(const struct verdict *v, char **out, struct kiln_err *err)
 {
     *out = NULL;
@@ -621,6 +643,12 @@ static enum kiln_rc root_from_json(json_t *j, struct verdict *v, struct kiln_err
     long long x = 0;
     char st[32];
     TRY(exact_keys(j, verdict_keys, "the verdict", err));
+    json_t *ver = json_object_get(j, "version");
+    if (json_is_integer(ver) && json_integer_value(ver) > VERDICT_VERSION)
+        return kiln_fail(err, KILN_E_UNSUPPORTED,
+                         "verdict: format version %lld is newer than this kiln reads (%d): use a "
+                         "newer kiln",
+                         (long long)json_integer_value(ver), VERDICT_VERSION);
     TRY(get_count(j, "version", VERDICT_VERSION, VERDICT_VERSION, &x, err));
     TRY(get_str(j, "candidate", v->candidate, sizeof(v->candidate), err));
     TRY(get_str(j, "status", st, sizeof(st), err));

@@ -125,6 +125,10 @@ void verdict_free(struct verdict *v);
 enum kiln_rc verdict_to_json(const struct verdict *v, json_t **out,
                              struct kiln_err *err) KILN_NODISCARD;
 
+/* summary.json's "case_ms": per performance case that was timed, the
+ * geometric mean of its input sets' medians (ms). NULL when out of memory. */
+json_t *verdict_case_ms_json(const struct verdict *v);
+
 /* The same as compact text, malloc'd, NUL-terminated. */
 enum kiln_rc verdict_to_text(const struct verdict *v, char **out,
                              struct kiln_err *err) KILN_NODISCARD;

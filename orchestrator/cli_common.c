@@ -9,6 +9,35 @@
 /* A usage error: printed, then -1 for the caller. */
 #define USAGE(...) (cli_usage_error(cmd, __VA_ARGS__), -1)
 
+int cli_output_option(const char *cmd, int opt, enum cli_output *out)
+{
+    static const char *const names[] = {"", "--json", "--csv", "--markdown", "--quiet"};
+    enum cli_output want;
+    switch (opt) {
+    case CLI_OPT_JSON:
+        want = CLI_OUT_JSON;
+        break;
+    case CLI_OPT_CSV:
+        want = CLI_OUT_CSV;
+        break;
+    case CLI_OPT_MARKDOWN:
+        want = CLI_OUT_MARKDOWN;
+        break;
+    case CLI_OPT_QUIET:
+        want = CLI_OUT_QUIET;
+        break;
+    default:
+        return 0;
+    }
+    if (*out != CLI_OUT_TEXT && *out != want) {
+        cli_usage_error(cmd, "%s and %s exclude each other: choose one output format", names[*out],
+                        names[want]);
+        return -1;
+    }
+    *out = want;
+    return 1;
+}
+
 int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_common *o)
 {
     long v;

@@ -45,7 +45,38 @@ enum {
     CLI_OPT_ACCOUNT,
     CLI_OPT_SLURM_KILN,
     CLI_OPT_SLURM_GRES,
+    CLI_OPT_JSON,
+    CLI_OPT_CSV,
+    CLI_OPT_MARKDOWN,
+    CLI_OPT_QUIET,
 };
+
+/* What a command prints: its text (default), or one of the formats below;
+ * they exclude each other (naming two is a usage error). --quiet prints
+ * nothing on stdout: the exit status (and files asked for) say it all. */
+enum cli_output { CLI_OUT_TEXT = 0, CLI_OUT_JSON, CLI_OUT_CSV, CLI_OUT_MARKDOWN, CLI_OUT_QUIET };
+
+/* The output options, for the getopt tables of the commands that take them. */
+#define CLI_OPTS_JSON                                                                              \
+    {                                                                                              \
+        "json", no_argument, NULL, CLI_OPT_JSON                                                    \
+    }
+#define CLI_OPTS_CSV                                                                               \
+    {                                                                                              \
+        "csv", no_argument, NULL, CLI_OPT_CSV                                                      \
+    }
+#define CLI_OPTS_MARKDOWN                                                                          \
+    {                                                                                              \
+        "markdown", no_argument, NULL, CLI_OPT_MARKDOWN                                            \
+    }
+#define CLI_OPTS_QUIET                                                                             \
+    {                                                                                              \
+        "quiet", no_argument, NULL, CLI_OPT_QUIET                                                  \
+    }
+
+/* 1: `opt` was an output option, stored in *out; 0: it is not one; -1: a
+ * different format was already chosen (the message is printed). */
+int cli_output_option(const char *cmd, int opt, enum cli_output *out);
 
 #define CLI_OPTS_GPU                                                                               \
     {                                                                                              \

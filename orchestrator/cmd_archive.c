@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "replay.h"
 #include "runarchive.h"
@@ -101,15 +102,19 @@ static int parse_common(const char *name, int argc, char **argv, struct replay_o
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"allowed-signers", required_argument, NULL, 'a'},
                                          {"gpu", required_argument, NULL, 'g'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"markdown", no_argument, NULL, 'm'},
+                                         CLI_OPTS_JSON,
+                                         CLI_OPTS_CSV,
+                                         CLI_OPTS_MARKDOWN,
                                          {"quiet", no_argument, NULL, 'q'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find(name);
     memset(o, 0, sizeof(*o));
     o->gpu = -1;
-    int done = 0, c;
+    int done = 0, c, st;
     long v;
+    /* --quiet is not an output format here: it silences progress and
+     * warnings and combines with any of them. */
+    enum cli_output out = CLI_OUT_TEXT;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
         if (c == 'a')
@@ -119,10 +124,12 @@ static int parse_common(const char *name, int argc, char **argv, struct replay_o
         else if (c == 'g')
             return cli_usage_error(name, gpu_ok ? "--gpu takes a GPU index 0..63"
                                                 : "--gpu applies to kiln replay");
-        else if (c == 'j')
-            o->format = REPLAY_JSON;
-        else if (c == 'm')
-            o->format = REPLAY_MARKDOWN;
+        else if ((st = cli_output_option(name, c, &out)) < 0)
+            return KILN_EXIT_USAGE;
+        else if (st > 0)
+            o->format = out == CLI_OUT_JSON  ? REPLAY_JSON
+                        : out == CLI_OUT_CSV ? REPLAY_CSV
+                                             : REPLAY_MARKDOWN;
         else if (c == 'q')
             o->quiet = true;
         else

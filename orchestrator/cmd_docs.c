@@ -17,10 +17,10 @@ static int print_json(const char *query, const struct docs_index *ix, const stru
                                               "title", h->v[i].title, "topic", h->v[i].topic,
                                               "source", h->v[i].source, "excerpt", h->v[i].excerpt,
                                               "bm25", h->v[i].score));
-    json_t *doc =
-        list ? json_pack("{s:s, s:s, s:I, s:o}", "query", query, "index", docs_index_digest(ix),
-                         "indexed_passages", (json_int_t)docs_index_count(ix), "passages", list)
-             : NULL;
+    json_t *doc = list ? json_pack("{s:i, s:s, s:s, s:I, s:o}", "version", 1, "query", query,
+                                   "index", docs_index_digest(ix), "indexed_passages",
+                                   (json_int_t)docs_index_count(ix), "passages", list)
+                       : NULL;
     char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
     if (!text) {

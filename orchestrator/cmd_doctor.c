@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "doctor.h"
 
@@ -17,7 +18,8 @@ static int print_json(const struct doctor_report *r, int status)
                                         doctor_state_name(it->state), "detail", it->detail, "fix",
                                         it->fix, "disables", it->disables));
     }
-    json_t *doc = json_pack("{s:o, s:i}", "checks", items, "status", status);
+    /* "version": the document's format (1), as every JSON document kiln prints. */
+    json_t *doc = json_pack("{s:i, s:o, s:i}", "version", 1, "checks", items, "status", status);
     json_dumpf(doc, stdout, JSON_INDENT(2));
     putchar('\n');
     json_decref(doc);
@@ -27,13 +29,14 @@ static int print_json(const struct doctor_report *r, int status)
 int cmd_doctor(int argc, char **argv)
 {
     static const struct option opts[] = {
-        CLI_HELP_OPTION, {"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
+        CLI_HELP_OPTION, CLI_OPTS_JSON, CLI_OPTS_QUIET, {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("doctor");
-    int done = 0, json = 0, c;
+    int done = 0, c;
+    enum cli_output out = CLI_OUT_TEXT;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
-        if (c == 'j')
-            json = 1;
+        if (cli_output_option("doctor", c, &out) < 0)
+            return KILN_EXIT_USAGE;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind < argc)
@@ -50,8 +53,10 @@ int cmd_doctor(int argc, char **argv)
     for (size_t i = 0; i < r.n; i++)
         if (r.items[i].state != DOCTOR_OK)
             status = KILN_EXIT_FAIL;
-    if (json)
+    if (out == CLI_OUT_JSON)
         return print_json(&r, status);
+    if (out == CLI_OUT_QUIET) /* the exit status alone: 0 all, 1 part */
+        return status;
     for (size_t i = 0; i < r.n; i++) {
         const struct doctor_item *it = &r.items[i];
         printf("%-9s %-16s %s\n", doctor_state_name(it->state), it->name, it->detail);

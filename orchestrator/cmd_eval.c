@@ -8,6 +8,9 @@
 #include "cli.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "digest.h"
+#include "eval_junit.h"
+#include "eval_output.h"
 #include "evaluate.h"
 #include "session.h"
 #include "fsutil.h"
@@ -20,7 +23,8 @@ struct eval_cli {
     const char *reference; /* given data (given.h) */
     enum kiln_backend backend;
     enum compile_tool compiler;
-    int warmups, iterations, json, hot, keep, no_reference, no_baseline;
+    int warmups, iterations, hot, keep, no_reference, no_baseline;
+    enum cli_output output;   /* --json, --csv, --markdown, --quiet: one at most */
     struct cli_common common; /* --gpu, --seed, --timeout, --input-cases, --executor */
 };
 
@@ -77,59 +81,6 @@ static void print_baseline(const struct eval_baseline *b)
     printf("\n");
 }
 
-static void xml_escape(FILE *f, const char *s)
-{
-    struct strbuf sb;
-    strbuf_init(&sb);
-    strbuf_put_escaped(&sb, s);
-    fputs(sb.data ? sb.data : "", f);
-    strbuf_free(&sb);
-}
-
-static int write_junit(const char *path, const char *workload, const struct eval_outcome *o,
-                       const struct eval_outcome *held)
-{
-    FILE *f = fopen(path, "we");
-    if (!f) {
-        fprintf(stderr, "kiln eval: cannot write %s\n", path);
-        return -1;
-    }
-    const struct verdict *v = &o->v;
-    size_t failures = 0;
-    for (size_t i = 0; i < v->ncases; i++)
-        failures += !v->cases[i].correct;
-    bool overall_fail = v->status != VERDICT_PASS || (held && held->v.status != VERDICT_PASS);
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"kiln eval ");
-    xml_escape(f, workload);
-    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\">\n", v->ncases + 1,
-            failures + (overall_fail ? 1 : 0));
-    for (size_t i = 0; i < v->ncases; i++) {
-        const struct verdict_case *c = &v->cases[i];
-        fprintf(f, "  <testcase classname=\"");
-        xml_escape(f, workload);
-        fprintf(f, "\" name=\"%s.s%d\" time=\"%.6f\">", c->name, c->set,
-                c->timed ? c->timing.median / 1000.0 : 0.0);
-        if (!c->correct) {
-            fprintf(f, "<failure message=\"");
-            xml_escape(f, c->detail);
-            fprintf(f, "\"/>");
-        }
-        fprintf(f, "</testcase>\n");
-    }
-    fprintf(f, "  <testcase classname=\"");
-    xml_escape(f, workload);
-    fprintf(f, "\" name=\"verdict\">");
-    if (overall_fail) {
-        fprintf(f, "<failure message=\"");
-        xml_escape(f, held && held->v.status != VERDICT_PASS ? held->v.detail : v->detail);
-        fprintf(f, "\"/>");
-    }
-    fprintf(f, "<system-out>");
-    xml_escape(f, v->summary);
-    fprintf(f, "</system-out></testcase>\n</testsuite>\n");
-    return fclose(f);
-}
-
 /* Where the data came from when not from the workload (given.h). */
 static void add_given_json(json_t *doc, const struct eval_session *s)
 {
@@ -183,7 +134,10 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"backend", required_argument, NULL, 'b'},
                                          CLI_OPTS_GPU,
-                                         {"json", no_argument, NULL, 'j'},
+                                         CLI_OPTS_JSON,
+                                         CLI_OPTS_CSV,
+                                         CLI_OPTS_MARKDOWN,
+                                         CLI_OPTS_QUIET,
                                          {"junit", required_argument, NULL, 'J'},
                                          {"work", required_argument, NULL, 'w'},
                                          CLI_OPTS_SEED,
@@ -199,7 +153,7 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          {"compiler", required_argument, NULL, 'C'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("eval");
-    int done = 0, c;
+    int done = 0, c, st;
     long v;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -207,9 +161,6 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
         case 'b':
             if (!(o->backend = kiln_backend_from_name(optarg)))
                 return cli_usage_error("eval", "unknown backend '%s' (cuda or cpu)", optarg);
-            break;
-        case 'j':
-            o->json = 1;
             break;
         case 'J':
             o->junit = optarg;
@@ -244,7 +195,10 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                 return cli_usage_error("eval", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
             break;
         default:
-            if (cli_common_option("eval", c, optarg, &o->common) < 0)
+            st = cli_output_option("eval", c, &o->output);
+            if (st < 0)
+                return KILN_EXIT_USAGE;
+            if (st == 0 && cli_common_option("eval", c, optarg, &o->common) < 0)
                 return KILN_EXIT_USAGE;
             break;
         }
@@ -294,7 +248,7 @@ int cmd_eval(int argc, char **argv)
                                    .run_timeout_ms = 1000LL * o.common.timeout_s,
                                    .candidate_hint = o.candidate,
                                    .compiler = o.compiler,
-                                   .verbose = !o.json,
+                                   .verbose = o.output == CLI_OUT_TEXT,
                                    .input_cases = o.common.input_cases,
                                    .reference = o.reference,
                                    .runner = runner};
@@ -318,17 +272,27 @@ int cmd_eval(int argc, char **argv)
         eval_session_apply_held_out(s, &out, &held);
     }
     status = out.v.status == VERDICT_PASS ? KILN_EXIT_OK : KILN_EXIT_FAIL;
-    if (o.json) {
+    char digest[SHA256_HEX_LEN + 1];
+    sha256_hex_of(src, len, digest);
+    struct eval_device dev;
+    eval_device_describe(eval_session_backend(s), o.common.gpu, &dev);
+    if (o.output == CLI_OUT_JSON) {
+        struct eval_doc_info info = {.workload_source = o.workload,
+                                     .wl = eval_session_workload(s),
+                                     .candidate_path = o.candidate,
+                                     .candidate_sha256 = digest,
+                                     .device = &dev};
         json_t *doc = NULL;
-        if (verdict_to_json(&out.v, &doc, &err) != KILN_OK)
+        if (eval_doc_json(&out.v, &info, &doc, &err) != KILN_OK)
             goto fail;
         json_object_set_new(doc, "stage", json_string(out.stage));
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out.t));
         json_object_set_new(doc, "ran_as", out.where[0] ? json_string(out.where) : json_null());
         json_object_set_new(doc, "backend",
                             json_string(kiln_backend_name(eval_session_backend(s))));
-        if (have_held)
-            json_object_set_new(doc, "held_out", json_string(verdict_status_name(held.v.status)));
+        json_object_set_new(doc, "held_out",
+                            have_held ? json_string(verdict_status_name(held.v.status))
+                                      : json_null());
         json_object_set_new(
             doc, "reference_generated_by_model",
             json_boolean(eval_session_workload(s)->provenance == WL_PROVENANCE_MODEL));
@@ -343,7 +307,10 @@ int cmd_eval(int argc, char **argv)
         json_dumpf(doc, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(doc);
-    } else {
+    } else if (o.output == CLI_OUT_CSV || o.output == CLI_OUT_MARKDOWN) {
+        eval_table_print(stdout, o.output == CLI_OUT_CSV ? EVAL_TABLE_CSV : EVAL_TABLE_MARKDOWN,
+                         &out.v);
+    } else if (o.output == CLI_OUT_TEXT) {
         char title[300];
         snprintf(title, sizeof(title), "kiln eval %s %s (%s backend)", o.workload, o.candidate,
                  kiln_backend_name(eval_session_backend(s)));
@@ -378,8 +345,20 @@ int cmd_eval(int argc, char **argv)
             text_fputs_escaped(stdout, out.log_tail, strlen(out.log_tail));
         }
     }
-    if (o.junit && write_junit(o.junit, o.workload, &out, have_held ? &held : NULL) != 0)
-        status = KILN_EXIT_USAGE;
+    if (o.junit) {
+        struct eval_junit_info ji = {.candidate = o.candidate,
+                                     .candidate_sha256 = digest,
+                                     .device = dev.text,
+                                     .backend = eval_session_backend(s)};
+        char *xml = NULL;
+        if (eval_junit_text(eval_session_workload(s), &ji, &out, have_held ? &held : NULL, &xml,
+                            &err) != KILN_OK ||
+            fs_write_atomic(o.junit, xml, strlen(xml), &err) != KILN_OK) {
+            free(xml);
+            goto fail;
+        }
+        free(xml);
+    }
     goto done;
 fail:
     cli_report("eval", &err);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "fastp.h"
 #include "fsutil.h"
 #include "report.h"
 #include "runrec.h"
@@ -68,6 +69,10 @@ enum kiln_rc report_write_run(const struct runrec *rr, struct kiln_err *err)
     enum kiln_rc rc = runrec_read_json(rr, "summary.json", 64u << 20, &summary, err);
     if (rc == KILN_OK)
         rc = runrec_read_json(rr, "history.json", 64u << 20, &history, err);
+    if (rc == KILN_OK)
+        rc = runrec_check_version(summary, "summary.json", SUMMARY_VERSION, err);
+    if (rc == KILN_OK)
+        rc = runrec_check_versions(NULL, history, NULL, err);
     if (rc == KILN_OK) {
         struct kiln_err ignore;
         kiln_err_clear(&ignore);

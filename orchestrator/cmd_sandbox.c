@@ -40,6 +40,8 @@ const char cmd_sandbox_help[] =
     "  --env NAME=VALUE     add to the image's environment (nothing is inherited)\n"
     "  --cwd DIR            working directory inside\n"
     "\n"
+    "No --json or --quiet: stdout and stderr are the program's, unchanged.\n"
+    "\n"
     "example:\n"
     "  kiln sandbox --policy script --out o.tar -- python3 -c \"import numpy\"\n";
 

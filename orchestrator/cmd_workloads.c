@@ -1,6 +1,7 @@
 /* cmd_workloads.c - `kiln workloads` and `kiln workload check`. */
 #include <dirent.h>
 #include <limits.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +42,16 @@ static void first_sentence(const char *d, char *out, size_t cap)
 
 int cmd_workloads(int argc, char **argv)
 {
-    static const struct option opts[] = {CLI_HELP_OPTION, {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        CLI_HELP_OPTION, CLI_OPTS_JSON, CLI_OPTS_QUIET, {0, 0, 0, 0}};
+    enum cli_output out = CLI_OUT_TEXT;
     const struct kiln_cmd *self = cli_find("workloads");
     int done = 0;
     optind = 1;
-    while (cli_getopt(self, argc, argv, "", opts, &done) != -1)
-        ;
+    int opt;
+    while ((opt = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
+        if (cli_output_option("workloads", opt, &out) < 0)
+            return KILN_EXIT_USAGE;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind < argc)
@@ -89,6 +94,7 @@ int cmd_workloads(int argc, char **argv)
     closedir(d);
     qsort(names, n, sizeof(*names), by_name);
     int status = KILN_EXIT_OK;
+    json_t *list = json_array();
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
@@ -101,18 +107,39 @@ int cmd_workloads(int argc, char **argv)
                 perf += w->cases[c].kind == WL_CASE_PERFORMANCE;
             char line[80];
             first_sentence(w->description, line, sizeof(line));
-            printf("%-14s %-9s %2zu cases (%zu perf)  %s\n", w->name,
-                   w->backends == KILN_BACKEND_ALL    ? "cuda,cpu"
-                   : w->backends == KILN_BACKEND_CUDA ? "cuda"
-                                                      : "cpu",
-                   w->ncases, perf, line);
+            const char *be = w->backends == KILN_BACKEND_ALL    ? "cuda,cpu"
+                             : w->backends == KILN_BACKEND_CUDA ? "cuda"
+                                                                : "cpu";
+            if (out == CLI_OUT_TEXT)
+                printf("%-14s %-9s %2zu cases (%zu perf)  %s\n", w->name, be, w->ncases, perf,
+                       line);
+            json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s}", "name",
+                                                  names[i], "status", "ok", "backends", be, "cases",
+                                                  (json_int_t)w->ncases, "performance_cases",
+                                                  (json_int_t)perf, "sha256", w->hash,
+                                                  "description", line));
         } else if (names[i]) {
             char esc[KILN_ERR_MSG_MAX * 4];
-            printf("%-14s BROKEN: %s\n", names[i], text_escape_control(esc, sizeof(esc), err.msg));
+            text_escape_control(esc, sizeof(esc), err.msg);
+            if (out == CLI_OUT_TEXT)
+                printf("%-14s BROKEN: %s\n", names[i], esc);
+            json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name", names[i], "status",
+                                                  "broken", "error", esc));
             status = KILN_EXIT_FAIL;
         }
         workload_free(w);
         free(names[i]);
+    }
+    if (out == CLI_OUT_JSON) {
+        json_t *doc = json_pack("{s:i, s:o}", "version", 1, "workloads", list);
+        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+            fprintf(stderr, "kiln workloads: out of memory printing JSON\n");
+            status = KILN_EXIT_USAGE;
+        }
+        putchar('\n');
+        json_decref(doc);
+    } else {
+        json_decref(list);
     }
     return status;
 }
@@ -124,7 +151,7 @@ struct check_given {
 };
 
 static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const char *cache,
-                        long long timeout_ms, const struct check_given *cg);
+                        long long timeout_ms, const struct check_given *cg, enum cli_output out);
 
 static int workload_check(int argc, char **argv)
 {
@@ -135,8 +162,11 @@ static int workload_check(int argc, char **argv)
                                          CLI_OPTS_TIMEOUT,
                                          CLI_OPTS_INPUTS,
                                          {"reference", required_argument, NULL, 'R'},
+                                         CLI_OPTS_JSON,
+                                         CLI_OPTS_QUIET,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("workload");
+    enum cli_output out = CLI_OUT_TEXT;
     struct check_given cg = {0};
     const char *reference = NULL;
     int done = 0, c;
@@ -153,6 +183,8 @@ static int workload_check(int argc, char **argv)
             return KILN_EXIT_USAGE;
         if (c == 'R')
             reference = optarg;
+        if (cli_output_option("workload", c, &out) < 0)
+            return KILN_EXIT_USAGE;
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
@@ -180,31 +212,62 @@ static int workload_check(int argc, char **argv)
         return KILN_EXIT_USAGE;
     }
     cg.reference = reference ? &ref : NULL;
-    int status = check_loaded(dir, backends, (uint64_t)seed, cache, 1000LL * timeout_s, &cg);
+    int status = check_loaded(dir, backends, (uint64_t)seed, cache, 1000LL * timeout_s, &cg, out);
     if (reference)
         given_reference_free(&ref);
     return status;
 }
 
+/* `workload check --json`: the verdict and its problems, one per line of
+ * `problems` (escaped: they quote the workload's scripts). */
+static void check_json(const char *dir, const struct workload *w, const char *problems,
+                       enum kiln_rc environment)
+{
+    json_t *list = json_array();
+    char line[WLCHECK_PROBLEMS_MAX], esc[sizeof(line) * 4];
+    for (const char *p = problems; list && p && *p;) {
+        size_t n = strcspn(p, "\n");
+        snprintf(line, sizeof(line), "%.*s", (int)n, p);
+        json_array_append_new(list, json_string(text_escape_control(esc, sizeof(esc), line)));
+        p += n + (p[n] == '\n');
+    }
+    json_t *doc =
+        json_pack("{s:i, s:{s:s, s:s?, s:s?}, s:s, s:o, s:o}", "version", 1, "workload", "dir", dir,
+                  "name", w ? w->name : NULL, "sha256", w ? w->hash : NULL, "status",
+                  json_array_size(list) ? "problems" : "pass", "problems",
+                  list ? list : json_array(), "host_failure",
+                  environment != KILN_OK ? json_string(kiln_strerror(environment)) : json_null());
+    if (doc)
+        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER), putchar('\n');
+    else
+        fprintf(stderr, "kiln workload check: out of memory printing JSON\n");
+    json_decref(doc);
+}
+
 /* workload check once the arguments are in: load, then every backend. */
 static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const char *cache,
-                        long long timeout_ms, const struct check_given *cg)
+                        long long timeout_ms, const struct check_given *cg, enum cli_output out)
 {
     char tmp[PATH_MAX] = "";
     struct kiln_err err;
     kiln_err_clear(&err);
     struct workload *w = NULL;
+    bool text = out == CLI_OUT_TEXT;
     if (workload_load(dir, &w, &err) != KILN_OK) {
         char esc[KILN_ERR_MSG_MAX * 4];
-        printf("FAIL  %s\n", text_escape_control(esc, sizeof(esc), err.msg));
+        if (text)
+            printf("FAIL  %s\n", text_escape_control(esc, sizeof(esc), err.msg));
+        else if (out == CLI_OUT_JSON)
+            check_json(dir, NULL, err.msg, KILN_OK);
         return KILN_EXIT_FAIL;
     }
-    printf("ok    %s/workload.json parses: %s, %zu cases, %zu fixed held-out, %d drawn per "
-           "check%s, hash %.16s\n",
-           dir, w->name, w->ncases, w->nheld_out, w->held_draw.draw,
-           w->held_draw.draw ? "" : " (no held_out ranges: the held-out sizes are public)",
-           w->hash);
-    if (cg->reference)
+    if (text)
+        printf("ok    %s/workload.json parses: %s, %zu cases, %zu fixed held-out, %d drawn per "
+               "check%s, hash %.16s\n",
+               dir, w->name, w->ncases, w->nheld_out, w->held_draw.draw,
+               w->held_draw.draw ? "" : " (no held_out ranges: the held-out sizes are public)",
+               w->hash);
+    if (cg->reference && text)
         printf("ok    reference: --reference %s (sha256 %.16s) instead of reference.py\n",
                cg->reference->path, cg->reference->sha256);
     if (!cache) {
@@ -215,7 +278,7 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
         }
         cache = tmp;
     }
-    if (w->provenance == WL_PROVENANCE_MODEL)
+    if (w->provenance == WL_PROVENANCE_MODEL && text)
         printf("NOTE  reference generated by the model: not an independent oracle "
                "(workload.json: provenance)\n");
     struct wlcheck_opts co = {.backends = backends,
@@ -224,14 +287,17 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
                               .script_timeout_ms = timeout_ms,
                               .input_cases = cg->input_cases,
                               .reference = cg->reference,
-                              .table = stdout};
+                              .table = text ? stdout : NULL};
     struct wlcheck_result res;
     wlcheck_run(w, &co, &res);
     int status = res.nproblems ? KILN_EXIT_FAIL : KILN_EXIT_OK;
     if (tmp[0] && fs_remove_tree(tmp, &err) != KILN_OK)
         cli_report("workload check", &err);
-    printf("%s: %s\n", w->name,
-           status == KILN_EXIT_OK ? "workload check passed" : "PROBLEMS FOUND");
+    if (text)
+        printf("%s: %s\n", w->name,
+               status == KILN_EXIT_OK ? "workload check passed" : "PROBLEMS FOUND");
+    else if (out == CLI_OUT_JSON)
+        check_json(dir, w, res.problems, res.environment);
     workload_free(w);
     return status;
 }

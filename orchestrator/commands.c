@@ -5,7 +5,7 @@
 
 const struct kiln_cmd kiln_commands[] = {
     {"doctor", "check what this machine can run, and how to fix what it cannot",
-     "usage: kiln doctor [--json]\n"
+     "usage: kiln doctor [--json | --quiet]\n"
      "\n"
      "Checks the kernel, user namespaces, seccomp, cgroups, GPUs and their device\n"
      "nodes, nvcc and NVRTC, python3 and numpy, the sandbox images, the profiler\n"
@@ -16,17 +16,23 @@ const struct kiln_cmd kiln_commands[] = {
      "which); 2 the checks themselves failed.\n"
      "\n"
      "options:\n"
-     "  --json     print the report as one JSON object\n"
+     "  --json     print the report as one JSON object (\"version\": 1, checks, status)\n"
+     "  --quiet    print nothing: the exit status alone\n"
      "\n"
      "example:\n"
      "  kiln doctor\n",
      cmd_doctor},
     {"workloads", "list the built-in workloads",
-     "usage: kiln workloads\n"
+     "usage: kiln workloads [--json | --quiet]\n"
      "\n"
      "Lists the built-in workloads (in workloads/ of kiln's data directory), one\n"
      "line each: name, backends, cases, and the first sentence of the description.\n"
      "A workload that does not load is listed as BROKEN with the reason (exit 1).\n"
+     "\n"
+     "options:\n"
+     "  --json    one JSON document: version, workloads [{name, status (ok, broken),\n"
+     "            backends, cases, performance_cases, sha256, description | error}]\n"
+     "  --quiet   print nothing: exit 1 when a workload is broken\n"
      "\n"
      "example:\n"
      "  kiln workloads\n",
@@ -34,6 +40,7 @@ const struct kiln_cmd kiln_commands[] = {
     {"workload", "validate a workload end to end (kiln workload check DIR)",
      "usage: kiln workload check DIR|NAME [--backend cuda|cpu|all] [--seed N] [--cache DIR]\n"
      "                           [--timeout S] [--input-cases PATH] [--reference FILE]\n"
+     "                           [--json | --quiet]\n"
      "\n"
      "Parses workload.json strictly, then runs inputs.py and reference.py in the\n"
      "`script` sandbox for every visible and held-out case of each backend, checks\n"
@@ -52,6 +59,10 @@ const struct kiln_cmd kiln_commands[] = {
      "                work/inputs/, or a ustar .tar of that layout) against the\n"
      "                workload instead of running inputs.py for the visible cases\n"
      "  --reference FILE     run this python script instead of reference.py\n"
+     "  --json        one JSON document instead of the table: version, workload {dir,\n"
+     "                name, sha256}, status (pass, problems), problems [lines],\n"
+     "                host_failure (null, or why this host could not check)\n"
+     "  --quiet       print nothing: the exit status says it\n"
      "\n"
      "example:\n"
      "  kiln workload check saxpy --backend cpu\n",
@@ -166,8 +177,15 @@ const struct kiln_cmd kiln_commands[] = {
      "  --backend B        cuda or cpu (default: from the file name, else cuda\n"
      "                     when a GPU is present)\n"
      "  --gpu N            the GPU to use (default 0)\n"
-     "  --json             print the verdict document (evaluator/VERDICT.md)\n"
-     "  --junit FILE       also write a JUnit XML report (for CI systems)\n"
+     "  --json             print the verdict as one JSON document (evaluator/VERDICT.md,\n"
+     "                     \"kiln eval --json\": summary.json's names, the device,\n"
+     "                     workload and candidate digests, kiln's version)\n"
+     "  --csv, --markdown  print the per-case table only (case, set, status, median,\n"
+     "                     min and max ms, speedups, fraction of the floor)\n"
+     "  --quiet            print nothing: the exit status says it (with --junit: CI)\n"
+     "                     (--json, --csv, --markdown and --quiet exclude each other)\n"
+     "  --junit FILE       also write a JUnit XML report (Jenkins' junit-10.xsd: one\n"
+     "                     test case per case and one for the held-out check)\n"
      "  --work DIR         keep inputs, references and scratch in DIR\n"
      "  --seed N           base seed of the visible inputs (default: a fresh random\n"
      "                     one, printed so that --seed N reproduces the inputs)\n"
@@ -223,6 +241,9 @@ const struct kiln_cmd kiln_commands[] = {
      "run's record (results/README.md, \"report.html\"). Works on archived runs.\n"
      "scripts/report-screenshot RUN_DIR OUT.png makes a PNG of the page.\n"
      "\n"
+     "No --json or --quiet: it writes files (the run's own record), printing only\n"
+     "their paths; summary.json is the machine-readable result.\n"
+     "\n"
      "example:\n"
      "  kiln report results/run-001\n",
      cmd_report},
@@ -240,6 +261,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  --sign KEY         sign MANIFEST with this SSH private key (ssh-keygen -Y\n"
      "                     sign, namespace kiln-archive) into MANIFEST.sig\n"
      "\n"
+     "No --json or --quiet: it writes one file; ARCHIVE.json inside is the record.\n"
+     "\n"
      "example:\n"
      "  kiln archive results/run-001 --sign ~/.ssh/id_ed25519\n",
      cmd_archive},
@@ -255,11 +278,14 @@ const struct kiln_cmd kiln_commands[] = {
      "\n"
      "Exit status: 0 intact; 1 not intact (the message names what); 2 usage.\n"
      "\n"
+     "No --json: the answer is the exit status (intact or not) and the file named.\n"
+     "\n"
      "example:\n"
      "  kiln verify run-001.tar.zst --allowed-signers ~/.ssh/allowed_signers\n",
      cmd_verify},
     {"replay", "re-run every candidate of an archived run and compare with the record",
-     "usage: kiln replay ARCHIVE [--gpu N] [--allowed-signers FILE] [--json] [--quiet]\n"
+     "usage: kiln replay ARCHIVE [--gpu N] [--allowed-signers FILE]\n"
+     "                   [--json | --csv | --markdown] [--quiet]\n"
      "\n"
      "Verifies the archive, prints the environment drift (GPU, driver, toolkit,\n"
      "compiler, clocks: recorded -> this host), then evaluates every candidate\n"
@@ -277,7 +303,8 @@ const struct kiln_cmd kiln_commands[] = {
      "  kiln replay run-001.tar.zst --gpu 1\n",
      cmd_replay},
     {"compare", "compare two runs candidate by candidate (a CI regression gate)",
-     "usage: kiln compare RUN_A RUN_B [--json | --markdown] [--allowed-signers FILE]\n"
+     "usage: kiln compare RUN_A RUN_B [--json | --csv | --markdown] [--quiet]\n"
+     "                    [--allowed-signers FILE]\n"
      "\n"
      "Judges RUN_B (now) against RUN_A (before): run directories (checked against\n"
      "their MANIFEST) or archives. Prints the environment drift first, then per\n"
@@ -285,11 +312,45 @@ const struct kiln_cmd kiln_commands[] = {
      "performance case SAME, FAST, SLOW or AMBIGUOUS, as kiln replay does.\n"
      "\n"
      "Exit status: 1 when a verdict changed or a case is SLOW; 0 otherwise; 2 when\n"
-     "the comparison could not be made.\n"
+     "the comparison could not be made (also: a record newer than this kiln reads).\n"
+     "\n"
+     "options:\n"
+     "  --json       one JSON document (\"version\": 1, counts, per candidate and case)\n"
+     "  --csv        the table alone: candidate, case, verdict_before, verdict_now,\n"
+     "               verdict_equal, call, median_before_ms, median_now_ms, ratio, why\n"
+     "  --markdown   the report as markdown (a CI comment)\n"
+     "               (--json, --csv and --markdown exclude each other)\n"
+     "  --quiet      no warnings or progress on stderr; combines with the above\n"
+     "  --allowed-signers FILE   check archives' signatures (kiln verify)\n"
      "\n"
      "example:\n"
      "  kiln compare results/run-001 results/run-002 --markdown\n",
      cmd_compare},
+    {"summarize", "fast_p over several workloads' runs (KernelBench's metric)",
+     "usage: kiln summarize RUN... [--fast-p P] [--json | --csv | --markdown | --quiet]\n"
+     "\n"
+     "Reads each run's summary.json (one finished kiln optimize run per workload)\n"
+     "and prints, per run, its best candidate and its speedup over the workload's\n"
+     "starting kernel, then KernelBench's fast_p: the fraction of the workloads whose\n"
+     "result is correct (a best candidate that passed every check, the held-out one\n"
+     "included) AND more than p times as fast as the reference. fast_0 is the\n"
+     "correctness rate, fast_1 the fraction faster than the reference; fast_0,\n"
+     "fast_1 and fast_2 are always printed. Two runs of one workload are refused\n"
+     "(each problem counts once); so is a summary.json newer than this kiln reads.\n"
+     "\n"
+     "Exit status: 0 printed; 2 usage, or a run that cannot be read.\n"
+     "\n"
+     "options:\n"
+     "  --fast-p P   also print fast_P (0..1000, e.g. 1.5)\n"
+     "  --json       one JSON document: version, problems, fast_p {\"P\": fraction},\n"
+     "               runs [{run, workload, summary_version, best, correct,\n"
+     "               speedup_vs_reference}] (null where unknown)\n"
+     "  --csv, --markdown   the fast_p table only: p, fast_p, count, problems\n"
+     "  --quiet      print nothing (the exit status says whether the runs read)\n"
+     "\n"
+     "example:\n"
+     "  kiln summarize results/run-001 results/run-002 results/run-003 --fast-p 1.5\n",
+     cmd_summarize},
     {"import", "turn a KernelBench problem into a kiln workload",
      "usage: kiln import kernelbench PROBLEM.py --out-shape DIMS [-o DIR] [--name NAME]\n"
      "                               [--flops EXPR] [--kernel FILE]\n"

@@ -18,6 +18,7 @@ int cmd_archive(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_summarize(int argc, char **argv);
 
 struct runrec;
 /* Regenerates heatmap.svg and report.html of a run from its records. */

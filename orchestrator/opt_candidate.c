@@ -247,11 +247,13 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
         r->best = (int)r->n;
     r->n++;
     json_t *h =
-        json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:f, s:f}", "iteration", it,
-                  "candidate", a->id, "proposer", proposer_name(r->prop), "note", p->note, "status",
-                  verdict_status_name(a->status), "stage", a->stage, "reason", a->reason,
-                  "improved", a->improved, "best", r->best >= 0 ? r->hist[r->best].id : NULL,
-                  "geomean_ms", a->geomean_ms, "elapsed_s", opt_now_s() - r->t0);
+        json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s?, s:o, s:f}", "version",
+                  RUNREC_HISTORY_VERSION, "iteration", it, "candidate", a->id, "proposer",
+                  proposer_name(r->prop), "note", p->note, "status", verdict_status_name(a->status),
+                  "stage", a->stage, "reason", a->reason, "improved", a->improved, "best",
+                  r->best >= 0 ? r->hist[r->best].id : NULL, "geomean_ms",
+                  a->geomean_ms > 0 ? json_real(a->geomean_ms) : json_null(), "elapsed_s",
+                  opt_now_s() - r->t0);
     if (!h) {
         json_decref(prof);
         return kiln_fail(err, KILN_E_NOMEM, "history entry");

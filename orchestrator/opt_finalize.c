@@ -12,6 +12,7 @@
 #include "candidate.h"
 #include "commands.h"
 #include "opt_given.h"
+#include "fastp.h"
 #include "optimize_impl.h"
 #include "rank.h"
 #include "runrec.h"
@@ -65,26 +66,6 @@ static json_t *medians_json(const struct eval_medians *m)
     json_t *o = json_object();
     for (size_t i = 0; m && i < m->n; i++)
         json_object_set_new(o, m->cases[i].name, json_real(m->cases[i].ms));
-    return o;
-}
-
-static json_t *case_ms_json(const struct verdict *v)
-{
-    /* Median per case over its input sets' medians (for the heatmap). */
-    json_t *o = json_object();
-    for (size_t i = 0; i < v->ncases; i++) {
-        const struct verdict_case *c = &v->cases[i];
-        if (!c->timed || !c->scored)
-            continue;
-        double sum = 0;
-        int n = 0;
-        for (size_t j = 0; j < v->ncases; j++)
-            if (v->cases[j].timed && !strcmp(v->cases[j].name, c->name)) {
-                sum += log(v->cases[j].timing.median);
-                n++;
-            }
-        json_object_set_new(o, c->name, json_real(exp(sum / n)));
-    }
     return o;
 }
 
@@ -204,11 +185,12 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
     json_t *cands = json_array(), *ranking = json_array();
     for (size_t i = 0; i < r->n; i++) {
         const struct verdict *v = &r->verdicts[i];
-        json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:o}", "id", r->hist[i].id, "status",
+        json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "id", r->hist[i].id, "status",
                                verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage,
                                "reason", r->hist[i].reason, "geomean_ms",
-                               v->status == VERDICT_PASS ? v->score_ms : 0.0,
-                               "speedup_vs_reference", v->speedup_ref, "case_ms", case_ms_json(v));
+                               ratio_or_null(v->status == VERDICT_PASS ? v->score_ms : 0.0),
+                               "speedup_vs_reference", ratio_or_null(v->speedup_ref), "case_ms",
+                               verdict_case_ms_json(v));
         if (cj)
             json_object_set_new(cj, "speedup_vs_baseline", ratio_or_null(v->speedup_vendor));
         json_array_append_new(cands, cj);
@@ -222,10 +204,11 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
     json_t *bestj = json_null();
     if (best >= 0) {
         const struct verdict *v = &r->verdicts[best];
-        bestj = json_pack("{s:s, s:f, s:f, s:o, s:f, s:s, s:s}", "candidate", r->hist[best].id,
-                          "geomean_ms", v->score_ms, "speedup_vs_reference", v->speedup_ref,
-                          "speedup_vs_baseline", ratio_or_null(v->speedup_vendor),
-                          "fraction_of_floor", v->sol, "held_out", "pass", "summary", v->summary);
+        bestj = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s}", "candidate", r->hist[best].id,
+                          "geomean_ms", ratio_or_null(v->score_ms), "speedup_vs_reference",
+                          ratio_or_null(v->speedup_ref), "speedup_vs_baseline",
+                          ratio_or_null(v->speedup_vendor), "fraction_of_floor",
+                          ratio_or_null(v->sol), "held_out", "pass", "summary", v->summary);
         char *pinned = pin_config(r->sources[best], &r->hist[best], b);
         char name[16];
         snprintf(name, sizeof(name), "best.%s", opt_ext_of(b));
@@ -239,11 +222,12 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
     snprintf(runname, sizeof(runname), "run-%03d", r->rr.number);
     int generated = r->generated || wl->provenance == WL_PROVENANCE_MODEL;
     json_t *summary = json_pack(
-        "{s:s, s:s, s:s, s:b, s:o, s:o, s:f, s:o, s:o, s:o, s:I}", "run", runname, "workload",
-        wl->name, "backend", kiln_backend_name(b), "reference_generated_by_model", generated,
-        "perf_cases", cases, "reference_ms", medians_json(ref ? &ref->medians : NULL),
-        "reference_geomean_ms", ref ? ref->v.score_ms : 0.0, "best", bestj, "candidates", cands,
-        "ranking", ranking, "held_out_seed", (json_int_t)eval_session_secret_seed(r->s));
+        "{s:i, s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "version", SUMMARY_VERSION,
+        "run", runname, "workload", wl->name, "backend", kiln_backend_name(b),
+        "reference_generated_by_model", generated, "perf_cases", cases, "reference_ms",
+        medians_json(ref ? &ref->medians : NULL), "reference_geomean_ms",
+        ratio_or_null(ref ? ref->v.score_ms : 0.0), "best", bestj, "candidates", cands, "ranking",
+        ranking, "held_out_seed", (json_int_t)eval_session_secret_seed(r->s));
     if (summary)
         json_object_set_new(summary, "baseline",
                             baseline_summary_json(r, json_object_get(summary, "perf_cases")));

@@ -111,6 +111,8 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
         rc = runrec_read_json(&r.rr, "history.json", 64u << 20, &hist, err);
     if (rc == KILN_OK && in_flight > 0)
         rc = runrec_manifest_check(&r.rr, json_array_size(hist), NULL, err);
+    if (rc == KILN_OK)
+        rc = runrec_check_versions(run, hist, NULL, err);
     if (rc != KILN_OK) {
         json_decref(run);
         kiln_err_prefix(err, "%s is not a resumable run", run_dir);

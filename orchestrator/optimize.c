@@ -107,6 +107,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
         r->o.initial_kernel);
     if (!doc)
         return kiln_fail(err, KILN_E_NOMEM, "run.json");
+    json_object_set_new(doc, "version", json_integer(RUNREC_RUN_VERSION));
     json_object_set_new(doc, "gpu_index", json_integer(r->o.gpu));
     /* Where the seed came from, and the exact timing runs per case (0
      * warmups is 0 here, not "the default" as the older keys had it). */
@@ -145,6 +146,7 @@ enum kiln_rc opt_record_environment(struct opt_run *r, const char *when, struct 
     kiln_err_clear(err);
     enum kiln_rc rc = envcap_now(r->o.backend == KILN_BACKEND_CUDA ? r->o.gpu : -1, &now, err);
     if (rc == KILN_OK && doc) {
+        json_object_set_new(doc, "version", json_integer(RUNREC_ENVIRONMENT_VERSION));
         json_object_set_new(doc, when, now);
         rc = runrec_write_json(&r->rr, "environment.json", doc, err);
     } else {

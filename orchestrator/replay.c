@@ -96,6 +96,9 @@ static enum kiln_rc side_open(const char *arg, const struct replay_opts *o, stru
         s->run = load_json(s->dir, "run.json", RUN_JSON_MAX, true, err, &rc);
         s->history = load_json(s->dir, "history.json", HISTORY_JSON_MAX, true, err, &rc);
         json_t *env = load_json(s->dir, "environment.json", RUN_JSON_MAX, false, err, &rc);
+        /* Records newer than this kiln are refused, not misread. */
+        if (rc == KILN_OK)
+            rc = runrec_check_versions(s->run, s->history, env, err);
         /* The reading right after timing is the closest to the clocks the
          * samples ran at; runs stopped before the end have only "before". */
         json_t *at = json_object_get(env, "after_timing");
@@ -194,6 +197,23 @@ static double *pooled(const struct timings *t, const char *name, size_t *n)
     return x;
 }
 
+/* A CSV field, quoted when it holds a comma, quote or line break (RFC
+ * 4180); the `why` texts are kiln's own, case names are plain. */
+static void csv_field(const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
 struct report {
     const struct replay_opts *o;
     struct replay_result *res;
@@ -221,6 +241,7 @@ static enum kiln_rc judge_candidate(struct report *r, const char *id, const char
         printf("| %s | | %s -> %s | %s | | | |\n", id, old_status, new_status,
                equal ? "equal" : "**CHANGED**");
     enum kiln_rc rc = KILN_OK;
+    size_t rows = 0;
     /* Cases in the order the old side lists them, each once. */
     for (size_t i = 0; rc == KILN_OK && ot && i < ot->ncases; i++) {
         bool seen = false;
@@ -250,6 +271,13 @@ static enum kiln_rc judge_candidate(struct report *r, const char *id, const char
         else if (r->o->format == REPLAY_MARKDOWN)
             printf("| %s | %s | | | **%s** | %.4g -> %.4g ms | %s |\n", id, name,
                    perf_call_name(j.call), j.old_median, j.new_median, j.why);
+        else if (r->o->format == REPLAY_CSV) {
+            printf("%s,%s,%s,%s,%d,%s,%.6g,%.6g,%.6g,", id, name, old_status, new_status, equal,
+                   perf_call_name(j.call), j.old_median, j.new_median, j.ratio);
+            csv_field(j.why);
+            putchar('\n');
+            rows++;
+        }
         json_array_append_new(
             json_object_get(cj, "cases"),
             json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:s}", "case", name,
@@ -258,6 +286,8 @@ static enum kiln_rc judge_candidate(struct report *r, const char *id, const char
                       j.hi, "samples_before", (json_int_t)j.n_old, "samples_now",
                       (json_int_t)j.n_new, "clock_scale", j.clock_scale, "why", j.why));
     }
+    if (r->o->format == REPLAY_CSV && rows == 0 && rc == KILN_OK)
+        printf("%s,,%s,%s,%d,,,,,\n", id, old_status, new_status, equal);
     json_array_append_new(r->cands, cj);
     return rc;
 }
@@ -272,7 +302,10 @@ static void environment(struct report *r, const json_t *before, const json_t *no
     r->env_now = now;
     double ca = clock_of(before), cb = clock_of(now);
     r->clock_scale = ca > 0 && cb > 0 ? cb / ca : 1.0;
-    if (r->o->format == REPLAY_JSON)
+    if (r->o->format == REPLAY_CSV)
+        printf("candidate,case,verdict_before,verdict_now,verdict_equal,call,median_before_ms,"
+               "median_now_ms,ratio,why\n");
+    if (r->o->format == REPLAY_JSON || r->o->format == REPLAY_CSV)
         return;
     bool md = r->o->format == REPLAY_MARKDOWN;
     printf("%senvironment (recorded -> %s):\n", md ? "```\n" : "", now_label);
@@ -304,12 +337,12 @@ static void finish(struct report *r, const char *what)
 {
     struct replay_result *x = r->res;
     if (r->o->format == REPLAY_JSON) {
-        json_t *doc = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "command", what,
-                                "candidates", (json_int_t)x->candidates, "verdicts_changed",
-                                (json_int_t)x->verdicts_changed, "slow", (json_int_t)x->slow,
-                                "fast", (json_int_t)x->fast, "same", (json_int_t)x->same,
-                                "ambiguous", (json_int_t)x->ambiguous, "environment_drift",
-                                (json_int_t)x->drift, "results", json_incref(r->cands));
+        json_t *doc = json_pack(
+            "{s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "version", REPLAY_JSON_VERSION,
+            "command", what, "candidates", (json_int_t)x->candidates, "verdicts_changed",
+            (json_int_t)x->verdicts_changed, "slow", (json_int_t)x->slow, "fast",
+            (json_int_t)x->fast, "same", (json_int_t)x->same, "ambiguous", (json_int_t)x->ambiguous,
+            "environment_drift", (json_int_t)x->drift, "results", json_incref(r->cands));
         if (doc)
             json_object_set_new(doc, "environment",
                                 json_pack("{s:O?, s:O?, s:f}", "recorded", r->env_before, "now",
@@ -320,6 +353,8 @@ static void finish(struct report *r, const char *what)
         json_decref(doc);
         return;
     }
+    if (r->o->format == REPLAY_CSV) /* the table alone; the exit status says the rest */
+        return;
     printf("%s%s: %zu candidate%s, %zu verdict%s changed; cases: %zu SAME, %zu FAST, %zu SLOW, "
            "%zu AMBIGUOUS%s\n",
            r->o->format == REPLAY_MARKDOWN ? "\n" : "", what, x->candidates,
@@ -361,7 +396,7 @@ enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_op
         source_digest(sb.dir, id, db);
         /* Two runs' candidate 001 need not be the same kernel (another
          * proposer, another seed): say so rather than compare silently. */
-        if (strcmp(da, db) && o->format != REPLAY_JSON)
+        if (strcmp(da, db) && (o->format == REPLAY_TEXT || o->format == REPLAY_MARKDOWN))
             printf("note: candidate %s has a different source in the two runs\n", id);
         verdict_status_of(sa.dir, id, sta, sizeof(sta));
         verdict_status_of(sb.dir, id, stb, sizeof(stb));

@@ -22,7 +22,12 @@
 
 #include "error.h"
 
-enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_MARKDOWN };
+/* --csv: one header row, then one row per candidate and case (a
+ * candidate with no timed case: one row, case fields empty). */
+enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_MARKDOWN, REPLAY_CSV };
+
+/* The format version of the --json document of replay and compare. */
+#define REPLAY_JSON_VERSION 1
 
 struct replay_opts {
     const char *allowed_signers; /* archives: require a signature from these keys */

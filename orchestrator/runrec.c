@@ -142,3 +142,31 @@ enum kiln_rc runrec_read_json(const struct runrec *rr, const char *rel, size_t m
     free(text);
     return rc;
 }
+
+enum kiln_rc runrec_check_version(const json_t *doc, const char *what, int newest,
+                                  struct kiln_err *err)
+{
+    const json_t *v = json_object_get(doc, "version");
+    if (!v)
+        return KILN_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < 1)
+        return kiln_fail(err, KILN_E_PARSE, "%s: \"version\" must be an integer >= 1", what);
+    if (json_integer_value(v) > newest)
+        return kiln_fail(err, KILN_E_UNSUPPORTED,
+                         "%s has format version %lld, newer than this kiln reads (%d): use a "
+                         "newer kiln",
+                         what, (long long)json_integer_value(v), newest);
+    return KILN_OK;
+}
+
+enum kiln_rc runrec_check_versions(const json_t *run, const json_t *history, const json_t *env,
+                                   struct kiln_err *err)
+{
+    enum kiln_rc rc = runrec_check_version(run, "run.json", RUNREC_RUN_VERSION, err);
+    for (size_t i = 0; rc == KILN_OK && i < json_array_size(history); i++)
+        rc = runrec_check_version(json_array_get(history, i), "history.json entry",
+                                  RUNREC_HISTORY_VERSION, err);
+    if (rc == KILN_OK && env)
+        rc = runrec_check_version(env, "environment.json", RUNREC_ENVIRONMENT_VERSION, err);
+    return rc;
+}

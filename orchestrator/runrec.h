@@ -21,6 +21,23 @@ struct runrec {
     int number;         /* NNN */
 };
 
+/* The format versions of the records kiln writes (results/README.md). A
+ * record without "version" was written before they had one: read as 1. */
+#define RUNREC_RUN_VERSION         1 /* run.json */
+#define RUNREC_ENVIRONMENT_VERSION 1 /* environment.json */
+#define RUNREC_HISTORY_VERSION     1 /* each history.json entry */
+
+/* KILN_OK when `doc` (the record `what`, for the message) has no
+ * "version" or an integer 1..newest; KILN_E_UNSUPPORTED ("use a newer
+ * kiln") when it is newer; KILN_E_PARSE when it is not such a number. */
+enum kiln_rc runrec_check_version(const json_t *doc, const char *what, int newest,
+                                  struct kiln_err *err) KILN_NODISCARD;
+
+/* runrec_check_version of run.json, of every history.json entry and, when
+ * `env` is not NULL, of environment.json. */
+enum kiln_rc runrec_check_versions(const json_t *run, const json_t *history, const json_t *env,
+                                   struct kiln_err *err) KILN_NODISCARD;
+
 /* Creates `results_dir` if needed and a fresh run-NNN inside it. */
 enum kiln_rc runrec_create(const char *results_dir, struct runrec *rr,
                            struct kiln_err *err) KILN_NODISCARD;

@@ -97,6 +97,8 @@ char *compile_order_diagnostics(const char *text);
  * sandbox's output is extracted next to.
  */
 #define COMPILE_JSON_MAX (8 * COMPILE_DIAG_MAX + (16u << 10))
+/* compile.json's format version (results/README.md); absent in older runs. */
+#define COMPILE_JSON_VERSION 1
 
 enum kiln_rc compile_result_to_json(const struct compile_result *res, char **out,
                                     struct kiln_err *err) KILN_NODISCARD;

@@ -23,12 +23,12 @@ enum kiln_rc compile_result_to_json(const struct compile_result *res, char **out
             kernels = NULL;
         }
     }
-    json_t *doc = kernels
-                      ? json_pack("{s:b, s:s, s:f, s:f, s:f, s:s, s:o}", "ok", res->ok,
-                                  "input_sha256", res->input_sha256, "seconds", res->seconds,
-                                  "started", res->started, "finished", res->finished, "diagnostics",
-                                  res->diagnostics ? res->diagnostics : "", "kernels", kernels)
-                      : NULL;
+    json_t *doc = kernels ? json_pack("{s:i, s:b, s:s, s:f, s:f, s:f, s:s, s:o}", "version",
+                                      COMPILE_JSON_VERSION, "ok", res->ok, "input_sha256",
+                                      res->input_sha256, "seconds", res->seconds, "started",
+                                      res->started, "finished", res->finished, "diagnostics",
+                                      res->diagnostics ? res->diagnostics : "", "kernels", kernels)
+                          : NULL;
     *out = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
     return *out ? KILN_OK : kiln_fail(err, KILN_E_NOMEM, "compile result as JSON");
@@ -72,18 +72,30 @@ static bool take_kernel(json_t *kj, struct compile_kernel_usage *k)
 enum kiln_rc compile_result_from_json(const char *text, size_t len, struct compile_result *res,
                                       struct kiln_err *err)
 {
-    static const char *const keys[] = {"ok",       "input_sha256", "seconds", "started",
-                                       "finished", "diagnostics",  "kernels", NULL};
+    static const char *const keys[] = {"version",     "ok",      "input_sha256",
+                                       "seconds",     "started", "finished",
+                                       "diagnostics", "kernels", NULL};
     memset(res, 0, sizeof(*res));
     static const struct json_strict_rules rules = {.max_bytes = COMPILE_JSON_MAX, .any_top = true};
     json_t *doc;
     enum kiln_rc rc = json_strict_parse("compile result", text, len, &rules, &doc, err);
     if (rc)
         return rc;
+    /* No version: written before compile.json had one (the same format). */
+    json_t *ver = json_object_get(doc, "version");
+    if (json_is_integer(ver) && json_integer_value(ver) > COMPILE_JSON_VERSION) {
+        rc = kiln_fail(err, KILN_E_UNSUPPORTED,
+                       "compile result has format version %lld, newer than this kiln reads (%d): "
+                       "use a newer kiln",
+                       (long long)json_integer_value(ver), COMPILE_JSON_VERSION);
+        json_decref(doc);
+        return rc;
+    }
     json_t *ok = json_object_get(doc, "ok"), *diag = json_object_get(doc, "diagnostics");
     json_t *kernels = json_object_get(doc, "kernels"), *hash = json_object_get(doc, "input_sha256");
-    bool good = json_is_object(doc) && !json_strict_unknown_key(doc, keys) && json_is_boolean(ok) &&
-                json_is_string(hash) && json_string_length(hash) == 64 &&
+    bool good = json_is_object(doc) && !json_strict_unknown_key(doc, keys) &&
+                (!ver || (json_is_integer(ver) && json_integer_value(ver) >= 1)) &&
+                json_is_boolean(ok) && json_is_string(hash) && json_string_length(hash) == 64 &&
                 strspn(json_string_value(hash), "0123456789abcdef") == 64 &&
                 take_seconds(doc, "seconds", &res->seconds) &&
                 take_seconds(doc, "started", &res->started) &&

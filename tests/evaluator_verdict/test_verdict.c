@@ -303,7 +303,8 @@ static void strict_reading(void **state)
     } muts[] = {
         {"\"status\":\"pass\"", "\"status\":\"passed\"", KILN_E_PARSE},
         {"\"status\":\"pass\"", "\"status\":1", KILN_E_PARSE},
-        {"\"version\":1", "\"version\":2", KILN_E_REJECTED},
+        {"\"version\":1", "\"version\":2", KILN_E_UNSUPPORTED}, /* "use a newer kiln" */
+        {"\"version\":1", "\"version\":0", KILN_E_REJECTED},
         {"\"version\":1", "\"version\":1,\"x\":1", KILN_E_PARSE},
         {"\"reverified\":false", "\"reverified\":0", KILN_E_PARSE},
         {"\"n\":100", "\"n\":0", KILN_E_REJECTED},

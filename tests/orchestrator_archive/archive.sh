@@ -56,7 +56,7 @@ PY
     (cd "$RUN" && awk '$1 != "next" && NR > 1 {print $1 "  " $3}' MANIFEST | sha256sum -c --quiet) ||
         fail "a MANIFEST digest is wrong"
     [ -f "$RUN/environment.json" ] || fail "no environment.json"
-    expect_json "$RUN/environment.json" 'sorted(d)' '["after_timing", "before_timing"]'
+    expect_json "$RUN/environment.json" 'sorted(d)' '["after_timing", "before_timing", "version"]'
     ;;
 roundtrip)
     run_kiln "$T/out" "$T/err" archive "$RUN" -o "$T/run-001.tar.zst"
@@ -204,6 +204,56 @@ compare)
     run_kiln "$T/out" "$T/err" compare "$RUN" "$RUN" --json
     expect_rc 0 "kiln compare --json"
     expect_json "$T/out" 'd["verdicts_changed"], d["slow"], len(d["results"])' '(0, 0, 2)'
+    expect_json "$T/out" 'd["version"]' 1
+    # --csv: the table alone, one row per candidate and case; one format only.
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$RUN" --csv
+    expect_rc 0 "kiln compare --csv"
+    python3 - "$T/out" <<'PY' || fail "kiln compare --csv: $(cat "$T/out")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and list(rows[0]) == ["candidate", "case", "verdict_before", "verdict_now",
+                                  "verdict_equal", "call", "median_before_ms", "median_now_ms",
+                                  "ratio", "why"], list(rows[0])
+assert {r["candidate"] for r in rows} == {"001", "002"}, rows
+assert all(r["verdict_equal"] == "1" for r in rows), rows
+assert all(r["call"] in ("SAME", "AMBIGUOUS") and r["ratio"] == "1" for r in rows if r["case"]), rows
+assert any("," in r["why"] for r in rows), rows  # quoted fields survive
+PY
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$RUN" --csv --markdown
+    expect_rc 2 "kiln compare --csv --markdown"
+    contains "$T/err" "--csv and --markdown exclude each other"
+    # A record newer than this kiln reads is refused, not misread.
+    cp -a "$RUN" "$T/newer"
+    rm "$T/newer/MANIFEST"
+    python3 - "$T/newer/run.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == 1, d.get("version")
+d["version"] = 99
+json.dump(d, open(sys.argv[1], "w"))
+PY
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$T/newer"
+    expect_rc 2 "kiln compare with a newer run.json"
+    contains "$T/err" "run.json has format version 99, newer than this kiln reads (1): use a newer kiln"
+    # One written before records had a version is read as before.
+    cp -a "$RUN" "$T/older"
+    rm "$T/older/MANIFEST"
+    python3 - "$T/older" <<'PY'
+import json, os, sys
+for f in ("run.json", "environment.json", "summary.json"):
+    p = os.path.join(sys.argv[1], f)
+    d = json.load(open(p))
+    d.pop("version")
+    json.dump(d, open(p, "w"))
+p = os.path.join(sys.argv[1], "history.json")
+h = json.load(open(p))
+for e in h:
+    e.pop("version")
+json.dump(h, open(p, "w"))
+PY
+    run_kiln "$T/out" "$T/err" compare "$RUN" "$T/older"
+    expect_rc 0 "kiln compare with a run written before records had versions"
+    contains "$T/out" "0 verdicts changed"
     # Three times slower: SLOW, exit 1. The copy has no MANIFEST (changed on purpose).
     cp -a "$RUN" "$T/slow"
     rm "$T/slow/MANIFEST"

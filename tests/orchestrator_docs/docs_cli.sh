@@ -37,6 +37,7 @@ search)
     # kiln doctor says whether the index is there, and how to build it.
     run_kiln "$T/out" "$T/err" doctor --json
     expect_json "$T/out" '[c["state"] for c in d["checks"] if c["check"] == "docs index"]' '["OK"]'
+    expect_json "$T/out" 'd["version"]' 1
     KILN_DOCS_DB=$T/none.db run_kiln "$T/out" "$T/err" doctor --json
     expect_json "$T/out" '[c["fix"] for c in d["checks"] if c["check"] == "docs index"]' \
         '["cmake --build build --target kiln_docs_db (or set KILN_DOCS_DB)"]'
@@ -49,6 +50,7 @@ json)
     expect_json "$T/out" 'all(p["source"] and p["title"] and p["excerpt"] for p in d["passages"])' True
     expect_json "$T/out" 'd["indexed_passages"] >= 30' True
     expect_json "$T/out" 'len(d["index"])' 64
+    expect_json "$T/out" 'd["version"]' 1
     ;;
 hostile)
     for k in utf8 escape oversize; do

@@ -76,7 +76,11 @@ static enum kiln_rc parse(const char *text)
 static void rejects_what_it_does_not_know(void **state)
 {
     (void)state;
-    assert_int_equal(parse(DOC("", "")), KILN_OK);
+    assert_int_equal(parse(DOC("", "")), KILN_OK); /* no version: written before it had one */
+    assert_int_equal(parse(DOC(", \"version\": 1", "")), KILN_OK);
+    assert_int_equal(parse(DOC(", \"version\": 2", "")), KILN_E_UNSUPPORTED); /* newer kiln */
+    assert_int_equal(parse(DOC(", \"version\": 0", "")), KILN_E_REJECTED);
+    assert_int_equal(parse(DOC(", \"version\": \"1\"", "")), KILN_E_REJECTED);
     assert_int_equal(parse(DOC(", \"artifact\": \"/etc/passwd\"", "")), KILN_E_REJECTED);
     assert_int_equal(parse(DOC(", \"ok\": false", "")), KILN_E_PARSE); /* duplicate key */
     assert_int_equal(parse("[]"), KILN_E_REJECTED);

@@ -7,6 +7,48 @@
 . "$(dirname "$0")/lib.sh"
 case_name=$1
 shared=$2
+junit_xsd=${3:-}
+
+# check_junit FILE KIND: the --junit report's structure (eval_junit.h):
+# <testsuites>, one suite "saxpy", one test case per visible case of the
+# cpu backend plus "held_out" whatever happened; KIND pass (no failure or
+# error), failure (every problem a <failure>) or error (every case an <error>).
+check_junit()
+{
+    python3 - "$1" "$2" "$KILN_SOURCE_DIR/workloads/saxpy/workload.json" <<'PY' || fail "the JUnit report ($2)"
+import json, sys
+import xml.etree.ElementTree as ET
+path, kind, wl = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+root = ET.parse(path).getroot()
+assert root.tag == "testsuites", root.tag
+suites = root.findall("testsuite")
+assert len(suites) == 1 and suites[0].get("name") == "saxpy", [s.attrib for s in suites]
+suite = suites[0]
+want = [c["name"] for c in wl["cases"] if "cpu" in c.get("backends", ["cpu"])] + ["held_out"]
+cases = suite.findall("testcase")
+assert [c.get("name") for c in cases] == want, [c.get("name") for c in cases]
+assert all(c.get("classname") == "saxpy" for c in cases)
+fails = [c for c in cases if c.find("failure") is not None]
+errs = [c for c in cases if c.find("error") is not None]
+for el in (root, suite):
+    assert el.get("tests") == str(len(want)), el.attrib
+    assert el.get("failures") == str(len(fails)) and el.get("errors") == str(len(errs)), el.attrib
+    assert abs(float(el.get("time")) - sum(float(c.get("time")) for c in cases)) < 1e-5, el.attrib
+props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+assert len(props["candidate_sha256"]) == 64 and props["device"] == "cpu", props
+assert props["kiln_version"], props
+if kind == "pass":
+    assert not fails and not errs, (len(fails), len(errs))
+    assert all(float(c.get("time")) > 0 for c in cases if c.get("name").startswith("cpu_")), \
+        [c.attrib for c in cases]
+elif kind == "failure":
+    assert fails and not errs, (len(fails), len(errs))
+elif kind == "error":
+    assert len(errs) == len(want) and not fails, (len(fails), len(errs))
+else:
+    raise SystemExit("unknown kind " + kind)
+PY
+}
 
 # eval_candidate FILE [ARGS...]: `kiln eval saxpy FILE --json` in $T/work.
 eval_candidate()
@@ -31,7 +73,20 @@ pass)
     expect_json "$T/out" 'd["reverified"]' True
     expect_json "$T/out" 'len(d["cases"])' 11
     expect_json "$T/out" 'all(c["correct"] for c in d["cases"])' True
-    expect_json "$T/out" 'd["speedup_ref"] > 0' True
+    expect_json "$T/out" 'd["speedup_vs_reference"] > 0' True
+    # One naming scheme with summary.json, and where the verdict came from.
+    expect_json "$T/out" 'd["version"]' 2
+    expect_json "$T/out" 'sorted(d["case_ms"])' '["cpu_3m", "cpu_4m"]'
+    expect_json "$T/out" 'd["geomean_ms"] > 0 and d["fraction_of_floor"] is None' True
+    expect_json "$T/out" '[k for k in ("score_ms", "speedup_ref", "sol") if k in d]' '[]'
+    expect_json "$T/out" 'd["device"] == {"backend": "cpu", "index": None, "model": None, "uuid": None, "driver": None}' True
+    expect_json "$T/out" 'd["workload"]["name"] == "saxpy" and len(d["workload"]["sha256"]) == 64' True
+    expect_json "$T/out" 'd["candidate"]["path"].endswith("workloads/saxpy/kernel.c")' True
+    expect_json "$T/out" \
+        'd["candidate"]["sha256"] == __import__("hashlib").sha256(open(d["candidate"]["path"], "rb").read()).hexdigest()' True
+    expect_json "$T/out" 'sorted(d["kiln"])' '["revision", "version"]'
+    expect_json "$T/out" \
+        'all(c["speedup_vs_reference"] is None or abs(c["speedup_vs_reference"] - c["reference_ms"] / c["timing"]["median"]) < 1e-9 for c in d["cases"])' True
     # The turnaround breakdown (VERDICT.md section 8): every part, the
     # harness's own phases included, and the parts add up.
     expect_json "$T/out" 'sorted(d["turnaround_s"])' \
@@ -60,31 +115,15 @@ wrong)
     expect_json "$T/out" 'd["status"]' wrong_answer
     expect_json "$T/out" 'd["detail"].startswith("case n1 (set 0): output out: 1 of 1 elements differ")' True
     expect_json "$T/out" 'any(c["correct"] for c in d["cases"])' False
-    python3 - "$T/junit.xml" <<'PY' || fail "the JUnit report"
-import sys
-import xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-assert root.tag == "testsuite", root.tag
-cases = root.findall("testcase")
-assert len(cases) == int(root.get("tests")) and len(cases) >= 11, len(cases)
-failures = [c for c in cases if c.find("failure") is not None]
-assert len(failures) == int(root.get("failures")) and len(failures) >= 11, len(failures)
-n1 = [c for c in cases if c.get("name") == "n1.s0"]
-assert n1 and "1 of 1 elements differ" in n1[0].find("failure").get("message")
-PY
+    check_junit "$T/junit.xml" failure
+    grep -q 'name="n1" time="[0-9.]*">' "$T/junit.xml" && grep -qF '1 of 1 elements differ' "$T/junit.xml" ||
+        fail "the JUnit report does not name case n1's mismatch"
     ;;
 junit_pass)
     # A passing candidate's JUnit report has no failure element.
     eval_candidate "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" --junit "$T/junit.xml"
     expect_rc 0 "the starting kernel with --junit"
-    python3 - "$T/junit.xml" <<'PY' || fail "the JUnit report of a pass"
-import sys
-import xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-assert root.tag == "testsuite" and root.get("failures") == "0", root.attrib
-assert len(root.findall("testcase")) >= 11
-assert not list(root.iter("failure"))
-PY
+    check_junit "$T/junit.xml" pass
     ;;
 half)
     eval_candidate "$FIX/saxpy_half.c"
@@ -116,7 +155,8 @@ hang)
     [ $((SECONDS - start)) -lt 60 ] || fail "--timeout 5 took $((SECONDS - start)) s"
     ;;
 nocompile)
-    eval_candidate "$FIX/saxpy_nocompile.c"
+    eval_candidate "$FIX/saxpy_nocompile.c" --junit "$T/junit.xml"
+    check_junit "$T/junit.xml" error
     expect_rc 1 "a candidate that does not compile"
     expect_json "$T/out" 'd["status"]' compile_error
     expect_json "$T/out" '"kiln_undeclared_thing" in d["detail"]' True
@@ -133,6 +173,63 @@ badarg)
     expect_rc 1 "a plan naming an unknown argument"
     expect_json "$T/out" 'd["status"]' compile_error
     expect_json "$T/out" '"bogus_arg" in d["detail"] and "not in the signature" in d["detail"]' True
+    ;;
+junit_schema)
+    # Jenkins' junit-10.xsd accepts the report of a pass, a wrong answer and
+    # a compile error (tests/junit/README.md: where the schema comes from).
+    if [ ! -r "$junit_xsd" ] || ! command -v xmllint >/dev/null; then
+        echo "SKIP: needs xmllint (libxml2-utils) and Jenkins' junit-10.xsd at '$junit_xsd' (scripts/setup fetches it)"
+        exit 77
+    fi
+    for c in "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c:pass:0" "$FIX/saxpy_wrong.c:failure:1" \
+        "$FIX/saxpy_nocompile.c:error:1"; do
+        IFS=: read -r file kind want <<<"$c"
+        eval_candidate "$file" --junit "$T/junit-$kind.xml" --no-baseline
+        expect_rc "$want" "$(basename "$file") with --junit"
+        check_junit "$T/junit-$kind.xml" "$kind"
+        xmllint --noout --schema "$junit_xsd" "$T/junit-$kind.xml" 2>"$T/xmllint.err" ||
+            fail "junit-10.xsd refuses the report of $(basename "$file"): $(cat "$T/xmllint.err")"
+    done
+    ;;
+formats)
+    # --csv and --markdown: one header row, one row per case and input set;
+    # two output formats at once is a usage error.
+    eval_candidate "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" --no-baseline
+    cp "$T/out" "$T/doc.json"
+    for fmt in csv markdown; do
+        run_kiln "$T/out" "$T/err" eval saxpy "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" \
+            --backend cpu "${FAST[@]}" --no-reference --no-baseline --work "$T/work" --$fmt
+        expect_rc 0 "--$fmt"
+        cp "$T/out" "$T/table.$fmt"
+    done
+    python3 - "$T/table.csv" "$T/table.markdown" "$T/doc.json" <<'PY' || fail "the --csv/--markdown tables"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+doc = json.load(open(sys.argv[3]))
+assert list(rows[0]) == ["case", "set", "status", "median_ms", "min_ms", "max_ms",
+                         "speedup_vs_reference", "speedup_vs_baseline", "fraction_of_floor"], list(rows[0])
+assert [(r["case"], int(r["set"])) for r in rows] == [(c["case"], c["set"]) for c in doc["cases"]]
+for r, c in zip(rows, doc["cases"]):
+    assert r["status"] == "pass", r
+    # No reference, baseline or floor (cpu): empty, never 0; untimed cases too.
+    assert r["speedup_vs_reference"] == r["speedup_vs_baseline"] == r["fraction_of_floor"] == "", r
+    assert (r["median_ms"] != "") == (c["timing"] is not None), (r, c["timing"])
+    if r["median_ms"]:
+        assert float(r["min_ms"]) <= float(r["median_ms"]) <= float(r["max_ms"]), r
+md = open(sys.argv[2]).read().splitlines()
+assert md[0].startswith("| case | set | status | median_ms"), md[0]
+assert md[1].startswith("|---|---|---|---:"), md[1]
+assert len(md) == 2 + len(rows) and all(l.startswith("| ") and l.endswith(" |") for l in md[2:]), md
+PY
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --json --csv
+    expect_rc 2 "--json with --csv"
+    contains "$T/err" "--json and --csv exclude each other"
+    # --quiet: nothing on stdout, the exit status says it.
+    eval_candidate "$FIX/saxpy_wrong.c"
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --backend cpu "${FAST[@]}" \
+        --no-reference --no-baseline --work "$T/work" --quiet
+    expect_rc 1 "--quiet, a wrong candidate"
+    [ ! -s "$T/out" ] || fail "--quiet printed: $(head -3 "$T/out")"
     ;;
 usage)
     run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --bogus-option

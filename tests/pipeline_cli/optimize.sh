@@ -48,6 +48,16 @@ check_run()
         '["memcpy", "ok", ""]'
     expect_json "$run/summary.json" 'sorted(d["baseline"]["ms"]) == sorted(d["perf_cases"])' True
     expect_json "$run/summary.json" 'd["baseline"]["geomean_ms"] > 0' True
+    # summary.json version 2: null where unknown (no floor on the cpu), and
+    # kiln summarize reads it (fast_p over this one workload).
+    expect_json "$run/summary.json" 'd["version"]' 2
+    expect_json "$run/summary.json" 'd["best"]["fraction_of_floor"] is None' True
+    expect_json "$run/summary.json" \
+        'all(c["geomean_ms"] is None for c in d["candidates"] if c["status"] != "pass")' True
+    run_kiln "$T/sum.json" "$T/sum.err" summarize "$run" --json
+    expect_rc 0 "kiln summarize $run"
+    expect_json "$T/sum.json" 'd["fast_p"]["0"]' 1.0
+    expect_json "$T/sum.json" 'd["runs"][0]["best"]' "$(jq_py "$run/summary.json" 'd["best"]["candidate"]')"
     expect_json "$run/summary.json" 'd["best"]["speedup_vs_baseline"] > 0' True
     expect_json "$run/summary.json" \
         'all(c["speedup_vs_baseline"] > 0 for c in d["candidates"] if c["status"] == "pass")' True

@@ -87,6 +87,14 @@ hostile)
         run_kiln "$T/out" "$T/err" workload check "$T/wl" --backend cpu --cache "$T/cache"
         expect_rc 0 "kiln workload check of the unbroken tiny workload"
         contains "$T/out" "tiny_axpy: workload check passed"
+        # --json: the same verdict as one document; --quiet: the exit status.
+        run_kiln "$T/out" "$T/err" workload check "$T/wl" --backend cpu --cache "$T/cache" --json
+        expect_rc 0 "kiln workload check --json of the unbroken tiny workload"
+        expect_json "$T/out" '[d["version"], d["status"], d["problems"], d["workload"]["name"]]' \
+            '[1, "pass", [], "tiny_axpy"]'
+        run_kiln "$T/out" "$T/err" workload check "$T/wl" --backend cpu --cache "$T/cache" --quiet
+        expect_rc 0 "kiln workload check --quiet of the unbroken tiny workload"
+        [ ! -s "$T/out" ] || fail "--quiet printed: $(head -3 "$T/out")"
         echo "ok: workload hostile control"
         exit 0
         ;;
@@ -115,6 +123,16 @@ hostile)
     [ "$what" = negative_size ] || contains "$T/out" "tiny_axpy: PROBLEMS FOUND"
     [ "$what" != forever ] || [ $((SECONDS - start)) -lt 60 ] ||
         fail "--timeout 3 took $((SECONDS - start)) s"
+    if [ "$what" != forever ]; then
+        run_kiln "$T/out" "$T/err" "${args[@]}" --json
+        expect_rc 1 "kiln workload check --json of a workload with $what"
+        expect_json "$T/out" 'd["status"]' problems
+        python3 - "$T/out" "$want" <<'PY' || fail "--json does not name '$want': $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert any(sys.argv[2] in p for p in d["problems"]), d["problems"]
+PY
+    fi
     ;;
 *)
     fail "unknown mode $mode"

@@ -1,0 +1,42 @@
+#!/bin/bash
+# outputs.sh - --json and --quiet on the commands that print results
+# without running a candidate: kiln workloads, kiln doctor (issue 17).
+. "$(dirname "$0")/lib.sh"
+
+run_kiln "$T/out" "$T/err" workloads --json
+expect_rc 0 "kiln workloads --json"
+expect_json "$T/out" 'd["version"]' 1
+expect_json "$T/out" 'all(w["status"] == "ok" for w in d["workloads"])' True
+expect_json "$T/out" '[w["backends"] for w in d["workloads"] if w["name"] == "saxpy"]' '["cuda,cpu"]'
+expect_json "$T/out" 'all(len(w["sha256"]) == 64 and w["cases"] >= w["performance_cases"] >= 1 for w in d["workloads"])' True
+run_kiln "$T/text" "$T/err" workloads
+expect_rc 0 "kiln workloads"
+[ "$(wc -l <"$T/text")" = "$(jq_py "$T/out" 'len(d["workloads"])')" ] ||
+    fail "the text lists $(wc -l <"$T/text") workloads, --json $(jq_py "$T/out" 'len(d["workloads"])')"
+run_kiln "$T/out" "$T/err" workloads --quiet
+expect_rc 0 "kiln workloads --quiet"
+[ ! -s "$T/out" ] || fail "kiln workloads --quiet printed: $(head -3 "$T/out")"
+# A broken workload: status broken with the reason, exit 1 (quiet too).
+mkdir -p "$T/data/workloads"
+cp -a "$KILN_SOURCE_DIR/workloads/saxpy" "$T/data/workloads/saxpy"
+mkdir -p "$T/data/workloads/broken" && echo '{' >"$T/data/workloads/broken/workload.json"
+KILN_DATA_DIR=$T/data run_kiln "$T/out" "$T/err" workloads --json
+expect_rc 1 "kiln workloads --json with a broken workload"
+expect_json "$T/out" '[(w["name"], w["status"]) for w in d["workloads"]]' '[["broken", "broken"], ["saxpy", "ok"]]'
+expect_json "$T/out" 'bool([w for w in d["workloads"] if w["name"] == "broken"][0]["error"])' True
+KILN_DATA_DIR=$T/data run_kiln "$T/out" "$T/err" workloads --quiet
+expect_rc 1 "kiln workloads --quiet with a broken workload"
+[ ! -s "$T/out" ] || fail "kiln workloads --quiet printed: $(head -3 "$T/out")"
+
+# kiln doctor: --quiet says by its exit status what --json says in "status".
+run_kiln "$T/out" "$T/err" doctor --json
+want=$rc
+expect_json "$T/out" 'd["version"]' 1
+expect_json "$T/out" 'd["status"]' "$want"
+run_kiln "$T/out" "$T/err" doctor --quiet
+expect_rc "$want" "kiln doctor --quiet"
+[ ! -s "$T/out" ] || fail "kiln doctor --quiet printed: $(head -3 "$T/out")"
+run_kiln "$T/out" "$T/err" doctor --json --quiet
+expect_rc 2 "kiln doctor --json --quiet"
+contains "$T/err" "--json and --quiet exclude each other"
+echo "ok: outputs"
