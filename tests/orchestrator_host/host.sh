@@ -127,7 +127,7 @@ fixture)
     run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer tune --max-iterations 1 \
         --results "$shared" "${FAST[@]}"
     expect_rc 0 "the fixture run"
-    expect_json "$shared/run-001/summary.json" 'd["best"]["candidate"]' 001
+    expect_json "$shared/run-001/summary.json" 'd["best_candidate"]["candidate"]' 001
     ;;
 resume_symlink)
     copy_run

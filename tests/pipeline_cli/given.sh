@@ -332,7 +332,7 @@ PY
         expect_json "$run/$f" 'd["reference_script"]["sha256"]' \
             "$(sha256sum "$KILN_SOURCE_DIR/workloads/saxpy/reference.py" | cut -d' ' -f1)"
     done
-    expect_json "$run/summary.json" 'd["best"]["held_out"]' pass
+    expect_json "$run/summary.json" 'd["best_candidate"]["held_out"]' pass
     [ "$(digest "$run/given/inputs")" = "$want" ] || fail "given/inputs is not the given data"
     in_hashes "$(src_sets)" >"$T/first"
     in_hashes "$run/work/inputs"/* >"$T/second"
