@@ -4,13 +4,16 @@
  * summary.json, the report (heatmap.svg, report.html), the printed table.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "candidate.h"
 #include "commands.h"
+#include "fsutil.h"
 #include "opt_given.h"
 #include "optimize_impl.h"
 #include "rank.h"
@@ -161,6 +164,25 @@ static json_t *start_best_json(const struct verdict *start, const char *why)
                      start->score_ms, "speedup_vs_reference", 1.0, "speedup_vs_baseline",
                      ratio_or_null(start->speedup_vendor), "fraction_of_floor", start->sol,
                      "held_out", "summary", why, "why", why);
+}
+
+/* Without --keep-inputs: the generated inputs and references go once the
+ * summary is written (a run stopped before keeps them for kiln resume).
+ * Only what the session generated: given/ is part of the record. */
+static enum kiln_rc drop_inputs(struct opt_run *r, struct kiln_err *err)
+{
+    static const char *const dirs[] = {"work/inputs", "work/inputs-held"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        char path[PATH_MAX];
+        enum kiln_rc rc = runrec_path(&r->rr, dirs[i], path, sizeof(path), err);
+        if (rc == KILN_OK && access(path, F_OK) == 0)
+            rc = fs_remove_tree(path, err);
+        if (rc != KILN_OK) {
+            kiln_err_prefix(err, "removing the run's %s (--keep-inputs keeps it)", dirs[i]);
+            return rc;
+        }
+    }
+    return KILN_OK;
 }
 
 /* Under the final table: why the result is what it is, and why each
@@ -321,6 +343,8 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         rc = runrec_write_json(&r->rr, "summary.json", summary, err);
     if (rc == KILN_OK)
         rc = report_write_run(&r->rr, err);
+    if (rc == KILN_OK && !r->o.keep_inputs)
+        rc = drop_inputs(r, err);
     if (rc == KILN_OK && r->o.json)
         json_dumpf(summary, stdout, JSON_INDENT(2)), putchar('\n');
     if (rc == KILN_OK && !r->o.json) {

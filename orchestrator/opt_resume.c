@@ -147,6 +147,9 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
                               "random");
     r.o.profile = json_is_true(json_object_get(run, "profile")) ||
                   json_is_object(json_object_get(run, "profile"));
+    /* Runs made before --keep-inputs have no "keep_inputs": they kept them. */
+    json_t *keep = json_object_get(run, "keep_inputs");
+    r.o.keep_inputs = !keep || json_is_true(keep);
     /* Runs made before --jobs have no "jobs": they ran one at a time. */
     json_t *jobs = json_object_get(run, "jobs");
     r.o.jobs = jobs ? (int)json_integer_value(jobs) : 1;

@@ -116,6 +116,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
                         json_pack("{s:i, s:i}", "warmups", eval_warmups_resolved(r->o.warmups),
                                   "iterations", eval_iterations_resolved(r->o.iterations)));
     json_object_set_new(doc, "profile", json_boolean(r->o.profile));
+    json_object_set_new(doc, "keep_inputs", json_boolean(r->o.keep_inputs));
     if (r->o.description)
         json_object_set_new(doc, "description", json_string(r->o.description));
     opt_given_add_json(&r->given, doc);

@@ -12,6 +12,8 @@
 #                     process survives kiln; resume redoes only what was in flight
 #   nvrtc_gpu         (GPU) --compiler nvrtc --jobs 2 on the cuda backend
 #   dotenv            a world-readable .env is refused before any work
+#   keep_inputs       a finished run drops work/inputs* unless --keep-inputs;
+#                     --input-cases of a run without them says how to get them
 . "$(dirname "$0")/lib.sh"
 case_name=$1
 RES=$T/results
@@ -349,6 +351,28 @@ nvrtc_gpu)
         expect_json "$run/candidates/$id/compile.json" 'd["ok"] and d["kernels"][0]["registers"] > 0' True
     done
     [ -s "$run/best.cu" ] || fail "no best.cu"
+    ;;
+keep_inputs)
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --max-iterations 1 --results "$RES" \
+        "${FAST[@]}"
+    expect_rc 0 "kiln optimize without --keep-inputs"
+    run=$RES/run-001
+    [ ! -e "$run/work/inputs" ] && [ ! -e "$run/work/inputs-held" ] ||
+        fail "the finished run kept its inputs: $(ls "$run/work")"
+    [ -s "$run/summary.json" ] && [ -s "$run/best.c" ] || fail "the record is incomplete"
+    expect_json "$run/run.json" 'd["keep_inputs"]' False
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --max-iterations 1 --results "$RES" \
+        "${FAST[@]}" --input-cases "$run"
+    expect_rc 2 "--input-cases of a run without its inputs"
+    contains "$T/err" "run-001 did not keep its inputs (run it with --keep-inputs, or regenerate with --seed 1)"
+    [ ! -e "$RES/run-002" ] || fail "a run directory was made for a refused --input-cases"
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --max-iterations 1 --results "$RES" \
+        "${FAST[@]}" --keep-inputs
+    expect_rc 0 "kiln optimize --keep-inputs"
+    run=$RES/run-002
+    ls "$run"/work/inputs/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs"
+    ls "$run"/work/inputs-held/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs-held"
+    expect_json "$run/run.json" 'd["keep_inputs"]' True
     ;;
 dotenv)
     mkdir -p "$T/cwd"
