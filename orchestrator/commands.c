@@ -228,6 +228,34 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln report results/run-001\n",
      cmd_report},
+    {"gc", "remove old runs (or their work/ scratch) from a results directory",
+     "usage: kiln gc [--results DIR] [--keep-last N] [--older-than DAYS] [--inputs-only]\n"
+     "               [--dry-run] [--json]\n"
+     "\n"
+     "Removes whole run-NNN directories from DIR (default results): those that are\n"
+     "not among the N highest-numbered (--keep-last N) and were last modified at\n"
+     "least DAYS days ago (--older-than DAYS); with both, a run must match both.\n"
+     "With --inputs-only only their work/ goes (generated inputs, references,\n"
+     "baselines: scratch kiln regenerates), the record stays. A run in progress\n"
+     "(kiln optimize or kiln resume holds its work/lock) is never removed, nor is\n"
+     "anything not named run-NNN; a run-NNN that is a symbolic link is skipped and\n"
+     "no link inside a run is followed. Prints each run removed and the bytes\n"
+     "freed; --dry-run prints what would go and removes nothing; --json prints\n"
+     "the same as a JSON object.\n"
+     "\n"
+     "options:\n"
+     "  --results DIR        the results directory (default results)\n"
+     "  --keep-last N        keep the N highest-numbered runs\n"
+     "  --older-than DAYS    remove only runs last modified DAYS or more days ago\n"
+     "  --inputs-only        remove each chosen run's work/ only\n"
+     "  --dry-run            print only\n"
+     "  --json               {removed: [{run, what, bytes, complete}], kept: [{run,\n"
+     "                       reason}], skipped: [{name, reason}], bytes_freed, ...}\n"
+     "\n"
+     "examples:\n"
+     "  kiln gc --keep-last 10 --dry-run\n"
+     "  kiln gc --older-than 30 --inputs-only\n",
+     cmd_gc},
     {"archive", "seal a run into one verifiable file: run-NNN.tar.zst",
      "usage: kiln archive RUN_DIR [-o FILE] [--sign KEY]\n"
      "\n"
