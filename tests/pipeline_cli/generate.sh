@@ -145,7 +145,7 @@ good)
     ;;
 fix)
     start_server
-    generate wlgen_fix --proposer tune --max-iterations 1
+    generate wlgen_fix --proposer tune --max-iterations 1 --keep-inputs
     expect_rc 0 "kiln optimize --description with two bad attempts"
     run=$RES/run-001
     stages "$run" '["parse", "kernel", "pass"]'
@@ -158,6 +158,8 @@ fix)
     contains "$run/generate/02/workload/kernel.c" "3 * a *"
     not_contains "$run/workload/kernel.c" "3 * a *"
     bad=$(jq_py "$run/generation.json" 'd["attempts"][1]["hash"][:16]')
+    # (--keep-inputs: the accepted workload's stay, so their absence means something)
+    [ -d "$run/work/inputs" ] || fail "--keep-inputs dropped work/inputs"
     [ ! -e "$run/work/inputs/$bad" ] || fail "the rejected attempt's inputs were kept"
     expect_json "$run/summary.json" 'd["reference_generated_by_model"]' True
     expect_json "$run/history.json" '[h["status"] for h in d]' '["pass"]'
