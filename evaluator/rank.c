@@ -111,3 +111,118 @@ enum kiln_rc rank_verdicts(const struct verdict *v, size_t n, const struct stats
     *out = res;
     return KILN_OK;
 }
+
+/* The relative difference two scores must exceed to count (stats_compare's
+ * threshold), in percent. */
+static double noise_pct(const struct verdict *a, const struct verdict *b,
+                        const struct stats_noise *noise)
+{
+    double need = noise->z * sqrt(a->sigma * a->sigma + b->sigma * b->sigma);
+    if (need < log1p(noise->min_margin))
+        need = log1p(noise->min_margin);
+    return 100.0 * expm1(need);
+}
+
+static bool has_score(const struct verdict *v)
+{
+    return v && v->score_ms > 0.0;
+}
+
+/* Candidate `c` against the starting kernel on the same cases: its
+ * speedup_ref (per-case reference medians, what the final table shows as
+ * "vs start") as a score on the start's scale. Geomeans over different
+ * timed sets are not comparable; without speedup_ref, its own score. */
+static struct verdict vs_start(const struct verdict *c, const struct verdict *start)
+{
+    struct verdict x = *c;
+    if (c->speedup_ref > 0.0 && has_score(start))
+        x.score_ms = start->score_ms / c->speedup_ref;
+    return x;
+}
+
+void rank_pick_best(const struct verdict *v, size_t n, int top, const struct verdict *start,
+                    const struct stats_noise *noise, struct rank_pick *out)
+{
+    if (!noise)
+        noise = &STATS_NOISE_DEFAULT;
+    memset(out, 0, sizeof(*out));
+    out->best = -1;
+    if (top < 0 || (size_t)top >= n) {
+        snprintf(out->why, sizeof(out->why), "no candidate passed every check");
+        return;
+    }
+    const struct verdict cs = vs_start(&v[top], start), *c = &cs;
+    if (!has_score(start) || !has_score(c)) {
+        out->best = top;
+        snprintf(out->why, sizeof(out->why),
+                 "%s: the best ranked candidate (no starting kernel's time to compare with)",
+                 c->candidate);
+        return;
+    }
+    struct stats_score s = score_of(start), b = score_of(c);
+    int cmp = stats_compare(&s, &b, noise);
+    double ratio = start->score_ms / c->score_ms, pct = noise_pct(start, c, noise);
+    if (cmp > 0) {
+        out->best = top;
+        snprintf(out->why, sizeof(out->why),
+                 "%s: %.2fx the starting kernel, beyond measured noise (+-%.1f%%)", c->candidate,
+                 ratio, pct);
+        return;
+    }
+    out->start_kept = true;
+    if (cmp == 0)
+        snprintf(out->why, sizeof(out->why),
+                 "starting kernel kept: no candidate beat it beyond measured noise (+-%.1f%%); "
+                 "the best, %s, was %.2fx",
+                 pct, c->candidate, ratio);
+    else
+        snprintf(out->why, sizeof(out->why),
+                 "starting kernel kept: every candidate was slower; the best, %s, was %.2fx "
+                 "(beyond measured noise, +-%.1f%%)",
+                 c->candidate, ratio, pct);
+}
+
+bool rank_passed_over(const struct verdict *v, size_t n, size_t i, const struct rank_pick *pick,
+                      const struct verdict *start, const struct stats_noise *noise, char *buf,
+                      size_t cap)
+{
+    if (!noise)
+        noise = &STATS_NOISE_DEFAULT;
+    const struct verdict *chosen = pick->best >= 0 && (size_t)pick->best < n ? &v[pick->best]
+                                   : pick->start_kept                        ? start
+                                                                             : NULL;
+    if (i >= n || !chosen || (pick->best >= 0 && (size_t)pick->best == i))
+        return false;
+    const struct verdict cs = chosen == start ? vs_start(&v[i], start) : v[i], *c = &cs;
+    if (!has_score(c) || !has_score(chosen) || c->score_ms >= chosen->score_ms)
+        return false;
+    char head[160];
+    if (chosen == start)
+        snprintf(head, sizeof(head), "%s was %.2fx faster than the starting kernel", c->candidate,
+                 chosen->score_ms / c->score_ms);
+    else
+        snprintf(head, sizeof(head), "%s was %.2fx faster than %s", c->candidate,
+                 chosen->score_ms / c->score_ms, chosen->candidate);
+    if (c->status != VERDICT_PASS) {
+        const char *st = verdict_status_name(c->status);
+        snprintf(buf, cap, "%s but failed (%s): %s", head, st ? st : "invalid status", c->detail);
+    } else if (!may_rank(c)) {
+        snprintf(buf, cap,
+                 "%s but was flagged for re-verification (%.1fx the reference) and was not "
+                 "re-verified on the held-out cases, so it may not rank",
+                 head, c->speedup_ref);
+    } else {
+        struct stats_score a = score_of(chosen), b = score_of(c);
+        if (stats_compare(&a, &b, noise) == 0)
+            snprintf(buf, cap, "%s but within measured noise (+-%.1f%%)%s", head,
+                     noise_pct(chosen, c, noise),
+                     chosen == start ? ": the starting kernel is kept"
+                                     : "; a tie keeps the earlier candidate");
+        else
+            snprintf(buf, cap,
+                     "%s but was not re-verified on the held-out cases: a candidate ranked "
+                     "before it passed them first",
+                     head);
+    }
+    return true;
+}

@@ -6,6 +6,7 @@
 #ifndef KILN_RANK_H
 #define KILN_RANK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -25,5 +26,31 @@ struct rank_entry {
  * in submission order. `noise` NULL: STATS_NOISE_DEFAULT. */
 enum kiln_rc rank_verdicts(const struct verdict *v, size_t n, const struct stats_noise *noise,
                            struct rank_entry **out, struct kiln_err *err) KILN_NODISCARD;
+
+/* The run's result: the top-ranked candidate, but only when it is faster
+ * than the starting kernel beyond noise. The starting kernel is a candidate
+ * too: a best slower than it (or within its noise) is never reported as
+ * the improvement. */
+struct rank_pick {
+    int best;        /* index into the verdicts; -1: none (start kept, or nothing passed) */
+    bool start_kept; /* the starting kernel stays: no candidate beat it beyond noise */
+    char why[RANK_REASON_MAX]; /* one line: why this is the result */
+};
+
+/* Picks from `top` (index of the candidate that passed every check
+ * including the held-out one, -1: none) against `start` (the starting
+ * kernel's verdict; NULL or without a score: `top` wins unchecked),
+ * comparing on the same cases: a candidate's speedup_ref when it has one.
+ * `noise` NULL: STATS_NOISE_DEFAULT. */
+void rank_pick_best(const struct verdict *v, size_t n, int top, const struct verdict *start,
+                    const struct stats_noise *noise, struct rank_pick *out);
+
+/* True when candidate `i` measured a lower geomean than the result of
+ * `pick` (the chosen candidate, or `start` when it was kept) and was passed
+ * over; `buf` then gets one line saying why, e.g. "004 was 1.30x faster but
+ * failed: held-out check ... failed: ...". */
+bool rank_passed_over(const struct verdict *v, size_t n, size_t i, const struct rank_pick *pick,
+                      const struct verdict *start, const struct stats_noise *noise, char *buf,
+                      size_t cap);
 
 #endif

@@ -83,6 +83,7 @@ int cmd_optimize(int argc, char **argv)
                                          {"warmups", required_argument, NULL, 'W'},
                                          {"env-file", required_argument, NULL, 'e'},
                                          {"profile", no_argument, NULL, 'P'},
+                                         {"keep-inputs", no_argument, NULL, 'I'},
                                          {"docs", required_argument, NULL, 'K'},
                                          {"docs-dir", required_argument, NULL, 'D'},
                                          {"quiet", no_argument, NULL, 'q'},
@@ -164,6 +165,9 @@ int cmd_optimize(int argc, char **argv)
             break;
         case 'P':
             o.profile = true;
+            break;
+        case 'I':
+            o.keep_inputs = true;
             break;
         case 'K':
             if (cli_parse_long(optarg, 1, DOCS_K_MAX, &v))

@@ -15,6 +15,7 @@ int cmd_optimize(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_docs(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

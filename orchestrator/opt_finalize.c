@@ -4,13 +4,16 @@
  * summary.json, the report (heatmap.svg, report.html), the printed table.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "candidate.h"
 #include "commands.h"
+#include "fsutil.h"
 #include "opt_given.h"
 #include "fastp.h"
 #include "optimize_impl.h"
@@ -120,6 +123,65 @@ static json_t *baseline_summary_json(const struct opt_run *r, const json_t *perf
     return j;
 }
 
+/* best.passed_over: one line per candidate that measured faster than the
+ * result but was passed over, and why (rank_passed_over). */
+static json_t *passed_over_json(const struct opt_run *r, const struct rank_pick *pick,
+                                const struct verdict *start)
+{
+    json_t *a = json_array();
+    char line[RANK_REASON_MAX + VERDICT_DETAIL_MAX];
+    for (size_t i = 0; a && i < r->n; i++)
+        if (rank_passed_over(r->verdicts, r->n, i, pick, start, NULL, line, sizeof(line)))
+            json_array_append_new(
+                a, json_pack("{s:s, s:s}", "candidate", r->hist[i].id, "reason", line));
+    return a;
+}
+
+/* summary.json's best when no candidate beat the starting kernel: the
+ * starting kernel itself (best.cu|c is its source). */
+static json_t *start_best_json(const struct verdict *start, const char *why)
+{
+    return json_pack("{s:s, s:o, s:f, s:o, s:o, s:n, s:s, s:s}", "candidate", "start", "geomean_ms",
+                     ratio_or_null(start->score_ms), "speedup_vs_reference", 1.0,
+                     "speedup_vs_baseline", ratio_or_null(start->speedup_vendor),
+                     "fraction_of_floor", ratio_or_null(start->sol), "held_out", "summary", why,
+                     "why", why);
+}
+
+/* Without --keep-inputs: the generated inputs and references go once the
+ * summary is written (a run stopped before keeps them for kiln resume).
+ * Only what the session generated: given/ is part of the record. */
+static enum kiln_rc drop_inputs(struct opt_run *r, struct kiln_err *err)
+{
+    static const char *const dirs[] = {"work/inputs", "work/inputs-held"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        char path[PATH_MAX];
+        enum kiln_rc rc = runrec_path(&r->rr, dirs[i], path, sizeof(path), err);
+        if (rc == KILN_OK && access(path, F_OK) == 0)
+            rc = fs_remove_tree(path, err);
+        if (rc != KILN_OK) {
+            kiln_err_prefix(err, "removing the run's %s (--keep-inputs keeps it)", dirs[i]);
+            return rc;
+        }
+    }
+    return KILN_OK;
+}
+
+/* Under the final table: why the result is what it is, and why each
+ * faster candidate was passed over. The lines may quote a candidate's
+ * failure (compiler or harness text): escaped for the terminal. */
+static void print_why(const struct rank_pick *pick, const json_t *passed_over)
+{
+    char text[(RANK_REASON_MAX + VERDICT_DETAIL_MAX) * 4];
+    if (pick->best >= 0 || pick->start_kept)
+        printf("  why: %s\n", text_escape_control(text, sizeof(text), pick->why));
+    for (size_t i = 0; i < json_array_size(passed_over); i++) {
+        const char *line =
+            json_string_value(json_object_get(json_array_get(passed_over, i), "reason"));
+        printf("  passed over: %s\n", text_escape_control(text, sizeof(text), line ? line : ""));
+    }
+}
+
 enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
 {
     opt_progress(r, (int)r->n, "finalize");
@@ -176,8 +238,13 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         return rc;
     if (r->n && rank[0].place == 1 && r->verdicts[rank[0].index].reverified)
         best = (int)rank[0].index;
-
+    /* The starting kernel is a candidate too: the best must beat it. */
     const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
+    struct rank_pick pick;
+    rank_pick_best(r->verdicts, r->n, best, ref ? &ref->v : NULL, NULL, &pick);
+    int top = best; /* the best candidate, whether or not it beat the start */
+    best = pick.best;
+    json_t *passed_over = passed_over_json(r, &pick, ref ? &ref->v : NULL);
     json_t *cases = json_array();
     for (size_t c = 0; c < wl->ncases; c++)
         if (wl->cases[c].kind == WL_CASE_PERFORMANCE && (wl->cases[c].backends & b))
@@ -201,20 +268,31 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
                                         verdict_status_name(rv->status), "reason", rank[i].reason));
     }
     free(rank);
-    json_t *bestj = json_null();
-    if (best >= 0) {
-        const struct verdict *v = &r->verdicts[best];
-        bestj = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s}", "candidate", r->hist[best].id,
+    json_t *candj = json_null(), *bestj = NULL;
+    if (top >= 0) {
+        const struct verdict *v = &r->verdicts[top];
+        candj = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s}", "candidate", r->hist[top].id,
                           "geomean_ms", ratio_or_null(v->score_ms), "speedup_vs_reference",
                           ratio_or_null(v->speedup_ref), "speedup_vs_baseline",
                           ratio_or_null(v->speedup_vendor), "fraction_of_floor",
                           ratio_or_null(v->sol), "held_out", "pass", "summary", v->summary);
-        char *pinned = pin_config(r->sources[best], &r->hist[best], b);
-        char name[16];
-        snprintf(name, sizeof(name), "best.%s", opt_ext_of(b));
-        if (pinned)
-            rc = runrec_write(&r->rr, name, pinned, strlen(pinned), err);
-        free(pinned);
+    }
+    /* best.cu|c: the result's source, the winner's configuration pinned. */
+    char name[16], *best_src = NULL;
+    snprintf(name, sizeof(name), "best.%s", opt_ext_of(b));
+    if (pick.start_kept) {
+        bestj = start_best_json(&ref->v, pick.why);
+        enum wl_file f = b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
+        rc = runrec_write(&r->rr, name, wl->files[f].data, wl->files[f].len, err);
+    } else if (best >= 0) {
+        bestj = json_deep_copy(candj);
+        json_object_set_new(bestj, "why", json_string(pick.why));
+        best_src = pin_config(r->sources[best], &r->hist[best], b);
+        if (best_src)
+            rc = runrec_write(&r->rr, name, best_src, strlen(best_src), err);
+        free(best_src);
+    } else {
+        bestj = json_null();
     }
     if (rc == KILN_OK) /* every timing (held-out included) is done */
         rc = opt_record_environment(r, "after_timing", err);
@@ -228,11 +306,18 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         medians_json(ref ? &ref->medians : NULL), "reference_geomean_ms",
         ratio_or_null(ref ? ref->v.score_ms : 0.0), "best", bestj, "candidates", cands, "ranking",
         ranking, "held_out_seed", (json_int_t)eval_session_secret_seed(r->s));
+    if (summary) {
+        json_object_set_new(summary, "best_candidate", candj);
+        candj = NULL;
+    }
+    json_decref(candj);
     if (summary)
         json_object_set_new(summary, "baseline",
                             baseline_summary_json(r, json_object_get(summary, "perf_cases")));
     if (rc == KILN_OK && !summary)
         rc = kiln_fail(err, KILN_E_NOMEM, "summary.json");
+    if (json_is_object(bestj))
+        json_object_set(bestj, "passed_over", passed_over);
     if (summary)
         opt_given_add_json(&r->given, summary);
     /* The drawn held-out sizes, recorded only now that the check is over. */
@@ -243,6 +328,8 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         rc = runrec_write_json(&r->rr, "summary.json", summary, err);
     if (rc == KILN_OK)
         rc = report_write_run(&r->rr, err);
+    if (rc == KILN_OK && !r->o.keep_inputs)
+        rc = drop_inputs(r, err);
     if (rc == KILN_OK && r->o.json)
         json_dumpf(summary, stdout, JSON_INDENT(2)), putchar('\n');
     if (rc == KILN_OK && !r->o.json) {
@@ -255,8 +342,8 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         printf("  %-4s %-18s %-9s %12s %9s  %s\n", "id", "status", "stage", "geomean ms",
                "vs start", "note");
         if (ref)
-            printf("  %-4s %-18s %-9s %12.4f %9s  %s\n", "ref", "pass", "-", ref->v.score_ms,
-                   "1.00x", "the starting kernel");
+            printf("  %-4s %-18s %-9s %12.4f %9s  %sthe starting kernel\n", "ref", "pass", "-",
+                   ref->v.score_ms, "1.00x", pick.start_kept ? "BEST " : "");
         for (size_t i = 0; i < r->n; i++) {
             const struct verdict *v = &r->verdicts[i];
             char g[32] = "-", sp[32] = "-";
@@ -276,8 +363,12 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
                                        r->hist[i].status == VERDICT_PASS ? r->hist[i].note
                                                                          : r->hist[i].reason));
         }
+        print_why(&pick, passed_over);
         char sum[sizeof(r->verdicts[0].summary) * 4];
-        if (best >= 0)
+        if (pick.start_kept)
+            printf("best: the starting kernel, kept; written to %s/best.%s\n", r->rr.dir,
+                   opt_ext_of(b));
+        else if (best >= 0)
             printf("best: candidate %s, %s; written to %s/best.%s\n", r->hist[best].id,
                    text_escape_control(sum, sizeof(sum), r->verdicts[best].summary), r->rr.dir,
                    opt_ext_of(b));
@@ -285,5 +376,6 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
             printf("no candidate passed every check (see %s/report.html)\n", r->rr.dir);
     }
     json_decref(summary);
+    json_decref(passed_over);
     return rc;
 }

@@ -94,10 +94,13 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
     struct opt_run r;
     memset(&r, 0, sizeof(r));
     r.best = -1;
+    r.lock_fd = -1;
     r.t0 = opt_now_s();
     r.tty = isatty(STDERR_FILENO);
     json_t *run = NULL, *hist = NULL;
     enum kiln_rc rc = runrec_open(run_dir, &r.rr, err);
+    if (rc == KILN_OK) /* one process per run: a second resume would race the first */
+        rc = runrec_lock(&r.rr, &r.lock_fd, err);
     /* Nothing in the record is read before its MANIFEST says it is intact:
      * first every file but those of candidates in flight, then, once the
      * verified history says how many finished, that those really were in
@@ -115,6 +118,9 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
         rc = runrec_check_versions(run, hist, NULL, err);
     if (rc != KILN_OK) {
         json_decref(run);
+        json_decref(hist);
+        if (r.lock_fd >= 0)
+            close(r.lock_fd);
         kiln_err_prefix(err, "%s is not a resumable run", run_dir);
         return rc;
     }
@@ -149,6 +155,9 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
                               "random");
     r.o.profile = json_is_true(json_object_get(run, "profile")) ||
                   json_is_object(json_object_get(run, "profile"));
+    /* Runs made before --keep-inputs have no "keep_inputs": they kept them. */
+    json_t *keep = json_object_get(run, "keep_inputs");
+    r.o.keep_inputs = !keep || json_is_true(keep);
     /* Runs made before --jobs have no "jobs": they ran one at a time. */
     json_t *jobs = json_object_get(run, "jobs");
     r.o.jobs = jobs ? (int)json_integer_value(jobs) : 1;

@@ -117,6 +117,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
                         json_pack("{s:i, s:i}", "warmups", eval_warmups_resolved(r->o.warmups),
                                   "iterations", eval_iterations_resolved(r->o.iterations)));
     json_object_set_new(doc, "profile", json_boolean(r->o.profile));
+    json_object_set_new(doc, "keep_inputs", json_boolean(r->o.keep_inputs));
     if (r->o.description)
         json_object_set_new(doc, "description", json_string(r->o.description));
     opt_given_add_json(&r->given, doc);
@@ -172,6 +173,9 @@ void opt_run_free(struct opt_run *r)
     eval_session_close(r->s);
     opt_given_free(&r->given);
     docs_index_close(r->docs);
+    if (r->lock_fd >= 0) /* last: the run is live until its workers are stopped */
+        close(r->lock_fd);
+    r->lock_fd = -1;
 }
 
 enum kiln_rc opt_docs_open(struct opt_run *r, struct kiln_err *err)
@@ -335,6 +339,8 @@ static enum kiln_rc generate_workload(struct opt_run *r, char *wdir, size_t cap,
     if (rc == KILN_OK)
         rc = runrec_create(r->o.results_dir, &r->rr, err);
     if (rc == KILN_OK)
+        rc = runrec_lock(&r->rr, &r->lock_fd, err);
+    if (rc == KILN_OK)
         rc = runrec_path(&r->rr, "work", work, sizeof(work), err);
     if (rc == KILN_OK) {
         if (!r->o.quiet && !r->o.json)
@@ -360,6 +366,7 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
     memset(&r, 0, sizeof(r));
     r.o = *o;
     r.best = -1;
+    r.lock_fd = -1;
     r.t0 = opt_now_s();
     r.tty = isatty(STDERR_FILENO);
     if (!r.o.results_dir)
@@ -413,6 +420,8 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = opt_alloc_history(&r, err);
     if (rc == KILN_OK && !r.generated)
         rc = runrec_create(r.o.results_dir, &r.rr, err);
+    if (rc == KILN_OK && !r.generated) /* generate_workload took it */
+        rc = runrec_lock(&r.rr, &r.lock_fd, err);
     if (rc == KILN_OK) {
         snprintf(run_dir, cap, "%s", r.rr.dir);
         r.o.backend = eval_backend_auto(r.o.backend, o->initial_kernel, wl);

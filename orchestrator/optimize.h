@@ -46,6 +46,9 @@ struct opt_options {
     int warmups, iterations;    /* as in eval_request (evaluate.h) */
     bool quiet, json;
     bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
+    /* --keep-inputs: work/inputs* stay after finalize; otherwise they are
+     * removed once summary.json is written (they can be GBs). */
+    bool keep_inputs;
     const struct sbexec_runner *runner; /* where harness runs go (--executor); NULL: here */
     /* Set (by the caller's signal handler) to stop: the candidate being
      * evaluated is not recorded, the run stops before the next one and

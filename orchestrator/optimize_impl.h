@@ -72,6 +72,7 @@ struct opt_run {
     struct opt_window win;
     struct docs_index *docs; /* --docs, until the llm proposer takes it */
     size_t log_bytes;        /* logs this run has kept so far (OPT_LOG_RUN_MAX) */
+    int lock_fd;             /* runrec_lock's, held until opt_run_free; -1: none */
 };
 
 /* optimize.c */

@@ -483,6 +483,19 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
     snprintf(refpath, sizeof(refpath), "%s/given/reference.py", s.dir);
     struct stat st;
     bool given_ref = lstat(refpath, &st) == 0 && S_ISREG(st.st_mode);
+    /* The archived inputs; a run made without --keep-inputs archived none
+     * (then its given/inputs, or inputs.py again from the recorded seed:
+     * the same data, since inputs.py is seeded). */
+    char inputs[PATH_MAX + 32], given_in[PATH_MAX + 32];
+    snprintf(inputs, sizeof(inputs), "%s/work/inputs", s.dir);
+    snprintf(given_in, sizeof(given_in), "%s/given/inputs", s.dir);
+    const char *input_cases = NULL;
+    if (lstat(inputs, &st) == 0 && S_ISDIR(st.st_mode))
+        input_cases = s.dir;
+    else if (lstat(given_in, &st) == 0 && S_ISDIR(st.st_mode))
+        input_cases = given_in;
+    if (rc == KILN_OK && !input_cases && !o->quiet && o->format == REPLAY_TEXT)
+        printf("the run did not keep its inputs: regenerating them from its seed\n");
     const json_t *seeds = json_object_get(s.run, "seeds");
     struct eval_session_opts so = {
         .workload = wdir,
@@ -494,7 +507,7 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         .iterations = (int)json_integer_value(json_object_get(s.run, "iterations")),
         .compiler = tool,
         .verbose = !o->quiet && o->format == REPLAY_TEXT,
-        .input_cases = s.dir, /* the archived work/inputs/ */
+        .input_cases = input_cases,
         .reference = given_ref ? refpath : NULL,
     };
     struct eval_session *sess = NULL;

@@ -3,9 +3,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,4 +171,50 @@ enum kiln_rc runrec_check_versions(const json_t *run, const json_t *history, con
     if (rc == KILN_OK && env)
         rc = runrec_check_version(env, "environment.json", RUNREC_ENVIRONMENT_VERSION, err);
     return rc;
+}
+
+/* Opens work/lock beneath `dir` without following a link (created when
+ * `create`); -1 when it is absent or refused. */
+static int open_lock(const char *dir, bool create, struct kiln_err *err)
+{
+    int wfd = -1;
+    if (beneath_open_dir(dir, "work", create, &wfd, err) != KILN_OK)
+        return -1;
+    int fd = openat(wfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+    if (fd < 0)
+        kiln_fail_errno(err, KILN_E_IO, "opening %s/%s", dir, RUNREC_LOCK);
+    close(wfd);
+    return fd;
+}
+
+enum kiln_rc runrec_lock(const struct runrec *rr, int *fd, struct kiln_err *err)
+{
+    *fd = open_lock(rr->dir, true, err);
+    if (*fd < 0)
+        return err->rc ? err->rc : KILN_E_IO;
+    if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+        return KILN_OK;
+    int e = errno;
+    close(*fd);
+    *fd = -1;
+    if (e == EWOULDBLOCK)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "%s is in progress: another kiln optimize or kiln resume holds its "
+                         "lock (%s); wait for it to finish or stop it first",
+                         rr->dir, RUNREC_LOCK);
+    errno = e;
+    return kiln_fail_errno(err, KILN_E_IO, "locking %s/%s", rr->dir, RUNREC_LOCK);
+}
+
+int runrec_lock_dir(const char *dir, bool *in_progress)
+{
+    *in_progress = false;
+    struct kiln_err ignore;
+    kiln_err_clear(&ignore);
+    int fd = open_lock(dir, false, &ignore);
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return fd;
+    *in_progress = true; /* held, or cannot tell: either way not free */
+    close(fd);
+    return -1;
 }

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -71,6 +72,22 @@ enum kiln_rc runrec_read(const struct runrec *rr, const char *rel, size_t max, c
  * hand the path on (the session's work/, the workload copy). */
 enum kiln_rc runrec_dir(const struct runrec *rr, const char *rel, char *out, size_t cap,
                         struct kiln_err *err) KILN_NODISCARD;
+
+/* The run's lock: work/lock, flock'ed exclusively by kiln optimize and
+ * kiln resume for as long as they work on the run (released when *fd is
+ * closed or the process ends, kill -9 included), so kiln gc and a second
+ * resume can tell a live run. KILN_E_USAGE when another process holds it. */
+#define RUNREC_LOCK "work/lock"
+enum kiln_rc runrec_lock(const struct runrec *rr, int *fd, struct kiln_err *err) KILN_NODISCARD;
+
+/* For kiln gc: takes the lock of run directory `dir` (a path of the
+ * caller's) exclusively without waiting and returns its descriptor (close
+ * it to release), so no kiln resume starts on the run meanwhile. -1 with
+ * *in_progress true: another process holds it (the run is live) or flock
+ * failed (treated the same); -1 with
+ * *in_progress false: no lock file (a run of an older kiln, or one whose
+ * work/ is gone) or a link where it should be (never followed). */
+int runrec_lock_dir(const char *dir, bool *in_progress);
 
 /* Full path of `rel` inside the run (not checked on disk). */
 enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, size_t cap,

@@ -10,6 +10,7 @@
 
 #include "fsutil.h"
 #include "given_fs.h"
+#include "json_strict.h"
 #include "npy.h"
 #include "tar_ingest.h"
 
@@ -69,12 +70,52 @@ static bool has_set_dirs(int fd, const struct gfs_names *nl)
     return false;
 }
 
+/* A finished run without --keep-inputs has no work/inputs: say so (and how
+ * to get the same data) rather than "no input sets". `top` is the run's
+ * directory when it holds run.json; its seed is read from there. */
+static enum kiln_rc refuse_run_without_inputs(const struct given_inputs *g, int top,
+                                              struct kiln_err *err)
+{
+    if (gfs_kind(top, "run.json") != 'f')
+        return KILN_OK;
+    int work = openat(top, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    char k = work >= 0 ? gfs_kind(work, "inputs") : 0;
+    if (work >= 0)
+        close(work);
+    if (k == 'd')
+        return KILN_OK;
+    char *text = NULL;
+    size_t len = 0;
+    json_t *run = NULL;
+    struct kiln_err ignore;
+    kiln_err_clear(&ignore);
+    const struct json_strict_rules rules = {.max_bytes = 1u << 20};
+    char seed[48] = "N";
+    if (gfs_read(top, "run.json", g->shown, 1u << 20, &text, &len, &ignore) == KILN_OK &&
+        json_strict_parse("run.json", text, len, &rules, &run, &ignore) == KILN_OK) {
+        json_t *v = json_object_get(json_object_get(run, "seeds"), "inputs");
+        if (json_is_integer(v))
+            snprintf(seed, sizeof(seed), "%llu", (unsigned long long)json_integer_value(v));
+    }
+    json_decref(run);
+    free(text);
+    const char *base = strrchr(g->shown, '/');
+    return kiln_fail(err, KILN_E_USAGE,
+                     "%s did not keep its inputs (run it with --keep-inputs, or regenerate "
+                     "with --seed %s)",
+                     base && base[1] ? base + 1 : g->shown, seed);
+}
+
 /* Descends from `top` (the user's path) to the directory holding the sets:
  * through work/inputs/ or inputs/, then through single subdirectories. */
 static enum kiln_rc resolve_root(struct given_inputs *g, int top, struct kiln_err *err)
 {
     int fd = top;
-    enum kiln_rc rc = KILN_OK;
+    enum kiln_rc rc = refuse_run_without_inputs(g, top, err);
+    if (rc != KILN_OK) {
+        close(top);
+        return rc;
+    }
     const char *hops[][2] = {{"work", "inputs"}, {"inputs", NULL}};
     for (size_t h = 0; h < 2; h++) {
         if (gfs_kind(fd, hops[h][0]) != 'd')

@@ -391,7 +391,9 @@ void eval_session_apply_held_out(const struct eval_session *s, struct eval_outco
         verdict_summarize(&visible->v);
         return;
     }
+    /* The summary said "flagged for re-verification": now it is done. */
     visible->v.reverified = true;
+    verdict_summarize(&visible->v);
 }
 
 const struct heldout_set *eval_session_held_out_draw(const struct eval_session *s)

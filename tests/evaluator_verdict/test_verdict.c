@@ -403,6 +403,95 @@ static void ranking_puts_failures_and_flags_last(void **state)
     free(r);
 }
 
+/* The quick start's 0.90x BEST: the top-ranked candidate was slower than the
+ * starting kernel and was still reported as the result. */
+static void slower_best_keeps_the_start(void **state)
+{
+    (void)state;
+    struct verdict start = scored("start", 1.00, 0.01);
+    struct verdict v[2] = {scored("001", 1.11, 0.01), scored("002", 1.30, 0.01)};
+    struct rank_pick pick;
+    rank_pick_best(v, 2, 0, &start, NULL, &pick);
+    assert_int_equal(pick.best, -1);
+    assert_true(pick.start_kept);
+    assert_non_null(strstr(pick.why, "starting kernel kept: every candidate was slower"));
+    assert_non_null(strstr(pick.why, "001, was 0.90x"));
+    char line[RANK_REASON_MAX];
+    assert_false(rank_passed_over(v, 2, 0, &pick, &start, NULL, line, sizeof(line)));
+}
+
+static void best_within_noise_of_the_start_keeps_it(void **state)
+{
+    (void)state;
+    /* 2% faster with 3% noise each: not an improvement. */
+    struct verdict start = scored("start", 1.00, 0.03);
+    struct verdict v[1] = {scored("001", 0.98, 0.03)};
+    struct rank_pick pick;
+    rank_pick_best(v, 1, 0, &start, NULL, &pick);
+    assert_int_equal(pick.best, -1);
+    assert_true(pick.start_kept);
+    assert_non_null(strstr(pick.why, "no candidate beat it beyond measured noise (+-"));
+    char line[RANK_REASON_MAX];
+    assert_true(rank_passed_over(v, 1, 0, &pick, &start, NULL, line, sizeof(line)));
+    assert_non_null(strstr(line, "001 was 1.02x faster than the starting kernel but within "
+                                 "measured noise"));
+}
+
+static void faster_best_wins_and_passed_over_are_explained(void **state)
+{
+    (void)state;
+    struct verdict start = scored("start", 1.00, 0.01);
+    struct verdict v[4] = {scored("001", 0.80, 0.01), scored("002", 0.50, 0.01),
+                           scored("003", 0.79, 0.01), scored("004", 0.05, 0.01)};
+    verdict_fail(&v[1], VERDICT_WRONG_ANSWER,
+                 "held-out check (fresh inputs, unseen sizes) failed: wrong output on ho_near1");
+    v[3].needs_reverify = true;
+    v[3].speedup_ref = 20.0;
+    struct rank_pick pick;
+    rank_pick_best(v, 4, 0, &start, NULL, &pick);
+    assert_int_equal(pick.best, 0);
+    assert_false(pick.start_kept);
+    assert_non_null(strstr(pick.why, "001: 1.25x the starting kernel, beyond measured noise"));
+    char line[RANK_REASON_MAX + VERDICT_DETAIL_MAX];
+    assert_false(rank_passed_over(v, 4, 0, &pick, &start, NULL, line, sizeof(line)));
+    assert_true(rank_passed_over(v, 4, 1, &pick, &start, NULL, line, sizeof(line)));
+    assert_string_equal(line, "002 was 1.60x faster than 001 but failed (wrong_answer): held-out "
+                              "check (fresh inputs, unseen sizes) failed: wrong output on "
+                              "ho_near1");
+    assert_true(rank_passed_over(v, 4, 2, &pick, &start, NULL, line, sizeof(line)));
+    assert_non_null(strstr(line, "within measured noise"));
+    assert_non_null(strstr(line, "a tie keeps the earlier candidate"));
+    assert_true(rank_passed_over(v, 4, 3, &pick, &start, NULL, line, sizeof(line)));
+    assert_non_null(strstr(line, "flagged for re-verification (20.0x the reference)"));
+}
+
+/* Geomeans over different timed sets do not compare: against the start the
+ * per-case ratio (speedup_ref, the table's "vs start") decides. */
+static void start_compared_on_the_same_cases(void **state)
+{
+    (void)state;
+    struct verdict start = scored("start", 4.99, 0.01);
+    struct verdict v[1] = {scored("001", 5.30, 0.01)};
+    v[0].speedup_ref = 1.20;
+    struct rank_pick pick;
+    rank_pick_best(v, 1, 0, &start, NULL, &pick);
+    assert_int_equal(pick.best, 0);
+    assert_non_null(strstr(pick.why, "001: 1.20x the starting kernel"));
+}
+
+static void no_start_time_or_no_pass(void **state)
+{
+    (void)state;
+    struct verdict v[1] = {scored("001", 1.5, 0.01)};
+    struct rank_pick pick;
+    rank_pick_best(v, 1, 0, NULL, NULL, &pick);
+    assert_int_equal(pick.best, 0);
+    rank_pick_best(v, 1, -1, NULL, NULL, &pick);
+    assert_int_equal(pick.best, -1);
+    assert_false(pick.start_kept);
+    assert_string_equal(pick.why, "no candidate passed every check");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +507,11 @@ int main(void)
         cmocka_unit_test(ranking_ties_keep_the_earlier),
         cmocka_unit_test(ranking_clear_winner),
         cmocka_unit_test(ranking_puts_failures_and_flags_last),
+        cmocka_unit_test(slower_best_keeps_the_start),
+        cmocka_unit_test(best_within_noise_of_the_start_keeps_it),
+        cmocka_unit_test(faster_best_wins_and_passed_over_are_explained),
+        cmocka_unit_test(start_compared_on_the_same_cases),
+        cmocka_unit_test(no_start_time_or_no_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,7 @@ w["cases"] = [{"name": "n31", "kind": "correctness", "sizes": {"n": 31}},
 w["held_out"] = [{"name": "held", "sizes": {"n": 4099}}]
 json.dump(w, open(p, "w"), indent=1)
 PY
-    run_kiln "$T/out" "$T/err" optimize "$SHARED/wl/tiny" --backend cpu --max-iterations 2 \
+    run_kiln "$T/out" "$T/err" optimize "$SHARED/wl/tiny" --backend cpu --max-iterations 2 --keep-inputs \
         --warmups 1 --iterations 20 --results "$SHARED/results" --quiet
     expect_rc 0 "kiln optimize"
     [ -f "$RUN/MANIFEST" ] || fail "the run has no MANIFEST"

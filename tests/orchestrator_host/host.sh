@@ -124,10 +124,10 @@ manifest_first()
 case "$case_name" in
 fixture)
     rm -rf "$shared"
-    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer tune --max-iterations 1 \
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer tune --max-iterations 1 --keep-inputs \
         --results "$shared" "${FAST[@]}"
     expect_rc 0 "the fixture run"
-    expect_json "$shared/run-001/summary.json" 'd["best"]["candidate"]' 001
+    expect_json "$shared/run-001/summary.json" 'd["best_candidate"]["candidate"]' 001
     ;;
 resume_symlink)
     copy_run

@@ -26,7 +26,7 @@ cpu)
     expect_json "$run/run.json" 'd["profile"]["message"].startswith("Nsight Compute profiles CUDA kernels")' True
     expect_json "$run/history.json" 'len(d)' 2
     expect_json "$run/history.json" 'any("profile" in h for h in d)' False
-    expect_json "$run/summary.json" 'd["best"]["held_out"]' pass
+    expect_json "$run/summary.json" 'd["best_candidate"]["held_out"]' pass
     ls "$run"/candidates/*/profile.json "$run"/reference/profile.json 2>/dev/null && fail "profile.json written without a profile"
     # Without --profile, run.json says so and nothing is said.
     run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --max-iterations 1 \

@@ -1,0 +1,109 @@
+/* cmd_gc.c - `kiln gc`: removes old runs (gc.h), prints what went and the
+ * bytes freed. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "gc.h"
+#include "text.h"
+
+static void print_report(const json_t *rep)
+{
+    bool dry = json_is_true(json_object_get(rep, "dry_run"));
+    char name[1024];
+    const json_t *e;
+    size_t i;
+    json_array_foreach(json_object_get(rep, "removed"), i, e)
+    {
+        const char *what = json_string_value(json_object_get(e, "what"));
+        printf(
+            "%s %s%s (%lld bytes)\n", dry ? "would remove" : "removed",
+            text_escape_control(name, sizeof(name), json_string_value(json_object_get(e, "run"))),
+            what && what[0] == 'w' ? "/work" : "",
+            (long long)json_integer_value(json_object_get(e, "bytes")));
+    }
+    json_array_foreach(json_object_get(rep, "kept"), i, e) printf(
+        "kept %s: %s\n",
+        text_escape_control(name, sizeof(name), json_string_value(json_object_get(e, "run"))),
+        json_string_value(json_object_get(e, "reason")));
+    json_array_foreach(json_object_get(rep, "skipped"), i, e) printf(
+        "skipped %s: %s\n",
+        text_escape_control(name, sizeof(name), json_string_value(json_object_get(e, "name"))),
+        json_string_value(json_object_get(e, "reason")));
+    long long b = (long long)json_integer_value(json_object_get(rep, "bytes_freed"));
+    printf("%s %lld bytes (%.1f MiB)%s\n", dry ? "would free" : "freed", b, b / 1048576.0,
+           dry ? "; --dry-run: nothing was removed" : "");
+}
+
+int cmd_gc(int argc, char **argv)
+{
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"results", required_argument, NULL, 'o'},
+                                         {"keep-last", required_argument, NULL, 'k'},
+                                         {"older-than", required_argument, NULL, 'a'},
+                                         {"inputs-only", no_argument, NULL, 'I'},
+                                         {"dry-run", no_argument, NULL, 'n'},
+                                         {"json", no_argument, NULL, 'J'},
+                                         {0, 0, 0, 0}};
+    const struct kiln_cmd *self = cli_find("gc");
+    struct gc_options o = {.keep_last = -1, .older_than_days = -1, .now = (int64_t)time(NULL)};
+    bool json = false;
+    int done = 0, c;
+    long v;
+    optind = 1;
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
+        switch (c) {
+        case 'o':
+            o.results_dir = optarg;
+            break;
+        case 'k':
+            if (cli_parse_long(optarg, 0, 1000000, &v))
+                return cli_usage_error("gc", "--keep-last needs 0..1000000 runs, got '%s'", optarg);
+            o.keep_last = (int)v;
+            break;
+        case 'a':
+            if (cli_parse_long(optarg, 0, 100000, &v))
+                return cli_usage_error("gc", "--older-than needs whole days 0..100000, got '%s'",
+                                       optarg);
+            o.older_than_days = (double)v;
+            break;
+        case 'I':
+            o.inputs_only = true;
+            break;
+        case 'n':
+            o.dry_run = true;
+            break;
+        case 'J':
+            json = true;
+            break;
+        default:
+            break;
+        }
+    }
+    if (done)
+        return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
+    if (optind != argc)
+        return cli_usage_error("gc", "takes no arguments (the results directory is --results DIR)");
+    if (o.keep_last < 0 && o.older_than_days < 0)
+        return cli_usage_error("gc", "say which runs to remove: --keep-last N, --older-than "
+                                     "DAYS, or both");
+    json_t *rep = NULL;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    enum kiln_rc rc = gc_run(&o, &rep, &err);
+    if (rep && json)
+        json_dumpf(rep, stdout, JSON_INDENT(2)), putchar('\n');
+    else if (rep)
+        print_report(rep);
+    json_decref(rep);
+    if (rc != KILN_OK) {
+        cli_report("gc", &err);
+        return err.rc == KILN_E_NOTFOUND || err.rc == KILN_E_USAGE ? KILN_EXIT_USAGE
+                                                                   : KILN_EXIT_FAIL;
+    }
+    return KILN_EXIT_OK;
+}
