@@ -782,7 +782,8 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
                                    .work_dir = cdir,
                                    .timeout_ms = req->compile_timeout_ms,
                                    .tool = req->compiler,
-                                   .nvrtc = req->nvrtc};
+                                   .nvrtc = req->nvrtc,
+                                   .source_name = req->source_name};
     double t0 = now_s();
     if (req->mode == EVAL_PRECOMPILED && load_precompiled(req, &creq, cdir, &out->compile)) {
         out->precompiled = true;
@@ -795,7 +796,7 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
     }
     if (rc == KILN_OK && req->mode == EVAL_COMPILE_ONLY)
         rc = save_compiled(cdir, &out->compile, err);
-    if (rc != KILN_OK || req->mode == EVAL_COMPILE_ONLY)
+    if (rc != KILN_OK || (req->mode == EVAL_COMPILE_ONLY && out->compile.ok))
         goto out;
     if (!out->compile.ok) {
         char d[400];

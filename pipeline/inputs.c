@@ -548,6 +548,8 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
                      (unsigned long long)s->seed);
         }
     }
+    if (rc == KILN_OK && req->layout_only)
+        return KILN_OK;
     /* The sets are independent: generate them in parallel workers, then
      * read every set's result (its `ok` mark) back here, in order. */
     long long *cost = rc == KILN_OK ? calloc(out->n, sizeof(*cost)) : NULL;

@@ -66,6 +66,10 @@ struct inputs_request {
     const struct given_reference *reference; /* NULL: the workload's reference.py */
     int jobs; /* sets generated at a time; 0: the CPUs, at most INPUTS_MAX_JOBS,
                  within half the free memory */
+    /* Lay the sets out (cases, seeds, directories) and generate nothing: a
+     * candidate's launch plan can be resolved and compiled against them
+     * before any input exists (fail fast). */
+    bool layout_only;
 };
 
 #define INPUTS_MAX_JOBS 8
