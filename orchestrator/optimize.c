@@ -260,7 +260,13 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
     so.reference_origin = opt_given_path(r->given.reference);
     if (!r->o.quiet && !r->o.json)
         fprintf(stderr, "kiln: run %s\n", r->rr.dir);
+    /* Fail fast: the starting kernel compiles before inputs are generated. */
+    so.defer_inputs = true;
     rc = eval_session_open(&so, &r->s, err);
+    if (rc == KILN_OK && r->o.initial_kernel)
+        eval_session_show_source(r->s, "reference", r->o.initial_kernel);
+    if (rc == KILN_OK)
+        rc = eval_session_check_reference(r->s, err);
     if (rc == KILN_OK) {
         opt_progress(r, 0, "baseline");
         rc = eval_session_reference(r->s, err);

@@ -332,15 +332,50 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
     return rc;
 }
 
-enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err)
+/* The workload's starting kernel for the session's backend. */
+static enum kiln_rc starting_kernel(const struct eval_session *s, const struct wl_file_data **out,
+                                    enum wl_file *which, struct kiln_err *err)
 {
     enum wl_file f = s->backend == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
-    const struct wl_file_data *k = &s->wl->files[f];
-    if (!k->present)
+    *which = f;
+    *out = &s->wl->files[f];
+    if (!(*out)->present)
         return kiln_fail(err, KILN_E_USAGE, "workload %s has no %s", s->wl->name,
                          workload_file_name(f));
-    enum kiln_rc rc =
-        run_on(s, &s->visible, "reference", k->data, k->len, NULL, &s->reference, err);
+    return KILN_OK;
+}
+
+enum kiln_rc eval_session_check_reference(struct eval_session *s, struct kiln_err *err)
+{
+    const struct wl_file_data *k;
+    enum wl_file f;
+    enum kiln_rc rc = starting_kernel(s, &k, &f, err);
+    if (rc != KILN_OK)
+        return rc;
+    struct eval_outcome o;
+    rc =
+        run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_COMPILE_ONLY, &o, err);
+    if (rc == KILN_OK && o.v.status != VERDICT_PASS) {
+        /* The compiler's own lines, named by the file (shown_source). */
+        const char *why =
+            o.compile.diagnostics && o.compile.diagnostics[0] ? o.compile.diagnostics : o.v.detail;
+        rc = kiln_fail(err, KILN_E_CHILD, "the starting kernel %s does not compile (stage %s):\n%s",
+                       shown_source(s, "reference"), o.stage, why);
+    }
+    eval_outcome_free(&o);
+    return rc;
+}
+
+enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err)
+{
+    const struct wl_file_data *k;
+    enum wl_file f;
+    enum kiln_rc rc = starting_kernel(s, &k, &f, err);
+    if (rc != KILN_OK)
+        return rc;
+    /* Precompiled: eval_session_check_reference's result when it ran. */
+    rc = run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_PRECOMPILED,
+                     &s->reference, err);
     if (rc != KILN_OK)
         return rc;
     s->have_reference = true;

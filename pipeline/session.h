@@ -86,6 +86,13 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
  * readable with eval_session_reference_outcome. */
 enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err) KILN_NODISCARD;
 
+/* Fail fast: parses, plans and compiles the starting kernel alone, before
+ * any input exists (defer_inputs); KILN_E_CHILD with the compiler's
+ * messages when it does not compile. eval_session_reference then runs that
+ * compiled result. */
+enum kiln_rc eval_session_check_reference(struct eval_session *s,
+                                          struct kiln_err *err) KILN_NODISCARD;
+
 const struct eval_outcome *eval_session_reference_outcome(const struct eval_session *s);
 
 /* Times the workload's vendor baseline once (baseline.h), in its own
