@@ -96,6 +96,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
     r.best = -1;
     r.t0 = opt_now_s();
     r.tty = isatty(STDERR_FILENO);
+    opt_log_init(&r);
     json_t *run = NULL, *hist = NULL;
     enum kiln_rc rc = runrec_open(run_dir, &r.rr, err);
     /* Nothing in the record is read before its MANIFEST says it is intact:

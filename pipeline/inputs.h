@@ -49,6 +49,8 @@ struct input_sets {
     size_t n;
 };
 
+struct plog;
+
 struct inputs_request {
     const struct workload *wl;
     unsigned backend; /* enum kiln_backend: cases that run on it */
@@ -70,6 +72,7 @@ struct inputs_request {
      * candidate's launch plan can be resolved and compiled against them
      * before any input exists (fail fast). */
     bool layout_only;
+    const struct plog *log; /* where `verbose` lines go (plog.h); NULL: stderr */
 };
 
 #define INPUTS_MAX_JOBS 8

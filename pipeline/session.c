@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include "fsutil.h"
+#include "plog.h"
 #include "suggest.h"
 #include "gpuinfo.h"
 
@@ -166,10 +167,11 @@ static enum kiln_rc prepare_visible(struct eval_session *s, bool layout_only, st
                                  .verbose = s->opts.verbose,
                                  .given = s->have_given ? &s->given : NULL,
                                  .reference = s->have_given_ref ? &s->given_ref : NULL,
-                                 .layout_only = layout_only};
+                                 .layout_only = layout_only,
+                                 .log = s->opts.log};
     if (s->opts.verbose && !layout_only)
-        fprintf(stderr, "kiln: preparing inputs and references for %s (%s backend)\n", s->wl->name,
-                kiln_backend_name(s->backend));
+        plog_printf(s->opts.log, "kiln: preparing inputs and references for %s (%s backend)\n",
+                    s->wl->name, kiln_backend_name(s->backend));
     input_sets_free(&s->visible);
     enum kiln_rc rc = inputs_prepare(&req, &s->visible, err);
     if (rc != KILN_OK || layout_only)
@@ -310,8 +312,8 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
             struct kiln_err perr;
             kiln_err_clear(&perr);
             if (eval_device_ceilings(s->harness, s->opts.gpu, &s->ceilings, &perr) != KILN_OK)
-                fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", s->opts.gpu,
-                        perr.msg);
+                plog_printf(s->opts.log, "kiln: warning: no physics floor for GPU %d: %s\n",
+                            s->opts.gpu, perr.msg);
             s->probed_ceilings = true;
         }
         req.ceilings = &s->ceilings;
@@ -320,8 +322,8 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
     if (s->have_baseline && s->baseline.medians.n)
         req.baseline = &s->baseline.medians;
     if (s->opts.verbose && mode != EVAL_COMPILE_ONLY)
-        fprintf(stderr, "kiln: evaluating %s%s\n", name,
-                sets == &s->held ? " on the held-out cases" : "");
+        plog_printf(s->opts.log, "kiln: evaluating %s%s\n", name,
+                    sets == &s->held ? " on the held-out cases" : "");
     enum kiln_rc rc = eval_candidate(&req, out, err);
     /* Scratch of a candidate is not needed once judged (inputs stay cached). */
     if (rc == KILN_OK && s->own_dir && mode != EVAL_COMPILE_ONLY) {
@@ -417,14 +419,14 @@ enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
                                         .run_timeout_ms = s->opts.run_timeout_ms,
                                         .runner = s->opts.runner};
     if (s->opts.verbose && s->wl->baseline != WL_BASELINE_NONE)
-        fprintf(stderr, "kiln: timing the vendor baseline (%s)\n",
-                eval_baseline_kind_name(s->wl->baseline));
+        plog_printf(s->opts.log, "kiln: timing the vendor baseline (%s)\n",
+                    eval_baseline_kind_name(s->wl->baseline));
     enum kiln_rc rc = eval_baseline_run(&req, &s->baseline, err);
     if (rc != KILN_OK)
         return rc;
     s->have_baseline = true;
     if (s->opts.verbose && s->baseline.state == EVAL_BASELINE_UNAVAILABLE)
-        fprintf(stderr, "kiln: no baseline times: %s\n", s->baseline.detail);
+        plog_printf(s->opts.log, "kiln: no baseline times: %s\n", s->baseline.detail);
     if (s->own_dir) {
         struct kiln_err ignore;
         kiln_err_clear(&ignore);
@@ -475,8 +477,9 @@ enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, con
         if (rc != KILN_OK)
             return rc;
         if (s->opts.verbose)
-            fprintf(stderr, "kiln: drew %zu held-out cases (%zu fixed) from the secret seed\n",
-                    s->draw.n, s->draw.nincluded);
+            plog_printf(s->opts.log,
+                        "kiln: drew %zu held-out cases (%zu fixed) from the secret seed\n",
+                        s->draw.n, s->draw.nincluded);
         char cache[PATH_MAX];
         snprintf(cache, sizeof(cache), "%s/inputs-held", s->dir);
         struct inputs_request req = {.wl = s->wl,
@@ -488,7 +491,8 @@ enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, con
                                      .seed = s->secret,
                                      .perf_sets = EVAL_SESSION_PERF_SETS,
                                      .verbose = s->opts.verbose,
-                                     .reference = s->have_given_ref ? &s->given_ref : NULL};
+                                     .reference = s->have_given_ref ? &s->given_ref : NULL,
+                                     .log = s->opts.log};
         if ((rc = inputs_prepare(&req, &s->held, err)) != KILN_OK)
             return rc;
         s->have_held = true;

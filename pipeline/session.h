@@ -32,6 +32,7 @@
 #define EVAL_SESSION_PERF_SETS HARNESS_PLAN_MIN_TIMED_SETS
 
 struct sbexec_runner; /* sbexec.h */
+struct plog;          /* plog.h */
 
 struct eval_session_opts {
     const char *workload;      /* directory or built-in name */
@@ -57,6 +58,7 @@ struct eval_session_opts {
      * candidate that cannot compile fails in seconds, before inputs.py and
      * reference.py run (fail fast). */
     bool defer_inputs;
+    const struct plog *log; /* where `verbose` lines go (plog.h); NULL: stderr */
 };
 
 struct eval_session;
