@@ -36,7 +36,8 @@ static bool closest_builtin(const char *name, char *near, size_t cap)
     suggest_init(&s, name);
     near[0] = '\0';
     for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) >= cap)
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= cap ||
+            (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)) /* README.md is no workload */
             continue;
         suggest_consider(&s, e->d_name);
         if (s.best == e->d_name) {
