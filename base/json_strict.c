@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json_nesting.h"
+#include "suggest.h"
 
 const char *json_strict_quote(const char *s, char *dst, size_t cap)
 {
@@ -79,14 +80,25 @@ const char *json_strict_unknown_key(const json_t *obj, const char *const *allowe
     return NULL;
 }
 
+const char *json_strict_did_you_mean(const char *key, const char *const *allowed, char *dst,
+                                     size_t cap)
+{
+    /* The suggestion is one of the caller's own names, never input text. */
+    const char *near = suggest_among(key, allowed);
+    if (!near || snprintf(dst, cap, "; did you mean \"%s\"?", near) >= (int)cap)
+        return "";
+    return dst;
+}
+
 enum kiln_rc json_strict_keys(const json_t *obj, const char *what, const char *const *allowed,
                               const char *const *required, struct kiln_err *err)
 {
     const char *key = json_strict_unknown_key(obj, allowed);
     if (key) {
-        char q[72];
-        return kiln_fail(err, KILN_E_PARSE, "%s: unknown key \"%s\"", what,
-                         json_strict_quote(key, q, sizeof(q)));
+        char q[72], hint[SUGGEST_MAX_LEN + 24];
+        return kiln_fail(err, KILN_E_PARSE, "%s: unknown key \"%s\"%s", what,
+                         json_strict_quote(key, q, sizeof(q)),
+                         json_strict_did_you_mean(key, allowed, hint, sizeof(hint)));
     }
     for (const char *const *r = required; r && *r; r++)
         if (!json_object_get(obj, *r))

@@ -42,9 +42,15 @@ const char *json_strict_unknown_key(const json_t *obj, const char *const *allowe
 
 /* Fails (the rules' parse code, KILN_E_PARSE when rules is NULL) on a key of
  * `obj` not in `allowed`, or a key of `required` (NULL: none) that is
- * missing: '<what>: unknown key "k"' / '<what>: missing required key "k"'. */
+ * missing: '<what>: unknown key "k"' / '<what>: missing required key "k"'.
+ * An unknown key close to an allowed one adds '; did you mean "key"?'. */
 enum kiln_rc json_strict_keys(const json_t *obj, const char *what, const char *const *allowed,
                               const char *const *required, struct kiln_err *err);
+
+/* '; did you mean "NAME"?' into dst[cap] when one of `allowed` is close to
+ * `key` (suggest.h), else "" (also when it does not fit). Returns the text. */
+const char *json_strict_did_you_mean(const char *key, const char *const *allowed, char *dst,
+                                     size_t cap);
 
 /* Copies `s` into dst[cap] with control and non-ASCII bytes as \xNN, cut at
  * cap-1 bytes with "..." when longer: for quoting untrusted keys in

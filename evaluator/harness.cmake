@@ -31,7 +31,8 @@ set(KILN_HARNESS_SOURCES
     ${CMAKE_SOURCE_DIR}/base/error.c
     ${CMAKE_SOURCE_DIR}/base/fdio.c
     ${CMAKE_SOURCE_DIR}/base/json_nesting.c
-    ${CMAKE_SOURCE_DIR}/base/json_strict.c)
+    ${CMAKE_SOURCE_DIR}/base/json_strict.c
+    ${CMAKE_SOURCE_DIR}/base/suggest.c)
 
 function(kiln_harness_binary name)
   add_executable(${name} ${ARGN} ${KILN_HARNESS_SOURCES})

@@ -68,7 +68,8 @@ void tensor_shape_format(int ndim, const int64_t *shape, char *buf, size_t size)
 /*
  * Checks `t` against what the workload signature declares: dtype, number of
  * dimensions and every extent. `what` names the tensor in the message, e.g.
- * `x.npy: shape (3, 4) but the signature says (3, 5)`. Fails with
+ * `x.npy: shape (3, 4), signature says (3, 5)` or `x.npy: float64,
+ * signature says float32`. Fails with
  * KILN_E_REJECTED (the tensor came from untrusted code).
  */
 enum kiln_rc tensor_check_shape(const struct tensor *t, const char *what, enum tensor_dtype dt,

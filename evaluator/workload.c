@@ -2,6 +2,7 @@
  * Every message starts with the file and the JSON path of the field. */
 #include "workload.h"
 #include "json_strict.h"
+#include "suggest.h"
 
 /* workload.json nests five levels at most; hostile text deeper is refused
  * before jansson recurses into it. */
@@ -104,8 +105,9 @@ static enum kiln_rc check_keys(struct ctx *c, json_t *obj, const char *path,
 {
     const char *key = json_strict_unknown_key(obj, allowed);
     if (key) {
-        char q[72];
-        return fail(c, KILN_E_PARSE, path, "unknown key \"%s\"", safe(key, q, sizeof(q)));
+        char q[72], hint[SUGGEST_MAX_LEN + 24];
+        return fail(c, KILN_E_PARSE, path, "unknown key \"%s\"%s", safe(key, q, sizeof(q)),
+                    json_strict_did_you_mean(key, allowed, hint, sizeof(hint)));
     }
     for (size_t i = 0; required[i]; i++)
         if (!json_object_get(obj, required[i]))

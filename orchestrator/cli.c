@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "suggest.h"
 #include "text.h"
 
 #include <errno.h>
@@ -33,6 +34,41 @@ void cli_report(const char *what, const struct kiln_err *err)
     fprintf(stderr, "kiln: %s: %s\n", what, msg);
 }
 
+/* The long option `arg` ("--name" or "--name=value") names, without the
+ * dashes and value, into dst[cap]. */
+static const char *long_name(const char *arg, char *dst, size_t cap)
+{
+    arg += 2;
+    size_t n = strcspn(arg, "=");
+    snprintf(dst, cap, "%.*s", (int)(n < cap ? n : cap - 1), arg);
+    return dst;
+}
+
+/* "unknown option '--x'", with the closest long option offered. */
+static void unknown_long(const struct kiln_cmd *cmd, const char *arg, const struct option *longopts)
+{
+    char name[SUGGEST_MAX_LEN + 1];
+    struct suggest s;
+    suggest_init(&s, long_name(arg, name, sizeof(name)));
+    const char *prefix_of = NULL;
+    int prefixes = 0;
+    for (const struct option *o = longopts; o->name; o++) {
+        suggest_consider(&s, o->name);
+        if (name[0] && strncmp(o->name, name, strlen(name)) == 0) {
+            prefix_of = o->name;
+            prefixes++;
+        }
+    }
+    if (!s.best && prefixes == 1) /* an abbreviation (refused above) */
+        s.best = prefix_of;
+    char shown[KILN_ERR_MSG_MAX];
+    text_escape_control(shown, sizeof(shown), arg);
+    if (s.best)
+        cli_usage_error(cmd->name, "unknown option '%s'; did you mean '--%s'?", shown, s.best);
+    else
+        cli_usage_error(cmd->name, "unknown option '%s'", shown);
+}
+
 int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts, int *done)
 {
@@ -41,8 +77,24 @@ int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *sh
     char spec[128];
     snprintf(spec, sizeof(spec), ":h%s", shortopts ? shortopts : "");
     static const struct option help_only[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    const struct option *opts = longopts ? longopts : help_only;
     opterr = 0;
-    int c = getopt_long(argc, argv, spec, longopts ? longopts : help_only, NULL);
+    int index = -1;
+    int c = getopt_long(argc, argv, spec, opts, &index);
+    if (index >= 0) {
+        /* getopt_long takes any unambiguous prefix; kiln wants the whole
+         * name, so a prefix that works today cannot turn ambiguous (and a
+         * script break) when a later flag shares it. */
+        const char *arg = optarg && optind >= 2 && optarg == argv[optind - 1] ? argv[optind - 2]
+                                                                              : argv[optind - 1];
+        char name[SUGGEST_MAX_LEN + 1];
+        if (strncmp(arg, "--", 2) == 0 &&
+            strcmp(long_name(arg, name, sizeof(name)), opts[index].name) != 0) {
+            *done = 2;
+            unknown_long(cmd, arg, opts);
+            return -1;
+        }
+    }
     switch (c) {
     case 'h':
         fputs(cmd->help, stdout);
@@ -56,6 +108,8 @@ int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *sh
         *done = 2;
         if (optopt)
             cli_usage_error(cmd->name, "unknown option '-%c'", optopt);
+        else if (strncmp(argv[optind - 1], "--", 2) == 0)
+            unknown_long(cmd, argv[optind - 1], opts);
         else
             cli_usage_error(cmd->name, "unknown option '%s'", argv[optind - 1]);
         return -1;

@@ -2,6 +2,7 @@
 #include "cli_common.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "gpuinfo.h"
@@ -101,13 +102,40 @@ int cli_common_check(const char *cmd, const struct cli_common *o)
     return 0;
 }
 
-static volatile sig_atomic_t *cancel_flag;
+/* Signal handlers reach only static storage: the flag and notice of the
+ * one handler this process installed (cli_catch_stop). */
+static volatile sig_atomic_t *stop_flag;
+static const char *stop_notice;
+static size_t stop_notice_len;
 
-static void on_signal(int sig)
+static void on_stop(int sig)
 {
-    (void)sig;
-    if (cancel_flag)
-        *cancel_flag = 1;
+    if (stop_flag)
+        *stop_flag = sig;
+    /* A second signal takes the default action: the user insists. */
+    signal(sig, SIG_DFL);
+    if (stop_notice_len) {
+        ssize_t n = write(STDERR_FILENO, stop_notice, stop_notice_len);
+        (void)n;
+    }
+}
+
+void cli_catch_stop(volatile sig_atomic_t *flag, const char *notice)
+{
+    stop_flag = flag;
+    stop_notice = notice ? notice : "\nkiln: stopping (press Ctrl-C again to stop at once)\n";
+    stop_notice_len = strlen(stop_notice);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction was;
+        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 enum kiln_rc cli_common_executor(const struct cli_common *o, const char *job_name,
@@ -124,13 +152,8 @@ enum kiln_rc cli_common_executor(const struct cli_common *o, const char *job_nam
     if (rc != KILN_OK)
         return rc;
     /* The CLI is the process: the handler and its flag belong to it. */
-    cancel_flag = cancel;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_catch_stop(cancel, "\nkiln: stopping: cancelling the Slurm jobs (press Ctrl-C again to "
+                           "stop at once)\n");
     *runner = &slurm->runner;
     return KILN_OK;
 }

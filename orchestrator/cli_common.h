@@ -113,6 +113,19 @@ int cli_output_option(const char *cmd, int opt, enum cli_output *out);
     "                     (kiln on the nodes, default this one), --slurm-gres G\n"                 \
     "                     (default gpu:1 for GPU runs)\n"
 
+/*
+ * kiln's one SIGINT/SIGTERM handler. The first signal stores its number in
+ * *flag, which the job polls (kiln optimize stops after its current step and
+ * leaves a record kiln resume continues; the command exits 128 + the signal,
+ * 130 for Ctrl-C), and writes `notice` (NULL: a generic line) on stderr; a
+ * second signal takes the default action: the user insists. Child processes
+ * (input and compile workers) inherit it, so a Ctrl-C to the process group
+ * lets each finish and remove its sandbox; sandboxes run in their own
+ * session. A signal ignored when kiln started (nohup) stays ignored. The
+ * last call wins: one flag and notice per process.
+ */
+void cli_catch_stop(volatile sig_atomic_t *flag, const char *notice);
+
 /* 1: the option was one of the shared ones and is stored in `o`; 0: not a
  * shared option; -1: its value is out of bounds (the message is printed,
  * the command exits with KILN_EXIT_USAGE). */
@@ -125,8 +138,8 @@ int cli_common_check(const char *cmd, const struct cli_common *o);
 /*
  * Starts the executor `o` asks for: NULL in *runner for local, else a Slurm
  * runner in `slurm` (which must outlive its use) whose jobs are cancelled
- * when SIGINT or SIGTERM arrives (the handler only sets the flag in
- * `cancel`; the pipeline polls it).
+ * when SIGINT or SIGTERM arrives (cli_catch_stop with `cancel`; the
+ * pipeline polls it).
  */
 enum kiln_rc cli_common_executor(const struct cli_common *o, const char *job_name,
                                  struct slurm_runner *slurm, volatile sig_atomic_t *cancel,

@@ -21,36 +21,10 @@
  * optimizer only reads it through opt_options.stop. */
 static volatile sig_atomic_t stop_signal;
 
-static void on_stop(int sig)
-{
-    static const char msg[] = "\nkiln: stopping after the current step (the candidate being "
-                              "evaluated is not recorded); press Ctrl-C again to stop at once\n";
-    stop_signal = sig;
-    /* A second signal takes the default action: the user insists. */
-    signal(sig, SIG_DFL);
-    ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    (void)n;
-}
-
-/* Child processes (input workers, compile workers) inherit the handler, so
- * a Ctrl-C to the whole process group does not kill them half way: each
- * finishes and removes its sandbox and cgroup. Sandboxes run in their own
- * session and never see the terminal's signal. A signal ignored when kiln
- * started (a background job of a script, nohup) stays ignored. */
-static void catch_stop(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    const int sigs[] = {SIGINT, SIGTERM};
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-        struct sigaction was;
-        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
-            sigaction(sigs[i], &sa, NULL);
-    }
-}
+/* What the first Ctrl-C prints (cli_catch_stop). */
+static const char stop_notice[] =
+    "\nkiln: stopping after the current step (the candidate being "
+    "evaluated is not recorded); press Ctrl-C again to stop at once\n";
 
 /* Exit status 128 + the signal (130 for SIGINT), as the shell reports it. */
 static int interrupted_exit(const char *cmd, struct kiln_err *err)
@@ -237,7 +211,7 @@ int cmd_optimize(int argc, char **argv)
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     o.stop = &stop_signal;
-    catch_stop();
+    cli_catch_stop(&stop_signal, stop_notice);
     enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);
     curl_global_cleanup();
     if (rc == KILN_E_CANCELLED)
@@ -282,7 +256,7 @@ int cmd_resume(int argc, char **argv)
     struct kiln_err err;
     kiln_err_clear(&err);
     ro.stop = &stop_signal;
-    catch_stop();
+    cli_catch_stop(&stop_signal, stop_notice);
     enum kiln_rc rc = optimize_resume_with(argv[optind], &ro, &err);
     curl_global_cleanup();
     if (rc == KILN_E_CANCELLED)

@@ -8,6 +8,8 @@
 
 #include "cli.h"
 #include "kiln_version.h"
+#include "suggest.h"
+#include "text.h"
 
 static void print_help(void)
 {
@@ -50,12 +52,30 @@ int main(int argc, char **argv)
         return KILN_EXIT_OK;
     }
     if (arg[0] == '-') {
-        fprintf(stderr, "kiln: unknown option '%s' (see kiln --help)\n", arg);
+        static const char *const top[] = {"--help", "--version", NULL};
+        const char *near = suggest_among(arg, top);
+        char shown[256];
+        text_escape_control(shown, sizeof(shown), arg);
+        if (near)
+            fprintf(stderr, "kiln: unknown option '%s'; did you mean '%s'? (see kiln --help)\n",
+                    shown, near);
+        else
+            fprintf(stderr, "kiln: unknown option '%s' (see kiln --help)\n", shown);
         return KILN_EXIT_USAGE;
     }
     const struct kiln_cmd *cmd = cli_find(arg);
     if (!cmd) {
-        fprintf(stderr, "kiln: unknown command '%s' (see kiln --help)\n", arg);
+        struct suggest near;
+        suggest_init(&near, arg);
+        for (const struct kiln_cmd *c = kiln_commands; c->name; c++)
+            suggest_consider(&near, c->name);
+        char shown[256];
+        text_escape_control(shown, sizeof(shown), arg);
+        if (near.best)
+            fprintf(stderr, "kiln: unknown command '%s'; did you mean '%s'? (see kiln --help)\n",
+                    shown, near.best);
+        else
+            fprintf(stderr, "kiln: unknown command '%s' (see kiln --help)\n", shown);
         return KILN_EXIT_USAGE;
     }
     return cmd->run(argc - 1, argv + 1);

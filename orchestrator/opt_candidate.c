@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,16 +22,55 @@
 #include "session.h"
 #include "text.h"
 
+/* The plog sink: on a terminal the status line is cleared first and
+ * redrawn after, so the two never share a row. */
+static void log_line(void *ctx, const char *text)
+{
+    struct opt_run *r = ctx;
+    bool redraw = r->tty && r->status[0];
+    if (redraw)
+        fputs("\r\033[K", stderr);
+    fputs(text, stderr);
+    if (redraw)
+        fputs(r->status, stderr);
+    fflush(stderr);
+}
+
+void opt_log_init(struct opt_run *r)
+{
+    r->log = (struct plog){.line = log_line, .ctx = r};
+}
+
+void opt_log(struct opt_run *r, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    log_line(r, text);
+}
+
 void opt_progress(struct opt_run *r, int it, const char *stage)
 {
     if (r->o.quiet || r->o.json)
         return;
+    /* With --jobs N a later candidate can report before an earlier one. */
+    if (it > r->shown_it)
+        r->shown_it = it;
     char best[64] = "none yet";
     if (r->best >= 0)
         snprintf(best, sizeof(best), "%s %.4g ms", r->hist[r->best].id,
                  r->hist[r->best].geomean_ms);
-    fprintf(stderr, "%s[%d/%d] %-8s best: %-20s %6.1f s%s", r->tty ? "\r\033[K" : "", it,
-            r->o.max_iterations, stage, best, opt_now_s() - r->t0, r->tty ? "" : "\n");
+    char line[sizeof(r->status)];
+    snprintf(line, sizeof(line), "[%d/%d] %-8s best: %-20s %6.1f s", r->shown_it,
+             r->o.max_iterations, stage, best, opt_now_s() - r->t0);
+    if (r->tty) {
+        snprintf(r->status, sizeof(r->status), "%s", line);
+        fprintf(stderr, "\r\033[K%s", line);
+    } else {
+        fprintf(stderr, "%s\n", line);
+    }
     fflush(stderr);
 }
 
@@ -296,7 +336,7 @@ enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct propo
         char esc[KILN_ERR_MSG_MAX * 4];
         *exhausted = true;
         if (!r->o.quiet && !r->o.json && !replaying)
-            fprintf(stderr, "%skiln: stopping early: %s\n", r->tty ? "\n" : "",
+            opt_log(r, "kiln: stopping early: %s\n",
                     text_escape_control(esc, sizeof(esc), err->msg));
         kiln_err_clear(err);
         return KILN_OK;

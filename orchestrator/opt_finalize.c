@@ -333,8 +333,9 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
     if (rc == KILN_OK && r->o.json)
         json_dumpf(summary, stdout, JSON_INDENT(2)), putchar('\n');
     if (rc == KILN_OK && !r->o.json) {
-        if (r->tty && !r->o.quiet)
+        if (r->tty && r->status[0])
             fputc('\n', stderr);
+        r->status[0] = '\0';
         printf("kiln optimize %s (%s): %zu candidates, results in %s\n", wl->name,
                kiln_backend_name(b), r->n, r->rr.dir);
         if (generated)

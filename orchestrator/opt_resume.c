@@ -97,6 +97,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
     r.lock_fd = -1;
     r.t0 = opt_now_s();
     r.tty = isatty(STDERR_FILENO);
+    opt_log_init(&r);
     json_t *run = NULL, *hist = NULL;
     enum kiln_rc rc = runrec_open(run_dir, &r.rr, err);
     if (rc == KILN_OK) /* one process per run: a second resume would race the first */

@@ -159,6 +159,11 @@ enum kiln_rc opt_record_environment(struct opt_run *r, const char *when, struct 
 
 void opt_run_free(struct opt_run *r)
 {
+    /* A status line still on screen ends before the caller's message. */
+    if (r->tty && r->status[0]) {
+        fputc('\n', stderr);
+        r->status[0] = '\0';
+    }
     opt_window_free(r);
     for (size_t i = 0; i < r->n; i++) {
         free(r->sources[i]);
@@ -257,7 +262,8 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
                                    .iterations = r->o.iterations,
                                    .compiler = r->o.compiler,
                                    .verbose = !r->o.quiet && !r->o.json,
-                                   .runner = r->o.runner};
+                                   .runner = r->o.runner,
+                                   .log = &r->log};
     /* Given data: always the run's own copies (opt_given.h). */
     so.input_cases = r->given.inputs_copy[0] ? r->given.inputs_copy : NULL;
     so.reference = r->given.reference_copy[0] ? r->given.reference_copy : NULL;
@@ -266,7 +272,13 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
     so.reference_origin = opt_given_path(r->given.reference);
     if (!r->o.quiet && !r->o.json)
         fprintf(stderr, "kiln: run %s\n", r->rr.dir);
+    /* Fail fast: the starting kernel compiles before inputs are generated. */
+    so.defer_inputs = true;
     rc = eval_session_open(&so, &r->s, err);
+    if (rc == KILN_OK && r->o.initial_kernel)
+        eval_session_show_source(r->s, "reference", r->o.initial_kernel);
+    if (rc == KILN_OK)
+        rc = eval_session_check_reference(r->s, err);
     if (rc == KILN_OK) {
         opt_progress(r, 0, "baseline");
         rc = eval_session_reference(r->s, err);
@@ -369,6 +381,7 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
     r.lock_fd = -1;
     r.t0 = opt_now_s();
     r.tty = isatty(STDERR_FILENO);
+    opt_log_init(&r);
     if (!r.o.results_dir)
         r.o.results_dir = "results";
     bool tune = !r.o.proposer || strcmp(r.o.proposer, "tune") == 0;

@@ -22,6 +22,7 @@
 #include "optimize.h"
 #include "runrec.h"
 #include "session.h"
+#include "plog.h"
 
 #define OPT_MAX_ITER 1000
 
@@ -73,6 +74,12 @@ struct opt_run {
     struct docs_index *docs; /* --docs, until the llm proposer takes it */
     size_t log_bytes;        /* logs this run has kept so far (OPT_LOG_RUN_MAX) */
     int lock_fd;             /* runrec_lock's, held until opt_run_free; -1: none */
+    /* The status line (opt_progress): drawn on a terminal only, redrawn
+     * under each log line (opt_log); its count never goes backwards, also
+     * when --jobs N candidates finish out of order. */
+    struct plog log;
+    char status[256]; /* the line as last drawn; "" when none is on screen */
+    int shown_it;
 };
 
 /* optimize.c */
@@ -131,6 +138,13 @@ enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, str
 
 /* The progress line on stderr (none with quiet or json). */
 void opt_progress(struct opt_run *r, int it, const char *stage);
+
+/* A log line of the run (printf-style, ending in '\n') on stderr: on a
+ * terminal it clears the status line, prints, and redraws it. */
+void opt_log(struct opt_run *r, const char *fmt, ...) KILN_PRINTF(2, 3);
+
+/* Sets r->log up (the session's sink for its log lines). */
+void opt_log_init(struct opt_run *r);
 
 /* Candidates `first`.. up to the budget (a window with --jobs), then opt_finalize(). */
 enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err) KILN_NODISCARD;

@@ -138,8 +138,7 @@ static enum kiln_rc finish_head(struct opt_run *r, struct kiln_err *err)
             rc = cworker_wait(&sl->w, &left, why, sizeof(why), err);
         }
         if (rc == KILN_OK && !left && !r->o.quiet && !r->o.json)
-            fprintf(stderr, "%skiln: the compile worker of %s ended (%s); compiling it here\n",
-                    r->tty ? "\n" : "", id, why);
+            opt_log(r, "kiln: the compile worker of %s ended (%s); compiling it here\n", id, why);
         if (rc == KILN_OK) {
             opt_progress(r, sl->it, "evaluate");
             eval_session_set_short_run(r->s, sl->p.iterations);

@@ -251,7 +251,10 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
         strbuf_puts(&all, sr.sb.out.data ? sr.sb.out.data : "");
         if (all.data)
             compile_parse_ptxas(all.data, res);
-        res->diagnostics = compile_order_diagnostics(all.data ? all.data : "");
+        char *ordered = compile_order_diagnostics(all.data ? all.data : "");
+        res->diagnostics =
+            ordered ? compile_diagnostics_for_user(ordered, req->backend, req->source_name) : NULL;
+        free(ordered);
         strbuf_free(&all);
         res->seconds = sr.sb.wall_s;
         res->ok = sr.exited_ok && sr.files.n == 1;
@@ -273,6 +276,51 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
     if (rc != KILN_OK)
         compile_result_free(res);
     return rc;
+}
+
+/* The length of the prefix of `line` naming the sandbox's copy of the
+ * source ("/in/candidate.cu" or "candidate.cu", then ':' or '('), or 0. */
+static size_t scratch_source_prefix(const char *line, const char *base)
+{
+    size_t skip = strncmp(line, "/in/", 4) == 0 ? 4 : 0;
+    size_t n = strlen(base);
+    if (strncmp(line + skip, base, n) != 0 || (line[skip + n] != ':' && line[skip + n] != '('))
+        return 0;
+    return skip + n;
+}
+
+char *compile_diagnostics_for_user(const char *diag, enum kiln_backend backend, const char *shown)
+{
+    const char *base = backend == KILN_BACKEND_CUDA ? "candidate.cu" : "candidate.c";
+    if (!shown)
+        shown = base;
+    struct strbuf out;
+    strbuf_init(&out);
+    for (const char *line = diag; *line;) {
+        size_t len = strcspn(line, "\n");
+        size_t cut = scratch_source_prefix(line, base);
+        if (cut)
+            strbuf_puts(&out, shown);
+        else if (!strncmp(line, "/in/", 4) || !strncmp(line, "/out/", 5))
+            cut = line[1] == 'i' ? 4 : 5; /* kiln's own files: the trampoline, the artifact */
+        else if (!strncmp(line, "In file included from /in/", 26)) {
+            strbuf_puts(&out, "In file included from ");
+            cut = 22 + scratch_source_prefix(line + 22, base);
+            if (cut > 22)
+                strbuf_puts(&out, shown);
+            else
+                cut = 26;
+        }
+        if (*line == '\n')
+            len++;
+        strbuf_append(&out, line + cut, len - cut);
+        line += len;
+    }
+    if (out.oom) {
+        strbuf_free(&out);
+        return NULL;
+    }
+    return out.data ? out.data : strdup("");
 }
 
 void compile_result_free(struct compile_result *res)

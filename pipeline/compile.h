@@ -49,6 +49,10 @@ struct compile_request {
     const char *arch;     /* cuda: "sm_90" */
     const char *work_dir; /* created; holds src/ and out/ */
     long long timeout_ms; /* 0: the policy's default */
+    /* How diagnostics name the source: the user's file ("mykernel.cu"), not
+     * the sandbox's copy. NULL: "candidate.cu" / "candidate.c". Not part of
+     * the request's hash: it changes no compiled byte. */
+    const char *source_name;
 };
 
 struct compile_kernel_usage {
@@ -72,6 +76,13 @@ struct compile_result {
 
 enum kiln_rc compile_candidate(const struct compile_request *req, struct compile_result *res,
                                struct kiln_err *err) KILN_NODISCARD;
+
+/* Diagnostics as the user should read them: a line that starts with the
+ * sandbox's copy of the source ("/in/candidate.cu", or NVRTC's
+ * "candidate.cu") starts with `shown` instead, and the sandbox's mount
+ * points (/in/, /out/) are dropped from other lines' leading paths, so no
+ * scratch path reaches a message. A new string (NULL: out of memory). */
+char *compile_diagnostics_for_user(const char *diag, enum kiln_backend backend, const char *shown);
 
 void compile_result_free(struct compile_result *res);
 

@@ -693,6 +693,31 @@ static bool load_precompiled(const struct eval_request *req, const struct compil
     return true;
 }
 
+/* How messages name the candidate's file (compile.h's source_name). */
+static const char *shown_name(const struct eval_request *req)
+{
+    if (req->source_name)
+        return req->source_name;
+    return req->backend == KILN_BACKEND_CUDA ? "candidate.cu" : "candidate.c";
+}
+
+/* A directive or plan error as compilers write theirs: candidate.c's and
+ * plan.c's "line L: column C: why" becomes "FILE:L:C: WHAT: why". */
+static const char *directive_error(const struct eval_request *req, const char *what,
+                                   const char *msg, char *dst, size_t cap)
+{
+    int line = 0, n = 0;
+    size_t col = 0;
+    const char *file = shown_name(req);
+    if (sscanf(msg, "line %d: column %zu: %n", &line, &col, &n) == 2 && n > 0)
+        snprintf(dst, cap, "%s:%d:%zu: %s: %s", file, line, col, what, msg + n);
+    else if (sscanf(msg, "line %d: %n", &line, &n) == 1 && n > 0)
+        snprintf(dst, cap, "%s:%d: %s: %s", file, line, what, msg + n);
+    else
+        snprintf(dst, cap, "%s: %s: %s", file, what, msg);
+    return dst;
+}
+
 enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
                             struct kiln_err *err)
 {
@@ -707,6 +732,7 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
     char *plan_text = NULL, *tramp = NULL;
     struct kiln_err cerr;
     kiln_err_clear(&cerr);
+    char where[KILN_ERR_MSG_MAX + 64]; /* a directive or plan error, FILE:LINE: first */
     enum kiln_rc rc = KILN_OK;
     if (!rp) {
         rc = kiln_fail(err, KILN_E_NOMEM, "plan");
@@ -715,7 +741,8 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
     if ((rc = fs_mkdirs(req->work_dir, err)))
         goto out;
     if (candidate_parse(req->source, req->len, req->backend, &cand, &cerr) != KILN_OK) {
-        eliminate(out, "parse", VERDICT_COMPILE_ERROR, "launch plan directives: %s", cerr.msg);
+        eliminate(out, "parse", VERDICT_COMPILE_ERROR, "%s",
+                  directive_error(req, "launch plan directive", cerr.msg, where, sizeof(where)));
         goto finish;
     }
     out->nconfig = cand->ntunables;
@@ -726,7 +753,8 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
     if (candidate_check_config(cand, out->config, &cerr) != KILN_OK ||
         plan_check_names(cand, req->wl, &cerr) != KILN_OK ||
         plan_signature(req, cand, &hp, &cerr) != KILN_OK) {
-        eliminate(out, "plan", VERDICT_COMPILE_ERROR, "launch plan: %s", cerr.msg);
+        eliminate(out, "plan", VERDICT_COMPILE_ERROR, "%s",
+                  directive_error(req, "launch plan", cerr.msg, where, sizeof(where)));
         goto finish;
     }
     for (size_t i = 0; i < req->sets->n;) {
@@ -735,7 +763,8 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
         while (i + (size_t)n < req->sets->n && req->sets->sets[i + (size_t)n].wcase == c)
             n++;
         if (plan_case(req, cand, out->config, c, n, &hp, rp, &cerr) != KILN_OK) {
-            eliminate(out, "plan", VERDICT_COMPILE_ERROR, "launch plan: %s", cerr.msg);
+            eliminate(out, "plan", VERDICT_COMPILE_ERROR, "%s",
+                      directive_error(req, "launch plan", cerr.msg, where, sizeof(where)));
             goto finish;
         }
         i += (size_t)n;
@@ -759,7 +788,8 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
         (rc = fs_write_atomic(plan_path, plan_text, strlen(plan_text), err)))
         goto out;
     if (req->backend == KILN_BACKEND_CPU && cpu_trampoline_source(&hp, &tramp, &cerr) != KILN_OK) {
-        eliminate(out, "plan", VERDICT_COMPILE_ERROR, "launch plan: %s", cerr.msg);
+        eliminate(out, "plan", VERDICT_COMPILE_ERROR, "%s",
+                  directive_error(req, "launch plan", cerr.msg, where, sizeof(where)));
         goto finish;
     }
 
@@ -782,7 +812,8 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
                                    .work_dir = cdir,
                                    .timeout_ms = req->compile_timeout_ms,
                                    .tool = req->compiler,
-                                   .nvrtc = req->nvrtc};
+                                   .nvrtc = req->nvrtc,
+                                   .source_name = req->source_name};
     double t0 = now_s();
     if (req->mode == EVAL_PRECOMPILED && load_precompiled(req, &creq, cdir, &out->compile)) {
         out->precompiled = true;
@@ -795,7 +826,7 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
     }
     if (rc == KILN_OK && req->mode == EVAL_COMPILE_ONLY)
         rc = save_compiled(cdir, &out->compile, err);
-    if (rc != KILN_OK || req->mode == EVAL_COMPILE_ONLY)
+    if (rc != KILN_OK || (req->mode == EVAL_COMPILE_ONLY && out->compile.ok))
         goto out;
     if (!out->compile.ok) {
         char d[400];

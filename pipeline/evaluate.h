@@ -82,6 +82,7 @@ struct eval_request {
     enum eval_mode mode;
     enum compile_tool compiler;         /* cuda: nvcc (default) or NVRTC */
     const char *nvrtc;                  /* COMPILE_NVRTC: the kiln-nvrtc program */
+    const char *source_name;            /* how compiler messages name the source (compile.h) */
     const struct sbexec_runner *runner; /* where the harness runs; NULL: this host */
 };
 
@@ -102,8 +103,9 @@ struct eval_outcome {
  * Evaluates one candidate. KILN_OK whenever a verdict was reached, whatever
  * it is (read out->v.status); an error only when kiln itself could not do
  * its job (sandbox set-up, I/O). Free `out` with eval_outcome_free always.
- * EVAL_COMPILE_ONLY reaches no verdict: out->compile holds the result (not
- * compiled when parse or plan eliminated the candidate: out->stage says).
+ * EVAL_COMPILE_ONLY reaches a verdict only for a candidate that parse, plan
+ * or compile eliminated (compile_error; out->stage says which); otherwise
+ * out->compile holds the result and out->v is not a verdict yet.
  */
 enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
                             struct kiln_err *err) KILN_NODISCARD;

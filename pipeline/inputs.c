@@ -1,4 +1,5 @@
 #include "inputs.h"
+#include "plog.h"
 
 #include "forkpool.h"
 
@@ -355,10 +356,10 @@ static bool reuse_cached(const struct inputs_request *req, struct input_set *s, 
         }
     }
     if (!good && req->verbose)
-        fprintf(stderr,
-                "kiln: cached inputs of case %s set %d do not match the digests recorded with "
-                "them: computing them again\n",
-                s->wcase->name, s->set);
+        plog_printf(req->log,
+                    "kiln: cached inputs of case %s set %d do not match the digests recorded with "
+                    "them: computing them again\n",
+                    s->wcase->name, s->set);
     free(text);
     free(want);
     return good;
@@ -400,10 +401,10 @@ static enum kiln_rc prepare_set(const struct inputs_request *req, const struct s
         return rc;
     const char *ref_name = req->reference ? "the --reference script" : "reference.py";
     if (req->verbose)
-        fprintf(stderr, "kiln: %s for case %s set %d\n",
-                req->given ? "copying the given inputs and computing the reference"
-                           : "generating inputs and reference",
-                s->wcase->name, s->set);
+        plog_printf(req->log, "kiln: %s for case %s set %d\n",
+                    req->given ? "copying the given inputs and computing the reference"
+                               : "generating inputs and reference",
+                    s->wcase->name, s->set);
     if (req->given) {
         rc = copy_given(req, gi, shapes, &ein, in_dir, err);
         /* Checked when given; checked again as copied, like generated ones. */
@@ -548,6 +549,8 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
                      (unsigned long long)s->seed);
         }
     }
+    if (rc == KILN_OK && req->layout_only)
+        return KILN_OK;
     /* The sets are independent: generate them in parallel workers, then
      * read every set's result (its `ok` mark) back here, in order. */
     long long *cost = rc == KILN_OK ? calloc(out->n, sizeof(*cost)) : NULL;

@@ -49,6 +49,8 @@ struct input_sets {
     size_t n;
 };
 
+struct plog;
+
 struct inputs_request {
     const struct workload *wl;
     unsigned backend; /* enum kiln_backend: cases that run on it */
@@ -66,6 +68,11 @@ struct inputs_request {
     const struct given_reference *reference; /* NULL: the workload's reference.py */
     int jobs; /* sets generated at a time; 0: the CPUs, at most INPUTS_MAX_JOBS,
                  within half the free memory */
+    /* Lay the sets out (cases, seeds, directories) and generate nothing: a
+     * candidate's launch plan can be resolved and compiled against them
+     * before any input exists (fail fast). */
+    bool layout_only;
+    const struct plog *log; /* where `verbose` lines go (plog.h); NULL: stderr */
 };
 
 #define INPUTS_MAX_JOBS 8

@@ -6,8 +6,11 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include "fsutil.h"
+#include "plog.h"
+#include "suggest.h"
 #include "gpuinfo.h"
 
 enum kiln_rc eval_fresh_seed(uint64_t *seed, struct kiln_err *err)
@@ -18,6 +21,32 @@ enum kiln_rc eval_fresh_seed(uint64_t *seed, struct kiln_err *err)
                                "getrandom for a fresh input seed (give --seed N to choose one)");
     *seed = v & ((1ULL << 52) - 1);
     return KILN_OK;
+}
+
+/* The built-in workload name closest to `name` into near[cap]; false when
+ * none is close (or the data directory cannot be read: no hint then). */
+static bool closest_builtin(const char *name, char *near, size_t cap)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/workloads", fs_data_dir());
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    struct suggest s;
+    suggest_init(&s, name);
+    near[0] = '\0';
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= cap ||
+            (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)) /* README.md is no workload */
+            continue;
+        suggest_consider(&s, e->d_name);
+        if (s.best == e->d_name) {
+            snprintf(near, cap, "%s", e->d_name); /* readdir reuses its buffer */
+            s.best = near;
+        }
+    }
+    closedir(d);
+    return s.best != NULL;
 }
 
 enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct kiln_err *err)
@@ -33,6 +62,12 @@ enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct
         if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
             return KILN_OK;
     }
+    char near[SUGGEST_MAX_LEN + 1];
+    if (!strchr(arg, '/') && closest_builtin(arg, near, sizeof(near)))
+        return kiln_fail(err, KILN_E_NOTFOUND,
+                         "no workload directory '%s' and no built-in workload of that name; "
+                         "did you mean '%s'? (see kiln workloads)",
+                         arg, near);
     return kiln_fail(err, KILN_E_NOTFOUND,
                      "no workload directory '%s' (and no built-in workload of that name: "
                      "see kiln workloads)",
@@ -62,8 +97,27 @@ struct eval_session {
     bool have_given_ref;
     struct stats_ceilings ceilings; /* the physics floor's, asked from the GPU once */
     bool probed_ceilings;
-    int short_iterations; /* eval_session_set_short_run; 0: opts.iterations */
+    int short_iterations;                /* eval_session_set_short_run; 0: opts.iterations */
+    bool inputs_ready;                   /* `visible` holds generated sets, not only their layout */
+    char shown_for[64], shown[PATH_MAX]; /* eval_session_show_source */
 };
+
+void eval_session_show_source(struct eval_session *s, const char *name, const char *shown)
+{
+    snprintf(s->shown_for, sizeof(s->shown_for), "%s", name);
+    snprintf(s->shown, sizeof(s->shown), "%s", shown);
+}
+
+/* How compiler messages name candidate `name`'s source. */
+static const char *shown_source(const struct eval_session *s, const char *name)
+{
+    if (s->shown_for[0] && strcmp(name, s->shown_for) == 0)
+        return s->shown;
+    if (strcmp(name, "reference") == 0)
+        return workload_file_name(s->backend == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU
+                                                                  : WL_FILE_KERNEL_C);
+    return NULL;
+}
 
 void eval_session_set_short_run(struct eval_session *s, int iterations)
 {
@@ -101,6 +155,55 @@ static enum kiln_rc expect_digest(const char *path, const char *want, const char
                      path, have, want);
 }
 
+/* The visible sets: laid out only (defer), or generated. */
+static enum kiln_rc prepare_visible(struct eval_session *s, bool layout_only, struct kiln_err *err)
+{
+    char cache[PATH_MAX];
+    snprintf(cache, sizeof(cache), "%s/inputs", s->dir);
+    struct inputs_request req = {.wl = s->wl,
+                                 .backend = s->backend,
+                                 .cache_dir = cache,
+                                 .seed = s->opts.seed,
+                                 .perf_sets = EVAL_SESSION_PERF_SETS,
+                                 .verbose = s->opts.verbose,
+                                 .given = s->have_given ? &s->given : NULL,
+                                 .reference = s->have_given_ref ? &s->given_ref : NULL,
+                                 .layout_only = layout_only,
+                                 .log = s->opts.log};
+    if (s->opts.verbose && !layout_only)
+        plog_printf(s->opts.log, "kiln: preparing inputs and references for %s (%s backend)\n",
+                    s->wl->name, kiln_backend_name(s->backend));
+    input_sets_free(&s->visible);
+    enum kiln_rc rc = inputs_prepare(&req, &s->visible, err);
+    if (rc != KILN_OK || layout_only)
+        return rc;
+    s->inputs_ready = true;
+    /* The sets are copied: the given data (a tarball's unpacked copy) is no
+     * longer needed; its path and digest stay for the records. */
+    if (s->have_given)
+        given_inputs_free(&s->given);
+    return KILN_OK;
+}
+
+/* A cuda session needs its GPU: checked when the session opens, before
+ * anything slow runs. */
+static enum kiln_rc check_gpu(int gpu, struct kiln_err *err)
+{
+    struct gpuinfo g[GPUINFO_MAX];
+    size_t ng = 0;
+    enum kiln_rc rc = gpuinfo_list("/proc", g, &ng, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (ng == 0)
+        return kiln_fail(err, KILN_E_NOTFOUND,
+                         "the cuda backend needs an NVIDIA GPU and this host has none (use "
+                         "--backend cpu with a .c candidate; kiln doctor says what is missing)");
+    if (gpu < 0 || (size_t)gpu >= ng)
+        return kiln_fail(err, KILN_E_NOTFOUND, "GPU %d not found: this host has %zu (--gpu 0..%zu)",
+                         gpu, ng, ng - 1);
+    return KILN_OK;
+}
+
 enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
                                struct kiln_err *err)
 {
@@ -119,6 +222,8 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
             rc = kiln_fail(err, KILN_E_USAGE, "workload %s does not support the %s backend",
                            s->wl->name, kiln_backend_name(s->backend));
     }
+    if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA)
+        rc = check_gpu(opts->gpu, err);
     if (rc == KILN_OK)
         rc = eval_harness_path(s->backend, s->harness, sizeof(s->harness), err);
     if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA && opts->compiler == COMPILE_NVRTC)
@@ -144,26 +249,8 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
         if (rc == KILN_OK)
             rc = expect_digest(opts->input_cases, opts->input_cases_sha256, s->given.sha256, err);
     }
-    if (rc == KILN_OK) {
-        char cache[PATH_MAX];
-        snprintf(cache, sizeof(cache), "%s/inputs", s->dir);
-        struct inputs_request req = {.wl = s->wl,
-                                     .backend = s->backend,
-                                     .cache_dir = cache,
-                                     .seed = opts->seed,
-                                     .perf_sets = EVAL_SESSION_PERF_SETS,
-                                     .verbose = opts->verbose,
-                                     .given = s->have_given ? &s->given : NULL,
-                                     .reference = s->have_given_ref ? &s->given_ref : NULL};
-        if (opts->verbose)
-            fprintf(stderr, "kiln: preparing inputs and references for %s (%s backend)\n",
-                    s->wl->name, kiln_backend_name(s->backend));
-        rc = inputs_prepare(&req, &s->visible, err);
-    }
-    /* The sets are copied: the given data (a tarball's unpacked copy) is no
-     * longer needed; its path and digest stay for the records. */
-    if (s->have_given)
-        given_inputs_free(&s->given);
+    if (rc == KILN_OK)
+        rc = prepare_visible(s, opts->defer_inputs, err);
     if (rc != KILN_OK) {
         eval_session_close(s);
         return rc;
@@ -189,6 +276,13 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
                                 const int64_t *tunables, enum eval_mode mode,
                                 struct eval_outcome *out, struct kiln_err *err)
 {
+    /* Deferred inputs are generated when the first run needs them; the
+     * compile stage needs only their layout. */
+    if (sets == &s->visible && !s->inputs_ready && mode != EVAL_COMPILE_ONLY) {
+        enum kiln_rc prc = prepare_visible(s, false, err);
+        if (prc != KILN_OK)
+            return prc;
+    }
     char work[PATH_MAX];
     eval_session_candidate_dir(s, name, sets == &s->held, work, sizeof(work));
     struct eval_request req = {.wl = s->wl,
@@ -212,14 +306,15 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
                                .mode = mode,
                                .compiler = s->opts.compiler,
                                .nvrtc = s->nvrtc[0] ? s->nvrtc : NULL,
+                               .source_name = shown_source(s, name),
                                .runner = s->opts.runner};
     if (s->backend == KILN_BACKEND_CUDA && mode != EVAL_COMPILE_ONLY) {
         if (!s->probed_ceilings) {
             struct kiln_err perr;
             kiln_err_clear(&perr);
             if (eval_device_ceilings(s->harness, s->opts.gpu, &s->ceilings, &perr) != KILN_OK)
-                fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", s->opts.gpu,
-                        perr.msg);
+                plog_printf(s->opts.log, "kiln: warning: no physics floor for GPU %d: %s\n",
+                            s->opts.gpu, perr.msg);
             s->probed_ceilings = true;
         }
         req.ceilings = &s->ceilings;
@@ -228,8 +323,8 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
     if (s->have_baseline && s->baseline.medians.n)
         req.baseline = &s->baseline.medians;
     if (s->opts.verbose && mode != EVAL_COMPILE_ONLY)
-        fprintf(stderr, "kiln: evaluating %s%s\n", name,
-                sets == &s->held ? " on the held-out cases" : "");
+        plog_printf(s->opts.log, "kiln: evaluating %s%s\n", name,
+                    sets == &s->held ? " on the held-out cases" : "");
     enum kiln_rc rc = eval_candidate(&req, out, err);
     /* Scratch of a candidate is not needed once judged (inputs stay cached). */
     if (rc == KILN_OK && s->own_dir && mode != EVAL_COMPILE_ONLY) {
@@ -240,15 +335,50 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
     return rc;
 }
 
-enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err)
+/* The workload's starting kernel for the session's backend. */
+static enum kiln_rc starting_kernel(const struct eval_session *s, const struct wl_file_data **out,
+                                    enum wl_file *which, struct kiln_err *err)
 {
     enum wl_file f = s->backend == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
-    const struct wl_file_data *k = &s->wl->files[f];
-    if (!k->present)
+    *which = f;
+    *out = &s->wl->files[f];
+    if (!(*out)->present)
         return kiln_fail(err, KILN_E_USAGE, "workload %s has no %s", s->wl->name,
                          workload_file_name(f));
-    enum kiln_rc rc =
-        run_on(s, &s->visible, "reference", k->data, k->len, NULL, &s->reference, err);
+    return KILN_OK;
+}
+
+enum kiln_rc eval_session_check_reference(struct eval_session *s, struct kiln_err *err)
+{
+    const struct wl_file_data *k;
+    enum wl_file f;
+    enum kiln_rc rc = starting_kernel(s, &k, &f, err);
+    if (rc != KILN_OK)
+        return rc;
+    struct eval_outcome o;
+    rc =
+        run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_COMPILE_ONLY, &o, err);
+    if (rc == KILN_OK && o.v.status != VERDICT_PASS) {
+        /* The compiler's own lines, named by the file (shown_source). */
+        const char *why =
+            o.compile.diagnostics && o.compile.diagnostics[0] ? o.compile.diagnostics : o.v.detail;
+        rc = kiln_fail(err, KILN_E_CHILD, "the starting kernel %s does not compile (stage %s):\n%s",
+                       shown_source(s, "reference"), o.stage, why);
+    }
+    eval_outcome_free(&o);
+    return rc;
+}
+
+enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err)
+{
+    const struct wl_file_data *k;
+    enum wl_file f;
+    enum kiln_rc rc = starting_kernel(s, &k, &f, err);
+    if (rc != KILN_OK)
+        return rc;
+    /* Precompiled: eval_session_check_reference's result when it ran. */
+    rc = run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_PRECOMPILED,
+                     &s->reference, err);
     if (rc != KILN_OK)
         return rc;
     s->have_reference = true;
@@ -290,14 +420,14 @@ enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
                                         .run_timeout_ms = s->opts.run_timeout_ms,
                                         .runner = s->opts.runner};
     if (s->opts.verbose && s->wl->baseline != WL_BASELINE_NONE)
-        fprintf(stderr, "kiln: timing the vendor baseline (%s)\n",
-                eval_baseline_kind_name(s->wl->baseline));
+        plog_printf(s->opts.log, "kiln: timing the vendor baseline (%s)\n",
+                    eval_baseline_kind_name(s->wl->baseline));
     enum kiln_rc rc = eval_baseline_run(&req, &s->baseline, err);
     if (rc != KILN_OK)
         return rc;
     s->have_baseline = true;
     if (s->opts.verbose && s->baseline.state == EVAL_BASELINE_UNAVAILABLE)
-        fprintf(stderr, "kiln: no baseline times: %s\n", s->baseline.detail);
+        plog_printf(s->opts.log, "kiln: no baseline times: %s\n", s->baseline.detail);
     if (s->own_dir) {
         struct kiln_err ignore;
         kiln_err_clear(&ignore);
@@ -348,8 +478,9 @@ enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, con
         if (rc != KILN_OK)
             return rc;
         if (s->opts.verbose)
-            fprintf(stderr, "kiln: drew %zu held-out cases (%zu fixed) from the secret seed\n",
-                    s->draw.n, s->draw.nincluded);
+            plog_printf(s->opts.log,
+                        "kiln: drew %zu held-out cases (%zu fixed) from the secret seed\n",
+                        s->draw.n, s->draw.nincluded);
         char cache[PATH_MAX];
         snprintf(cache, sizeof(cache), "%s/inputs-held", s->dir);
         struct inputs_request req = {.wl = s->wl,
@@ -361,7 +492,8 @@ enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, con
                                      .seed = s->secret,
                                      .perf_sets = EVAL_SESSION_PERF_SETS,
                                      .verbose = s->opts.verbose,
-                                     .reference = s->have_given_ref ? &s->given_ref : NULL};
+                                     .reference = s->have_given_ref ? &s->given_ref : NULL,
+                                     .log = s->opts.log};
         if ((rc = inputs_prepare(&req, &s->held, err)) != KILN_OK)
             return rc;
         s->have_held = true;

@@ -9,6 +9,9 @@
  * reference.py for every case, held-out ones included. Held-out inputs are
  * always the workload's own, from the secret seed.
  *
+ * Opening checks everything cheap first: the workload, the backend, the
+ * GPU a cuda session needs, the given data.
+ *
  * Lifecycle: eval_session_open -> [eval_session_reference] ->
  * [eval_session_baseline] -> (eval_session_run | eval_session_held_out)* ->
  * eval_session_close.
@@ -29,6 +32,7 @@
 #define EVAL_SESSION_PERF_SETS HARNESS_PLAN_MIN_TIMED_SETS
 
 struct sbexec_runner; /* sbexec.h */
+struct plog;          /* plog.h */
 
 struct eval_session_opts {
     const char *workload;      /* directory or built-in name */
@@ -49,6 +53,12 @@ struct eval_session_opts {
     const char *input_cases_sha256, *reference_sha256;
     const char *reference_origin;       /* how messages name `reference` (NULL: its path) */
     const struct sbexec_runner *runner; /* where harness runs go (sbexec.h); NULL: this host */
+    /* Open generates no inputs: the first run that needs them does. A
+     * caller compiles its candidate first (eval_session_compile) so that a
+     * candidate that cannot compile fails in seconds, before inputs.py and
+     * reference.py run (fail fast). */
+    bool defer_inputs;
+    const struct plog *log; /* where `verbose` lines go (plog.h); NULL: stderr */
 };
 
 struct eval_session;
@@ -78,6 +88,13 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
  * readable with eval_session_reference_outcome. */
 enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err) KILN_NODISCARD;
 
+/* Fail fast: parses, plans and compiles the starting kernel alone, before
+ * any input exists (defer_inputs); KILN_E_CHILD with the compiler's
+ * messages when it does not compile. eval_session_reference then runs that
+ * compiled result. */
+enum kiln_rc eval_session_check_reference(struct eval_session *s,
+                                          struct kiln_err *err) KILN_NODISCARD;
+
 const struct eval_outcome *eval_session_reference_outcome(const struct eval_session *s);
 
 /* Times the workload's vendor baseline once (baseline.h), in its own
@@ -94,16 +111,24 @@ const struct eval_baseline *eval_session_baseline_result(const struct eval_sessi
  * session's count. Held-out runs always use the session's. */
 void eval_session_set_short_run(struct eval_session *s, int iterations);
 
+/* Compiler messages about candidate `name` name its source `shown` (the
+ * user's file as they typed it) instead of the sandbox's copy; the
+ * reference is named by its workload file (kernel.cu). One name at a time. */
+void eval_session_show_source(struct eval_session *s, const char *name, const char *shown);
+
 /* Evaluates one candidate on the visible cases. */
 enum kiln_rc eval_session_run(struct eval_session *s, const char *name, const char *src, size_t len,
                               const int64_t *tunables, struct eval_outcome *out,
                               struct kiln_err *err) KILN_NODISCARD;
 
-/* Split evaluation (`kiln optimize --jobs`): eval_session_compile runs the
- * parse, plan and compile stages alone, leaving the compile result in the
- * candidate's scratch directory (it is what a compile worker process runs);
- * eval_session_run_compiled is eval_session_run using that result when it
- * is there and matches (else it compiles itself). */
+/* Split evaluation (`kiln optimize --jobs`, fail fast): eval_session_compile
+ * runs the parse, plan and compile stages alone, leaving the compile result
+ * in the candidate's scratch directory (it is what a compile worker process
+ * runs); it needs no generated inputs (defer_inputs). A candidate those
+ * stages eliminate gets its compile_error verdict in *out (status not
+ * VERDICT_PASS, out->stage parse, plan or compile). eval_session_run_compiled
+ * is eval_session_run using that result when it is there and matches (else
+ * it compiles itself). */
 enum kiln_rc eval_session_compile(struct eval_session *s, const char *name, const char *src,
                                   size_t len, const int64_t *tunables, struct eval_outcome *out,
                                   struct kiln_err *err) KILN_NODISCARD;

@@ -24,5 +24,26 @@ for cmd in $("$k" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{print $1}
     "$k" "$cmd" --help | grep -q '^example' || { echo "FAIL: $cmd --help has no example"; fail=1; }
     expect 2 1 "$k" "$cmd" --no-such-option
 done
+# "Did you mean": one line naming the closest command or flag; nothing
+# offered when nothing is close; getopt's own message never printed.
+suggests() { # suggests WANT-FRAGMENT CMD...
+    want=$1; shift
+    out=$("$@" 2>&1); got=$?
+    lines=$(printf '%s\n' "$out" | wc -l)
+    if [ "$got" -ne 2 ] || [ "$lines" -ne 1 ]; then
+        echo "FAIL: '$*' exited $got with $lines lines, want 2 and 1: $out"; fail=1; fi
+    case "$out" in *"$want"*) ;; *) echo "FAIL: '$*' said '$out', want '$want'"; fail=1 ;; esac
+}
+suggests "unknown command 'optimise'; did you mean 'optimize'?" "$k" optimise
+suggests "unknown command 'evla'; did you mean 'eval'?" "$k" evla
+suggests "unknown option '--verison'; did you mean '--version'?" "$k" --verison
+suggests "kiln optimize: unknown option '--max-iteration'; did you mean '--max-iterations'?" \
+    "$k" optimize --max-iteration 3 saxpy
+suggests "unknown option '--max-iter=3'; did you mean '--max-iterations'?" \
+    "$k" optimize --max-iter=3 saxpy
+suggests "kiln eval: unknown option '--bakend'; did you mean '--backend'?" \
+    "$k" eval --bakend cpu saxpy x.c
+out=$("$k" frobnicate 2>&1)
+case "$out" in *"did you mean"*) echo "FAIL: a far-off command got a suggestion: $out"; fail=1 ;; esac
 [ $fail -eq 0 ] && echo "cli_basics: all checks passed"
 exit $fail

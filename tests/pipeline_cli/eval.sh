@@ -166,7 +166,11 @@ nocompile)
     expect_rc 1 "a candidate that does not compile (table)"
     contains "$T/out" "status: compile_error"
     contains "$T/out" "kiln_undeclared_thing"
-    contains "$T/out" "candidate.c:6:"
+    # ... named by the user's file, once, with no sandbox path (/in/...).
+    contains "$T/out" "$FIX/saxpy_nocompile.c:6:36: error:"
+    [ "$(grep -c "saxpy_nocompile.c:6:36: error:" "$T/out")" = 1 ] || fail "the diagnostics were printed more than once"
+    not_contains "$T/out" "/in/"
+    not_contains "$T/out" "candidate.c"
     ;;
 badarg)
     eval_candidate "$FIX/saxpy_badarg.c"

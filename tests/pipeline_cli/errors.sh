@@ -1,0 +1,115 @@
+#!/bin/bash
+# errors.sh CASE - what `kiln eval` says when something is wrong (issue 17):
+# said once, naming the user's file and line, no sandbox scratch path, a
+# "did you mean" for a mistyped name, and said before any slow stage ran.
+#
+#   fail_fast      a candidate that does not compile is reported before any
+#                  input is generated or reference run (the work directory
+#                  holds no input set, stderr no generation line)
+#   compile        the compiler's message names mykernel.c:6:36, once
+#   directive      a bad `// kiln:` directive names the file and its line
+#   dashdash       `--` ends options: a candidate named -mykernel.c
+#   workload_name  a mistyped built-in workload gets "did you mean"
+#   json_key       a mistyped workload.json key gets "did you mean"
+. "$(dirname "$0")/lib.sh"
+case_name=$1
+
+# The undeclared-identifier candidate under the user's own file name.
+cp "$FIX/saxpy_nocompile.c" "$T/mykernel.c" || fail "copying the fixture"
+
+# no_scratch_paths FILE: nothing under the sandbox's or kiln's scratch.
+no_scratch_paths()
+{
+    not_contains "$1" "/in/"
+    not_contains "$1" "/out/"
+    not_contains "$1" "/work/"
+    not_contains "$1" "/tmp/kiln-"
+    not_contains "$1" "candidate.c"
+}
+
+case "$case_name" in
+fail_fast)
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy mykernel.c --backend cpu --seed 1 --work "$T/work" \
+        >"$T/out" 2>"$T/err"; echo $?)
+    expect_rc 1 "a candidate that does not compile"
+    contains "$T/out" "status: compile_error (stage compile)"
+    contains "$T/out" "mykernel.c:6:36: error:"
+    # Nothing slow ran: no generation, no reference, no baseline, and the
+    # input cache holds no set (only the scripts it would run).
+    not_contains "$T/err" "preparing inputs"
+    not_contains "$T/err" "generating inputs"
+    not_contains "$T/err" "evaluating reference"
+    not_contains "$T/err" "vendor baseline"
+    sets=$(find "$T/work/inputs" -mindepth 2 -maxdepth 2 -type d ! -name scripts 2>/dev/null)
+    [ -z "$sets" ] || fail "input sets were generated before the compile failed: $sets"
+    ;;
+compile)
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy mykernel.c --backend cpu --seed 1 >"$T/out" \
+        2>"$T/err"; echo $?)
+    expect_rc 1 "a candidate that does not compile"
+    contains "$T/out" "mykernel.c:6:36: error: "
+    contains "$T/out" "mykernel.c: In function"
+    [ "$(grep -c "mykernel.c:6:36: error:" "$T/out" "$T/err" | awk -F: '{s += $2} END {print s}')" = 1 ] ||
+        fail "the compiler's error was printed more than once: $(cat "$T/out")"
+    no_scratch_paths "$T/out"
+    no_scratch_paths "$T/err"
+    # --json keeps the whole message in the verdict, named the same way.
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy mykernel.c --backend cpu --seed 1 --json >"$T/out" \
+        2>"$T/err"; echo $?)
+    expect_rc 1 "a candidate that does not compile (--json)"
+    expect_json "$T/out" 'd["detail"].startswith("compilation failed: mykernel.c:6:36: error:")' True
+    no_scratch_paths "$T/out"
+    ;;
+directive)
+    sed 's|^// kiln: launch saxpy.*|&\n// kiln: grid(n)|' "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" \
+        >"$T/baddir.c"
+    line=$(grep -n '^// kiln: grid' "$T/baddir.c" | cut -d: -f1)
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy baddir.c --backend cpu --seed 1 >"$T/out" \
+        2>"$T/err"; echo $?)
+    expect_rc 1 "a bad directive"
+    contains "$T/out" "status: compile_error (stage parse)"
+    contains "$T/out" "baddir.c:$line: launch plan directive: unknown directive 'kiln: grid'"
+    no_scratch_paths "$T/out"
+    # An argument the signature lacks: the launch directive's line.
+    sed 's|args(n, a, x, y, out)|args(n, a, x, y, bogus)|' \
+        "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" >"$T/badarg.c"
+    line=$(grep -n 'bogus' "$T/badarg.c" | cut -d: -f1)
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy badarg.c --backend cpu --seed 1 >"$T/out" \
+        2>"$T/err"; echo $?)
+    expect_rc 1 "a plan naming an unknown argument"
+    contains "$T/out" "badarg.c:$line: launch plan: launch 1 (saxpy): args() names bogus"
+    ;;
+dashdash)
+    cp "$T/mykernel.c" "$T/-mykernel.c"
+    rc=$(cd "$T" && "$KILN_BIN" eval --backend cpu --seed 1 -- saxpy -mykernel.c >"$T/out" \
+        2>"$T/err"; echo $?)
+    expect_rc 1 "a candidate named -mykernel.c after --"
+    contains "$T/out" "-mykernel.c:6:36: error:"
+    # Options may still come first, and without -- the name is an option.
+    rc=$(cd "$T" && "$KILN_BIN" eval --backend cpu saxpy -mykernel.c >"$T/out" 2>"$T/err"
+        echo $?)
+    expect_rc 2 "-mykernel.c without --"
+    contains "$T/err" "unknown option"
+    ;;
+workload_name)
+    run_kiln "$T/out" "$T/err" eval saxpi "$T/mykernel.c" --backend cpu
+    expect_rc 2 "a mistyped workload name"
+    contains "$T/err" "no built-in workload of that name; did you mean 'saxpy'?"
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "more than one line: $(cat "$T/err")"
+    run_kiln "$T/out" "$T/err" eval zzzzzz "$T/mykernel.c" --backend cpu
+    expect_rc 2 "an unknown workload name"
+    not_contains "$T/err" "did you mean"
+    ;;
+json_key)
+    cp -r "$KILN_SOURCE_DIR/workloads/saxpy" "$T/wl"
+    sed -i 's/"description":/"descripton":/' "$T/wl/workload.json"
+    run_kiln "$T/out" "$T/err" workload check "$T/wl" --backend cpu
+    [ "$rc" != 0 ] || fail "a mistyped key was accepted"
+    cat "$T/out" "$T/err" >"$T/all"
+    contains "$T/all" 'workload.json: (top level): unknown key "descripton"; did you mean "description"?'
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "ok: errors $case_name"
