@@ -45,6 +45,7 @@ enum {
     CLI_OPT_ACCOUNT,
     CLI_OPT_SLURM_KILN,
     CLI_OPT_SLURM_GRES,
+    CLI_OPT_SLURM_ARRAY_LIMIT,
 };
 
 #define CLI_OPTS_GPU                                                                               \
@@ -69,8 +70,9 @@ enum {
         {"partition", required_argument, NULL, CLI_OPT_PARTITION},                                 \
         {"account", required_argument, NULL, CLI_OPT_ACCOUNT},                                     \
         {"slurm-kiln", required_argument, NULL, CLI_OPT_SLURM_KILN},                               \
+        {"slurm-gres", required_argument, NULL, CLI_OPT_SLURM_GRES},                               \
     {                                                                                              \
-        "slurm-gres", required_argument, NULL, CLI_OPT_SLURM_GRES                                  \
+        "slurm-array-limit", required_argument, NULL, CLI_OPT_SLURM_ARRAY_LIMIT                    \
     }
 
 /* The help lines of the executor options, for a command's --help. */
@@ -80,7 +82,9 @@ enum {
     "                     sandbox); needs --spool DIR on a file system the nodes\n"                \
     "                     share; --partition P, --account A, --slurm-kiln PATH\n"                  \
     "                     (kiln on the nodes, default this one), --slurm-gres G\n"                 \
-    "                     (default gpu:1 for GPU runs)\n"
+    "                     (default gpu:1 for GPU runs), --slurm-array-limit N\n"                   \
+    "                     (kiln optimize: the window's runs go out as one job\n"                   \
+    "                     array, at most N running at once; default 8)\n"
 
 /* 1: the option was one of the shared ones and is stored in `o`; 0: not a
  * shared option; -1: its value is out of bounds (the message is printed,

@@ -108,6 +108,25 @@ struct eval_outcome {
 enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
                             struct kiln_err *err) KILN_NODISCARD;
 
+/*
+ * Batches (`kiln optimize --executor slurm`): eval_candidate_start runs the
+ * stages before the harness and submits the harness step on req->runner,
+ * which must take batches (sbexec_can_batch); *pend receives it, or NULL
+ * when the candidate ended before the run (out is then final).
+ * eval_candidate_finish waits for that step and judges it: out is then
+ * what eval_candidate would have given, through the same ingest and judge.
+ * Steps started before the first finish run at once. eval_pending_drop
+ * gives a started candidate up (its job is cancelled). What req points to
+ * must outlive the pending step, except work_dir and ceilings (copied);
+ * `out` stays where it is until finished (the step reads its artifact).
+ */
+struct eval_pending;
+enum kiln_rc eval_candidate_start(const struct eval_request *req, struct eval_outcome *out,
+                                  struct eval_pending **pend, struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc eval_candidate_finish(struct eval_pending *pend, struct eval_outcome *out,
+                                   struct kiln_err *err) KILN_NODISCARD;
+void eval_pending_drop(struct eval_pending *pend);
+
 void eval_outcome_free(struct eval_outcome *out);
 
 /* The physics floor's ceilings of GPU `gpu` (kiln's index, gpuinfo.h):
