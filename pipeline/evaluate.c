@@ -1,6 +1,7 @@
 #include "evaluate.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -619,11 +620,45 @@ static enum kiln_rc harness_step(const struct eval_request *req, const struct ha
     return KILN_OK;
 }
 
+/* The node's GPU as the floor's source, when this host had none to ask
+ * (no ceilings, or ceilings without rates) and the node reported its
+ * properties: the floor then describes the GPU that ran the candidate. */
+static const struct eval_request *floor_from_node(const struct eval_request *req,
+                                                  const struct sbexec_result *sr,
+                                                  struct eval_request *with_node,
+                                                  struct eval_outcome *out)
+{
+    bool have_floor =
+        req->ceilings && (req->ceilings->bytes_per_s > 0 || req->ceilings->flop_per_s > 0);
+    if (req->backend != KILN_BACKEND_CUDA || have_floor || !sr->device.has_props)
+        return req;
+    struct gpu_peaks peaks;
+    struct kiln_err perr;
+    kiln_err_clear(&perr);
+    if (gpupeak_compute(&sr->device.props, &peaks, &perr) != KILN_OK) {
+        fprintf(stderr, "kiln: warning: no physics floor from node %s's GPU: %s\n", sr->device.node,
+                perr.msg);
+        return req;
+    }
+    out->node_ceilings =
+        (struct stats_ceilings){.bytes_per_s = peaks.bytes_per_s,
+                                .flop_per_s = peaks.flop_per_s,
+                                .slack = STATS_CEILINGS_H200.slack,
+                                .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
+    out->floor_from_node = true;
+    *with_node = *req;
+    with_node->ceilings = &out->node_ceilings;
+    return with_node;
+}
+
 /* Judges what the harness step returned (rc: sbexec's) into out. */
 static enum kiln_rc harness_judge(const struct eval_request *req, const struct harness_run *hr,
                                   enum kiln_rc rc, struct sbexec_result *sr,
                                   struct eval_outcome *out, struct kiln_err *err)
 {
+    out->ran_on = sr->device;
+    struct eval_request with_node;
+    req = floor_from_node(req, sr, &with_node, out);
     bool ran = rc == KILN_OK || rc == KILN_E_REJECTED; /* the sandbox ran and streamed */
     if (rc == KILN_E_REJECTED) {
         /* The tarball broke a rule: the candidate's doing, not kiln's. */
@@ -749,7 +784,7 @@ static bool load_precompiled(const struct eval_request *req, const struct compil
 
 static void conclude(const struct eval_request *req, struct eval_outcome *out, double t_start)
 {
-    verdict_finish(&out->v, req->ceilings);
+    verdict_finish(&out->v, out->floor_from_node ? &out->node_ceilings : req->ceilings);
     if (out->v.status == VERDICT_PASS)
         snprintf(out->stage, sizeof(out->stage), "pass");
     else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)
@@ -999,6 +1034,16 @@ void eval_pending_drop(struct eval_pending *p)
         return;
     sbexec_drop(&p->hr.step, p->ticket);
     free(p);
+}
+
+json_t *eval_ran_on_json(const struct eval_outcome *out)
+{
+    if (!out->where[0])
+        return json_null();
+    json_t *dev = out->ran_on.present ? sbnode_device_json(&out->ran_on) : json_null();
+    return dev ? json_pack("{s:s, s:o, s:b}", "where", out->where, "device", dev, "floor_from_node",
+                           out->floor_from_node)
+               : NULL;
 }
 
 void eval_outcome_free(struct eval_outcome *out)

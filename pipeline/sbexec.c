@@ -51,7 +51,7 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
     if (step->runner) {
         /* The host that runs it resolves its own paths and GPU nodes. */
         rc = step->runner->run(step->runner->ctx, step->what, &spec, step->gpu, tfd, &res->sb,
-                               res->where, sizeof(res->where), err);
+                               res->where, sizeof(res->where), &res->device, err);
     } else {
         /* The host's paths and the GPU's nodes: the sandbox knows neither. */
         struct hostvars *hv = calloc(1, sizeof(*hv));
@@ -99,7 +99,7 @@ enum kiln_rc sbexec_collect(const struct sbexec_step *step, long ticket, struct 
     }
     double t0 = now_s();
     rc = step->runner->collect(step->runner->ctx, ticket, tfd, &res->sb, res->where,
-                               sizeof(res->where), err);
+                               sizeof(res->where), &res->device, err);
     return ingest(step, tfd, t0, rc, res, err);
 }
 

@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "sandbox.h"
+#include "sbspec.h"
 #include "tar_ingest.h"
 
 /*
@@ -22,12 +23,14 @@
  * GPU (the remote host picks which). sbexec ingests that
  * stream exactly as a local one. `where` receives one line naming where it
  * ran ("slurm job 42 on node n1"); empty when there is nothing to say.
+ * `dev` receives the remote host's GPU as it reported it (sbspec.h), or
+ * is left with present false.
  */
 struct sbexec_runner {
     const char *name; /* "slurm" */
     enum kiln_rc (*run)(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
                         int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
-                        struct kiln_err *err);
+                        struct sbnode_device *dev, struct kiln_err *err);
     void *ctx;
     /* Batches (optional; NULL where the runner has none). submit places
      * the step where the remote host reaches it and queues it under a
@@ -38,7 +41,8 @@ struct sbexec_runner {
     enum kiln_rc (*submit)(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
                            long *ticket, struct kiln_err *err);
     enum kiln_rc (*collect)(void *ctx, long ticket, int tar_fd, struct sandbox_result *res,
-                            char *where, size_t where_cap, struct kiln_err *err);
+                            char *where, size_t where_cap, struct sbnode_device *dev,
+                            struct kiln_err *err);
     void (*drop)(void *ctx, long ticket);
 };
 
@@ -66,6 +70,7 @@ struct sbexec_result {
     double sandbox_s;       /* sandbox_run: set-up, the program, the tar stream, tear-down */
     double ingest_s;        /* tar_ingest of the stream */
     char where[256];        /* the runner's line about where it ran; "" when local */
+    struct sbnode_device device; /* the runner's host's GPU; present false when local */
 };
 
 /*

@@ -221,8 +221,10 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
             struct kiln_err perr;
             kiln_err_clear(&perr);
             if (eval_device_ceilings(s->harness, s->opts.gpu, &s->ceilings, &perr) != KILN_OK)
-                fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", s->opts.gpu,
-                        perr.msg);
+                fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s%s\n", s->opts.gpu,
+                        perr.msg,
+                        s->opts.runner ? " (the node's GPU gives it, when the node reports one)"
+                                       : "");
             s->probed_ceilings = true;
         }
         req.ceilings = &s->ceilings;

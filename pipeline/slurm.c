@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evaluate.h"
 #include "fdio.h"
 #include "fsutil.h"
 #include "gpuinfo.h"
@@ -30,7 +31,7 @@
 
 static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
                         int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
-                        struct kiln_err *err);
+                        struct sbnode_device *dev, struct kiln_err *err);
 
 static double now_s(void)
 {
@@ -376,7 +377,7 @@ void slurm_output_tail(const char *jobdir, char *buf, size_t cap)
 
 enum kiln_rc slurm_fetch(long long tar_bytes, const char *jobdir, int tar_fd,
                          struct sandbox_result *res, char *where, size_t where_cap,
-                         struct kiln_err *err)
+                         struct sbnode_device *dev, struct kiln_err *err)
 {
     char path[PATH_MAX], *text = NULL;
     size_t len = 0;
@@ -384,7 +385,7 @@ enum kiln_rc slurm_fetch(long long tar_bytes, const char *jobdir, int tar_fd,
     enum kiln_rc rc = fs_read_file(path, SBRESULT_MAX_BYTES, &text, &len, err);
     if (rc)
         return rc;
-    rc = sbresult_from_json(text, len, res, where, where_cap, err);
+    rc = sbresult_from_json(text, len, res, where, where_cap, dev, err);
     free(text);
     if (rc)
         return rc;
@@ -403,7 +404,7 @@ enum kiln_rc slurm_fetch(long long tar_bytes, const char *jobdir, int tar_fd,
 
 static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
                         int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
-                        struct kiln_err *err)
+                        struct sbnode_device *dev, struct kiln_err *err)
 {
     struct slurm_runner *s = ctx;
     enum kiln_rc rc = KILN_OK;
@@ -429,7 +430,7 @@ static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *
         if (have_result && end == SLURM_END_DONE) {
             char node_where[200] = "";
             rc = slurm_fetch(spec->limits.tar_bytes, jobdir, tar_fd, res, node_where,
-                             sizeof(node_where), err);
+                             sizeof(node_where), dev, err);
             if (rc == KILN_OK)
                 snprintf(where, where_cap, "slurm job %ld, %s", id, node_where);
             break;
@@ -471,6 +472,36 @@ static int allocated_gpu(void)
     return end != v && g >= 0 && g < GPUINFO_MAX ? (int)g : 0;
 }
 
+/* The GPU the job was given, as this node sees it: the driver's names and
+ * the properties the physics floor needs, from this node's own
+ * kiln-harness-cuda --device-props (outside any sandbox: no candidate code
+ * runs). What cannot be learned is left out, not guessed. */
+static void node_device(int gpu, const char *host, struct sbnode_device *d)
+{
+    struct gpuinfo gpus[GPUINFO_MAX];
+    size_t n = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (gpuinfo_list("/proc", gpus, &n, &e) != KILN_OK || (size_t)gpu >= n)
+        return;
+    d->present = true;
+    snprintf(d->node, sizeof(d->node), "%s", host);
+    snprintf(d->model, sizeof(d->model), "%s", gpus[gpu].model);
+    snprintf(d->uuid, sizeof(d->uuid), "%s", gpus[gpu].uuid);
+    snprintf(d->bus_id, sizeof(d->bus_id), "%s", gpus[gpu].bus_id);
+    if (gpuinfo_driver_version("/proc", d->driver, sizeof(d->driver), &e) != KILN_OK)
+        d->driver[0] = '\0';
+    char harness[PATH_MAX], text[512];
+    int status = -1;
+    kiln_err_clear(&e);
+    if (eval_harness_path(KILN_BACKEND_CUDA, harness, sizeof(harness), &e) != KILN_OK)
+        return;
+    char *argv[] = {harness, "--device-props", gpus[gpu].bus_id, NULL};
+    if (proc_capture(argv, text, sizeof(text), 30000, &status, &e) == KILN_OK && status == 0 &&
+        gpupeak_parse_props(text, &d->props, &e) == KILN_OK)
+        d->has_props = true;
+}
+
 enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err)
 {
     char path[PATH_MAX], *text = NULL;
@@ -504,14 +535,12 @@ enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err)
         sbspec_doc_free(&doc);
         return rc;
     }
+    struct sbnode_device dev;
+    memset(&dev, 0, sizeof(dev));
     if (gpu >= 0) {
-        struct gpuinfo gpus[GPUINFO_MAX];
-        size_t n = 0;
-        struct kiln_err ge;
-        kiln_err_clear(&ge);
-        if (gpuinfo_list("/proc", gpus, &n, &ge) == KILN_OK && (size_t)gpu < n)
-            snprintf(where, sizeof(where), "node %s, GPU %d %s %s", host, gpu, gpus[gpu].model,
-                     gpus[gpu].uuid);
+        node_device(gpu, host, &dev);
+        if (dev.present)
+            snprintf(where, sizeof(where), "node %s, GPU %d %s %s", host, gpu, dev.model, dev.uuid);
     }
     snprintf(path, sizeof(path), "%s/stream.tar", jobdir);
     int tfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -529,7 +558,7 @@ enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err)
     sbspec_doc_free(&doc);
     free(hv);
     char *out = NULL;
-    if (rc == KILN_OK && (rc = sbresult_to_json(&res, where, &out, err)) == KILN_OK &&
+    if (rc == KILN_OK && (rc = sbresult_to_json(&res, where, &dev, &out, err)) == KILN_OK &&
         (rc = fs_join(path, sizeof(path), jobdir, "result.json", err)) == KILN_OK)
         rc = fs_write_atomic(path, out, strlen(out), err);
     free(out);

@@ -67,7 +67,9 @@ enum kiln_rc slurm_runner_init(struct slurm_runner *s, const struct slurm_config
 
 /* The node's side (`kiln sandbox-exec JOBDIR`): runs JOBDIR/spec.json with
  * sandbox_run(), its tar stream into JOBDIR/stream.tar, then writes
- * JOBDIR/result.json (atomically: its presence means the run finished). */
+ * JOBDIR/result.json (atomically: its presence means the run finished),
+ * with the allocated GPU's names and properties (sbspec.h's device) when
+ * the step had one. */
 enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err) KILN_NODISCARD;
 
 /* One Slurm job state word ("COMPLETED", "NODE_FAIL") sorted for kiln. */

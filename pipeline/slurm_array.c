@@ -280,7 +280,11 @@ static enum kiln_rc maybe_resubmit(struct slurm_runner *s, struct slurm_task *t,
     char result[PATH_MAX + 16];
     snprintf(result, sizeof(result), "%s/result.json", t->jobdir);
     bool have_result = access(result, F_OK) == 0;
-    if (t->end == SLURM_END_DONE && !have_result)
+    /* Ended without a result, or cancelled by someone other than kiln (an
+     * admin's scancel, a signal sent with --full): as a plain job would be. */
+    bool cancelling = s->cfg.cancel && *s->cfg.cancel;
+    if ((t->end == SLURM_END_DONE && !have_result) ||
+        (t->end == SLURM_END_CANCELLED && !cancelling))
         t->end = SLURM_END_LOST;
     if (t->end != SLURM_END_LOST || t->attempt > 0)
         return KILN_OK;
@@ -332,7 +336,8 @@ static void cancel_all(struct slurm_runner *s)
 
 /* What the ended task gives: its result and stream, or a named failure. */
 static enum kiln_rc finish(struct slurm_task *t, int tar_fd, struct sandbox_result *res,
-                           char *where, size_t where_cap, struct kiln_err *err)
+                           char *where, size_t where_cap, struct sbnode_device *dev,
+                           struct kiln_err *err)
 {
     char id[48], tail[320];
     task_id(t, id, sizeof(id));
@@ -344,8 +349,8 @@ static enum kiln_rc finish(struct slurm_task *t, int tar_fd, struct sandbox_resu
                          t->state, node);
     if (t->end == SLURM_END_DONE) {
         char node_where[200] = "";
-        enum kiln_rc rc =
-            slurm_fetch(t->tar_bytes, t->jobdir, tar_fd, res, node_where, sizeof(node_where), err);
+        enum kiln_rc rc = slurm_fetch(t->tar_bytes, t->jobdir, tar_fd, res, node_where,
+                                      sizeof(node_where), dev, err);
         if (rc == KILN_OK)
             snprintf(where, where_cap, "slurm job %s, %s", id, node_where);
         return rc;
@@ -357,7 +362,8 @@ static enum kiln_rc finish(struct slurm_task *t, int tar_fd, struct sandbox_resu
 }
 
 enum kiln_rc slurm_batch_collect(void *ctx, long ticket, int tar_fd, struct sandbox_result *res,
-                                 char *where, size_t where_cap, struct kiln_err *err)
+                                 char *where, size_t where_cap, struct sbnode_device *dev,
+                                 struct kiln_err *err)
 {
     struct slurm_runner *s = ctx;
     if (ticket < 0 || (size_t)ticket >= s->n_tasks || !s->tasks[ticket].live)
@@ -384,7 +390,7 @@ enum kiln_rc slurm_batch_collect(void *ctx, long ticket, int tar_fd, struct sand
         }
     }
     if (rc == KILN_OK)
-        rc = finish(&s->tasks[ticket], tar_fd, res, where, where_cap, err);
+        rc = finish(&s->tasks[ticket], tar_fd, res, where, where_cap, dev, err);
     s->tasks[ticket].live = false;
     release_if_idle(s);
     return rc;

@@ -38,13 +38,14 @@ void slurm_output_tail(const char *jobdir, char *buf, size_t cap);
  * copies JOBDIR/stream.tar (at most tar_bytes) into tar_fd. */
 enum kiln_rc slurm_fetch(long long tar_bytes, const char *jobdir, int tar_fd,
                          struct sandbox_result *res, char *where, size_t where_cap,
-                         struct kiln_err *err);
+                         struct sbnode_device *dev, struct kiln_err *err);
 
 /* The runner's batch entry points (sbexec.h), in slurm_array.c. */
 enum kiln_rc slurm_batch_submit(void *ctx, const char *what, const struct sandbox_spec *spec,
                                 int gpu, long *ticket, struct kiln_err *err);
 enum kiln_rc slurm_batch_collect(void *ctx, long ticket, int tar_fd, struct sandbox_result *res,
-                                 char *where, size_t where_cap, struct kiln_err *err);
+                                 char *where, size_t where_cap, struct sbnode_device *dev,
+                                 struct kiln_err *err);
 void slurm_batch_drop(void *ctx, long ticket);
 
 #endif
