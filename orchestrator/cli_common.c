@@ -85,6 +85,11 @@ int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_comm
     case CLI_OPT_SLURM_GRES:
         o->slurm.gres = arg;
         return 1;
+    case CLI_OPT_SLURM_ARRAY_LIMIT:
+        if (cli_parse_long(arg, 1, 10000, &v))
+            return USAGE("--slurm-array-limit needs 1..10000 tasks at once, got '%s'", arg);
+        o->slurm.array_limit = (unsigned)v;
+        return 1;
     }
     return 0;
 }
@@ -92,7 +97,7 @@ int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_comm
 int cli_common_check(const char *cmd, const struct cli_common *o)
 {
     bool slurm_opts = o->slurm.spool || o->slurm.partition || o->slurm.account ||
-                      o->slurm.node_kiln || o->slurm.gres;
+                      o->slurm.node_kiln || o->slurm.gres || o->slurm.array_limit;
     if (o->executor == CLI_EXEC_LOCAL && slurm_opts)
         return USAGE("--spool, --partition, --account and --slurm-* need "
                      "--executor slurm");

@@ -49,6 +49,7 @@ enum {
     CLI_OPT_CSV,
     CLI_OPT_MARKDOWN,
     CLI_OPT_QUIET,
+    CLI_OPT_SLURM_ARRAY_LIMIT,
 };
 
 /* What a command prints: its text (default), or one of the formats below;
@@ -100,8 +101,9 @@ int cli_output_option(const char *cmd, int opt, enum cli_output *out);
         {"partition", required_argument, NULL, CLI_OPT_PARTITION},                                 \
         {"account", required_argument, NULL, CLI_OPT_ACCOUNT},                                     \
         {"slurm-kiln", required_argument, NULL, CLI_OPT_SLURM_KILN},                               \
+        {"slurm-gres", required_argument, NULL, CLI_OPT_SLURM_GRES},                               \
     {                                                                                              \
-        "slurm-gres", required_argument, NULL, CLI_OPT_SLURM_GRES                                  \
+        "slurm-array-limit", required_argument, NULL, CLI_OPT_SLURM_ARRAY_LIMIT                    \
     }
 
 /* The help lines of the executor options, for a command's --help. */
@@ -111,7 +113,9 @@ int cli_output_option(const char *cmd, int opt, enum cli_output *out);
     "                     sandbox); needs --spool DIR on a file system the nodes\n"                \
     "                     share; --partition P, --account A, --slurm-kiln PATH\n"                  \
     "                     (kiln on the nodes, default this one), --slurm-gres G\n"                 \
-    "                     (default gpu:1 for GPU runs)\n"
+    "                     (default gpu:1 for GPU runs), --slurm-array-limit N\n"                   \
+    "                     (kiln optimize: the window's runs go out as one job\n"                   \
+    "                     array, at most N running at once; default 8)\n"
 
 /*
  * kiln's one SIGINT/SIGTERM handler. The first signal stores its number in

@@ -309,6 +309,7 @@ int cmd_eval(int argc, char **argv)
         json_object_set_new(doc, "stage", json_string(out.stage));
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out.t));
         json_object_set_new(doc, "ran_as", out.where[0] ? json_string(out.where) : json_null());
+        json_object_set_new(doc, "ran_on", eval_ran_on_json(&out));
         json_object_set_new(doc, "backend",
                             json_string(kiln_backend_name(eval_session_backend(s))));
         json_object_set_new(doc, "held_out",

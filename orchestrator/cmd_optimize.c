@@ -233,9 +233,11 @@ int cmd_resume(int argc, char **argv)
                                          {"env-file", required_argument, NULL, 'e'},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"json", no_argument, NULL, 'J'},
+                                         CLI_OPTS_EXECUTOR,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("resume");
     struct opt_resume_options ro = {0};
+    struct cli_common common = {0};
     int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -247,14 +249,24 @@ int cmd_resume(int argc, char **argv)
             ro.base_url = optarg;
         if (c == 'e')
             ro.dotenv = optarg;
+        if (c >= CLI_OPT_EXECUTOR && cli_common_option("resume", c, optarg, &common) < 0)
+            return KILN_EXIT_USAGE;
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (argc - optind != 1)
         return cli_usage_error("resume", "needs exactly one run directory");
+    if (cli_common_check("resume", &common) < 0)
+        return KILN_EXIT_USAGE;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct kiln_err err;
     kiln_err_clear(&err);
+    struct slurm_runner slurm;
+    if (cli_common_executor(&common, "kiln-resume", &slurm, &stop_signal, &ro.runner, &err) !=
+        KILN_OK) {
+        cli_report("resume", &err);
+        return KILN_EXIT_USAGE;
+    }
     ro.stop = &stop_signal;
     cli_catch_stop(&stop_signal, stop_notice);
     enum kiln_rc rc = optimize_resume_with(argv[optind], &ro, &err);

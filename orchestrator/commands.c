@@ -145,6 +145,7 @@ const struct kiln_cmd kiln_commands[] = {
      cmd_optimize},
     {"resume", "continue an interrupted kiln optimize run",
      "usage: kiln resume RUN_DIR [--base-url URL] [--env-file PATH] [--quiet] [--json]\n"
+     "                   [--executor slurm --spool DIR ...]\n"
      "\n"
      "Continues a run from its records: finished candidates are not redone (those\n"
      "in flight when it stopped are), the proposer's state is rebuilt, and the\n"
@@ -156,8 +157,13 @@ const struct kiln_cmd kiln_commands[] = {
      "                   or to the default server, never to a URL read from run.json\n"
      "  --env-file PATH  where to read the API key (default ./.env)\n"
      "\n"
+     "Where the harness runs is not taken from run.json: a run made with\n"
+     "--executor slurm resumes locally unless given --executor slurm again (its\n"
+     "spool and partition may be gone; kiln says so).\n"
+     "\n" CLI_EXECUTOR_HELP "\n"
      "example:\n"
-     "  kiln resume results/run-001\n",
+     "  kiln resume results/run-001\n"
+     "  kiln resume results/run-001 --executor slurm --spool /shared/kiln\n",
      cmd_resume},
     {"eval", "compile, run, verify and time one candidate kernel",
      "usage: kiln eval WORKLOAD CANDIDATE [options]\n"

@@ -135,6 +135,15 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
     r.o.model = jstr(run, "model");
     r.o.dotenv = ro->dotenv;
     r.o.stop = ro->stop;
+    r.o.runner = ro->runner;
+    /* The executor is chosen anew: a spool and partition may not outlive
+     * the run, and verdicts do not depend on where the harness ran. */
+    const char *ran_on = jstr(run, "executor");
+    if (!ro->runner && ran_on && strcmp(ran_on, "local") != 0 && !quiet)
+        fprintf(stderr,
+                "kiln: %s was made with --executor %s; resuming it on this host (give "
+                "--executor %s --spool DIR to continue there)\n",
+                run_dir, ran_on, ran_on);
     r.o.replay_dir = jstr(run, "replay");
     r.o.description = jstr(run, "description");
     r.generated = json_is_true(json_object_get(run, "reference_generated_by_model"));
@@ -219,6 +228,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
         json_object_del(vj, "note");
         json_object_del(vj, "config");
         json_object_del(vj, "turnaround_s");
+        json_object_del(vj, "ran_on");
         char *clean = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
         json_decref(vj);
         struct proposal p;

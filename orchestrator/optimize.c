@@ -26,6 +26,7 @@
 #include "opt_profile.h"
 #include "optimize_impl.h"
 #include "runrec.h"
+#include "sbexec.h"
 #include "session.h"
 #include "wlgen.h"
 
@@ -122,6 +123,7 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
         json_object_set_new(doc, "description", json_string(r->o.description));
     opt_given_add_json(&r->given, doc);
     json_object_set_new(doc, "jobs", json_integer(r->o.jobs > 0 ? r->o.jobs : 1));
+    json_object_set_new(doc, "executor", json_string(r->o.runner ? r->o.runner->name : "local"));
     json_object_set_new(doc, "compiler", json_string(compile_tool_name(r->o.compiler)));
     if (r->o.docs > 0) /* --docs: what resume needs to search the same way */
         json_object_set_new(doc, "docs",

@@ -80,9 +80,10 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json,
  * default server or to `base_url` given here (opt_resume.c). */
 struct opt_resume_options {
     bool quiet, json;
-    const char *base_url;              /* --base-url; NULL: the recorded one, without the key */
-    const char *dotenv;                /* --env-file; NULL: ./.env */
-    const volatile sig_atomic_t *stop; /* as opt_options.stop */
+    const char *base_url;               /* --base-url; NULL: the recorded one, without the key */
+    const char *dotenv;                 /* --env-file; NULL: ./.env */
+    const volatile sig_atomic_t *stop;  /* as opt_options.stop */
+    const struct sbexec_runner *runner; /* --executor; NULL: this host, whatever run.json says */
 };
 
 enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_options *ro,

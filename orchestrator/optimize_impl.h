@@ -43,6 +43,12 @@ struct opt_slot {
     struct proposal p;
     struct cworker w;
     bool started; /* its files are written and its compile worker started */
+    /* Batches (a runner that takes them: --executor slurm): the window's
+     * harness steps go out together; each is judged in its turn. */
+    bool begun;                /* evaluated up to the harness: o and pend are set */
+    char id[8];                /* "007": the name the pending step keeps */
+    struct eval_outcome o;     /* its outcome (final once pend is NULL) */
+    struct eval_pending *pend; /* its harness step, out; NULL: none */
 };
 
 /* The candidates in flight, oldest first (a ring of `cap`). */

@@ -10,6 +10,14 @@
  * proposer again in that same order (opt_window_repropose), which gives the
  * tuner back its exact state and the in-flight candidates their exact
  * configurations; run.json records N for that.
+ *
+ * With a runner that takes batches (--executor slurm), when the oldest
+ * candidate has not been evaluated yet, every candidate in the window is
+ * evaluated up to its harness run and the runs go out together (one job
+ * array); then each is collected, judged and recorded in turn, exactly as
+ * one at a time. The next batch starts when the window's oldest is again a
+ * candidate proposed after the batch went out, so the proposer's calls
+ * keep their order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +50,9 @@ static void pop_head(struct opt_window *w)
 {
     struct opt_slot *sl = slot_at(w, 0);
     cworker_kill(&sl->w);
+    eval_pending_drop(sl->pend); /* a batch member given up: its job is cancelled */
+    if (sl->begun)
+        eval_outcome_free(&sl->o);
     proposal_free(&sl->p);
     memset(sl, 0, sizeof(*sl));
     w->head = (w->head + 1) % w->cap;
@@ -119,41 +130,91 @@ static enum kiln_rc start(struct opt_run *r, struct opt_slot *sl, struct kiln_er
     return rc;
 }
 
-/* Waits for the oldest candidate's compile, runs it, records it. */
+/* Waits for the candidate's compile worker; false when it left no result. */
+static enum kiln_rc wait_compile(struct opt_run *r, struct opt_slot *sl, struct kiln_err *err)
+{
+    bool left = true;
+    char why[64] = "";
+    enum kiln_rc rc = KILN_OK;
+    if (sl->w.pid > 0) {
+        opt_progress(r, sl->it, "compile");
+        rc = cworker_wait(&sl->w, &left, why, sizeof(why), err);
+    }
+    if (rc == KILN_OK && !left && !r->o.quiet && !r->o.json)
+        opt_log(r, "kiln: the compile worker of %s ended (%s); compiling it here\n", sl->id, why);
+    return rc;
+}
+
+/* Evaluates the candidate up to its harness run, which is submitted on the
+ * batch runner (the outcome is final when there is none to run). */
+static enum kiln_rc begin(struct opt_run *r, struct opt_slot *sl, struct kiln_err *err)
+{
+    if (sl->begun)
+        return KILN_OK;
+    memset(&sl->o, 0, sizeof(sl->o));
+    sl->begun = true;
+    snprintf(sl->id, sizeof(sl->id), "%03d", sl->it);
+    if (sl->p.invalid[0]) {
+        opt_invalid_outcome(&sl->p, sl->it, &sl->o);
+        return KILN_OK;
+    }
+    enum kiln_rc rc = wait_compile(r, sl, err);
+    if (rc != KILN_OK)
+        return rc;
+    eval_session_set_short_run(r->s, sl->p.iterations);
+    rc =
+        eval_session_start_compiled(r->s, sl->id, sl->p.source, sl->p.len,
+                                    sl->p.has_config ? sl->p.config : NULL, &sl->o, &sl->pend, err);
+    eval_session_set_short_run(r->s, 0);
+    return rc;
+}
+
+/* The oldest candidate's outcome: its compile waited for, then run here,
+ * or (batches) collected from the batch it went out in. */
+static enum kiln_rc evaluate_head(struct opt_run *r, struct opt_slot *sl, struct kiln_err *err)
+{
+    struct opt_window *w = &r->win;
+    enum kiln_rc rc = KILN_OK;
+    if (eval_session_batches(r->s)) {
+        bool new_batch = !sl->begun;
+        for (size_t k = 0; rc == KILN_OK && new_batch && k < w->n; k++)
+            rc = begin(r, slot_at(w, k), err);
+        if (rc == KILN_OK && sl->pend) {
+            opt_progress(r, sl->it, "evaluate");
+            rc = eval_session_finish(r->s, sl->id, sl->pend, &sl->o, err);
+            sl->pend = NULL;
+        }
+        return rc;
+    }
+    memset(&sl->o, 0, sizeof(sl->o));
+    sl->begun = true;
+    snprintf(sl->id, sizeof(sl->id), "%03d", sl->it);
+    if (sl->p.invalid[0]) {
+        opt_invalid_outcome(&sl->p, sl->it, &sl->o);
+        return KILN_OK;
+    }
+    rc = wait_compile(r, sl, err);
+    if (rc == KILN_OK) {
+        opt_progress(r, sl->it, "evaluate");
+        eval_session_set_short_run(r->s, sl->p.iterations);
+        rc = eval_session_run_compiled(r->s, sl->id, sl->p.source, sl->p.len,
+                                       sl->p.has_config ? sl->p.config : NULL, &sl->o, err);
+        eval_session_set_short_run(r->s, 0);
+    }
+    return rc;
+}
+
+/* Evaluates the oldest candidate and records it. */
 static enum kiln_rc finish_head(struct opt_run *r, struct kiln_err *err)
 {
     struct opt_slot *sl = slot_at(&r->win, 0);
-    char id[8];
-    snprintf(id, sizeof(id), "%03d", sl->it);
-    struct eval_outcome o;
-    memset(&o, 0, sizeof(o));
-    enum kiln_rc rc = KILN_OK;
-    if (sl->p.invalid[0]) {
-        opt_invalid_outcome(&sl->p, sl->it, &o);
-    } else {
-        bool left = true;
-        char why[64] = "";
-        if (sl->w.pid > 0) {
-            opt_progress(r, sl->it, "compile");
-            rc = cworker_wait(&sl->w, &left, why, sizeof(why), err);
-        }
-        if (rc == KILN_OK && !left && !r->o.quiet && !r->o.json)
-            opt_log(r, "kiln: the compile worker of %s ended (%s); compiling it here\n", id, why);
-        if (rc == KILN_OK) {
-            opt_progress(r, sl->it, "evaluate");
-            eval_session_set_short_run(r->s, sl->p.iterations);
-            rc = eval_session_run_compiled(r->s, id, sl->p.source, sl->p.len,
-                                           sl->p.has_config ? sl->p.config : NULL, &o, err);
-            eval_session_set_short_run(r->s, 0);
-        }
-    }
+    enum kiln_rc rc = evaluate_head(r, sl, err);
     if (opt_stopping(r)) { /* not recorded: resume redoes it */
         kiln_err_clear(err);
         rc = opt_interrupted(r, err);
     }
     if (rc == KILN_OK)
-        rc = opt_finish(r, sl->it, &sl->p, &o, err);
-    eval_outcome_free(&o);
+        rc = opt_finish(r, sl->it, &sl->p, &sl->o, err);
     pop_head(&r->win);
     return rc;
 }

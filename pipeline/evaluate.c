@@ -1,6 +1,7 @@
 #include "evaluate.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -539,16 +540,29 @@ done:
     return rc;
 }
 
-static enum kiln_rc run_harness(const struct eval_request *req, const struct harness_plan *hp,
-                                const char *plan_path, const char *artifact,
-                                struct eval_outcome *out, struct kiln_err *err)
+/* The harness step of one candidate: what sbexec needs, kept together
+ * (the step points into it) so a batch can hold it until collected. */
+struct harness_run {
+    char cases_dir[PATH_MAX], out_dir[PATH_MAX], plan_path[PATH_MAX];
+    const char *patterns[4];
+    const char *in_stream[1];
+    struct tar_rules rules;
+    struct sandbox_input in[4];
+    char *argv[3];
+    struct sbexec_step step;
+};
+
+static enum kiln_rc harness_step(const struct eval_request *req, const struct harness_plan *hp,
+                                 const char *plan_path, const char *artifact,
+                                 struct harness_run *hr, struct kiln_err *err)
 {
-    char cases_dir[PATH_MAX], out_dir[PATH_MAX];
-    snprintf(cases_dir, sizeof(cases_dir), "%s/cases", req->work_dir);
-    snprintf(out_dir, sizeof(out_dir), "%s/run", req->work_dir);
-    enum kiln_rc rc = lay_out_inputs(req, cases_dir, err);
+    memset(hr, 0, sizeof(*hr));
+    snprintf(hr->cases_dir, sizeof(hr->cases_dir), "%s/cases", req->work_dir);
+    snprintf(hr->out_dir, sizeof(hr->out_dir), "%s/run", req->work_dir);
+    snprintf(hr->plan_path, sizeof(hr->plan_path), "%s", plan_path);
+    enum kiln_rc rc = lay_out_inputs(req, hr->cases_dir, err);
     if (rc == KILN_OK)
-        rc = fs_remove_tree(out_dir, err);
+        rc = fs_remove_tree(hr->out_dir, err);
     if (rc != KILN_OK)
         return rc;
     uint64_t biggest = 0, total = 0;
@@ -563,44 +577,88 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
             files += (size_t)hp->cases[c].nsets;
         }
     total += 3u * TIMINGS_MAX_BYTES;
-    const char *patterns[] = {"*/*/*.npy", "timings.json", "status.json", "log.txt"};
+    hr->patterns[0] = "*/*/*.npy";
+    hr->patterns[1] = "timings.json";
+    hr->patterns[2] = "status.json";
+    hr->patterns[3] = "log.txt";
     /* The outputs stay in the stream file and are compared where they lie
      * (verify_output): no copy into the directory, no reading them back. */
-    const char *in_stream[] = {"*/*/*.npy"};
-    struct tar_rules rules = {.patterns = patterns,
-                              .n_patterns = 4,
-                              .in_stream = in_stream,
-                              .n_in_stream = 1,
-                              .max_file_bytes =
-                                  biggest > TIMINGS_MAX_BYTES ? biggest : TIMINGS_MAX_BYTES,
-                              .max_total_bytes = total,
-                              .max_files = files};
+    hr->in_stream[0] = "*/*/*.npy";
+    hr->rules = (struct tar_rules){.patterns = hr->patterns,
+                                   .n_patterns = 4,
+                                   .in_stream = hr->in_stream,
+                                   .n_in_stream = 1,
+                                   .max_file_bytes =
+                                       biggest > TIMINGS_MAX_BYTES ? biggest : TIMINGS_MAX_BYTES,
+                                   .max_total_bytes = total,
+                                   .max_files = files};
     bool cuda = req->backend == KILN_BACKEND_CUDA;
-    struct sandbox_input in[] = {{req->harness, "kiln-harness"},
-                                 {plan_path, "plan.json"},
-                                 {artifact, cuda ? "candidate.cubin" : "candidate.so"},
-                                 {cases_dir, "cases"}};
-    char *argv[] = {"/in/kiln-harness", "/in/plan.json", NULL};
-    struct sbexec_step step = {.runner = req->runner,
-                               .what = "the harness",
-                               .rules = &rules,
-                               .out_dir = out_dir,
-                               .keep_stream = true};
-    step.spec.policy = "gpu-run";
-    step.spec.image = "gpu-run";
-    step.spec.inputs = in;
-    step.spec.n_inputs = 4;
-    step.gpu = cuda ? req->gpu : -1;
-    step.spec.argv = argv;
-    step.spec.stdin_fd = -1;
-    step.spec.limits.timeout_ms = req->run_timeout_ms;
-    step.spec.limits.out_bytes = (long long)total + (64ll << 20);
-    step.spec.limits.tar_bytes = (long long)total + (64ll << 20);
-    step.spec.limits.fsize_bytes = (long long)rules.max_file_bytes + (1 << 20);
-    struct sbexec_result sr;
-    double t0 = now_s();
-    rc = sbexec_run(&step, &sr, err);
-    out->t.run = now_s() - t0;
+    hr->in[0] = (struct sandbox_input){req->harness, "kiln-harness"};
+    hr->in[1] = (struct sandbox_input){hr->plan_path, "plan.json"};
+    hr->in[2] = (struct sandbox_input){artifact, cuda ? "candidate.cubin" : "candidate.so"};
+    hr->in[3] = (struct sandbox_input){hr->cases_dir, "cases"};
+    hr->argv[0] = "/in/kiln-harness";
+    hr->argv[1] = "/in/plan.json";
+    hr->argv[2] = NULL;
+    struct sbexec_step *step = &hr->step;
+    *step = (struct sbexec_step){.runner = req->runner,
+                                 .what = "the harness",
+                                 .rules = &hr->rules,
+                                 .out_dir = hr->out_dir,
+                                 .keep_stream = true};
+    step->spec.policy = "gpu-run";
+    step->spec.image = "gpu-run";
+    step->spec.inputs = hr->in;
+    step->spec.n_inputs = 4;
+    step->gpu = cuda ? req->gpu : -1;
+    step->spec.argv = hr->argv;
+    step->spec.stdin_fd = -1;
+    step->spec.limits.timeout_ms = req->run_timeout_ms;
+    step->spec.limits.out_bytes = (long long)total + (64ll << 20);
+    step->spec.limits.tar_bytes = (long long)total + (64ll << 20);
+    step->spec.limits.fsize_bytes = (long long)hr->rules.max_file_bytes + (1 << 20);
+    return KILN_OK;
+}
+
+/* The node's GPU as the floor's source, when this host had none to ask
+ * (no ceilings, or ceilings without rates) and the node reported its
+ * properties: the floor then describes the GPU that ran the candidate. */
+static const struct eval_request *floor_from_node(const struct eval_request *req,
+                                                  const struct sbexec_result *sr,
+                                                  struct eval_request *with_node,
+                                                  struct eval_outcome *out)
+{
+    bool have_floor =
+        req->ceilings && (req->ceilings->bytes_per_s > 0 || req->ceilings->flop_per_s > 0);
+    if (req->backend != KILN_BACKEND_CUDA || have_floor || !sr->device.has_props)
+        return req;
+    struct gpu_peaks peaks;
+    struct kiln_err perr;
+    kiln_err_clear(&perr);
+    if (gpupeak_compute(&sr->device.props, &peaks, &perr) != KILN_OK) {
+        fprintf(stderr, "kiln: warning: no physics floor from node %s's GPU: %s\n", sr->device.node,
+                perr.msg);
+        return req;
+    }
+    out->node_ceilings =
+        (struct stats_ceilings){.bytes_per_s = peaks.bytes_per_s,
+                                .flop_per_s = peaks.flop_per_s,
+                                .slack = STATS_CEILINGS_H200.slack,
+                                .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
+    out->floor_from_node = true;
+    *with_node = *req;
+    with_node->ceilings = &out->node_ceilings;
+    return with_node;
+}
+
+/* Judges what the harness step returned (rc: sbexec's) into out. */
+static enum kiln_rc harness_judge(const struct eval_request *req, const struct harness_run *hr,
+                                  enum kiln_rc rc, struct sbexec_result *sr,
+                                  struct eval_outcome *out, struct kiln_err *err)
+{
+    out->ran_on = sr->device;
+    struct eval_request with_node;
+    req = floor_from_node(req, sr, &with_node, out);
     bool ran = rc == KILN_OK || rc == KILN_E_REJECTED; /* the sandbox ran and streamed */
     if (rc == KILN_E_REJECTED) {
         /* The tarball broke a rule: the candidate's doing, not kiln's. */
@@ -612,29 +670,60 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
         size_t len = 0;
         struct kiln_err lerr;
         kiln_err_clear(&lerr);
-        if (read_small(out_dir, "log.txt", 16u << 20, &log, &len, &lerr) == KILN_OK) {
+        if (read_small(hr->out_dir, "log.txt", 16u << 20, &log, &len, &lerr) == KILN_OK) {
             const char *tail = len > LOG_TAIL_MAX ? log + len - LOG_TAIL_MAX : log;
             out->log_tail = strdup(tail);
             free(log);
         }
-        if (!sandbox_failure(&sr, out)) {
-            if (!sr.exited_ok) {
+        if (!sandbox_failure(sr, out)) {
+            if (!sr->exited_ok) {
                 char d[900];
-                sbexec_describe(&sr, d, sizeof(d));
+                sbexec_describe(sr, d, sizeof(d));
                 eliminate(out, "run", VERDICT_RUNTIME_ERROR, "the harness failed: %s", d);
             } else {
-                t0 = now_s();
-                rc = judge(req, out_dir, &sr, out, err);
+                double t0 = now_s();
+                rc = judge(req, hr->out_dir, sr, out, err);
                 out->t.verify = now_s() - t0;
             }
         }
     }
     if (ran)
-        run_parts(&sr, &out->t);
-    snprintf(out->where, sizeof(out->where), "%s", sr.where);
-    sbexec_result_free(&sr);
+        run_parts(sr, &out->t);
+    snprintf(out->where, sizeof(out->where), "%s", sr->where);
+    sbexec_result_free(sr);
     return rc;
 }
+
+static enum kiln_rc run_harness(const struct eval_request *req, const struct harness_plan *hp,
+                                const char *plan_path, const char *artifact,
+                                struct eval_outcome *out, struct kiln_err *err)
+{
+    struct harness_run *hr = calloc(1, sizeof(*hr));
+    if (!hr)
+        return kiln_fail(err, KILN_E_NOMEM, "the harness step");
+    enum kiln_rc rc = harness_step(req, hp, plan_path, artifact, hr, err);
+    if (rc == KILN_OK) {
+        struct sbexec_result sr;
+        double t0 = now_s();
+        rc = sbexec_run(&hr->step, &sr, err);
+        out->t.run = now_s() - t0;
+        rc = harness_judge(req, hr, rc, &sr, out, err);
+    }
+    free(hr);
+    return rc;
+}
+
+/* A candidate whose harness step is out (eval_candidate_start). The
+ * request is copied with what its caller may not keep (work_dir, the
+ * ceilings); the step's inputs were placed when it was submitted. */
+struct eval_pending {
+    struct eval_request req;
+    char work_dir[PATH_MAX];
+    struct stats_ceilings ceil;
+    struct harness_run hr;
+    long ticket;
+    double t_start, t_run0;
+};
 
 /* ---- split evaluation (EVAL_COMPILE_ONLY / EVAL_PRECOMPILED) ---- */
 
@@ -718,10 +807,28 @@ static const char *directive_error(const struct eval_request *req, const char *w
     return dst;
 }
 
-enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
-                            struct kiln_err *err)
+static void conclude(const struct eval_request *req, struct eval_outcome *out, double t_start)
+{
+    verdict_finish(&out->v, out->floor_from_node ? &out->node_ceilings : req->ceilings);
+    if (out->v.status == VERDICT_PASS)
+        snprintf(out->stage, sizeof(out->stage), "pass");
+    else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)
+        snprintf(out->stage, sizeof(out->stage), "score");
+    out->t.total = now_s() - t_start;
+}
+
+static enum kiln_rc submit_harness(const struct eval_request *req, const struct harness_plan *hp,
+                                   const char *plan_path, struct eval_outcome *out, double t_start,
+                                   struct eval_pending **pend, struct kiln_err *err);
+
+/* Every stage; with `pend`, the harness step is submitted instead of run
+ * and *pend receives it (NULL when the candidate ended before it). */
+static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome *out,
+                             struct eval_pending **pend, struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
+    if (pend)
+        *pend = NULL;
     double t_start = now_s();
     verdict_init(&out->v, req->name);
     snprintf(out->stage, sizeof(out->stage), "parse");
@@ -867,24 +974,107 @@ enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome 
         with_ceil.ceilings = &ceil;
         req = &with_ceil;
     }
+    if (pend) {
+        rc = submit_harness(req, &hp, plan_path, out, t_start, pend, err);
+        goto out;
+    }
     if ((rc = run_harness(req, &hp, plan_path, out->compile.artifact, out, err)))
         goto out;
     if (out->v.status == VERDICT_PASS)
         snprintf(out->stage, sizeof(out->stage), "verify");
 finish:
-    verdict_finish(&out->v, req->ceilings);
-    if (out->v.status == VERDICT_PASS)
-        snprintf(out->stage, sizeof(out->stage), "pass");
-    else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)
-        snprintf(out->stage, sizeof(out->stage), "score");
+    conclude(req, out, t_start);
+    goto done;
 out:
     out->t.total = now_s() - t_start;
+done:
     candidate_free(cand);
     harness_plan_free(&hp);
     free(rp);
     free(plan_text);
     free(tramp);
     return rc;
+}
+
+enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
+                            struct kiln_err *err)
+{
+    return evaluate(req, out, NULL, err);
+}
+
+/* ---- batches: the harness step submitted, collected later ---- */
+
+static enum kiln_rc submit_harness(const struct eval_request *req, const struct harness_plan *hp,
+                                   const char *plan_path, struct eval_outcome *out, double t_start,
+                                   struct eval_pending **pend, struct kiln_err *err)
+{
+    struct eval_pending *p = calloc(1, sizeof(*p));
+    if (!p)
+        return kiln_fail(err, KILN_E_NOMEM, "the harness step");
+    p->req = *req;
+    snprintf(p->work_dir, sizeof(p->work_dir), "%s", req->work_dir);
+    p->req.work_dir = p->work_dir;
+    if (req->ceilings) {
+        p->ceil = *req->ceilings;
+        p->req.ceilings = &p->ceil;
+    }
+    p->t_start = t_start;
+    enum kiln_rc rc = harness_step(&p->req, hp, plan_path, out->compile.artifact, &p->hr, err);
+    p->t_run0 = now_s();
+    if (rc == KILN_OK)
+        rc = sbexec_submit(&p->hr.step, &p->ticket, err);
+    if (rc != KILN_OK) {
+        free(p);
+        return rc;
+    }
+    *pend = p;
+    return KILN_OK;
+}
+
+enum kiln_rc eval_candidate_start(const struct eval_request *req, struct eval_outcome *out,
+                                  struct eval_pending **pend, struct kiln_err *err)
+{
+    *pend = NULL;
+    if (!sbexec_can_batch(req->runner) || req->mode == EVAL_COMPILE_ONLY)
+        return kiln_fail(err, KILN_E_INTERNAL, "eval_candidate_start needs a batch runner");
+    return evaluate(req, out, pend, err);
+}
+
+enum kiln_rc eval_candidate_finish(struct eval_pending *p, struct eval_outcome *out,
+                                   struct kiln_err *err)
+{
+    struct sbexec_result sr;
+    enum kiln_rc rc = sbexec_collect(&p->hr.step, p->ticket, &sr, err);
+    /* From submission: the run's share of the batch as this candidate saw it. */
+    out->t.run = now_s() - p->t_run0;
+    rc = harness_judge(&p->req, &p->hr, rc, &sr, out, err);
+    if (rc == KILN_OK) {
+        if (out->v.status == VERDICT_PASS)
+            snprintf(out->stage, sizeof(out->stage), "verify");
+        conclude(&p->req, out, p->t_start);
+    } else {
+        out->t.total = now_s() - p->t_start;
+    }
+    free(p);
+    return rc;
+}
+
+void eval_pending_drop(struct eval_pending *p)
+{
+    if (!p)
+        return;
+    sbexec_drop(&p->hr.step, p->ticket);
+    free(p);
+}
+
+json_t *eval_ran_on_json(const struct eval_outcome *out)
+{
+    if (!out->where[0])
+        return json_null();
+    json_t *dev = out->ran_on.present ? sbnode_device_json(&out->ran_on) : json_null();
+    return dev ? json_pack("{s:s, s:o, s:b}", "where", out->where, "device", dev, "floor_from_node",
+                           out->floor_from_node)
+               : NULL;
 }
 
 void eval_outcome_free(struct eval_outcome *out)

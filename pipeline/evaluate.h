@@ -20,6 +20,7 @@
 #include "compile.h"
 #include "inputs.h"
 #include "plan.h"
+#include "sbspec.h"
 #include "stats.h"
 #include "turnaround.h"
 #include "verdict.h"
@@ -97,6 +98,11 @@ struct eval_outcome {
     struct eval_turnaround t; /* where the time went (turnaround.h) */
     bool precompiled;         /* the compile result came from compile/result.json */
     char where[256];          /* where the harness ran, when not on this host ("slurm job ...") */
+    struct sbnode_device ran_on; /* that host's GPU as it reported it; present false otherwise */
+    /* The physics floor came from ran_on's properties: this host had no
+     * GPU to ask (a submit host of --executor slurm). */
+    bool floor_from_node;
+    struct stats_ceilings node_ceilings;
 };
 
 /*
@@ -109,6 +115,31 @@ struct eval_outcome {
  */
 enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
                             struct kiln_err *err) KILN_NODISCARD;
+
+/*
+ * Batches (`kiln optimize --executor slurm`): eval_candidate_start runs the
+ * stages before the harness and submits the harness step on req->runner,
+ * which must take batches (sbexec_can_batch); *pend receives it, or NULL
+ * when the candidate ended before the run (out is then final).
+ * eval_candidate_finish waits for that step and judges it: out is then
+ * what eval_candidate would have given, through the same ingest and judge.
+ * Steps started before the first finish run at once. eval_pending_drop
+ * gives a started candidate up (its job is cancelled). What req points to
+ * must outlive the pending step, except work_dir and ceilings (copied);
+ * `out` stays where it is until finished (the step reads its artifact).
+ */
+struct eval_pending;
+enum kiln_rc eval_candidate_start(const struct eval_request *req, struct eval_outcome *out,
+                                  struct eval_pending **pend, struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc eval_candidate_finish(struct eval_pending *pend, struct eval_outcome *out,
+                                   struct kiln_err *err) KILN_NODISCARD;
+void eval_pending_drop(struct eval_pending *pend);
+
+/* Where the harness ran, for verdict.json's "ran_on": null when on this
+ * host, else {"where": "slurm job 42, node n1, ...", "device": the node's
+ * GPU or null, "floor_from_node": bool}. A new reference (NULL: no memory). */
+struct json_t;
+struct json_t *eval_ran_on_json(const struct eval_outcome *out);
 
 void eval_outcome_free(struct eval_outcome *out);
 

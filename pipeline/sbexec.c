@@ -19,26 +19,39 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *res,
-                        struct kiln_err *err)
+/* The stream goes to an unnamed file next to its destination, so a big
+ * /out never sits in memory and nothing is left behind on a crash. */
+static enum kiln_rc open_stream(const struct sbexec_step *step, struct sbexec_result *res, int *tfd,
+                                struct kiln_err *err)
 {
     memset(res, 0, sizeof(*res));
     enum kiln_rc rc = fs_mkdirs(step->out_dir, err);
     if (rc != KILN_OK)
         return rc;
-    /* The stream goes to an unnamed file next to its destination, so a big
-     * /out never sits in memory and nothing is left behind on a crash. */
-    int tfd = open(step->out_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (tfd < 0)
+    *tfd = open(step->out_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (*tfd < 0)
         return kiln_fail_errno(err, KILN_E_IO, "%s: temporary file in %s", step->what,
                                step->out_dir);
+    return KILN_OK;
+}
+
+static enum kiln_rc ingest(const struct sbexec_step *step, int tfd, double t0, enum kiln_rc rc,
+                           struct sbexec_result *res, struct kiln_err *err);
+
+enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *res,
+                        struct kiln_err *err)
+{
+    int tfd = -1;
+    enum kiln_rc rc = open_stream(step, res, &tfd, err);
+    if (rc != KILN_OK)
+        return rc;
     struct sandbox_spec spec = step->spec;
     spec.tar_fd = tfd;
     double t0 = now_s();
     if (step->runner) {
         /* The host that runs it resolves its own paths and GPU nodes. */
         rc = step->runner->run(step->runner->ctx, step->what, &spec, step->gpu, tfd, &res->sb,
-                               res->where, sizeof(res->where), err);
+                               res->where, sizeof(res->where), &res->device, err);
     } else {
         /* The host's paths and the GPU's nodes: the sandbox knows neither. */
         struct hostvars *hv = calloc(1, sizeof(*hv));
@@ -54,6 +67,52 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
             rc = sandbox_run(&spec, &res->sb, err);
         free(hv);
     }
+    return ingest(step, tfd, t0, rc, res, err);
+}
+
+bool sbexec_can_batch(const struct sbexec_runner *r)
+{
+    return r && r->submit && r->collect && r->drop;
+}
+
+enum kiln_rc sbexec_submit(const struct sbexec_step *step, long *ticket, struct kiln_err *err)
+{
+    if (!sbexec_can_batch(step->runner))
+        return kiln_fail(err, KILN_E_INTERNAL, "%s: the runner takes no batches", step->what);
+    struct sandbox_spec spec = step->spec;
+    spec.tar_fd = -1;
+    enum kiln_rc rc =
+        step->runner->submit(step->runner->ctx, step->what, &spec, step->gpu, ticket, err);
+    if (rc != KILN_OK)
+        kiln_err_prefix(err, "%s", step->what);
+    return rc;
+}
+
+enum kiln_rc sbexec_collect(const struct sbexec_step *step, long ticket, struct sbexec_result *res,
+                            struct kiln_err *err)
+{
+    int tfd = -1;
+    enum kiln_rc rc = open_stream(step, res, &tfd, err);
+    if (rc != KILN_OK) {
+        step->runner->drop(step->runner->ctx, ticket);
+        return rc;
+    }
+    double t0 = now_s();
+    rc = step->runner->collect(step->runner->ctx, ticket, tfd, &res->sb, res->where,
+                               sizeof(res->where), &res->device, err);
+    return ingest(step, tfd, t0, rc, res, err);
+}
+
+void sbexec_drop(const struct sbexec_step *step, long ticket)
+{
+    step->runner->drop(step->runner->ctx, ticket);
+}
+
+/* The rest of a run once the result and stream are in: the same strict
+ * tar_ingest for every runner. */
+static enum kiln_rc ingest(const struct sbexec_step *step, int tfd, double t0, enum kiln_rc rc,
+                           struct sbexec_result *res, struct kiln_err *err)
+{
     res->sandbox_s = now_s() - t0;
     if (rc != KILN_OK) {
         close(tfd);

@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "sandbox.h"
+#include "sbspec.h"
 #include "tar_ingest.h"
 
 /*
@@ -22,13 +23,27 @@
  * GPU (the remote host picks which). sbexec ingests that
  * stream exactly as a local one. `where` receives one line naming where it
  * ran ("slurm job 42 on node n1"); empty when there is nothing to say.
+ * `dev` receives the remote host's GPU as it reported it (sbspec.h), or
+ * is left with present false.
  */
 struct sbexec_runner {
     const char *name; /* "slurm" */
     enum kiln_rc (*run)(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
                         int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
-                        struct kiln_err *err);
+                        struct sbnode_device *dev, struct kiln_err *err);
     void *ctx;
+    /* Batches (optional; NULL where the runner has none). submit places
+     * the step where the remote host reaches it and queues it under a
+     * ticket; nothing waits. collect sends every queued step off at once
+     * (slurm.h: one job array), waits for the ticket's and hands back what
+     * run would. drop gives a ticket up, cancelling its job. Each ticket
+     * is collected or dropped exactly once. */
+    enum kiln_rc (*submit)(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
+                           long *ticket, struct kiln_err *err);
+    enum kiln_rc (*collect)(void *ctx, long ticket, int tar_fd, struct sandbox_result *res,
+                            char *where, size_t where_cap, struct sbnode_device *dev,
+                            struct kiln_err *err);
+    void (*drop)(void *ctx, long ticket);
 };
 
 struct sbexec_step {
@@ -55,6 +70,7 @@ struct sbexec_result {
     double sandbox_s;       /* sandbox_run: set-up, the program, the tar stream, tear-down */
     double ingest_s;        /* tar_ingest of the stream */
     char where[256];        /* the runner's line about where it ran; "" when local */
+    struct sbnode_device device; /* the runner's host's GPU; present false when local */
 };
 
 /*
@@ -66,6 +82,18 @@ struct sbexec_result {
  */
 enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *res,
                         struct kiln_err *err) KILN_NODISCARD;
+
+/* Batches, where sbexec_can_batch(step->runner): sbexec_submit queues the
+ * step on its runner; sbexec_collect is then sbexec_run for it (the same
+ * result, the same ingest), waiting for that step alone; sbexec_drop gives
+ * a submitted step up. Several steps submitted before the first collect
+ * run at once. */
+bool sbexec_can_batch(const struct sbexec_runner *r);
+enum kiln_rc sbexec_submit(const struct sbexec_step *step, long *ticket,
+                           struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc sbexec_collect(const struct sbexec_step *step, long ticket, struct sbexec_result *res,
+                            struct kiln_err *err) KILN_NODISCARD;
+void sbexec_drop(const struct sbexec_step *step, long ticket);
 
 /* Frees what sbexec_run returned, closing the kept stream file. */
 void sbexec_result_free(struct sbexec_result *res);

@@ -232,8 +232,35 @@ static char *json_safe_copy(const char *data, size_t len)
     return c;
 }
 
-enum kiln_rc sbresult_to_json(const struct sandbox_result *r, const char *where, char **out,
-                              struct kiln_err *err)
+#define NPROPS 6
+static const char *const prop_names[NPROPS] = {"sm_count", "sm_clock_khz",  "cc_major",
+                                               "cc_minor", "mem_clock_khz", "bus_width_bits"};
+/* Plausible ranges only; gpupeak_compute checks the device makes sense. */
+static const long long prop_min[NPROPS] = {1, 1, 1, 0, 1, 1};
+static const long long prop_max[NPROPS] = {100000, 100000000, 99, 99, 100000000, 1000000};
+
+static int *prop_field(struct gpu_props *p, int i)
+{
+    int *f[NPROPS] = {&p->sm_count, &p->sm_clock_khz,  &p->cc_major,
+                      &p->cc_minor, &p->mem_clock_khz, &p->bus_width_bits};
+    return f[i];
+}
+
+json_t *sbnode_device_json(const struct sbnode_device *d)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "node", d->node, "model", d->model, "uuid",
+                          d->uuid, "driver", d->driver, "bus_id", d->bus_id);
+    struct gpu_props p = d->props;
+    for (int i = 0; o && d->has_props && i < NPROPS; i++)
+        if (json_object_set_new(o, prop_names[i], json_integer(*prop_field(&p, i))) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    return o;
+}
+
+enum kiln_rc sbresult_to_json(const struct sandbox_result *r, const char *where,
+                              const struct sbnode_device *dev, char **out, struct kiln_err *err)
 {
     *out = NULL;
     char *so = json_safe_copy(r->out.data, r->out.data ? r->out.len : 0);
@@ -256,6 +283,13 @@ enum kiln_rc sbresult_to_json(const struct sandbox_result *r, const char *where,
                         (json_int_t)r->err.total, "stderr_dropped", (json_int_t)r->err.dropped);
     free(so);
     free(se);
+    if (doc && dev && dev->present) {
+        json_t *d = sbnode_device_json(dev);
+        if (!d || json_object_set_new(doc, "device", d) != 0) {
+            json_decref(doc);
+            doc = NULL;
+        }
+    }
     *out = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
     return *out ? KILN_OK : kiln_fail(err, KILN_E_NOMEM, "result.json: out of memory");
@@ -292,22 +326,74 @@ static bool take_stream(json_t *root, const char *key, const char *tkey, const c
     return true;
 }
 
+/* result.json's "device" (absent: none). */
+static enum kiln_rc take_device(json_t *root, struct sbnode_device *d, struct kiln_err *err)
+{
+    static const char *const keys[] = {"node",     "model",         "uuid",           "driver",
+                                       "bus_id",   "sm_count",      "sm_clock_khz",   "cc_major",
+                                       "cc_minor", "mem_clock_khz", "bus_width_bits", NULL};
+    static const char *const required[] = {"node", "model", "uuid", "driver", "bus_id", NULL};
+    memset(d, 0, sizeof(*d));
+    json_t *o = json_object_get(root, "device");
+    if (!o)
+        return KILN_OK;
+    if (!json_is_object(o))
+        return kiln_fail(err, KILN_E_REJECTED, "result.json: device is not an object");
+    enum kiln_rc rc = json_strict_keys(o, "result.json device", keys, required, err);
+    if (rc)
+        return rc;
+    if (!take_fixed(o, "node", d->node, sizeof(d->node)) ||
+        !take_fixed(o, "model", d->model, sizeof(d->model)) ||
+        !take_fixed(o, "uuid", d->uuid, sizeof(d->uuid)) ||
+        !take_fixed(o, "driver", d->driver, sizeof(d->driver)) ||
+        !take_fixed(o, "bus_id", d->bus_id, sizeof(d->bus_id)))
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "result.json: device strings of the wrong type, too long or unprintable");
+    int given = 0;
+    for (int i = 0; i < NPROPS; i++) {
+        json_t *v = json_object_get(o, prop_names[i]);
+        if (!v)
+            continue;
+        given++;
+        if (!json_is_integer(v) || json_integer_value(v) < prop_min[i] ||
+            json_integer_value(v) > prop_max[i])
+            return kiln_fail(err, KILN_E_REJECTED, "result.json: device %s out of range %lld..%lld",
+                             prop_names[i], prop_min[i], prop_max[i]);
+        *prop_field(&d->props, i) = (int)json_integer_value(v);
+    }
+    if (given != 0 && given != NPROPS)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "result.json: device properties must be all present or all absent");
+    d->has_props = given == NPROPS;
+    d->present = true;
+    return KILN_OK;
+}
+
 enum kiln_rc sbresult_from_json(const char *text, size_t len, struct sandbox_result *r, char *where,
-                                size_t where_cap, struct kiln_err *err)
+                                size_t where_cap, struct sbnode_device *dev, struct kiln_err *err)
 {
     static const char *const keys[] = {
+        "version",      "verdict",        "exit_code",    "signal",
+        "syscall_nr",   "syscall_name",   "syscall_args", "policy",
+        "limit",        "wall_s",         "cpu_s",        "tar_bytes",
+        "tar_s",        "tar_truncated",  "memory_cap",   "where",
+        "stdout",       "stderr",         "stdout_total", "stdout_dropped",
+        "stderr_total", "stderr_dropped", "device",       NULL};
+    static const char *const required[] = {
         "version",      "verdict",        "exit_code", "signal",        "syscall_nr",
         "syscall_name", "syscall_args",   "policy",    "limit",         "wall_s",
         "cpu_s",        "tar_bytes",      "tar_s",     "tar_truncated", "memory_cap",
         "where",        "stdout",         "stderr",    "stdout_total",  "stdout_dropped",
         "stderr_total", "stderr_dropped", NULL};
     static const struct json_strict_rules rules = {.max_bytes = SBRESULT_MAX_BYTES, .max_depth = 2};
+    memset(dev, 0, sizeof(*dev));
     memset(r, 0, sizeof(*r));
     json_t *root;
     enum kiln_rc rc = json_strict_parse("result.json", text, len, &rules, &root, err);
     if (rc)
         return rc;
-    if ((rc = json_strict_keys(root, "result.json", keys, keys, err)))
+    if ((rc = json_strict_keys(root, "result.json", keys, required, err)) ||
+        (rc = take_device(root, dev, err)))
         goto out;
     json_int_t verdict = json_integer_value(json_object_get(root, "verdict"));
     json_t *tb = json_object_get(root, "tar_bytes");

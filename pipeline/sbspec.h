@@ -12,7 +12,10 @@
 #ifndef KILN_SBSPEC_H
 #define KILN_SBSPEC_H
 
+#include <stdbool.h>
+
 #include "error.h"
+#include "gpupeak.h"
 #include "sandbox.h"
 
 #define SBSPEC_MAX_BYTES   (256u * 1024)
@@ -40,12 +43,33 @@ enum kiln_rc sbspec_from_json(const char *text, size_t len, struct sbspec_doc *d
                               struct kiln_err *err);
 void sbspec_doc_free(struct sbspec_doc *doc);
 
-/* The result, plus where it ran ("node n1, GPU GPU-1234..."), as JSON. */
-enum kiln_rc sbresult_to_json(const struct sandbox_result *res, const char *where, char **out,
-                              struct kiln_err *err);
+/* The node's GPU, in result.json when the step had one: what the verdict
+ * records (where the candidate ran) and, where the submitting host has no
+ * GPU to ask, what the physics floor is computed from (gpupeak.h). As
+ * hostile as the rest of the result: a node can lie about it (SECURITY.md). */
+struct sbnode_device {
+    bool present; /* the node reported a GPU */
+    char node[64], model[128], uuid[64], driver[32], bus_id[32];
+    bool has_props; /* its properties were probed (kiln-harness-cuda --device-props) */
+    struct gpu_props props;
+};
 
-/* Parses result.json into *res (free with sandbox_result_free) and `where`. */
+/* The device as a JSON object (result.json's "device"; verdict.json's
+ * ran_on.device): a new reference, NULL when out of memory. */
+struct json_t;
+struct json_t *sbnode_device_json(const struct sbnode_device *d);
+
+/* The result, plus where it ran ("node n1, GPU GPU-1234...") and the
+ * node's GPU (NULL or !present: none), as JSON. */
+enum kiln_rc sbresult_to_json(const struct sandbox_result *res, const char *where,
+                              const struct sbnode_device *dev, char **out, struct kiln_err *err);
+
+/* Parses result.json into *res (free with sandbox_result_free), `where` and
+ * *dev (dev->present false when the result names no GPU). Strings are
+ * bounded and printable; the properties are all there or all absent, each
+ * in a plausible range. */
 enum kiln_rc sbresult_from_json(const char *text, size_t len, struct sandbox_result *res,
-                                char *where, size_t where_cap, struct kiln_err *err);
+                                char *where, size_t where_cap, struct sbnode_device *dev,
+                                struct kiln_err *err);
 
 #endif

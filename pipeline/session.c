@@ -12,6 +12,7 @@
 #include "plog.h"
 #include "suggest.h"
 #include "gpuinfo.h"
+#include "sbexec.h"
 
 enum kiln_rc eval_fresh_seed(uint64_t *seed, struct kiln_err *err)
 {
@@ -262,19 +263,21 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
 static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets *sets,
                                 const char *name, const char *src, size_t len,
                                 const int64_t *tunables, enum eval_mode mode,
-                                struct eval_outcome *out, struct kiln_err *err);
+                                struct eval_outcome *out, struct eval_pending **pend,
+                                struct kiln_err *err);
 
 static enum kiln_rc run_on(struct eval_session *s, const struct input_sets *sets, const char *name,
                            const char *src, size_t len, const int64_t *tunables,
                            struct eval_outcome *out, struct kiln_err *err)
 {
-    return run_on_mode(s, sets, name, src, len, tunables, EVAL_ALL, out, err);
+    return run_on_mode(s, sets, name, src, len, tunables, EVAL_ALL, out, NULL, err);
 }
 
 static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets *sets,
                                 const char *name, const char *src, size_t len,
                                 const int64_t *tunables, enum eval_mode mode,
-                                struct eval_outcome *out, struct kiln_err *err)
+                                struct eval_outcome *out, struct eval_pending **pend,
+                                struct kiln_err *err)
 {
     /* Deferred inputs are generated when the first run needs them; the
      * compile stage needs only their layout. */
@@ -313,8 +316,10 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
             struct kiln_err perr;
             kiln_err_clear(&perr);
             if (eval_device_ceilings(s->harness, s->opts.gpu, &s->ceilings, &perr) != KILN_OK)
-                plog_printf(s->opts.log, "kiln: warning: no physics floor for GPU %d: %s\n",
-                            s->opts.gpu, perr.msg);
+                plog_printf(s->opts.log, "kiln: warning: no physics floor for GPU %d: %s%s\n",
+                            s->opts.gpu, perr.msg,
+                            s->opts.runner ? " (the node's GPU gives it, when the node reports one)"
+                                           : "");
             s->probed_ceilings = true;
         }
         req.ceilings = &s->ceilings;
@@ -325,9 +330,10 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
     if (s->opts.verbose && mode != EVAL_COMPILE_ONLY)
         plog_printf(s->opts.log, "kiln: evaluating %s%s\n", name,
                     sets == &s->held ? " on the held-out cases" : "");
-    enum kiln_rc rc = eval_candidate(&req, out, err);
+    enum kiln_rc rc =
+        pend ? eval_candidate_start(&req, out, pend, err) : eval_candidate(&req, out, err);
     /* Scratch of a candidate is not needed once judged (inputs stay cached). */
-    if (rc == KILN_OK && s->own_dir && mode != EVAL_COMPILE_ONLY) {
+    if (rc == KILN_OK && s->own_dir && mode != EVAL_COMPILE_ONLY && !(pend && *pend)) {
         struct kiln_err ignore;
         kiln_err_clear(&ignore);
         (void)(fs_remove_tree(work, &ignore) == KILN_OK);
@@ -454,14 +460,42 @@ enum kiln_rc eval_session_compile(struct eval_session *s, const char *name, cons
                                   size_t len, const int64_t *tunables, struct eval_outcome *out,
                                   struct kiln_err *err)
 {
-    return run_on_mode(s, &s->visible, name, src, len, tunables, EVAL_COMPILE_ONLY, out, err);
+    return run_on_mode(s, &s->visible, name, src, len, tunables, EVAL_COMPILE_ONLY, out, NULL, err);
 }
 
 enum kiln_rc eval_session_run_compiled(struct eval_session *s, const char *name, const char *src,
                                        size_t len, const int64_t *tunables,
                                        struct eval_outcome *out, struct kiln_err *err)
 {
-    return run_on_mode(s, &s->visible, name, src, len, tunables, EVAL_PRECOMPILED, out, err);
+    return run_on_mode(s, &s->visible, name, src, len, tunables, EVAL_PRECOMPILED, out, NULL, err);
+}
+
+bool eval_session_batches(const struct eval_session *s)
+{
+    return sbexec_can_batch(s->opts.runner);
+}
+
+enum kiln_rc eval_session_start_compiled(struct eval_session *s, const char *name, const char *src,
+                                         size_t len, const int64_t *tunables,
+                                         struct eval_outcome *out, struct eval_pending **pend,
+                                         struct kiln_err *err)
+{
+    return run_on_mode(s, &s->visible, name, src, len, tunables, EVAL_PRECOMPILED, out, pend, err);
+}
+
+enum kiln_rc eval_session_finish(struct eval_session *s, const char *name,
+                                 struct eval_pending *pend, struct eval_outcome *out,
+                                 struct kiln_err *err)
+{
+    enum kiln_rc rc = eval_candidate_finish(pend, out, err);
+    if (rc == KILN_OK && s->own_dir) {
+        char work[PATH_MAX];
+        struct kiln_err ignore;
+        kiln_err_clear(&ignore);
+        eval_session_candidate_dir(s, name, false, work, sizeof(work));
+        (void)(fs_remove_tree(work, &ignore) == KILN_OK);
+    }
+    return rc;
 }
 
 enum kiln_rc eval_session_held_out(struct eval_session *s, const char *name, const char *src,

@@ -138,6 +138,21 @@ enum kiln_rc eval_session_run_compiled(struct eval_session *s, const char *name,
                                        struct eval_outcome *out,
                                        struct kiln_err *err) KILN_NODISCARD;
 
+/* Batches (the runner takes them: eval_session_batches): start is
+ * eval_session_run_compiled up to the harness, whose step is submitted
+ * (evaluate.h's eval_candidate_start; *pend NULL: out is already final);
+ * finish waits for it, judges, and cleans the scratch as run_compiled
+ * does. Candidates started before the first finish run at once. Give a
+ * started one up with eval_pending_drop. */
+bool eval_session_batches(const struct eval_session *s);
+enum kiln_rc eval_session_start_compiled(struct eval_session *s, const char *name, const char *src,
+                                         size_t len, const int64_t *tunables,
+                                         struct eval_outcome *out, struct eval_pending **pend,
+                                         struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc eval_session_finish(struct eval_session *s, const char *name,
+                                 struct eval_pending *pend, struct eval_outcome *out,
+                                 struct kiln_err *err) KILN_NODISCARD;
+
 /* Re-verifies a candidate on the held-out cases: on first use the session
  * takes a secret seed from getrandom, draws the cases from it within the
  * workload's ranges (heldout.h: sizes nobody saw, some of them timed) and

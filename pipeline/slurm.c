@@ -14,12 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evaluate.h"
 #include "fdio.h"
 #include "fsutil.h"
 #include "gpuinfo.h"
 #include "hostvars.h"
 #include "proc.h"
 #include "sbspec.h"
+#include "slurm_impl.h"
 
 #define SLURM_CMD_TIMEOUT_MS 30000
 #define SLURM_POLL_MIN_MS    50
@@ -29,7 +31,7 @@
 
 static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
                         int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
-                        struct kiln_err *err);
+                        struct sbnode_device *dev, struct kiln_err *err);
 
 static double now_s(void)
 {
@@ -45,8 +47,7 @@ static void sleep_ms(int ms)
         ;
 }
 
-/* Runs a Slurm command; KILN_OK with its output when it exited 0. */
-static enum kiln_rc slurm_cmd(char *const argv[], char *out, size_t cap, struct kiln_err *err)
+enum kiln_rc slurm_cmd(char *const argv[], char *out, size_t cap, struct kiln_err *err)
 {
     int status = 0;
     enum kiln_rc rc = proc_capture(argv, out, cap, SLURM_CMD_TIMEOUT_MS, &status, err);
@@ -112,6 +113,9 @@ enum kiln_rc slurm_runner_init(struct slurm_runner *s, const struct slurm_config
     s->runner.name = "slurm";
     s->runner.run = run;
     s->runner.ctx = s;
+    s->runner.submit = slurm_batch_submit;
+    s->runner.collect = slurm_batch_collect;
+    s->runner.drop = slurm_batch_drop;
     return KILN_OK;
 }
 
@@ -169,9 +173,8 @@ static enum kiln_rc place(const char *src, const char *dst, int depth, struct ki
     return rc;
 }
 
-/* Makes JOBDIR with in/<name> for every input and spec.json naming them. */
-static enum kiln_rc make_jobdir(struct slurm_runner *s, const struct sandbox_spec *spec, int gpu,
-                                char *jobdir, size_t cap, struct kiln_err *err)
+enum kiln_rc slurm_make_jobdir(struct slurm_runner *s, const struct sandbox_spec *spec, int gpu,
+                               char *jobdir, size_t cap, struct kiln_err *err)
 {
     snprintf(jobdir, cap, "%s/%s-%ld-%u-XXXXXX", s->spool,
              s->cfg.job_name ? s->cfg.job_name : "kiln", (long)getpid(), ++s->seq);
@@ -212,16 +215,16 @@ static enum kiln_rc make_jobdir(struct slurm_runner *s, const struct sandbox_spe
 
 /* ---- submission and polling ---- */
 
-static enum kiln_rc submit(struct slurm_runner *s, const struct sandbox_spec *spec, int gpu,
-                           const char *jobdir, long *id, struct kiln_err *err)
+enum kiln_rc slurm_sbatch(struct slurm_runner *s, long long timeout_ms, bool gpu,
+                          const char *output_path, const char *wrap, const char *array, long *id,
+                          struct kiln_err *err)
 {
-    char name[160], output[PATH_MAX + 16], wrap[2 * PATH_MAX + 64], gres[96], time_arg[32];
+    char name[160], output[PATH_MAX + 16], gres[96], time_arg[32], arr[48];
     char part[128], acct[128];
     snprintf(name, sizeof(name), "--job-name=%s", s->cfg.job_name ? s->cfg.job_name : "kiln");
-    snprintf(output, sizeof(output), "--output=%s/slurm.out", jobdir);
-    snprintf(wrap, sizeof(wrap), "exec '%s' sandbox-exec '%s'", s->kiln, jobdir);
+    snprintf(output, sizeof(output), "--output=%s", output_path);
     /* The sandbox's own wall-clock limit plus room to start and copy. */
-    long long ms = spec->limits.timeout_ms > 0 ? spec->limits.timeout_ms : 300000;
+    long long ms = timeout_ms > 0 ? timeout_ms : 300000;
     snprintf(time_arg, sizeof(time_arg), "--time=%lld", (ms + 120000 + 59999) / 60000);
     char *argv[16];
     int n = 0;
@@ -230,7 +233,11 @@ static enum kiln_rc submit(struct slurm_runner *s, const struct sandbox_spec *sp
     argv[n++] = name;
     argv[n++] = output;
     argv[n++] = time_arg;
-    const char *g = s->cfg.gres ? s->cfg.gres : gpu >= 0 ? "gpu:1" : NULL;
+    if (array) {
+        snprintf(arr, sizeof(arr), "--array=%s", array);
+        argv[n++] = arr;
+    }
+    const char *g = s->cfg.gres ? s->cfg.gres : gpu ? "gpu:1" : NULL;
     if (g && *g) {
         snprintf(gres, sizeof(gres), "--gres=%s", g);
         argv[n++] = gres;
@@ -244,7 +251,7 @@ static enum kiln_rc submit(struct slurm_runner *s, const struct sandbox_spec *sp
         argv[n++] = acct;
     }
     argv[n++] = "--wrap";
-    argv[n++] = wrap;
+    argv[n++] = (char *)wrap;
     argv[n] = NULL;
     char out[1024];
     if (slurm_cmd(argv, out, sizeof(out), err) != KILN_OK) {
@@ -257,6 +264,15 @@ static enum kiln_rc submit(struct slurm_runner *s, const struct sandbox_spec *sp
     if (errno || *id <= 0 || !end || (*end && *end != ';' && *end != '\n'))
         return kiln_fail(err, KILN_E_PARSE, "sbatch --parsable printed '%.80s', not a job id", out);
     return KILN_OK;
+}
+
+enum kiln_rc slurm_submit_one(struct slurm_runner *s, long long timeout_ms, bool gpu,
+                              const char *jobdir, long *id, struct kiln_err *err)
+{
+    char output[PATH_MAX + 16], wrap[2 * PATH_MAX + 64];
+    snprintf(output, sizeof(output), "%s/slurm.out", jobdir);
+    snprintf(wrap, sizeof(wrap), "exec '%s' sandbox-exec '%s'", s->kiln, jobdir);
+    return slurm_sbatch(s, timeout_ms, gpu, output, wrap, NULL, id, err);
 }
 
 /* The job's state word and node: squeue while it is listed (-t all keeps
@@ -287,13 +303,12 @@ static void job_state(long id, char *state, size_t cap, char *node, size_t ncap)
         sscanf(p + 10, "%127s", node);
 }
 
-static void cancel_job(long id)
+void slurm_cancel(const char *ids)
 {
-    char ids[32], out[256];
+    char out[256];
     struct kiln_err e;
     kiln_err_clear(&e);
-    snprintf(ids, sizeof(ids), "%ld", id);
-    char *argv[] = {"scancel", ids, NULL};
+    char *argv[] = {"scancel", (char *)ids, NULL};
     (void)slurm_cmd(argv, out, sizeof(out), &e);
 }
 
@@ -307,7 +322,9 @@ static enum kiln_rc wait_job(struct slurm_runner *s, long id, const char *jobdir
     snprintf(result, sizeof(result), "%s/result.json", jobdir);
     for (;;) {
         if (s->cfg.cancel && *s->cfg.cancel) {
-            cancel_job(id);
+            char ids[32];
+            snprintf(ids, sizeof(ids), "%ld", id);
+            slurm_cancel(ids);
             return kiln_fail(err, KILN_E_CANCELLED, "slurm job %ld cancelled (scancel %ld)", id,
                              id);
         }
@@ -340,8 +357,7 @@ static enum kiln_rc wait_job(struct slurm_runner *s, long id, const char *jobdir
     }
 }
 
-/* The tail of the job's own output (slurm.out), for messages. */
-static void job_output_tail(const char *jobdir, char *buf, size_t cap)
+void slurm_output_tail(const char *jobdir, char *buf, size_t cap)
 {
     char path[PATH_MAX], *text = NULL;
     size_t len = 0;
@@ -359,10 +375,9 @@ static void job_output_tail(const char *jobdir, char *buf, size_t cap)
     free(text);
 }
 
-/* Reads result.json and copies stream.tar into tar_fd (bounded). */
-static enum kiln_rc fetch(const struct sandbox_spec *spec, const char *jobdir, int tar_fd,
-                          struct sandbox_result *res, char *where, size_t where_cap,
-                          struct kiln_err *err)
+enum kiln_rc slurm_fetch(long long tar_bytes, const char *jobdir, int tar_fd,
+                         struct sandbox_result *res, char *where, size_t where_cap,
+                         struct sbnode_device *dev, struct kiln_err *err)
 {
     char path[PATH_MAX], *text = NULL;
     size_t len = 0;
@@ -370,7 +385,7 @@ static enum kiln_rc fetch(const struct sandbox_spec *spec, const char *jobdir, i
     enum kiln_rc rc = fs_read_file(path, SBRESULT_MAX_BYTES, &text, &len, err);
     if (rc)
         return rc;
-    rc = sbresult_from_json(text, len, res, where, where_cap, err);
+    rc = sbresult_from_json(text, len, res, where, where_cap, dev, err);
     free(text);
     if (rc)
         return rc;
@@ -378,7 +393,7 @@ static enum kiln_rc fetch(const struct sandbox_spec *spec, const char *jobdir, i
     int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (in < 0)
         return kiln_fail_errno(err, KILN_E_IO, "slurm: %s", path);
-    long long cap = spec->limits.tar_bytes > 0 ? spec->limits.tar_bytes : (1ll << 30);
+    long long cap = tar_bytes > 0 ? tar_bytes : (1ll << 30);
     rc = fd_copy_all(in, tar_fd, cap) == 0
              ? KILN_OK
              : kiln_fail_errno(err, errno == EFBIG ? KILN_E_LIMIT : KILN_E_IO,
@@ -389,7 +404,7 @@ static enum kiln_rc fetch(const struct sandbox_spec *spec, const char *jobdir, i
 
 static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
                         int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
-                        struct kiln_err *err)
+                        struct sbnode_device *dev, struct kiln_err *err)
 {
     struct slurm_runner *s = ctx;
     enum kiln_rc rc = KILN_OK;
@@ -397,8 +412,8 @@ static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *
         char jobdir[PATH_MAX], state[32] = "", node[128] = "", tail[320];
         long id = 0;
         enum slurm_end end = SLURM_END_RUNNING;
-        if ((rc = make_jobdir(s, spec, gpu, jobdir, sizeof(jobdir), err)) ||
-            (rc = submit(s, spec, gpu, jobdir, &id, err)))
+        if ((rc = slurm_make_jobdir(s, spec, gpu, jobdir, sizeof(jobdir), err)) ||
+            (rc = slurm_submit_one(s, spec->limits.timeout_ms, gpu >= 0, jobdir, &id, err)))
             break;
         if (!s->cfg.quiet)
             fprintf(stderr, "kiln: %s: slurm job %ld submitted\n", what, id);
@@ -414,12 +429,13 @@ static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *
         }
         if (have_result && end == SLURM_END_DONE) {
             char node_where[200] = "";
-            rc = fetch(spec, jobdir, tar_fd, res, node_where, sizeof(node_where), err);
+            rc = slurm_fetch(spec->limits.tar_bytes, jobdir, tar_fd, res, node_where,
+                             sizeof(node_where), dev, err);
             if (rc == KILN_OK)
                 snprintf(where, where_cap, "slurm job %ld, %s", id, node_where);
             break;
         }
-        job_output_tail(jobdir, tail, sizeof(tail));
+        slurm_output_tail(jobdir, tail, sizeof(tail));
         if (end == SLURM_END_DONE && !have_result) {
             /* The job ran and ended without a result: the node's kiln
              * failed (its output says why) or the job was killed. */
@@ -456,6 +472,36 @@ static int allocated_gpu(void)
     return end != v && g >= 0 && g < GPUINFO_MAX ? (int)g : 0;
 }
 
+/* The GPU the job was given, as this node sees it: the driver's names and
+ * the properties the physics floor needs, from this node's own
+ * kiln-harness-cuda --device-props (outside any sandbox: no candidate code
+ * runs). What cannot be learned is left out, not guessed. */
+static void node_device(int gpu, const char *host, struct sbnode_device *d)
+{
+    struct gpuinfo gpus[GPUINFO_MAX];
+    size_t n = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (gpuinfo_list("/proc", gpus, &n, &e) != KILN_OK || (size_t)gpu >= n)
+        return;
+    d->present = true;
+    snprintf(d->node, sizeof(d->node), "%s", host);
+    snprintf(d->model, sizeof(d->model), "%s", gpus[gpu].model);
+    snprintf(d->uuid, sizeof(d->uuid), "%s", gpus[gpu].uuid);
+    snprintf(d->bus_id, sizeof(d->bus_id), "%s", gpus[gpu].bus_id);
+    if (gpuinfo_driver_version("/proc", d->driver, sizeof(d->driver), &e) != KILN_OK)
+        d->driver[0] = '\0';
+    char harness[PATH_MAX], text[512];
+    int status = -1;
+    kiln_err_clear(&e);
+    if (eval_harness_path(KILN_BACKEND_CUDA, harness, sizeof(harness), &e) != KILN_OK)
+        return;
+    char *argv[] = {harness, "--device-props", gpus[gpu].bus_id, NULL};
+    if (proc_capture(argv, text, sizeof(text), 30000, &status, &e) == KILN_OK && status == 0 &&
+        gpupeak_parse_props(text, &d->props, &e) == KILN_OK)
+        d->has_props = true;
+}
+
 enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err)
 {
     char path[PATH_MAX], *text = NULL;
@@ -489,14 +535,12 @@ enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err)
         sbspec_doc_free(&doc);
         return rc;
     }
+    struct sbnode_device dev;
+    memset(&dev, 0, sizeof(dev));
     if (gpu >= 0) {
-        struct gpuinfo gpus[GPUINFO_MAX];
-        size_t n = 0;
-        struct kiln_err ge;
-        kiln_err_clear(&ge);
-        if (gpuinfo_list("/proc", gpus, &n, &ge) == KILN_OK && (size_t)gpu < n)
-            snprintf(where, sizeof(where), "node %s, GPU %d %s %s", host, gpu, gpus[gpu].model,
-                     gpus[gpu].uuid);
+        node_device(gpu, host, &dev);
+        if (dev.present)
+            snprintf(where, sizeof(where), "node %s, GPU %d %s %s", host, gpu, dev.model, dev.uuid);
     }
     snprintf(path, sizeof(path), "%s/stream.tar", jobdir);
     int tfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -514,7 +558,7 @@ enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err)
     sbspec_doc_free(&doc);
     free(hv);
     char *out = NULL;
-    if (rc == KILN_OK && (rc = sbresult_to_json(&res, where, &out, err)) == KILN_OK &&
+    if (rc == KILN_OK && (rc = sbresult_to_json(&res, where, &dev, &out, err)) == KILN_OK &&
         (rc = fs_join(path, sizeof(path), jobdir, "result.json", err)) == KILN_OK)
         rc = fs_write_atomic(path, out, strlen(out), err);
     free(out);

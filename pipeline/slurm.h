@@ -17,6 +17,15 @@
  * named in the error. When *cancel becomes non-zero (the CLI's SIGINT or
  * SIGTERM handler) the job is scancel'led and the step fails with
  * KILN_E_CANCELLED.
+ *
+ * Batches (sbexec_submit/sbexec_collect): steps submitted before the first
+ * collect go to Slurm as ONE job array (`sbatch --array=0-(K-1)%LIMIT`);
+ * task i runs `kiln sandbox-exec SPOOL/<batch>/i`, a link to its step's
+ * job directory. All the runner's tasks are polled with one squeue call per
+ * round (backoff 0.1 s to 2 s); a task squeue no longer lists is looked up
+ * with sacct where accounting exists, else decided by its result.json. A
+ * lost task is resubmitted once on its own, as a plain job; a cancel
+ * scancels every array and job still out.
  */
 #ifndef KILN_SLURM_H
 #define KILN_SLURM_H
@@ -36,7 +45,10 @@ struct slurm_config {
     const char *job_name;                /* one name per kiln run; NULL: "kiln" */
     const volatile sig_atomic_t *cancel; /* NULL: never cancelled */
     bool quiet;                          /* no progress lines on stderr */
+    unsigned array_limit;                /* array tasks running at once; 0: 8 */
 };
+
+struct slurm_task; /* slurm_array.c: one submitted step of a batch */
 
 struct slurm_runner {
     struct sbexec_runner runner; /* what sbexec_step.runner points at */
@@ -44,6 +56,8 @@ struct slurm_runner {
     char kiln[PATH_MAX];
     char spool[PATH_MAX];
     unsigned seq;
+    struct slurm_task *tasks; /* the batch tickets; NULL when none is out */
+    size_t n_tasks;
 };
 
 /* Checks that sbatch answers and the spool is a writable directory, and
@@ -53,7 +67,9 @@ enum kiln_rc slurm_runner_init(struct slurm_runner *s, const struct slurm_config
 
 /* The node's side (`kiln sandbox-exec JOBDIR`): runs JOBDIR/spec.json with
  * sandbox_run(), its tar stream into JOBDIR/stream.tar, then writes
- * JOBDIR/result.json (atomically: its presence means the run finished). */
+ * JOBDIR/result.json (atomically: its presence means the run finished),
+ * with the allocated GPU's names and properties (sbspec.h's device) when
+ * the step had one. */
 enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err) KILN_NODISCARD;
 
 /* One Slurm job state word ("COMPLETED", "NODE_FAIL") sorted for kiln. */

@@ -27,8 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         struct sandbox_result r;
         char where[200];
-        if (sbresult_from_json(text, len, &r, where, sizeof(where), &err) == KILN_OK) {
-            if (sbresult_to_json(&r, where, &again, &err) == KILN_OK)
+        struct sbnode_device dev;
+        if (sbresult_from_json(text, len, &r, where, sizeof(where), &dev, &err) == KILN_OK) {
+            if (sbresult_to_json(&r, where, &dev, &again, &err) == KILN_OK)
                 free(again);
             sandbox_result_free(&r);
         }

@@ -9,20 +9,7 @@
 #   cancel    SIGINT cancels the job (scancel) and kiln exits 130
 . "$(dirname "$0")/../pipeline_cli/lib.sh"
 shared=$1
-here=$(cd "$(dirname "$0")" && pwd)
-for p in sbatch slurmctld slurmd munged mungekey; do
-    command -v "$p" >/dev/null || { echo "SKIP: $p is not installed (apt-get install slurm-wlm munge; scripts/setup does)"; exit 77; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: the one-node Slurm runs its daemons as root"; exit 77; }
-
-chmod 755 "$T" # munged wants every directory above its socket searchable
-export R=$T/cluster CTLD_PORT=$((20000 + $$ % 20000)) SLURMD_PORT=$((40000 + $$ % 20000))
-bash "$here/slurm-up.sh" >"$T/up.log" 2>&1 || { cat "$T/up.log"; fail "the one-node Slurm did not start"; }
-export SLURM_CONF=$R/etc/slurm.conf
-trap 'bash "$here/slurm-down.sh" >/dev/null 2>&1; cleanup' EXIT
-spool=$T/spool
-mkdir -p "$spool"
-SL=(--executor slurm --spool "$spool")
+. "$(dirname "$0")/cluster.sh"
 
 # The shared inputs of the eval tests (fixture pipeline_eval_pass).
 [ -d "$shared/inputs" ] || fail "$shared/inputs is missing (the pipeline_eval_pass fixture did not run)"
@@ -59,28 +46,6 @@ contains "$T/err" "the job was refused"
 contains "$T/err" "nosuchpartition"
 echo "ok: a refused job is named"
 
-# A node-side kiln that waits first, so the job is still running when the
-# test acts on it.
-cat >"$T/slow-kiln" <<SH
-#!/bin/sh
-sleep "\${KILN_TEST_NODE_DELAY:-3}"
-exec "$KILN_BIN" "\$@"
-SH
-chmod 755 "$T/slow-kiln"
-chmod 755 "$T" # the node's kiln runs as root, but the sandbox reads the spool as another uid
-
-# wait_running NAME: the id of the first RUNNING job named NAME (10 s at most).
-wait_running()
-{
-    local i id
-    for i in $(seq 1 100); do
-        id=$(squeue -h -n "$1" -t RUNNING -o %i | head -1)
-        [ -n "$id" ] && { echo "$id"; return 0; }
-        sleep 0.1
-    done
-    return 1
-}
-
 # -- killed: the first job is killed mid-run; kiln says so, resubmits, passes.
 work_for killed
 "$KILN_BIN" $(eval_args "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c") --work "$T/w-killed" \
@@ -112,9 +77,5 @@ wait "$kpid"
 rc=$?
 expect_rc 130 "SIGINT during a Slurm job"
 contains "$T/err" "cancelled"
-for i in $(seq 1 50); do
-    [ -z "$(squeue -h -n kiln-eval -t PENDING,RUNNING -o %i)" ] && break
-    sleep 0.1
-done
-[ -z "$(squeue -h -n kiln-eval -t PENDING,RUNNING -o %i)" ] || fail "job $id still queued after SIGINT"
+no_jobs_left kiln-eval || fail "job $id still queued after SIGINT"
 echo "ok: SIGINT cancels the job"
