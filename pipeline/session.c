@@ -362,8 +362,8 @@ enum kiln_rc eval_session_check_reference(struct eval_session *s, struct kiln_er
     if (rc != KILN_OK)
         return rc;
     struct eval_outcome o;
-    rc =
-        run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_COMPILE_ONLY, &o, err);
+    rc = run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_COMPILE_ONLY, &o,
+                     NULL, err);
     if (rc == KILN_OK && o.v.status != VERDICT_PASS) {
         /* The compiler's own lines, named by the file (shown_source). */
         const char *why =
@@ -384,7 +384,7 @@ enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err
         return rc;
     /* Precompiled: eval_session_check_reference's result when it ran. */
     rc = run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_PRECOMPILED,
-                     &s->reference, err);
+                     &s->reference, NULL, err);
     if (rc != KILN_OK)
         return rc;
     s->have_reference = true;
