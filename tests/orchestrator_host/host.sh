@@ -216,7 +216,7 @@ cache)
 sigint)
     # A background job of a script starts with SIGINT ignored (and kiln
     # keeps it so); start kiln as a terminal would, SIGINT at its default.
-    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    sigint_default \
         "$KILN_BIN" optimize saxpy --backend cpu --proposer tune --max-iterations 4 --results "$RES" \
         "${FAST[@]}" >"$T/first.out" 2>"$T/first.err" &
     pid=$!

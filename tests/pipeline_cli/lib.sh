@@ -90,6 +90,16 @@ expect_json()
     [ "$got" = "$3" ] || fail "$1: $2 is '$got', expected '$3'"
 }
 
+# sigint_default PROGRAM ARGS...: runs PROGRAM with SIGINT at its default
+# action. A background job of a script starts with SIGINT ignored, and kiln
+# keeps an ignored signal ignored (cli_catch_stop): this starts it as a
+# terminal would, for tests that interrupt it. Only as a background job
+# (`sigint_default ... &`): it execs, so $! is kiln's own pid.
+sigint_default()
+{
+    exec python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+
 # wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds.
 wait_for()
 {

@@ -66,7 +66,7 @@ echo "ok: a killed job is reported and resubmitted"
 work_for cancel
 # A background job of a script starts with SIGINT ignored, and kiln keeps
 # an ignored signal ignored (cli_catch_stop): start it as a terminal would.
-KILN_TEST_NODE_DELAY=60 python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+KILN_TEST_NODE_DELAY=60 sigint_default \
     "$KILN_BIN" $(eval_args "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c") \
     --work "$T/w-cancel" "${SL[@]}" --slurm-kiln "$T/slow-kiln" >"$T/out" 2>"$T/err" &
 kpid=$!

@@ -42,7 +42,9 @@ echo "ok: a window through one job array gives the local verdicts; a killed task
 # -- cancel: SIGINT while the array runs.
 # The reference and the baseline run first as plain jobs, without delay;
 # the array's tasks wait 60 s, and SIGINT comes while they do.
-KILN_TEST_NODE_DELAY=0 KILN_TEST_ARRAY_DELAY=60 "$KILN_BIN" "${OPT[@]}" --results "$T/res-cancel" \
+# SIGINT at its default (sigint_default): a script's background job starts
+# with it ignored.
+KILN_TEST_NODE_DELAY=0 KILN_TEST_ARRAY_DELAY=60 sigint_default "$KILN_BIN" "${OPT[@]}" --results "$T/res-cancel" \
     "${SL[@]}" --slurm-kiln "$T/slow-kiln" >"$T/out" 2>"$T/err" &
 kpid=$!
 _kiln_bg_pids+=("$kpid")
