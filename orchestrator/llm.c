@@ -1,4 +1,5 @@
 #include "llm.h"
+#include "clock.h"
 #include "json_strict.h"
 
 #include "fsutil.h"
@@ -55,21 +56,6 @@ static size_t sink_write(char *p, size_t size, size_t nmemb, void *userdata)
     s->len += n;
     s->buf[s->len] = '\0';
     return n;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    /* Resume after signals, but never loop more than a few times. */
-    for (int i = 0; i < 100 && nanosleep(&ts, &ts) != 0 && errno == EINTR; i++)
-        ;
 }
 
 /* Uniform in [0, n); getrandom avoids any shared PRNG state. */
@@ -441,7 +427,7 @@ static enum kiln_rc check_inputs(const struct llm_config *cfg, const char *api_k
 enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const char *system_prompt,
                       const char *user_prompt, struct llm_exchange *out, struct kiln_err *err)
 {
-    double t0 = now_s();
+    double t0 = clock_mono_s();
     memset(out, 0, sizeof(*out));
     out->prompt_tokens = -1;
     out->completion_tokens = -1;
@@ -631,12 +617,12 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
             long d = backoff_delay(backoff0, backoff_max, retries, (long)retry_after);
             retries++;
             out->backoff_ms += d;
-            sleep_ms(d);
+            clock_sleep_ms(d);
         }
     }
     rc = kiln_fail(err, KILN_E_INTERNAL, "llm_chat: retry loop did not terminate");
 out:
-    out->latency_s = now_s() - t0;
+    out->latency_s = clock_mono_s() - t0;
     curl_easy_cleanup(h);
     free_headers(headers);
     free(url);

@@ -1,5 +1,6 @@
 /* profile.c - Nsight Compute around kiln's harness in the profile sandbox (profile.h). */
 #include "profile.h"
+#include "clock.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -25,13 +26,6 @@ struct profiler {
     char why[640]; /* non-empty: unavailable */
     int fails;     /* failed profiles in a row */
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 enum kiln_rc profiler_open(enum kiln_backend b, int gpu, const char *work_dir,
                            struct profiler **out, struct kiln_err *err)
@@ -242,7 +236,7 @@ enum kiln_rc profiler_run(struct profiler *p, const struct profile_target *t,
         snprintf(res->message, sizeof(res->message), "%s", p->why);
         return KILN_OK;
     }
-    double t0 = now_s();
+    double t0 = clock_mono_s();
     char dir[PATH_MAX], plan[PATH_MAX + 16], out_dir[PATH_MAX + 16], cases[PATH_MAX + 16];
     snprintf(dir, sizeof(dir), "%s/profile-%s", p->work, t->name);
     snprintf(plan, sizeof(plan), "%s/plan.json", dir);
@@ -331,7 +325,7 @@ enum kiln_rc profiler_run(struct profiler *p, const struct profile_target *t,
         *err = serr;
     }
     sbexec_result_free(&sr);
-    res->wall_s = now_s() - t0;
+    res->wall_s = clock_mono_s() - t0;
     struct kiln_err ignore;
     kiln_err_clear(&ignore);
     (void)(fs_remove_tree(dir, &ignore) == KILN_OK);

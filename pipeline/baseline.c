@@ -5,6 +5,7 @@
  * parsers, statistics recomputed from the raw samples.
  */
 #include "baseline.h"
+#include "clock.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -44,13 +45,6 @@ const char *eval_baseline_state_name(enum eval_baseline_state s)
         break;
     }
     return "none";
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void note(struct eval_baseline *b, const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -194,9 +188,9 @@ static enum kiln_rc run_sandboxed(const struct eval_baseline_request *req, const
     struct sbexec_result sr;
     struct kiln_err e;
     kiln_err_clear(&e);
-    double t0 = now_s();
+    double t0 = clock_mono_s();
     enum kiln_rc rc = sbexec_run(&step, &sr, &e);
-    b->t_run = now_s() - t0;
+    b->t_run = clock_mono_s() - t0;
     if (rc == KILN_E_NOMEM) {
         sbexec_result_free(&sr);
         return kiln_fail(err, rc, "%s", e.msg);

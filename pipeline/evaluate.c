@@ -1,4 +1,5 @@
 #include "evaluate.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -27,13 +28,6 @@
 #include "timings.h"
 
 #define LOG_TAIL_MAX (8u << 10)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_status s,
                       const char *fmt, ...) KILN_PRINTF(4, 5);
@@ -681,9 +675,9 @@ static enum kiln_rc harness_judge(const struct eval_request *req, const struct h
                 sbexec_describe(sr, d, sizeof(d));
                 eliminate(out, "run", VERDICT_RUNTIME_ERROR, "the harness failed: %s", d);
             } else {
-                double t0 = now_s();
+                double t0 = clock_mono_s();
                 rc = judge(req, hr->out_dir, sr, out, err);
-                out->t.verify = now_s() - t0;
+                out->t.verify = clock_mono_s() - t0;
             }
         }
     }
@@ -704,9 +698,9 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
     enum kiln_rc rc = harness_step(req, hp, plan_path, artifact, hr, err);
     if (rc == KILN_OK) {
         struct sbexec_result sr;
-        double t0 = now_s();
+        double t0 = clock_mono_s();
         rc = sbexec_run(&hr->step, &sr, err);
-        out->t.run = now_s() - t0;
+        out->t.run = clock_mono_s() - t0;
         rc = harness_judge(req, hr, rc, &sr, out, err);
     }
     free(hr);
@@ -814,7 +808,7 @@ static void conclude(const struct eval_request *req, struct eval_outcome *out, d
         snprintf(out->stage, sizeof(out->stage), "pass");
     else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)
         snprintf(out->stage, sizeof(out->stage), "score");
-    out->t.total = now_s() - t_start;
+    out->t.total = clock_mono_s() - t_start;
 }
 
 static enum kiln_rc submit_harness(const struct eval_request *req, const struct harness_plan *hp,
@@ -829,7 +823,7 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
     memset(out, 0, sizeof(*out));
     if (pend)
         *pend = NULL;
-    double t_start = now_s();
+    double t_start = clock_mono_s();
     verdict_init(&out->v, req->name);
     snprintf(out->stage, sizeof(out->stage), "parse");
     struct candidate *cand = NULL;
@@ -921,7 +915,7 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
                                    .tool = req->compiler,
                                    .nvrtc = req->nvrtc,
                                    .source_name = req->source_name};
-    double t0 = now_s();
+    double t0 = clock_mono_s();
     if (req->mode == EVAL_PRECOMPILED && load_precompiled(req, &creq, cdir, &out->compile)) {
         out->precompiled = true;
         out->t.compile = out->compile.finished - out->compile.started;
@@ -929,7 +923,7 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
         if (req->mode == EVAL_COMPILE_ONLY)
             forget_compiled(cdir); /* before out/ changes: no stale result outlives it */
         rc = compile_candidate(&creq, &out->compile, err);
-        out->t.compile = now_s() - t0;
+        out->t.compile = clock_mono_s() - t0;
     }
     if (rc == KILN_OK && req->mode == EVAL_COMPILE_ONLY)
         rc = save_compiled(cdir, &out->compile, err);
@@ -986,7 +980,7 @@ finish:
     conclude(req, out, t_start);
     goto done;
 out:
-    out->t.total = now_s() - t_start;
+    out->t.total = clock_mono_s() - t_start;
 done:
     candidate_free(cand);
     harness_plan_free(&hp);
@@ -1020,7 +1014,7 @@ static enum kiln_rc submit_harness(const struct eval_request *req, const struct 
     }
     p->t_start = t_start;
     enum kiln_rc rc = harness_step(&p->req, hp, plan_path, out->compile.artifact, &p->hr, err);
-    p->t_run0 = now_s();
+    p->t_run0 = clock_mono_s();
     if (rc == KILN_OK)
         rc = sbexec_submit(&p->hr.step, &p->ticket, err);
     if (rc != KILN_OK) {
@@ -1046,14 +1040,14 @@ enum kiln_rc eval_candidate_finish(struct eval_pending *p, struct eval_outcome *
     struct sbexec_result sr;
     enum kiln_rc rc = sbexec_collect(&p->hr.step, p->ticket, &sr, err);
     /* From submission: the run's share of the batch as this candidate saw it. */
-    out->t.run = now_s() - p->t_run0;
+    out->t.run = clock_mono_s() - p->t_run0;
     rc = harness_judge(&p->req, &p->hr, rc, &sr, out, err);
     if (rc == KILN_OK) {
         if (out->v.status == VERDICT_PASS)
             snprintf(out->stage, sizeof(out->stage), "verify");
         conclude(&p->req, out, p->t_start);
     } else {
-        out->t.total = now_s() - p->t_start;
+        out->t.total = clock_mono_s() - p->t_start;
     }
     free(p);
     return rc;

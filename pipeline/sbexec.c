@@ -1,4 +1,5 @@
 #include "sbexec.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,13 +12,6 @@
 
 #include "fsutil.h"
 #include "hostvars.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The stream goes to an unnamed file next to its destination, so a big
  * /out never sits in memory and nothing is left behind on a crash. */
@@ -47,7 +41,7 @@ enum kiln_rc sbexec_run(const struct sbexec_step *step, struct sbexec_result *re
         return rc;
     struct sandbox_spec spec = step->spec;
     spec.tar_fd = tfd;
-    double t0 = now_s();
+    double t0 = clock_mono_s();
     if (step->runner) {
         /* The host that runs it resolves its own paths and GPU nodes. */
         rc = step->runner->run(step->runner->ctx, step->what, &spec, step->gpu, tfd, &res->sb,
@@ -97,7 +91,7 @@ enum kiln_rc sbexec_collect(const struct sbexec_step *step, long ticket, struct 
         step->runner->drop(step->runner->ctx, ticket);
         return rc;
     }
-    double t0 = now_s();
+    double t0 = clock_mono_s();
     rc = step->runner->collect(step->runner->ctx, ticket, tfd, &res->sb, res->where,
                                sizeof(res->where), &res->device, err);
     return ingest(step, tfd, t0, rc, res, err);
@@ -113,7 +107,7 @@ void sbexec_drop(const struct sbexec_step *step, long ticket)
 static enum kiln_rc ingest(const struct sbexec_step *step, int tfd, double t0, enum kiln_rc rc,
                            struct sbexec_result *res, struct kiln_err *err)
 {
-    res->sandbox_s = now_s() - t0;
+    res->sandbox_s = clock_mono_s() - t0;
     if (rc != KILN_OK) {
         close(tfd);
         kiln_err_prefix(err, "%s", step->what);
@@ -130,9 +124,9 @@ static enum kiln_rc ingest(const struct sbexec_step *step, int tfd, double t0, e
         close(tfd);
         return kiln_fail_errno(err, KILN_E_IO, "opening %s", step->out_dir);
     }
-    t0 = now_s();
+    t0 = clock_mono_s();
     rc = tar_ingest_to_dir(tfd, step->rules, dfd, &res->files, err);
-    res->ingest_s = now_s() - t0;
+    res->ingest_s = clock_mono_s() - t0;
     /* Ingested files are created 0600; later sandboxes read them as an
      * unprivileged uid, so make them world-readable. The directories above
      * stay private (mkdtemp 0700), so no other host user can reach them. */

@@ -3,6 +3,7 @@
  * polling, the result), then the node's side (slurm_node_exec).
  */
 #include "slurm.h"
+#include "clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,20 +33,6 @@
 static enum kiln_rc run(void *ctx, const char *what, const struct sandbox_spec *spec, int gpu,
                         int tar_fd, struct sandbox_result *res, char *where, size_t where_cap,
                         struct sbnode_device *dev, struct kiln_err *err);
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 enum kiln_rc slurm_cmd(char *const argv[], char *out, size_t cap, struct kiln_err *err)
 {
@@ -345,14 +332,14 @@ static enum kiln_rc wait_job(struct slurm_runner *s, long id, const char *jobdir
                 return KILN_OK;
             }
             if (gone_since == 0)
-                gone_since = now_s();
-            else if (now_s() - gone_since > SLURM_GONE_GRACE_S) {
+                gone_since = clock_mono_s();
+            else if (clock_mono_s() - gone_since > SLURM_GONE_GRACE_S) {
                 snprintf(state, 32, "UNKNOWN");
                 *end = SLURM_END_LOST;
                 return KILN_OK;
             }
         }
-        sleep_ms(delay);
+        clock_sleep_ms(delay);
         delay = delay * 2 > SLURM_POLL_MAX_MS ? SLURM_POLL_MAX_MS : delay * 2;
     }
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "clock.h"
 #include "slurm_impl.h"
 
 #define ARRAY_POLL_MIN_MS   100
@@ -35,20 +36,6 @@ struct slurm_task {
     char state[32], node[128];
     double gone_since;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 static void task_id(const struct slurm_task *t, char *buf, size_t cap)
 {
@@ -260,8 +247,8 @@ static enum kiln_rc poll_round(struct slurm_runner *s, struct kiln_err *err)
             t->end = SLURM_END_DONE;
             t->ended = true;
         } else if (t->gone_since == 0) {
-            t->gone_since = now_s();
-        } else if (now_s() - t->gone_since > ARRAY_GONE_GRACE_S) {
+            t->gone_since = clock_mono_s();
+        } else if (clock_mono_s() - t->gone_since > ARRAY_GONE_GRACE_S) {
             snprintf(t->state, sizeof(t->state), "UNKNOWN");
             t->end = SLURM_END_LOST;
             t->ended = true;
@@ -384,7 +371,7 @@ enum kiln_rc slurm_batch_collect(void *ctx, long ticket, int tar_fd, struct sand
                 if ((long)i != ticket && s->tasks[i].live && s->tasks[i].ended)
                     rc = maybe_resubmit(s, &s->tasks[i], err);
             if (rc == KILN_OK && !s->tasks[ticket].ended) {
-                sleep_ms(delay);
+                clock_sleep_ms(delay);
                 delay = delay * 2 > ARRAY_POLL_MAX_MS ? ARRAY_POLL_MAX_MS : delay * 2;
             }
         }

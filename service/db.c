@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "clock.h"
 #include "service_impl.h"
 #include "session.h"
 
@@ -57,9 +58,7 @@ static const char *const added_columns[] = {
 
 double serve_mono(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return clock_mono_s();
 }
 
 double serve_now(void)
