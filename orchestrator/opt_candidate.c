@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "candidate.h"
+#include "fdio.h"
 #include "fsutil.h"
 #include "opt_profile.h"
 #include "optimize_impl.h"
@@ -23,17 +24,21 @@
 #include "text.h"
 
 /* The plog sink: on a terminal the status line is cleared first and
- * redrawn after, so the two never share a row. */
+ * redrawn after, so the two never share a row. All of it goes out in one
+ * write(2): input generation logs from several worker processes at once,
+ * and three writes of theirs could interleave into "status" + "kiln: ..."
+ * on one row (seen in CI). */
 static void log_line(void *ctx, const char *text)
 {
     struct opt_run *r = ctx;
     bool redraw = r->tty && r->status[0];
-    if (redraw)
-        fputs("\r\033[K", stderr);
-    fputs(text, stderr);
-    if (redraw)
-        fputs(r->status, stderr);
+    char buf[2048];
+    int n = snprintf(buf, sizeof(buf), "%s%s%s", redraw ? "\r\033[K" : "", text,
+                     redraw ? r->status : "");
+    if (n < 0)
+        return;
     fflush(stderr);
+    (void)fd_write_all(STDERR_FILENO, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 void opt_log_init(struct opt_run *r)

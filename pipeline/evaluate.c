@@ -927,7 +927,7 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
     }
     if (rc == KILN_OK && req->mode == EVAL_COMPILE_ONLY)
         rc = save_compiled(cdir, &out->compile, err);
-    if (rc != KILN_OK || (req->mode == EVAL_COMPILE_ONLY && out->compile.ok))
+    if (rc != KILN_OK)
         goto out;
     if (!out->compile.ok) {
         char d[400];
@@ -953,6 +953,11 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
             goto finish;
         }
     }
+    /* The compile stage ends here: the cubin check is part of it, so a
+     * compile-only run (kiln eval's fail-fast step, a compile worker)
+     * judges it too, on a host without a GPU as well. */
+    if (req->mode == EVAL_COMPILE_ONLY)
+        goto out;
     snprintf(out->stage, sizeof(out->stage), "run");
     /* The physics floor comes from the device itself (gpupeak.h), asked
      * once per session by the caller or here; without an answer there is

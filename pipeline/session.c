@@ -98,8 +98,13 @@ struct eval_session {
     bool have_given_ref;
     struct stats_ceilings ceilings; /* the physics floor's, asked from the GPU once */
     bool probed_ceilings;
-    int short_iterations;                /* eval_session_set_short_run; 0: opts.iterations */
-    bool inputs_ready;                   /* `visible` holds generated sets, not only their layout */
+    int short_iterations; /* eval_session_set_short_run; 0: opts.iterations */
+    bool inputs_ready;    /* `visible` holds generated sets, not only their layout */
+    /* A cuda session on a host without its GPU, with deferred inputs: the
+     * compile stage still runs (it needs no GPU: a cubin that imports the
+     * device heap is refused there), the first run fails with this. */
+    bool gpu_missing;
+    struct kiln_err gpu_err;
     char shown_for[64], shown[PATH_MAX]; /* eval_session_show_source */
 };
 
@@ -223,8 +228,17 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
             rc = kiln_fail(err, KILN_E_USAGE, "workload %s does not support the %s backend",
                            s->wl->name, kiln_backend_name(s->backend));
     }
-    if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA)
-        rc = check_gpu(opts->gpu, err);
+    /* The GPU is checked here, before anything slow runs; with Slurm it is
+     * the node's (the submit host may have none). With deferred inputs the
+     * failure waits for the first run, so the compile stage is still judged. */
+    if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA && !opts->runner) {
+        if (!opts->defer_inputs) {
+            rc = check_gpu(opts->gpu, err);
+        } else {
+            kiln_err_clear(&s->gpu_err);
+            s->gpu_missing = check_gpu(opts->gpu, &s->gpu_err) != KILN_OK;
+        }
+    }
     if (rc == KILN_OK)
         rc = eval_harness_path(s->backend, s->harness, sizeof(s->harness), err);
     if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA && opts->compiler == COMPILE_NVRTC)
@@ -281,6 +295,10 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
 {
     /* Deferred inputs are generated when the first run needs them; the
      * compile stage needs only their layout. */
+    if (s->gpu_missing && mode != EVAL_COMPILE_ONLY) {
+        *err = s->gpu_err;
+        return err->rc;
+    }
     if (sets == &s->visible && !s->inputs_ready && mode != EVAL_COMPILE_ONLY) {
         enum kiln_rc prc = prepare_visible(s, false, err);
         if (prc != KILN_OK)
