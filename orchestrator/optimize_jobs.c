@@ -145,21 +145,31 @@ static enum kiln_rc wait_compile(struct opt_run *r, struct opt_slot *sl, struct 
     return rc;
 }
 
+/* A slot's evaluation begins: its id set, an invalid proposal judged at
+ * once (*judged), else its compile waited for. */
+static enum kiln_rc slot_start(struct opt_run *r, struct opt_slot *sl, bool *judged,
+                               struct kiln_err *err)
+{
+    memset(&sl->o, 0, sizeof(sl->o));
+    sl->begun = true;
+    snprintf(sl->id, sizeof(sl->id), "%03d", sl->it);
+    if (sl->p.invalid[0]) {
+        opt_invalid_outcome(&sl->p, sl->it, &sl->o);
+        *judged = true;
+        return KILN_OK;
+    }
+    return wait_compile(r, sl, err);
+}
+
 /* Evaluates the candidate up to its harness run, which is submitted on the
  * batch runner (the outcome is final when there is none to run). */
 static enum kiln_rc begin(struct opt_run *r, struct opt_slot *sl, struct kiln_err *err)
 {
     if (sl->begun)
         return KILN_OK;
-    memset(&sl->o, 0, sizeof(sl->o));
-    sl->begun = true;
-    snprintf(sl->id, sizeof(sl->id), "%03d", sl->it);
-    if (sl->p.invalid[0]) {
-        opt_invalid_outcome(&sl->p, sl->it, &sl->o);
-        return KILN_OK;
-    }
-    enum kiln_rc rc = wait_compile(r, sl, err);
-    if (rc != KILN_OK)
+    bool judged = false;
+    enum kiln_rc rc = slot_start(r, sl, &judged, err);
+    if (rc != KILN_OK || judged)
         return rc;
     eval_session_set_short_run(r->s, sl->p.iterations);
     rc =
@@ -186,15 +196,9 @@ static enum kiln_rc evaluate_head(struct opt_run *r, struct opt_slot *sl, struct
         }
         return rc;
     }
-    memset(&sl->o, 0, sizeof(sl->o));
-    sl->begun = true;
-    snprintf(sl->id, sizeof(sl->id), "%03d", sl->it);
-    if (sl->p.invalid[0]) {
-        opt_invalid_outcome(&sl->p, sl->it, &sl->o);
-        return KILN_OK;
-    }
-    rc = wait_compile(r, sl, err);
-    if (rc == KILN_OK) {
+    bool judged = false;
+    rc = slot_start(r, sl, &judged, err);
+    if (rc == KILN_OK && !judged) {
         opt_progress(r, sl->it, "evaluate");
         eval_session_set_short_run(r->s, sl->p.iterations);
         rc = eval_session_run_compiled(r->s, sl->id, sl->p.source, sl->p.len,
