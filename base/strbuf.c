@@ -59,28 +59,32 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
     sb->len += (size_t)n;
 }
 
+const char *strbuf_markup_entity(unsigned c)
+{
+    switch (c) {
+    case '&':
+        return "&amp;";
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '"':
+        return "&quot;";
+    case '\'':
+        return "&#39;";
+    default:
+        return NULL;
+    }
+}
+
 void strbuf_put_escaped(struct strbuf *sb, const char *s)
 {
     for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            strbuf_puts(sb, "&amp;");
-            break;
-        case '<':
-            strbuf_puts(sb, "&lt;");
-            break;
-        case '>':
-            strbuf_puts(sb, "&gt;");
-            break;
-        case '"':
-            strbuf_puts(sb, "&quot;");
-            break;
-        case '\'':
-            strbuf_puts(sb, "&#39;");
-            break;
-        default:
+        const char *e = strbuf_markup_entity((unsigned char)*s);
+        if (e)
+            strbuf_puts(sb, e);
+        else
             strbuf_append(sb, s, 1);
-        }
     }
 }
 

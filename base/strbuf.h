@@ -22,6 +22,11 @@ void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) KILN_PRINTF(2, 3);
 /* Appends `s` with &, <, >, " and ' escaped for HTML/XML text and attributes. */
 void strbuf_put_escaped(struct strbuf *sb, const char *s);
+
+/* The HTML/XML entity for c (& < > " '), or NULL when c stands as itself:
+ * the one table strbuf_put_escaped and text_put_markup share. */
+const char *strbuf_markup_entity(unsigned c);
+
 /* Hands over the string (*out, free()) or fails with KILN_E_NOMEM. */
 enum kiln_rc strbuf_finish(struct strbuf *sb, char **out, struct kiln_err *err) KILN_NODISCARD;
 void strbuf_free(struct strbuf *sb);

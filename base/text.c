@@ -186,25 +186,11 @@ int text_put_markup(struct strbuf *sb, const char *in, size_t max_chars)
             i += k > 0 ? k : 1;
             continue;
         }
-        switch (cp) {
-        case '&':
-            strbuf_puts(sb, "&amp;");
-            break;
-        case '<':
-            strbuf_puts(sb, "&lt;");
-            break;
-        case '>':
-            strbuf_puts(sb, "&gt;");
-            break;
-        case '"':
-            strbuf_puts(sb, "&quot;");
-            break;
-        case '\'':
-            strbuf_puts(sb, "&#39;");
-            break;
-        default:
+        const char *e = strbuf_markup_entity(cp);
+        if (e)
+            strbuf_puts(sb, e);
+        else
             strbuf_append(sb, in + i, k);
-        }
         i += k;
     }
     return 0;
