@@ -96,6 +96,18 @@ print(sum(1 for i in range(len(iv)) for j in range(i + 1, len(iv))
           if iv[i][0] < iv[j][1] and iv[j][0] < iv[i][1]))'
 }
 
+# proposed_before RUN A B: candidate A's proposal files were written before
+# candidate B's verdict.json.
+proposed_before()
+{
+    python3 - "$1/candidates/$2" "$1/candidates/$3/verdict.json" <<'PY'
+import os, sys
+d, verdict = sys.argv[1], sys.argv[2]
+first = min(os.stat(os.path.join(d, f)).st_mtime_ns for f in os.listdir(d) if f != "verdict.json")
+sys.exit(0 if first < os.stat(verdict).st_mtime_ns else 1)
+PY
+}
+
 # descendants PID: every process below PID.
 descendants()
 {
@@ -237,8 +249,15 @@ llm)
     expect_json "$RES/run-003/history.json" '[h["status"] for h in d]' "$statuses"
     expect_json "$RES/run-003/history.json" '[h["stage"] for h in d]' \
         '["pass", "propose", "propose", "compile", "pass", "propose"]'
-    [ "$(overlapping "$RES/run-003")" -ge 1 ] ||
-        fail "replay --jobs 3 never compiled two candidates at once: $(compile_intervals "$RES/run-003")"
+    # Looked ahead: 002 and 003 were proposed (their files written) before 001's
+    # verdict. Wall-clock overlap of compiles is no proof here: the only two
+    # candidates that compile in one window, 004 and 005, are a fast compile
+    # error and a pass proposed after 002's record, so on a loaded host 004 can
+    # end before 005 begins (CI saw it); pipeline_optimize_jobs checks overlap.
+    proposed_before "$RES/run-003" 003 001 ||
+        fail "replay --jobs 3 did not look ahead: $(ls -l --time-style=+%s.%N "$RES"/run-003/candidates/00[13])"
+    proposed_before "$RES/run-002" 003 001 &&
+        fail "replay --jobs 1 proposed 003 before 001 was judged"
     # The llm proposer cannot look ahead: --jobs says so and changes nothing.
     KILN_API_KEY=$key run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
         --model saxpy_mix --base-url "$url" --max-iterations 2 --jobs 4 --results "$RES" "${FAST[@]}"
