@@ -50,40 +50,61 @@ extern "C" __global__ void reduce_sum(long long n, const float *x, float *out)
 #pragma unroll
     for (int j = 0; j < ITEMS * VEC; j++)
         acc[j] = 0.0f;
-    const long long stride = (long long)gridDim.x * (BLOCK * ITEMS);
-    const long long first = (long long)blockIdx.x * (BLOCK * ITEMS) + threadIdx.x;
+    // Thread t of T reads pieces t, t + T, t + 2T, ...: ITEMS of them per
+    // step, then single pieces for what is left. Every thread does the same
+    // number of steps and at most ITEMS - 1 extra pieces, so no block runs
+    // a step longer than the rest (block-sized chunks left up to 1/8 of the
+    // grid idle through the last step at 64M elements).
+    const long long T = (long long)gridDim.x * BLOCK;
+    const long long t = (long long)blockIdx.x * BLOCK + threadIdx.x;
 #if VEC == 4
     if (((unsigned long long)x & 15) == 0) {
         const long long n4 = n / 4;
         const float4 *x4 = reinterpret_cast<const float4 *>(x);
-        for (long long base = first; base < n4; base += stride) {
+        long long i = t;
+        for (; i + (ITEMS - 1) * T < n4; i += ITEMS * T) {
+            float4 v[ITEMS];
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) // every load issued before the adds
+                v[j] = x4[i + j * T];
 #pragma unroll
             for (int j = 0; j < ITEMS; j++) {
-                long long i = base + (long long)j * BLOCK;
-                if (i < n4) {
-                    float4 v = x4[i];
-                    acc[j * 4 + 0] += v.x;
-                    acc[j * 4 + 1] += v.y;
-                    acc[j * 4 + 2] += v.z;
-                    acc[j * 4 + 3] += v.w;
-                }
+                acc[j * 4 + 0] += v[j].x;
+                acc[j * 4 + 1] += v[j].y;
+                acc[j * 4 + 2] += v[j].z;
+                acc[j * 4 + 3] += v[j].w;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS - 1; j++) { // constant indices keep acc in registers
+            if (i + j * T < n4) {
+                float4 v = x4[i + j * T];
+                acc[j * 4 + 0] += v.x;
+                acc[j * 4 + 1] += v.y;
+                acc[j * 4 + 2] += v.z;
+                acc[j * 4 + 3] += v.w;
             }
         }
         // The n % 4 tail: the grid's first threads.
-        long long i = n4 * 4 + (long long)blockIdx.x * BLOCK + threadIdx.x;
-        if (i < n)
-            acc[0] += x[i];
+        if (n4 * 4 + t < n)
+            acc[0] += x[n4 * 4 + t];
     } else
 #endif
     {
-        for (long long base = first; base < n; base += stride) {
+        long long i = t;
+        for (; i + (ITEMS - 1) * T < n; i += ITEMS * T) {
+            float v[ITEMS];
 #pragma unroll
-            for (int j = 0; j < ITEMS; j++) {
-                long long i = base + (long long)j * BLOCK;
-                if (i < n)
-                    acc[j * VEC] += x[i];
-            }
+            for (int j = 0; j < ITEMS; j++)
+                v[j] = x[i + j * T];
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++)
+                acc[j * VEC] += v[j];
         }
+#pragma unroll
+        for (int j = 0; j < ITEMS - 1; j++)
+            if (i + j * T < n)
+                acc[j * VEC] += x[i + j * T];
     }
     float s = 0.0f;
 #pragma unroll
