@@ -111,6 +111,7 @@ struct sjob {
     char board[SERVE_BOARD_MAX + 1];
     uint64_t visible_seed; /* the board's when it was submitted */
     char wl_dir[PATH_MAX]; /* a community workload's directory; "": the server's workloads */
+    char body_sha[65];     /* SHA-256 (hex) of the body as received: a community tarball's */
 };
 /* Claims the oldest queued job of `backend`; *got false when none. */
 enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
@@ -140,6 +141,24 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got,
  * meanwhile (the result is then of no use). */
 enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
                               struct kiln_err *err) KILN_NODISCARD;
+
+/* checkcache.c: a community workload check's outcome, remembered by
+ * content. The key is everything the outcome depends on. */
+struct scheck_key {
+    const char *tar_sha; /* SHA-256 (hex) of the tarball's bytes, computed by the server */
+    const char *backend; /* the backends checked: the candidate's */
+    uint64_t seed;       /* the visible seed the check's cases came from */
+    const char *checker; /* serve_checker_id */
+};
+/* "kiln VERSION (git REV) check rules N python X numpy Y": what checks. */
+enum kiln_rc serve_checker_id(char *out, size_t cap, struct kiln_err *err) KILN_NODISCARD;
+/* *found and the outcome: problems "" (it passed) or the refusal's text. */
+enum kiln_rc sdb_check_known(struct sdb *d, const struct scheck_key *k, bool *found, char *problems,
+                             size_t cap, struct kiln_err *err) KILN_NODISCARD;
+/* Remembers an outcome that is the workload's (the caller keeps out host
+ * failures and load-dependent ones: wlcheck.h). */
+enum kiln_rc sdb_check_remember(struct sdb *d, const struct scheck_key *k, const char *problems,
+                                struct kiln_err *err) KILN_NODISCARD;
 
 /* The directory of job j's workload: its community directory, or the server's. */
 void serve_job_workload_dir(const struct serve_opts *o, const struct sjob *j, char *out,

@@ -296,6 +296,54 @@ static void test_timeline_lease(void **state)
     sjob_free(&a);
 }
 
+/* A remembered community check is found by its whole key only (each
+ * part changes the answer), the claim carries the tarball's digest, and the
+ * outcome survives reopening the database (a restart). */
+static void test_check_cache(void **state)
+{
+    struct fixture *f = *state;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    char checker[256], problems[256];
+    assert_int_equal(serve_checker_id(checker, sizeof(checker), &e), KILN_OK);
+    assert_non_null(strstr(checker, "check rules"));
+    struct scheck_key k = {.tar_sha = "aa", .backend = "cpu", .seed = 7, .checker = checker};
+    bool found = true;
+    assert_int_equal(sdb_check_known(&f->d, &k, &found, problems, sizeof(problems), &e), KILN_OK);
+    assert_false(found);
+    assert_int_equal(sdb_check_remember(&f->d, &k, "1 problem(s): inputs.py", &e), KILN_OK);
+    struct scheck_key other[4] = {k, k, k, k};
+    other[0].tar_sha = "ab";
+    other[1].backend = "cuda";
+    other[2].seed = 8;
+    other[3].checker = "kiln 0.0.0 (git old) check rules 0";
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(sdb_check_known(&f->d, &other[i], &found, problems, sizeof(problems), &e),
+                         KILN_OK);
+        assert_false(found);
+    }
+    assert_int_equal(sdb_check_remember(&f->d, &other[0], "", &e), KILN_OK);
+    sdb_close(&f->d);
+    assert_int_equal(sdb_open(f->db, &f->d, &e), KILN_OK);
+    assert_int_equal(sdb_check_known(&f->d, &k, &found, problems, sizeof(problems), &e), KILN_OK);
+    assert_true(found);
+    assert_string_equal(problems, "1 problem(s): inputs.py");
+    assert_int_equal(sdb_check_known(&f->d, &other[0], &found, problems, sizeof(problems), &e),
+                     KILN_OK);
+    assert_true(found);
+    assert_string_equal(problems, ""); /* passed */
+    struct stoken t;
+    add_token(f, &t, 10, 10);
+    char id[SERVE_ID_LEN + 1];
+    submit(f, &t, NULL, "0123abcd", id, SSUBMIT_NEW);
+    struct sjob j;
+    bool got = false;
+    assert_int_equal(sdb_claim(&f->d, "cpu", &j, &got, &e), KILN_OK);
+    assert_true(got);
+    assert_string_equal(j.body_sha, "0123abcd");
+    sjob_free(&j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +353,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limits_and_idempotency, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visible_seed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeline_lease, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_cache, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
