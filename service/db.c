@@ -49,7 +49,9 @@ static const char schema[] =
     /* Community workload checks by content (checkcache.c); problems '': passed. */
     "CREATE TABLE IF NOT EXISTS community_checks("
     " tar_sha TEXT NOT NULL, backend TEXT NOT NULL, seed TEXT NOT NULL, checker TEXT NOT NULL,"
-    " problems TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY(tar_sha, backend, seed, checker));";
+    " problems TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY(tar_sha, backend, seed, checker));"
+    /* Facts of this database's server: slurm_tag names its Slurm jobs. */
+    "CREATE TABLE IF NOT EXISTS server_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release, for databases made before them:
  * board (the leaderboard, = workload for a built-in), the visible seed,

@@ -361,3 +361,29 @@ enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *i
     pthread_mutex_unlock(&d->mu);
     return rc;
 }
+
+enum kiln_rc sdb_slurm_job_name(struct sdb *d, char *out, size_t cap, struct kiln_err *err)
+{
+    char tag[17];
+    enum kiln_rc rc = serve_random_hex(tag, 16, err);
+    if (rc != KILN_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    pthread_mutex_lock(&d->mu);
+    /* The first server of the database draws the tag; every later one reads it. */
+    if (sdb_prep(d,
+                 "INSERT INTO server_meta(key, value) VALUES('slurm_tag', ?1)"
+                 " ON CONFLICT(key) DO UPDATE SET value=value RETURNING value",
+                 &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "the Slurm job name");
+    } else {
+        sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_ROW)
+            rc = sdb_fail(d, err, "the Slurm job name");
+        else
+            snprintf(out, cap, "kiln-serve-%s", (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}

@@ -134,6 +134,13 @@ enum kiln_rc sdb_mark_run(struct sdb *d, const struct sjob *j, bool finished,
 enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdict *v,
                         bool *committed, struct kiln_err *err) KILN_NODISCARD;
 
+/* --executor slurm: the name of every Slurm job of this database's
+ * servers, "kiln-serve-TAG" (TAG drawn once, kept in the database), so a
+ * server that holds the lock knows every job of that name still out is an
+ * orphan of a predecessor (server.c cancels them). */
+enum kiln_rc sdb_slurm_job_name(struct sdb *d, char *out, size_t cap,
+                                struct kiln_err *err) KILN_NODISCARD;
+
 /* The compile pool: claims the oldest queued job not yet compiled ahead. */
 enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got,
                                struct kiln_err *err) KILN_NODISCARD;

@@ -35,6 +35,7 @@ struct worker {
      * the job lands on before it runs). */
     const struct sbexec_runner *runner;
     char slurm_model[96];
+    char job_name[64];            /* sdb_slurm_job_name: the name the server cancels orphans by */
     volatile sig_atomic_t cancel; /* SIGTERM: scancel the job in flight, stop */
 };
 
@@ -435,10 +436,13 @@ static enum kiln_rc slurm_start(struct worker *w, struct slurm_runner *sr, struc
         pthread_create(&t, NULL, signal_watch, w) != 0)
         return kiln_fail(err, KILN_E_INTERNAL, "worker %d: cannot watch for SIGTERM", w->slot);
     pthread_detach(t);
+    enum kiln_rc rc = sdb_slurm_job_name(&w->db, w->job_name, sizeof(w->job_name), err);
+    if (rc != KILN_OK)
+        return rc;
     struct slurm_config cfg = *w->o->slurm;
     cfg.cancel = &w->cancel;
-    cfg.job_name = "kiln-serve";
-    enum kiln_rc rc = slurm_runner_init(sr, &cfg, err);
+    cfg.job_name = w->job_name;
+    rc = slurm_runner_init(sr, &cfg, err);
     if (rc != KILN_OK)
         return rc;
     w->runner = &sr->runner;
@@ -484,17 +488,16 @@ enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, in
                              gpu, n);
         snprintf(w.gpu_model, sizeof(w.gpu_model), "%s", g[gpu].model);
     }
-    struct slurm_runner sr; /* outlives every step: the loop below */
-    if (o->slurm) {
-        enum kiln_rc src = slurm_start(&w, &sr, err);
-        if (src != KILN_OK)
-            return src;
-    }
     enum kiln_rc rc = sdb_open(o->db, &w.db, err);
     if (rc != KILN_OK)
         return rc;
     if (o->lease_s > 0)
         w.db.lease_s = o->lease_s;
+    struct slurm_runner sr; /* outlives every step: the loop below */
+    if (o->slurm && (rc = slurm_start(&w, &sr, err)) != KILN_OK) {
+        sdb_close(&w.db);
+        return rc;
+    }
     /* Through Slurm a worker judges both backends: cuda first. */
     const char *backends[2] = {gpu >= 0 || w.runner ? "cuda" : "cpu", w.runner ? "cpu" : NULL};
     fprintf(stderr, "kiln serve: worker %d (%s%s%s, %s) ready\n", slot, backends[0],
