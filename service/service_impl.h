@@ -167,6 +167,14 @@ enum kiln_rc sdb_check_known(struct sdb *d, const struct scheck_key *k, bool *fo
 enum kiln_rc sdb_check_remember(struct sdb *d, const struct scheck_key *k, const char *problems,
                                 struct kiln_err *err) KILN_NODISCARD;
 
+/* gpu_group.c: the leaderboard group (GPU model) of a verdict of
+ * `backend`: host_model for cpu ("cpu") and for a local GPU; through Slurm
+ * (slurm_fallback non-NULL, "slurm:PARTITION") the model of the GPU the
+ * node reported for the visible run (out->ran_on), else slurm_fallback. */
+struct eval_outcome;
+void serve_verdict_gpu(const char *backend, const struct eval_outcome *out, const char *host_model,
+                       const char *slurm_fallback, char *gpu, size_t cap);
+
 /* The directory of job j's workload: its community directory, or the server's. */
 void serve_job_workload_dir(const struct serve_opts *o, const struct sjob *j, char *out,
                             size_t cap);

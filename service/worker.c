@@ -31,8 +31,8 @@ struct worker {
     char wdir[PATH_MAX]; /* the workloads directory */
     pid_t parent;
     /* --executor slurm: harness runs go through this runner; a cuda
-     * submission's GPU model is the partition's (kiln cannot know which node
-     * the job lands on before it runs). */
+     * verdict is ranked under the GPU the node reported (serve_verdict_gpu),
+     * "slurm:PARTITION" when it reported none. */
     const struct sbexec_runner *runner;
     char slurm_model[96];
     char job_name[64];            /* sdb_slurm_job_name: the name the server cancels orphans by */
@@ -155,8 +155,11 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     json_object_set_new(doc, "secret_seed", v->secret_seed ? json_string(seed) : json_null());
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)j->visible_seed);
     json_object_set_new(doc, "visible_seed", json_string(seed));
-    if (out)
+    if (out) {
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out->t));
+        /* Where the visible run ran (through Slurm: the node and its GPU). */
+        json_object_set_new(doc, "ran_on", eval_ran_on_json(out));
+    }
     char *txt = json_dumps(doc, JSON_INDENT(2));
     json_decref(doc);
     if (!txt)
@@ -328,9 +331,8 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
     bool held_ran = false, check_cached = false;
     uint64_t secret = 0;
     char detail[WLCHECK_PROBLEMS_MAX + 64] = "";
-    struct sverdict v = {.gpu_model =
-                             w->runner && strcmp(j->backend, "cpu") ? w->slurm_model : w->gpu_model,
-                         .detail = detail};
+    char gpu[sizeof(out.ran_on.model)];
+    struct sverdict v = {.gpu_model = gpu, .detail = detail};
     struct kiln_err je;
     kiln_err_clear(&je);
     if (j->attempts > SERVE_MAX_ATTEMPTS) {
@@ -383,6 +385,8 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
             v.secret_seed = secret;
         }
     }
+    serve_verdict_gpu(j->backend, &out, w->gpu_model, w->runner ? w->slurm_model : NULL, gpu,
+                      sizeof(gpu));
     note(w, j, "record", "writing the record");
     char record[PATH_MAX];
     enum kiln_rc rc =

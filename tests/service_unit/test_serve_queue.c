@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "evaluate.h"
 #include "fsutil.h"
 #include "service_impl.h"
 
@@ -344,6 +345,68 @@ static void test_check_cache(void **state)
     sjob_free(&j);
 }
 
+/* A cuda verdict through Slurm is ranked under the GPU model the node
+ * reported for its run (ran_on), like a local GPU's, not under the
+ * partition; without a report it keeps "slurm:PARTITION". */
+static void test_slurm_gpu_group(void **state)
+{
+    struct fixture *f = *state;
+    struct eval_outcome *out = calloc(1, sizeof(*out));
+    assert_non_null(out);
+    char gpu[128];
+    serve_verdict_gpu("cuda", out, "cpu", "slurm:debug", gpu, sizeof(gpu));
+    assert_string_equal(gpu, "slurm:debug"); /* no report */
+    snprintf(out->where, sizeof(out->where), "slurm job 42, node n1");
+    out->ran_on.present = true;
+    snprintf(out->ran_on.node, sizeof(out->ran_on.node), "n1");
+    snprintf(out->ran_on.model, sizeof(out->ran_on.model), "NVIDIA H200");
+    char slurm_gpu[128];
+    serve_verdict_gpu("cuda", out, "cpu", "slurm:debug", slurm_gpu, sizeof(slurm_gpu));
+    assert_string_equal(slurm_gpu, "NVIDIA H200");
+    serve_verdict_gpu("cpu", out, "cpu", "slurm:debug", gpu, sizeof(gpu));
+    assert_string_equal(gpu, "cpu");
+    char local[128];
+    serve_verdict_gpu("cuda", NULL, "NVIDIA H200", NULL, local, sizeof(local));
+    assert_string_equal(local, "NVIDIA H200");
+    /* The leaderboard groups the Slurm entry with the local one. */
+    struct stoken t;
+    add_token(f, &t, 10, 10);
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    const char *models[2] = {slurm_gpu, local};
+    for (int i = 0; i < 2; i++) {
+        struct serve_submission sub = {
+            .workload = "saxpy", .backend = "cuda", .source = "x", .source_len = 1};
+        char sha[8], id[SERVE_ID_LEN + 1];
+        snprintf(sha, sizeof(sha), "g%d", i);
+        struct ssubmit sm = {.tok = &t, .sub = &sub, .body_sha = sha};
+        enum ssubmit_result res;
+        double retry = 0;
+        assert_int_equal(sdb_submit(&f->d, &sm, id, &res, &retry, &e), KILN_OK);
+        struct sjob j;
+        bool got = false, committed = false;
+        assert_int_equal(sdb_claim(&f->d, "cuda", &j, &got, &e), KILN_OK);
+        assert_true(got);
+        struct sverdict v = {.status = "pass",
+                             .stage = "pass",
+                             .detail = "",
+                             .gpu_model = models[i],
+                             .record = "r",
+                             .score_ms = 1 + i,
+                             .verified = true};
+        assert_int_equal(sdb_finish(&f->d, &j, &v, &committed, &e), KILN_OK);
+        assert_true(committed);
+        sjob_free(&j);
+    }
+    json_t *lb = NULL;
+    assert_int_equal(sdb_leaderboard_json(&f->d, "saxpy", &lb, &e), KILN_OK);
+    json_t *gpus = json_object_get(lb, "gpus");
+    assert_int_equal(json_object_size(gpus), 1);
+    assert_non_null(json_object_get(gpus, "NVIDIA H200"));
+    json_decref(lb);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +417,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_visible_seed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeline_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_gpu_group, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
