@@ -297,7 +297,9 @@ static enum kiln_rc run_script(const struct inputs_request *req, const char *wha
     if (rc == KILN_OK && !res.exited_ok) {
         char d[900];
         sbexec_describe(&res, d, sizeof(d));
-        rc = kiln_fail(err, KILN_E_CHILD, "%s failed: %s", what, d);
+        /* A timeout is told apart: it can be the host's load, not the script. */
+        rc = kiln_fail(err, res.sb.verdict == SANDBOX_TIMEOUT ? KILN_E_TIMEOUT : KILN_E_CHILD,
+                       "%s failed: %s", what, d);
     }
     sbexec_result_free(&res);
     return rc;

@@ -299,6 +299,16 @@ void slurm_cancel(const char *ids)
     (void)slurm_cmd(argv, out, sizeof(out), &e);
 }
 
+enum kiln_rc slurm_cancel_named(const char *name, struct kiln_err *err)
+{
+    char out[512], arg[200];
+    if (!name[0] || strlen(name) > sizeof(arg) - 16)
+        return kiln_fail(err, KILN_E_USAGE, "slurm: cannot cancel jobs named '%.60s'", name);
+    snprintf(arg, sizeof(arg), "--name=%s", name);
+    char *argv[] = {"scancel", "--me", arg, NULL};
+    return slurm_cmd(argv, out, sizeof(out), err);
+}
+
 /* Waits for job `id` to end; *end says how. KILN_E_CANCELLED on a cancel. */
 static enum kiln_rc wait_job(struct slurm_runner *s, long id, const char *jobdir,
                              enum slurm_end *end, char *state, char *node, struct kiln_err *err)

@@ -72,6 +72,12 @@ enum kiln_rc slurm_runner_init(struct slurm_runner *s, const struct slurm_config
  * the step had one. */
 enum kiln_rc slurm_node_exec(const char *jobdir, struct kiln_err *err) KILN_NODISCARD;
 
+/* Cancels every pending and running job of this user named `name`
+ * (scancel --me --name): for one that owns the name alone (the service,
+ * holding its database's lock) to end the jobs a predecessor killed with
+ * SIGKILL could not cancel. */
+enum kiln_rc slurm_cancel_named(const char *name, struct kiln_err *err) KILN_NODISCARD;
+
 /* One Slurm job state word ("COMPLETED", "NODE_FAIL") sorted for kiln. */
 enum slurm_end {
     SLURM_END_RUNNING = 0, /* not finished */

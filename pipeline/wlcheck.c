@@ -118,6 +118,8 @@ static void check_backend(const struct workload *w, unsigned backend, bool held_
         problem(res, "%s cases on %s: %s", which, kiln_backend_name(backend), err.msg);
         if (wlcheck_host_failure(rc) && res->environment == KILN_OK)
             res->environment = rc;
+        if (rc == KILN_E_TIMEOUT)
+            res->load_dependent = true;
         return;
     }
     for (size_t i = 0; i < sets.n; i++) {

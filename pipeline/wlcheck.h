@@ -33,10 +33,19 @@ struct wlcheck_opts {
 
 #define WLCHECK_PROBLEMS_MAX 2048
 
+/* Bumped whenever what the check accepts or refuses changes, so that a
+ * check's outcome remembered by an earlier kiln (the service's cache of
+ * community workload checks) is not taken for this one's. */
+#define WLCHECK_RULES_VERSION 1
+
 struct wlcheck_result {
     int nproblems;                       /* 0: the workload passed */
     char problems[WLCHECK_PROBLEMS_MAX]; /* one line per problem (truncated) */
     enum kiln_rc environment;            /* KILN_OK, or why the host could not check */
+    /* A problem a loaded host can cause (a script ran out of time): the
+     * same workload may pass a check on a quieter host, so this outcome
+     * says less than the others and must not be remembered as final. */
+    bool load_dependent;
 };
 
 /*

@@ -45,7 +45,13 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS events("
     " n INTEGER PRIMARY KEY AUTOINCREMENT, job TEXT NOT NULL, at REAL NOT NULL,"
     " stage TEXT NOT NULL, detail TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS events_job ON events(job, n);";
+    "CREATE INDEX IF NOT EXISTS events_job ON events(job, n);"
+    /* Community workload checks by content (checkcache.c); problems '': passed. */
+    "CREATE TABLE IF NOT EXISTS community_checks("
+    " tar_sha TEXT NOT NULL, backend TEXT NOT NULL, seed TEXT NOT NULL, checker TEXT NOT NULL,"
+    " problems TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY(tar_sha, backend, seed, checker));"
+    /* Facts of this database's server: slurm_tag names its Slurm jobs. */
+    "CREATE TABLE IF NOT EXISTS server_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release, for databases made before them:
  * board (the leaderboard, = workload for a built-in), the visible seed,

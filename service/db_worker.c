@@ -17,16 +17,18 @@ void sjob_free(struct sjob *j)
     j->source = NULL;
 }
 
-/* board, visible_seed, wl_dir from column `c` on. */
+/* board, visible_seed, wl_dir, body_sha from column `c` on. */
 static void claimed_extra(sqlite3_stmt *st, int c, struct sjob *job)
 {
     const char *b = (const char *)sqlite3_column_text(st, c),
                *seed = (const char *)sqlite3_column_text(st, c + 1),
-               *dir = (const char *)sqlite3_column_text(st, c + 2);
+               *dir = (const char *)sqlite3_column_text(st, c + 2),
+               *sha = (const char *)sqlite3_column_text(st, c + 3);
     snprintf(job->board, sizeof(job->board), "%s", b ? b : job->workload);
     /* A job queued before visible seeds existed runs on seed 0, recorded as such. */
     job->visible_seed = seed ? strtoull(seed, NULL, 10) : 0;
     snprintf(job->wl_dir, sizeof(job->wl_dir), "%s", dir ? dir : "");
+    snprintf(job->body_sha, sizeof(job->body_sha), "%s", sha ? sha : "");
 }
 
 /* The claimed row's id, workload, backend (columns 0..2) and source blob
@@ -66,7 +68,7 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
                  " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND backend=?4"
                  "  ORDER BY seq LIMIT 1)"
                  " RETURNING id, workload, backend, user, source, attempts, submitted, board,"
-                 " visible_seed, wl_dir",
+                 " visible_seed, wl_dir, body_sha",
                  &st) != SQLITE_OK) {
         rc = sdb_fail(d, err, "claim");
         goto rollback;
@@ -251,7 +253,7 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struc
             " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND wl_dir IS NULL"
             "  AND (compile_state IS NULL OR (compile_state='compiling' AND compile_until < ?2))"
             "  ORDER BY seq LIMIT 1)"
-            " RETURNING id, workload, backend, source, board, visible_seed, wl_dir",
+            " RETURNING id, workload, backend, source, board, visible_seed, wl_dir, body_sha",
             &st) != SQLITE_OK) {
         rc = sdb_fail(d, err, "compile claim");
         goto out;
@@ -354,6 +356,32 @@ enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *i
         sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = sdb_fail(d, err, "record");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+enum kiln_rc sdb_slurm_job_name(struct sdb *d, char *out, size_t cap, struct kiln_err *err)
+{
+    char tag[17];
+    enum kiln_rc rc = serve_random_hex(tag, 16, err);
+    if (rc != KILN_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    pthread_mutex_lock(&d->mu);
+    /* The first server of the database draws the tag; every later one reads it. */
+    if (sdb_prep(d,
+                 "INSERT INTO server_meta(key, value) VALUES('slurm_tag', ?1)"
+                 " ON CONFLICT(key) DO UPDATE SET value=value RETURNING value",
+                 &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "the Slurm job name");
+    } else {
+        sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_ROW)
+            rc = sdb_fail(d, err, "the Slurm job name");
+        else
+            snprintf(out, cap, "kiln-serve-%s", (const char *)sqlite3_column_text(st, 0));
     }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);

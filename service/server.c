@@ -82,6 +82,17 @@ static pid_t spawn_worker(const char *self, const struct serve_opts *o, int slot
     return pid;
 }
 
+/* --executor slurm, holding the lock: no worker of this database lives, so
+ * every Slurm job of its name still out has no one to collect it. */
+static enum kiln_rc cancel_orphans(struct sdb *db, const char *why, struct kiln_err *err)
+{
+    char name[64];
+    enum kiln_rc rc = sdb_slurm_job_name(db, name, sizeof(name), err);
+    if (rc == KILN_OK && (rc = slurm_cancel_named(name, err)) != KILN_OK)
+        kiln_err_prefix(err, "cancelling the Slurm jobs %s (%s)", why, name);
+    return rc;
+}
+
 enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
 {
     struct serve_opts o = *in;
@@ -171,6 +182,10 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     char pre[PATH_MAX + 32];
     snprintf(pre, sizeof(pre), "%s/work/precompiled", data);
     if (access(pre, F_OK) == 0 && (rc = fs_remove_tree(pre, err)) != KILN_OK)
+        goto out_db;
+    /* Nor is any of their Slurm jobs wanted: one still out was left by a
+     * server killed before its workers could cancel it (kill -9). */
+    if (o.slurm && (rc = cancel_orphans(&db, "left by the last server", err)) != KILN_OK)
         goto out_db;
     int requeued = 0;
     /* We hold the lock, so no worker of an earlier server is alive (they
@@ -285,6 +300,11 @@ out_workers:
         int k = 0;
         struct kiln_err e;
         kiln_err_clear(&e);
+        /* A worker killed after its 5 s could not cancel its job. */
+        if (o.slurm && cancel_orphans(&db, "left by a worker that did not stop", &e) != KILN_OK) {
+            fprintf(stderr, "kiln serve: %s\n", e.msg);
+            kiln_err_clear(&e);
+        }
         if (sdb_requeue(&db, true, &k, &e) == KILN_OK && k)
             fprintf(stderr,
                     "kiln serve: %d running submission(s) queued again for the next start\n", k);

@@ -111,6 +111,7 @@ struct sjob {
     char board[SERVE_BOARD_MAX + 1];
     uint64_t visible_seed; /* the board's when it was submitted */
     char wl_dir[PATH_MAX]; /* a community workload's directory; "": the server's workloads */
+    char body_sha[65];     /* SHA-256 (hex) of the body as received: a community tarball's */
 };
 /* Claims the oldest queued job of `backend`; *got false when none. */
 enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
@@ -133,6 +134,13 @@ enum kiln_rc sdb_mark_run(struct sdb *d, const struct sjob *j, bool finished,
 enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdict *v,
                         bool *committed, struct kiln_err *err) KILN_NODISCARD;
 
+/* --executor slurm: the name of every Slurm job of this database's
+ * servers, "kiln-serve-TAG" (TAG drawn once, kept in the database), so a
+ * server that holds the lock knows every job of that name still out is an
+ * orphan of a predecessor (server.c cancels them). */
+enum kiln_rc sdb_slurm_job_name(struct sdb *d, char *out, size_t cap,
+                                struct kiln_err *err) KILN_NODISCARD;
+
 /* The compile pool: claims the oldest queued job not yet compiled ahead. */
 enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got,
                                struct kiln_err *err) KILN_NODISCARD;
@@ -140,6 +148,32 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got,
  * meanwhile (the result is then of no use). */
 enum kiln_rc sdb_compile_done(struct sdb *d, const char *id, bool ok, bool *still_queued,
                               struct kiln_err *err) KILN_NODISCARD;
+
+/* checkcache.c: a community workload check's outcome, remembered by
+ * content. The key is everything the outcome depends on. */
+struct scheck_key {
+    const char *tar_sha; /* SHA-256 (hex) of the tarball's bytes, computed by the server */
+    const char *backend; /* the backends checked: the candidate's */
+    uint64_t seed;       /* the visible seed the check's cases came from */
+    const char *checker; /* serve_checker_id */
+};
+/* "kiln VERSION (git REV) check rules N python X numpy Y": what checks. */
+enum kiln_rc serve_checker_id(char *out, size_t cap, struct kiln_err *err) KILN_NODISCARD;
+/* *found and the outcome: problems "" (it passed) or the refusal's text. */
+enum kiln_rc sdb_check_known(struct sdb *d, const struct scheck_key *k, bool *found, char *problems,
+                             size_t cap, struct kiln_err *err) KILN_NODISCARD;
+/* Remembers an outcome that is the workload's (the caller keeps out host
+ * failures and load-dependent ones: wlcheck.h). */
+enum kiln_rc sdb_check_remember(struct sdb *d, const struct scheck_key *k, const char *problems,
+                                struct kiln_err *err) KILN_NODISCARD;
+
+/* gpu_group.c: the leaderboard group (GPU model) of a verdict of
+ * `backend`: host_model for cpu ("cpu") and for a local GPU; through Slurm
+ * (slurm_fallback non-NULL, "slurm:PARTITION") the model of the GPU the
+ * node reported for the visible run (out->ran_on), else slurm_fallback. */
+struct eval_outcome;
+void serve_verdict_gpu(const char *backend, const struct eval_outcome *out, const char *host_model,
+                       const char *slurm_fallback, char *gpu, size_t cap);
 
 /* The directory of job j's workload: its community directory, or the server's. */
 void serve_job_workload_dir(const struct serve_opts *o, const struct sjob *j, char *out,

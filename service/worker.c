@@ -31,10 +31,11 @@ struct worker {
     char wdir[PATH_MAX]; /* the workloads directory */
     pid_t parent;
     /* --executor slurm: harness runs go through this runner; a cuda
-     * submission's GPU model is the partition's (kiln cannot know which node
-     * the job lands on before it runs). */
+     * verdict is ranked under the GPU the node reported (serve_verdict_gpu),
+     * "slurm:PARTITION" when it reported none. */
     const struct sbexec_runner *runner;
     char slurm_model[96];
+    char job_name[64];            /* sdb_slurm_job_name: the name the server cancels orphans by */
     volatile sig_atomic_t cancel; /* SIGTERM: scancel the job in flight, stop */
 };
 
@@ -118,8 +119,8 @@ static enum kiln_rc put_file(const char *dir, const char *name, const char *data
  * So records/ID is complete, and is the committed verdict's. */
 static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
                                  const struct eval_outcome *out, const struct sverdict *v,
-                                 bool held_ran, const char *held_status, char *name, size_t cap,
-                                 struct kiln_err *err)
+                                 bool held_ran, const char *held_status, bool check_cached,
+                                 char *name, size_t cap, struct kiln_err *err)
 {
     char tmp[PATH_MAX];
     snprintf(name, cap, ".tmp-%s-%.8s", j->id, j->lease);
@@ -145,13 +146,20 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     json_object_set_new(doc, "attempt", json_integer(j->attempts));
     json_object_set_new(doc, "compiled_ahead", json_boolean(out && out->precompiled));
     json_object_set_new(doc, "held_out", held_ran ? json_string(held_status) : json_null());
+    /* A community workload's check: run for this submission, or its
+     * outcome for the same tarball reused; null for a built-in workload. */
+    json_object_set_new(doc, "community_check",
+                        !j->wl_dir[0] ? json_null() : json_string(check_cached ? "cached" : "ran"));
     char seed[32];
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)v->secret_seed);
     json_object_set_new(doc, "secret_seed", v->secret_seed ? json_string(seed) : json_null());
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)j->visible_seed);
     json_object_set_new(doc, "visible_seed", json_string(seed));
-    if (out)
+    if (out) {
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out->t));
+        /* Where the visible run ran (through Slurm: the node and its GPU). */
+        json_object_set_new(doc, "ran_on", eval_ran_on_json(out));
+    }
     char *txt = json_dumps(doc, JSON_INDENT(2));
     json_decref(doc);
     if (!txt)
@@ -177,14 +185,33 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
 /* A community workload is checked as `kiln workload check` checks one (its
  * scripts in the script sandbox on every visible and held-out case, each
  * tensor against the signature) before any candidate runs on it. KILN_OK
- * with problems[0] set: the workload's fault, which is the verdict. */
+ * with problems[0] set: the workload's fault, which is the verdict. An
+ * outcome that is the workload's is remembered by content (checkcache.c):
+ * the same tarball on the same seed is not checked again (*cached). */
 static enum kiln_rc check_community(struct worker *w, const struct sjob *j, const char *wl,
-                                    const char *work, char *problems, size_t cap,
+                                    const char *work, char *problems, size_t cap, bool *cached,
                                     struct kiln_err *err)
 {
-    struct workload *wp = NULL;
-    enum kiln_rc rc = workload_load(wl, &wp, err);
+    char checker[256];
+    enum kiln_rc rc = serve_checker_id(checker, sizeof(checker), err);
     if (rc != KILN_OK)
+        return rc;
+    struct scheck_key key = {
+        .tar_sha = j->body_sha, .backend = j->backend, .seed = j->visible_seed, .checker = checker};
+    bool found = false;
+    /* A job queued before the cache existed has no tarball digest: checked. */
+    if (j->body_sha[0] &&
+        (rc = sdb_check_known(&w->db, &key, &found, problems, cap, err)) != KILN_OK)
+        return rc;
+    if (found) {
+        *cached = true;
+        note(w, j, "workload_check",
+             problems[0] ? "cached: this tarball failed its check before (not checked again)"
+                         : "cached: this tarball passed its check before (not checked again)");
+        return KILN_OK;
+    }
+    struct workload *wp = NULL;
+    if ((rc = workload_load(wl, &wp, err)) != KILN_OK)
         return rc;
     char cache[PATH_MAX + 16], held[PATH_MAX + 16];
     snprintf(cache, sizeof(cache), "%s/inputs", work);
@@ -206,6 +233,15 @@ static enum kiln_rc check_community(struct worker *w, const struct sjob *j, cons
                        res->problems);
     else if (res->nproblems)
         snprintf(problems, cap, "%d problem(s) in the workload: %s", res->nproblems, res->problems);
+    /* The host's failures say nothing about the workload, and a timeout may
+     * be the host's load: neither is remembered. A stop (SIGTERM) may have
+     * cut the check short. */
+    if (rc == KILN_OK && !res->load_dependent && !w->cancel && j->body_sha[0]) {
+        struct kiln_err ce;
+        if (sdb_check_remember(&w->db, &key, problems, &ce) != KILN_OK)
+            fprintf(stderr, "kiln serve worker %d: %s (the next submission checks again)\n",
+                    w->slot, ce.msg);
+    }
     free(res);
     struct kiln_err e2;
     if (access(held, F_OK) == 0 && fs_remove_tree(held, &e2) != KILN_OK)
@@ -217,7 +253,7 @@ static enum kiln_rc check_community(struct worker *w, const struct sjob *j, cons
  * (problems[0] set: a community workload that failed its check). */
 static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_outcome *out,
                           struct eval_outcome *held, bool *held_ran, uint64_t *secret,
-                          char *problems, size_t pcap, struct kiln_err *err)
+                          char *problems, size_t pcap, bool *check_cached, struct kiln_err *err)
 {
     char wl[PATH_MAX], work[PATH_MAX];
     serve_job_workload_dir(w->o, j, wl, sizeof(wl));
@@ -225,7 +261,7 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
      * shares cached inputs with a built-in of its name. */
     snprintf(work, sizeof(work), "%s/work/%d/%s", w->o->data, w->slot, j->board);
     if (j->wl_dir[0]) {
-        enum kiln_rc crc = check_community(w, j, wl, work, problems, pcap, err);
+        enum kiln_rc crc = check_community(w, j, wl, work, problems, pcap, check_cached, err);
         if (crc != KILN_OK || problems[0])
             return crc;
     }
@@ -292,12 +328,11 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
     struct eval_outcome out, held;
     memset(&out, 0, sizeof(out));
     memset(&held, 0, sizeof(held));
-    bool held_ran = false;
+    bool held_ran = false, check_cached = false;
     uint64_t secret = 0;
     char detail[WLCHECK_PROBLEMS_MAX + 64] = "";
-    struct sverdict v = {.gpu_model =
-                             w->runner && strcmp(j->backend, "cpu") ? w->slurm_model : w->gpu_model,
-                         .detail = detail};
+    char gpu[sizeof(out.ran_on.model)];
+    struct sverdict v = {.gpu_model = gpu, .detail = detail};
     struct kiln_err je;
     kiln_err_clear(&je);
     if (j->attempts > SERVE_MAX_ATTEMPTS) {
@@ -313,8 +348,8 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
         pthread_cond_init(&b.cv, NULL);
         pthread_t t;
         bool beating = pthread_create(&t, NULL, heartbeat, &b) == 0;
-        enum kiln_rc jrc =
-            judge(w, j, &out, &held, &held_ran, &secret, detail, sizeof(detail), &je);
+        enum kiln_rc jrc = judge(w, j, &out, &held, &held_ran, &secret, detail, sizeof(detail),
+                                 &check_cached, &je);
         if (beating) {
             pthread_mutex_lock(&b.mu);
             b.stop = true;
@@ -350,11 +385,13 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
             v.secret_seed = secret;
         }
     }
+    serve_verdict_gpu(j->backend, &out, w->gpu_model, w->runner ? w->slurm_model : NULL, gpu,
+                      sizeof(gpu));
     note(w, j, "record", "writing the record");
     char record[PATH_MAX];
     enum kiln_rc rc =
         write_record(w, j, &out, &v, held_ran, held_ran ? verdict_status_name(held.v.status) : NULL,
-                     record, sizeof(record), err);
+                     check_cached, record, sizeof(record), err);
     bool committed = false;
     if (rc == KILN_OK) {
         v.record = record;
@@ -403,10 +440,13 @@ static enum kiln_rc slurm_start(struct worker *w, struct slurm_runner *sr, struc
         pthread_create(&t, NULL, signal_watch, w) != 0)
         return kiln_fail(err, KILN_E_INTERNAL, "worker %d: cannot watch for SIGTERM", w->slot);
     pthread_detach(t);
+    enum kiln_rc rc = sdb_slurm_job_name(&w->db, w->job_name, sizeof(w->job_name), err);
+    if (rc != KILN_OK)
+        return rc;
     struct slurm_config cfg = *w->o->slurm;
     cfg.cancel = &w->cancel;
-    cfg.job_name = "kiln-serve";
-    enum kiln_rc rc = slurm_runner_init(sr, &cfg, err);
+    cfg.job_name = w->job_name;
+    rc = slurm_runner_init(sr, &cfg, err);
     if (rc != KILN_OK)
         return rc;
     w->runner = &sr->runner;
@@ -452,17 +492,16 @@ enum kiln_rc serve_worker_main(const struct serve_opts *o, int slot, int gpu, in
                              gpu, n);
         snprintf(w.gpu_model, sizeof(w.gpu_model), "%s", g[gpu].model);
     }
-    struct slurm_runner sr; /* outlives every step: the loop below */
-    if (o->slurm) {
-        enum kiln_rc src = slurm_start(&w, &sr, err);
-        if (src != KILN_OK)
-            return src;
-    }
     enum kiln_rc rc = sdb_open(o->db, &w.db, err);
     if (rc != KILN_OK)
         return rc;
     if (o->lease_s > 0)
         w.db.lease_s = o->lease_s;
+    struct slurm_runner sr; /* outlives every step: the loop below */
+    if (o->slurm && (rc = slurm_start(&w, &sr, err)) != KILN_OK) {
+        sdb_close(&w.db);
+        return rc;
+    }
     /* Through Slurm a worker judges both backends: cuda first. */
     const char *backends[2] = {gpu >= 0 || w.runner ? "cuda" : "cpu", w.runner ? "cpu" : NULL};
     fprintf(stderr, "kiln serve: worker %d (%s%s%s, %s) ready\n", slot, backends[0],

@@ -4,8 +4,13 @@ in the worker and then judged; its leaderboard is NAME@HASH12, apart from the
 built-in workload of the same name; a workload that fails its check gets a
 bad_workload verdict naming the problem; malformed, oversized,
 path-traversal, symlink, pax and incomplete tarballs are refused with a 4xx
-JSON error that names the entry, file or field."""
+JSON error that names the entry, file or field. A check's outcome is
+remembered by the tarball's SHA-256: after a restart, the same tarball
+(passing or refused) is not checked again and gets the same verdict; a
+tarball one byte apart is checked."""
+import http.client
 import io
+import json
 import os
 import socket
 import tarfile
@@ -41,6 +46,19 @@ def tarball(entries, fmt=tarfile.USTAR_FORMAT, links=()):
             ti.linkname = target
             t.addfile(ti)
     return b.getvalue()
+
+
+def events(s, tok, sid):
+    """The submission's event stream (it ends after the verdict), as text."""
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+    c.request("GET", "/v1/submissions/%s/events" % sid, headers={"Authorization": "Bearer " + tok})
+    text = c.getresponse().read().decode()
+    c.close()
+    return text
+
+
+def check_of(work, sid):
+    return json.load(open(os.path.join(work, "records", sid, "verdict.json")))["community_check"]
 
 
 def main(work, servers):
@@ -135,6 +153,33 @@ def main(work, servers):
     s.start()
     check(not os.path.exists(left) and len(os.listdir(os.path.join(work, "community"))) == 2,
           "a half-written community workload is removed when the server starts")
+
+    # The check's outcome is remembered by content, across the restart above.
+    ran = "checking the community workload"
+    check(check_of(work, com) == "ran" and check_of(work, broken) == "ran"
+          and ran in events(s, tok, com), "the first submission of each tarball ran the check")
+    again = {}
+    for name, tb in (("pass", tarball(files())),
+                     ("refused", tarball(files(workload__inputs_dot_py=bad_inputs))),
+                     ("one byte apart", tarball(files(candidate_dot_c=KERNEL_C.encode() + b" ")))):
+        st, doc = post(tb)
+        check(st == 202, "%s: resubmitted" % name)
+        again[name] = doc["id"]
+    s.wait_done(tok, list(again.values()), 300)
+    st, p = s.request("GET", "/v1/submissions/" + again["pass"], token=tok)
+    ev = events(s, tok, again["pass"])
+    check(check_of(work, again["pass"]) == "cached" and ran not in ev and "cached" in ev,
+          "the same tarball again: its check is not run, the outcome is reused")
+    check(p["verdict"]["status"] == "pass" and p["leaderboard"] == board,
+          "the same tarball again: judged as before: %s" % p["verdict"])
+    st, r = s.request("GET", "/v1/submissions/" + again["refused"], token=tok)
+    check(check_of(work, again["refused"]) == "cached" and ran not in events(s, tok, again["refused"])
+          and r["verdict"]["status"] == "bad_workload" and r["verdict"]["detail"] == v["detail"],
+          "the refused tarball again: the same refusal, the same message, no check run")
+    st, o = s.request("GET", "/v1/submissions/" + again["one byte apart"], token=tok)
+    check(check_of(work, again["one byte apart"]) == "ran"
+          and ran in events(s, tok, again["one byte apart"]) and o["verdict"]["status"] == "pass",
+          "a tarball one byte apart is checked")
 
 
 run(main)

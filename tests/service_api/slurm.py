@@ -81,6 +81,9 @@ def main(work, servers):
                   % (k, got[k][:2], want[k][:2]))
             rec = json.load(open(os.path.join(sl_dir, "records", got[k][2], "verdict.json")))
             check(rec["executor"] == "slurm", "%s: the record says it ran through Slurm" % k)
+            ran = rec["ran_on"]
+            check(ran and "slurm job" in ran["where"],
+                  "%s: the record says where the run was: %s" % (k, ran))
         log = open(s.log).read()
         check("slurm job" in log, "the workers submitted Slurm jobs")
         ready = [l for l in log.splitlines() if "ready" in l and "slurm:" in l]

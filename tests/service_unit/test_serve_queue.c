@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "evaluate.h"
 #include "fsutil.h"
 #include "service_impl.h"
 
@@ -296,6 +297,116 @@ static void test_timeline_lease(void **state)
     sjob_free(&a);
 }
 
+/* A remembered community check is found by its whole key only (each
+ * part changes the answer), the claim carries the tarball's digest, and the
+ * outcome survives reopening the database (a restart). */
+static void test_check_cache(void **state)
+{
+    struct fixture *f = *state;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    char checker[256], problems[256];
+    assert_int_equal(serve_checker_id(checker, sizeof(checker), &e), KILN_OK);
+    assert_non_null(strstr(checker, "check rules"));
+    struct scheck_key k = {.tar_sha = "aa", .backend = "cpu", .seed = 7, .checker = checker};
+    bool found = true;
+    assert_int_equal(sdb_check_known(&f->d, &k, &found, problems, sizeof(problems), &e), KILN_OK);
+    assert_false(found);
+    assert_int_equal(sdb_check_remember(&f->d, &k, "1 problem(s): inputs.py", &e), KILN_OK);
+    struct scheck_key other[4] = {k, k, k, k};
+    other[0].tar_sha = "ab";
+    other[1].backend = "cuda";
+    other[2].seed = 8;
+    other[3].checker = "kiln 0.0.0 (git old) check rules 0";
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(sdb_check_known(&f->d, &other[i], &found, problems, sizeof(problems), &e),
+                         KILN_OK);
+        assert_false(found);
+    }
+    assert_int_equal(sdb_check_remember(&f->d, &other[0], "", &e), KILN_OK);
+    sdb_close(&f->d);
+    assert_int_equal(sdb_open(f->db, &f->d, &e), KILN_OK);
+    assert_int_equal(sdb_check_known(&f->d, &k, &found, problems, sizeof(problems), &e), KILN_OK);
+    assert_true(found);
+    assert_string_equal(problems, "1 problem(s): inputs.py");
+    assert_int_equal(sdb_check_known(&f->d, &other[0], &found, problems, sizeof(problems), &e),
+                     KILN_OK);
+    assert_true(found);
+    assert_string_equal(problems, ""); /* passed */
+    struct stoken t;
+    add_token(f, &t, 10, 10);
+    char id[SERVE_ID_LEN + 1];
+    submit(f, &t, NULL, "0123abcd", id, SSUBMIT_NEW);
+    struct sjob j;
+    bool got = false;
+    assert_int_equal(sdb_claim(&f->d, "cpu", &j, &got, &e), KILN_OK);
+    assert_true(got);
+    assert_string_equal(j.body_sha, "0123abcd");
+    sjob_free(&j);
+}
+
+/* A cuda verdict through Slurm is ranked under the GPU model the node
+ * reported for its run (ran_on), like a local GPU's, not under the
+ * partition; without a report it keeps "slurm:PARTITION". */
+static void test_slurm_gpu_group(void **state)
+{
+    struct fixture *f = *state;
+    struct eval_outcome *out = calloc(1, sizeof(*out));
+    assert_non_null(out);
+    char gpu[128];
+    serve_verdict_gpu("cuda", out, "cpu", "slurm:debug", gpu, sizeof(gpu));
+    assert_string_equal(gpu, "slurm:debug"); /* no report */
+    snprintf(out->where, sizeof(out->where), "slurm job 42, node n1");
+    out->ran_on.present = true;
+    snprintf(out->ran_on.node, sizeof(out->ran_on.node), "n1");
+    snprintf(out->ran_on.model, sizeof(out->ran_on.model), "NVIDIA H200");
+    char slurm_gpu[128];
+    serve_verdict_gpu("cuda", out, "cpu", "slurm:debug", slurm_gpu, sizeof(slurm_gpu));
+    assert_string_equal(slurm_gpu, "NVIDIA H200");
+    serve_verdict_gpu("cpu", out, "cpu", "slurm:debug", gpu, sizeof(gpu));
+    assert_string_equal(gpu, "cpu");
+    char local[128];
+    serve_verdict_gpu("cuda", NULL, "NVIDIA H200", NULL, local, sizeof(local));
+    assert_string_equal(local, "NVIDIA H200");
+    /* The leaderboard groups the Slurm entry with the local one. */
+    struct stoken t;
+    add_token(f, &t, 10, 10);
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    const char *models[2] = {slurm_gpu, local};
+    for (int i = 0; i < 2; i++) {
+        struct serve_submission sub = {
+            .workload = "saxpy", .backend = "cuda", .source = "x", .source_len = 1};
+        char sha[8], id[SERVE_ID_LEN + 1];
+        snprintf(sha, sizeof(sha), "g%d", i);
+        struct ssubmit sm = {.tok = &t, .sub = &sub, .body_sha = sha};
+        enum ssubmit_result res;
+        double retry = 0;
+        assert_int_equal(sdb_submit(&f->d, &sm, id, &res, &retry, &e), KILN_OK);
+        struct sjob j;
+        bool got = false, committed = false;
+        assert_int_equal(sdb_claim(&f->d, "cuda", &j, &got, &e), KILN_OK);
+        assert_true(got);
+        struct sverdict v = {.status = "pass",
+                             .stage = "pass",
+                             .detail = "",
+                             .gpu_model = models[i],
+                             .record = "r",
+                             .score_ms = 1 + i,
+                             .verified = true};
+        assert_int_equal(sdb_finish(&f->d, &j, &v, &committed, &e), KILN_OK);
+        assert_true(committed);
+        sjob_free(&j);
+    }
+    json_t *lb = NULL;
+    assert_int_equal(sdb_leaderboard_json(&f->d, "saxpy", &lb, &e), KILN_OK);
+    json_t *gpus = json_object_get(lb, "gpus");
+    assert_int_equal(json_object_size(gpus), 1);
+    assert_non_null(json_object_get(gpus, "NVIDIA H200"));
+    json_decref(lb);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +416,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limits_and_idempotency, setup, teardown),
         cmocka_unit_test_setup_teardown(test_visible_seed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeline_lease, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_gpu_group, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
