@@ -157,17 +157,12 @@ static char *read_record(const char *name, size_t *len)
     return buf;
 }
 
-int policy_disk_load(const char *data_dir, const char *name, struct sandbox_policy *p,
-                     struct policy_texts *t)
+int policy_disk_decode(const char *rec, size_t len, const char *build, const char *data_dir,
+                       const char *name, struct sandbox_policy *p, struct policy_texts *t)
 {
-    char build[sizeof(((struct disk_head *)0)->build)];
-    size_t len = 0;
-    if (build_id(build, sizeof(build)) < 0)
-        return 0;
-    char *rec = read_record(name, &len);
-    if (!rec)
-        return 0;
     struct disk_head h;
+    if (len <= sizeof(h))
+        return 0;
     memcpy(&h, rec, sizeof(h));
     const char *texts = rec + sizeof(h);
     size_t rest = len - sizeof(h);
@@ -178,10 +173,11 @@ int policy_disk_load(const char *data_dir, const char *name, struct sandbox_poli
              rest - h.texts_len == h.bpf_len * sizeof(struct sock_filter) &&
              texts_valid(name, texts, (size_t)h.texts_len);
     struct policy_texts got = {NULL, 0};
+    void *bpf = NULL;
     if (ok) {
         got.buf = malloc((size_t)h.texts_len);
-        p->bpf = malloc((size_t)h.bpf_len * sizeof(struct sock_filter));
-        ok = got.buf && p->bpf;
+        bpf = malloc((size_t)h.bpf_len * sizeof(struct sock_filter));
+        ok = got.buf && bpf;
     }
     if (ok) {
         memcpy(got.buf, texts, (size_t)h.texts_len);
@@ -190,21 +186,34 @@ int policy_disk_load(const char *data_dir, const char *name, struct sandbox_poli
     }
     if (!ok) {
         free(got.buf);
-        free(p->bpf);
-        p->bpf = NULL;
-        free(rec);
+        free(bpf);
         return 0;
     }
-    memcpy(p->bpf, texts + h.texts_len, (size_t)h.bpf_len * sizeof(struct sock_filter));
+    memcpy(bpf, texts + h.texts_len, (size_t)h.bpf_len * sizeof(struct sock_filter));
+    memset(p, 0, sizeof(*p));
+    p->bpf = bpf;
     p->bpf_len = (size_t)h.bpf_len;
     snprintf(p->name, sizeof(p->name), "%s", h.name);
     p->allow_gpu = h.allow_gpu != 0;
     p->dev_shm = h.dev_shm != 0;
     p->limits = h.limits;
-    p->rules = NULL;
     *t = got;
-    free(rec);
     return 1;
+}
+
+int policy_disk_load(const char *data_dir, const char *name, struct sandbox_policy *p,
+                     struct policy_texts *t)
+{
+    char build[sizeof(((struct disk_head *)0)->build)];
+    size_t len = 0;
+    if (build_id(build, sizeof(build)) < 0)
+        return 0;
+    char *rec = read_record(name, &len);
+    if (!rec)
+        return 0;
+    int hit = policy_disk_decode(rec, len, build, data_dir, name, p, t);
+    free(rec);
+    return hit;
 }
 
 void policy_disk_store(const struct policy_texts *t, const struct sandbox_policy *p)

@@ -37,6 +37,11 @@ int policy_texts_current(const char *data_dir, const struct policy_texts *t);
 int policy_disk_load(const char *data_dir, const char *name, struct sandbox_policy *p,
                      struct policy_texts *t);
 
+/* The checks and decoding of policy_disk_load() on a record's bytes, for
+ * the fuzz target: `build` is what the record must say wrote it. */
+int policy_disk_decode(const char *rec, size_t len, const char *build, const char *data_dir,
+                       const char *name, struct sandbox_policy *p, struct policy_texts *t);
+
 /* Writes the record of p built from t (best effort: a temporary file
  * renamed into place, so readers see the old record or the new one). */
 void policy_disk_store(const struct policy_texts *t, const struct sandbox_policy *p);
