@@ -175,3 +175,23 @@ const char *fs_data_dir(void)
     const char *d = getenv("KILN_DATA_DIR");
     return d && *d ? d : KILN_SOURCE_DIR;
 }
+
+int fs_runtime_dir(void)
+{
+    char path[PATH_MAX];
+    const char *run = getenv("XDG_RUNTIME_DIR");
+    if (run && *run == '/')
+        snprintf(path, sizeof(path), "%s/kiln", run);
+    else if (geteuid() == 0)
+        snprintf(path, sizeof(path), "/run/kiln");
+    else
+        return -1;
+    (void)mkdir(path, 0755); /* as sandbox/uidslot.c makes /run/kiln; records are 0600 */
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}

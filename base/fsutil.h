@@ -35,6 +35,14 @@ enum kiln_rc fs_make_tempdir(const char *tag, char *out, size_t cap,
 enum kiln_rc fs_join(char *out, size_t cap, const char *a, const char *b,
                      struct kiln_err *err) KILN_NODISCARD;
 
+/* The directory of this user's records kept across processes (the python
+ * probe's answer, compiled policies): $XDG_RUNTIME_DIR/kiln, /run/kiln for
+ * root; created 0755 when missing. Returns it opened (O_DIRECTORY,
+ * O_NOFOLLOW) only when it belongs to the effective user and nobody else
+ * can write it; -1 otherwise (another user without XDG_RUNTIME_DIR too):
+ * then there are no such records. */
+int fs_runtime_dir(void);
+
 /* Directory holding policies/, images/ and workloads/: $KILN_DATA_DIR if
  * set, else the source tree kiln was built from. */
 const char *fs_data_dir(void);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "proc.h"
 
 /* Finds numpy without importing it: the import alone takes about 0.1 s
@@ -182,27 +183,6 @@ static uint64_t disk_key(const struct cands *c)
     return h;
 }
 
-/* The record's directory, opened, when it is ours alone; -1 otherwise. */
-static int disk_dir(void)
-{
-    char path[PATH_MAX];
-    const char *run = getenv("XDG_RUNTIME_DIR");
-    if (run && *run == '/')
-        snprintf(path, sizeof(path), "%s/kiln", run);
-    else if (geteuid() == 0)
-        snprintf(path, sizeof(path), "/run/kiln");
-    else
-        return -1;
-    (void)mkdir(path, 0755); /* as sandbox/uidslot.c makes /run/kiln; the record is 0600 */
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022))) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
-
 static int strings_ok(const struct pyfind *f)
 {
     return memchr(f->path, 0, sizeof(f->path)) && memchr(f->executable, 0, sizeof(f->executable)) &&
@@ -214,7 +194,7 @@ static int strings_ok(const struct pyfind *f)
 
 static int disk_hit(uint64_t key, struct pyfind *out)
 {
-    int dfd = disk_dir();
+    int dfd = fs_runtime_dir();
     if (dfd < 0)
         return 0;
     int fd = openat(dfd, "pyfind.memo", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -240,7 +220,7 @@ static int disk_hit(uint64_t key, struct pyfind *out)
 static void disk_store(uint64_t key, const struct pyfind *found)
 {
     struct stat exe;
-    int dfd = disk_dir();
+    int dfd = fs_runtime_dir();
     if (dfd < 0)
         return;
     struct disk_memo *m = calloc(1, sizeof(*m));

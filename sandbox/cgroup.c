@@ -231,6 +231,26 @@ int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid)
     return 0;
 }
 
+int cgroup_self_join(const struct sandbox_cgroup *cg)
+{
+    return cg->version == 1;
+}
+
+int cgroup_join_self(const struct sandbox_cgroup *cg)
+{
+    if (cg->version != 1)
+        return -EOPNOTSUPP;
+    const char *dirs[2] = {cg->mem_dir, cg->pids_dir};
+    for (int i = 0; i < 2; i++) {
+        if (!dirs[i][0])
+            continue;
+        int e = write_str(dirs[i], "tasks", "0");
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
 void cgroup_events(const struct sandbox_cgroup *cg, int *oom_killed, int *pids_hit)
 {
     *oom_killed = 0;

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "policy_disk.h"
 
-#define POLICY_MAX_INCLUDES 4
-#define POLICY_MAX_RULES    1024
-#define POLICY_MAX_ARGS     6
+#define POLICY_MAX_RULES 1024
+#define POLICY_MAX_ARGS  6
 
 static int valid_name(const char *s)
 {
@@ -29,13 +29,6 @@ static int valid_name(const char *s)
             return 0;
     return 1;
 }
-
-/* The bytes a policy was built from: its file and its fragments', in the
- * order read, each as "name\0" + 8-byte length + text. */
-struct policy_texts {
-    char *buf;
-    size_t len;
-};
 
 static int texts_add(struct policy_texts *t, const char *name, const char *text, size_t len)
 {
@@ -403,9 +396,10 @@ void policy_free(struct sandbox_policy *p)
 /* Compiling a policy with libseccomp takes milliseconds and every sandbox
  * needs one: the finished program is remembered per process, keyed on the
  * exact bytes it was built from (the policy file and its fragments, re-read
- * and compared on every call) and the data directory. An edited policy is
- * recompiled on its next use. A memo, not state: a hit gives the same BPF
- * and limits a fresh compile would. */
+ * and compared on every call) and the data directory, and across processes
+ * in a record of the same (policy_disk.h). An edited policy is recompiled
+ * on its next use. A memo, not state: a hit gives the same BPF and limits
+ * a fresh compile would. */
 #define POLICY_MEMO_SLOTS 8
 
 struct policy_memo {
@@ -418,32 +412,6 @@ struct policy_memo {
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct policy_memo memo[POLICY_MEMO_SLOTS];
 static unsigned long long memo_clock;
-
-/* Re-reads the files recorded in t and compares their bytes; 1 if all same. */
-static int texts_current(const char *data_dir, const struct policy_texts *t)
-{
-    size_t at = 0;
-    while (at < t->len) {
-        const char *name = t->buf + at;
-        size_t nl = strlen(name) + 1;
-        unsigned long long l;
-        memcpy(&l, t->buf + at + nl, sizeof(l));
-        const char *want = t->buf + at + nl + sizeof(l);
-        char path[4096], *text = NULL;
-        size_t len = 0;
-        struct kiln_err e;
-        kiln_err_clear(&e);
-        snprintf(path, sizeof(path), "%s/policies/%s.json", data_dir, name);
-        if (fs_read_file(path, POLICY_MAX_BYTES, &text, &len, &e) != KILN_OK)
-            return 0;
-        int same = len == l && !memcmp(text, want, len);
-        free(text);
-        if (!same)
-            return 0;
-        at += nl + sizeof(l) + l;
-    }
-    return 1;
-}
 
 static enum kiln_rc copy_policy(struct sandbox_policy *dst, const struct sandbox_policy *src,
                                 struct kiln_err *err)
@@ -473,7 +441,7 @@ enum kiln_rc policy_load_compiled(const char *data_dir, const char *name, struct
     for (size_t i = 0; i < POLICY_MEMO_SLOTS; i++) {
         struct policy_memo *m = &memo[i];
         if (m->texts.buf && !memcmp(m->key, key, dl + nl + 2) &&
-            texts_current(data_dir, &m->texts)) {
+            policy_texts_current(data_dir, &m->texts)) {
             m->used = ++memo_clock;
             enum kiln_rc rc = copy_policy(p, &m->pol, err);
             pthread_mutex_unlock(&memo_lock);
@@ -482,10 +450,15 @@ enum kiln_rc policy_load_compiled(const char *data_dir, const char *name, struct
     }
     pthread_mutex_unlock(&memo_lock);
     struct policy_texts texts = {NULL, 0};
-    if (load_policy(data_dir, name, p, &texts, err) != KILN_OK ||
-        policy_compile(p, err) != KILN_OK) {
-        free(texts.buf);
-        return err->rc;
+    if (!policy_disk_load(data_dir, name, p, &texts)) {
+        if (load_policy(data_dir, name, p, &texts, err) != KILN_OK ||
+            policy_compile(p, err) != KILN_OK) {
+            free(texts.buf);
+            return err->rc;
+        }
+        json_decref((json_t *)p->rules); /* as a memo hit: the program is what counts */
+        p->rules = NULL;
+        policy_disk_store(&texts, p);
     }
     pthread_mutex_lock(&memo_lock);
     struct policy_memo *slot = &memo[0];

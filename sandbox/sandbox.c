@@ -5,9 +5,10 @@
  * program are in sandbox_child.c, the filesystem init builds in
  * sandbox_fs.c; what they share is in sandbox_impl.h.
  *
- *   kiln (caller, trusted)        creates the cgroup and moves init into it;
- *    |                            reads status/stdout/stderr/tar pipes
- *    `- setup   (host PID ns)     drops to an unprivileged uid; new
+ *   kiln (caller, trusted)        creates the cgroup (v2: moves setup and
+ *    |                            init into it); reads status/stdout/stderr/tar
+ *    `- setup   (host PID ns)     v1: joins the cgroup itself, so init is
+ *        |                        born in it; drops to an unprivileged uid; new
  *        |                        user/mount/net/ipc/uts namespaces
  *        `- init (PID 1)          a cgroup namespace (once in the cgroup);
  *            |                    mounts, pivot_root; reaps orphans; names
@@ -204,7 +205,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
         goto out;
     }
     if (pipe2(st_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC) ||
-        pipe2(tar_p, O_CLOEXEC) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go_p)) {
+        pipe2(tar_p, O_CLOEXEC)) {
         rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
         goto out;
     }
@@ -213,6 +214,15 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     (void)fcntl(tar_p[1], F_SETPIPE_SZ, TAR_PIPE_BYTES);
     /* One more pid than the limit: setup joins the cgroup too (below). */
     cgroup_create(&pl->cg, pl->lim.memory_bytes, pl->lim.pids + 1);
+    /* Under v1 setup moves itself in before it forks init, which inherits
+     * the cgroup: no grace period, no hand-over. Else the parent attaches
+     * setup and init, and init waits on this socket until it is in. */
+    pl->cg_self_join = cgroup_self_join(&pl->cg);
+    if (!pl->cg_self_join && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go_p)) {
+        rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
+        cgroup_destroy(&pl->cg);
+        goto out;
+    }
     if (!pl->cg.mem_dir[0] && !pl->pol.allow_gpu)
         snprintf(res->memory_cap, sizeof(res->memory_cap),
                  "RLIMIT_DATA %lld MiB only (weaker: no writable cgroup)",
@@ -257,7 +267,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
      * init, if forked before this lands, is moved when it reports (fast:
      * right after a move, no new grace period). The program is forked
      * only after both. */
-    int ae = cgroup_attach(&pl->cg, setup);
+    int ae = pl->cg_self_join ? 0 : cgroup_attach(&pl->cg, setup);
     if (ae && ae != -ESRCH)
         attach_errno = -ae;
     long long deadline = t0 + (pl->lim.timeout_ms + GRACE_MS) * 1000;

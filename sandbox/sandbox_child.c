@@ -299,10 +299,12 @@ static void run_init(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set init's parent-death signal");
     sb_build_root(pl);
-    char go = 0;
-    STEP(pl, read(pl->go_r, &go, 1) == 1 && go == '1',
-         "wait for kiln to move init into the sandbox's cgroup");
-    close(pl->go_r);
+    if (pl->go_r >= 0) { /* else init was forked in the cgroup (setup joined it) */
+        char go = 0;
+        STEP(pl, read(pl->go_r, &go, 1) == 1 && go == '1',
+             "wait for kiln to move init into the sandbox's cgroup");
+        close(pl->go_r);
+    }
     /* The cgroup namespace is rooted at the sandbox's own cgroup. */
     STEP(pl, unshare(CLONE_NEWCGROUP) == 0, "create a cgroup namespace");
     sigset_t chld;
@@ -387,7 +389,16 @@ void sb_run_setup(struct plan *pl)
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal");
     blank_inherited_env(pl);
     STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
-    close(pl->go_w);
+    if (pl->go_w >= 0)
+        close(pl->go_w);
+    if (pl->cg_self_join) {
+        /* First, while still the caller's uid: everything forked from here
+         * on (init, the program) starts inside the cgroup. */
+        int e = cgroup_join_self(&pl->cg);
+        errno = -e;
+        STEP(pl, e == 0, "join the sandbox's cgroup %s",
+             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
+    }
     if (geteuid() == 0 && pl->spec->n_inputs > 0) {
         /* Running as root: bind the inputs, which the sandbox's uid may not be able to
          * reach, into a staging tmpfs of a private mount namespace first;
@@ -461,11 +472,13 @@ void sb_run_setup(struct plan *pl)
     STEP(pl, init >= 0, "fork the sandbox's init");
     if (init == 0)
         run_init(pl);
-    /* The parent moves init into the cgroup while init builds the root:
-     * a cgroup attach waits out an RCU grace period, so overlap it. */
-    struct msg m = {.type = MSG_INIT_PID, .a = init};
-    send_msg(pl->status_w, &m);
-    close(pl->go_r);
+    /* Without the self-join (v2), the parent moves init into the cgroup
+     * while init builds the root: an attach waits out an RCU grace period. */
+    if (!pl->cg_self_join) {
+        struct msg m = {.type = MSG_INIT_PID, .a = init};
+        send_msg(pl->status_w, &m);
+        close(pl->go_r);
+    }
     close(pl->out_w);
     close(pl->err_w);
     close(pl->tar_w);

@@ -63,7 +63,8 @@ struct plan {
     struct sandbox_cgroup cg;
     struct uid_slot slot; /* kiln as root: the sandbox's own host uid/gid */
     int status_w, out_w, err_w, tar_w;
-    int go_r, go_w; /* socketpair: the parent says init is in the cgroup: '1' */
+    int cg_self_join; /* setup joins the cgroup itself (v1: cgroup_join_self) */
+    int go_r, go_w;   /* else a socketpair: the parent says init is in the cgroup: '1' */
     pid_t kiln_pid;
 };
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -52,6 +53,10 @@ static int setup(void **state)
     put(tmp, "policies/frag.json",
         "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
         "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": \"c\"}]}");
+    /* Compiled-policy records go here, not to the user's runtime directory. */
+    snprintf(p, sizeof(p), "%s/run", tmp);
+    mkdir(p, 0700);
+    setenv("XDG_RUNTIME_DIR", p, 1);
     return 0;
 }
 
@@ -217,6 +222,107 @@ static void expect_image(const char *json, enum kiln_rc rc, const char *needle)
         fail_msg("'%s' not in '%s'", needle, err.msg);
     }
     free(im);
+}
+
+/* In a fresh process (no per-process memo): policy_load_compiled() gives
+ * what a fresh compile gives. The child's exit status: 0 same, 1 not. */
+static int fresh_process_matches(const char *name)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct sandbox_policy got, want;
+        struct kiln_err err;
+        kiln_err_clear(&err);
+        if (policy_load_compiled(tmp, name, &got, &err) != KILN_OK ||
+            policy_load(tmp, name, &want, &err) != KILN_OK ||
+            policy_compile(&want, &err) != KILN_OK)
+            _exit(2);
+        _exit(got.bpf_len == want.bpf_len && !memcmp(got.bpf, want.bpf, want.bpf_len * 8) &&
+                      got.limits.memory_bytes == want.limits.memory_bytes
+                  ? 0
+                  : 1);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+}
+
+static ino_t record_inode(const char *name, mode_t *mode)
+{
+    char p[512];
+    struct stat st;
+    snprintf(p, sizeof(p), "%s/run/kiln/policy-%s.bpf", tmp, name);
+    if (stat(p, &st) < 0)
+        return 0;
+    *mode = st.st_mode & 07777;
+    return st.st_ino;
+}
+
+/* Overwrites `len` bytes at `off` of the record, keeping its inode. */
+static void poke_record(const char *name, off_t off, const char *bytes, size_t len)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/run/kiln/policy-%s.bpf", tmp, name);
+    int fd = open(p, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, bytes, len, off < 0 ? lseek(fd, 0, SEEK_END) + off : off),
+                     (ssize_t)len);
+    close(fd);
+}
+
+/* Compiled policies kept across processes: a record per policy, used by
+ * the next process while the files hold the same bytes; an edited
+ * fragment, a record someone else could write, or one whose recorded
+ * bytes differ from the files is not used. */
+static void test_policy_disk(void **state)
+{
+    (void)state;
+    put(tmp, "policies/disk.json",
+        "{\"include\": [\"frag\"], \"limits\": {\"timeout_ms\": 1, \"cpu_s\": 1, "
+        "\"memory_mb\": 3, \"pids\": 1, \"fsize_mb\": 1, \"nofile\": 1, \"tmp_mb\": 1, "
+        "\"out_mb\": 1, \"tar_mb\": 1, \"output_kb\": 1}, \"syscalls\": [{\"name\": "
+        "\"write\", \"reason\": \"w\"}]}");
+    mode_t mode = 0;
+    assert_int_equal(fresh_process_matches("disk"), 0);
+    ino_t first = record_inode("disk", &mode);
+    assert_true(first != 0);
+    assert_int_equal(mode, 0600);
+    /* The next process uses the record: not rewritten. */
+    assert_int_equal(fresh_process_matches("disk"), 0);
+    assert_true(record_inode("disk", &mode) == first);
+    /* An edited fragment: recompiled (a longer program), record replaced. */
+    put(tmp, "policies/frag.json",
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
+        "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": "
+        "\"c\"}, {\"name\": \"dup\", \"reason\": \"d\"}]}");
+    assert_int_equal(fresh_process_matches("disk"), 0);
+    ino_t second = record_inode("disk", &mode);
+    assert_true(second != first);
+    /* A program changed in a record others may write: not used. */
+    poke_record("disk", -8, "\x06\0\0\0\0\0\xff\x7f", 8); /* last insn: allow */
+    char p[512];
+    snprintf(p, sizeof(p), "%s/run/kiln/policy-disk.bpf", tmp);
+    assert_int_equal(chmod(p, 0622), 0);
+    assert_int_equal(fresh_process_matches("disk"), 0);
+    assert_true(record_inode("disk", &mode) != second);
+    assert_int_equal(mode, 0600);
+    /* Recorded bytes that are not the files' (the limit 3 made 4): not used. */
+    char rec[64 * 1024];
+    int fd = open(p, O_RDONLY);
+    ssize_t n = read(fd, rec, sizeof(rec));
+    close(fd);
+    assert_true(n > 0);
+    char *at = memmem(rec, (size_t)n, "\"memory_mb\": 3", 14);
+    assert_non_null(at);
+    poke_record("disk", at - rec + 13, "4", 1);
+    assert_int_equal(fresh_process_matches("disk"), 0);
+    /* Cut short: not used. */
+    assert_int_equal(truncate(p, n - 3), 0);
+    assert_int_equal(fresh_process_matches("disk"), 0);
+    put(tmp, "policies/frag.json",
+        "{\"fragment\": true, \"syscalls\": [{\"name\": \"read\", \"reason\": \"r\"}, "
+        "{\"name\": \"sendmsg\", \"reason\": \"s\"}, {\"name\": \"close\", \"reason\": "
+        "\"c\"}]}");
 }
 
 static void test_images(void **state)
@@ -502,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_shipped_policies_compile),
         cmocka_unit_test(test_hostile_policies),
         cmocka_unit_test(test_policy_memo),
+        cmocka_unit_test(test_policy_disk),
         cmocka_unit_test(test_images),
         cmocka_unit_test(test_image_vars),
         cmocka_unit_test(test_devices_need_policy),
