@@ -465,7 +465,8 @@ PY
     contains "$T/err" "--tuner-run $tuned: history.json changed since this run started"
     # Best.c as the start, whatever the timing noise decided above: a copy
     # whose summary names the fastest candidate and whose best.c has its
-    # value as the default. Stopped once run.json is written.
+    # value as the default. Killed once its record is started, then resumed:
+    # resume checks the digests and rebuilds the findings for the prompt.
     rm -rf "$tuned" && mv "$T/tuned.orig" "$tuned"
     cp -r "$tuned" "$T/best"
     python3 - "$T/best" "$fastest_id" "${fastest#UNROLL=}" "$KILN_SOURCE_DIR" <<'PY'
@@ -482,11 +483,20 @@ PY
         >"$T/bg.out" 2>"$T/bg.err" &
     bg_pid=$!
     _kiln_bg_pids+=("$bg_pid")
-    wait_for 120 test -s "$RES/run-003/run.json" || fail "no run.json within 120 s: $(cat "$T/bg.err")"
+    wait_for 120 test -s "$RES/run-003/history.json" ||
+        fail "no history.json within 120 s: $(cat "$T/bg.err")"
     kill -9 "$bg_pid"
     wait "$bg_pid" 2>/dev/null
     expect_json "$RES/run-003/run.json" 'd["tuner_run"]["started_from"]' best.c
     cmp -s "$RES/run-003/workload/kernel.c" "$T/best/best.c" || fail "the run did not start from best.c"
+    KILN_API_KEY=k run_kiln "$T/out" "$T/err" resume "$RES/run-003" --base-url "$url"
+    expect_rc 0 "kiln resume of a --tuner-run run"
+    python3 - "$RES/run-003/candidates/001/exchange.json" >"$T/prompt" <<'PY' || fail "no prompt"
+import json, sys
+print(json.loads(json.load(open(sys.argv[1]))["request"])["messages"][1]["content"])
+PY
+    grep -qE "^- [0-9.]+ ms: $fastest\$" "$T/prompt" || fail "the resumed prompt lacks $fastest"
+    contains "$T/prompt" "Best tunables: $fastest. This run starts from the tuner's best kernel"
     ;;
 dotenv)
     mkdir -p "$T/cwd"
