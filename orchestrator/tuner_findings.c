@@ -280,6 +280,8 @@ enum kiln_rc tuner_findings_load(const char *dir, const struct workload *wl, enu
     if (!ld.files)
         return kiln_fail(err, KILN_E_NOMEM, "--tuner-run");
     enum kiln_rc rc = runrec_open(dir, &ld.rr, err);
+    if (rc != KILN_OK) /* resume: the path as given then, relative to where kiln ran */
+        kiln_err_prefix(err, "--tuner-run");
     if (rc == KILN_OK)
         rc = load(&ld, wl, b, out, err);
     /* Resume: the files read now are the files read then. */
