@@ -60,6 +60,7 @@ int cmd_optimize(int argc, char **argv)
                                          {"keep-inputs", no_argument, NULL, 'I'},
                                          {"docs", required_argument, NULL, 'K'},
                                          {"docs-dir", required_argument, NULL, 'D'},
+                                         {"tuner-run", required_argument, NULL, 'T'},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"json", no_argument, NULL, 'J'},
                                          {0, 0, 0, 0}};
@@ -152,6 +153,9 @@ int cmd_optimize(int argc, char **argv)
         case 'D':
             o.docs_dir = optarg;
             break;
+        case 'T':
+            o.tuner_run = optarg;
+            break;
         case 'q':
             o.quiet = true;
             break;
@@ -193,6 +197,12 @@ int cmd_optimize(int argc, char **argv)
                                            "documentation)");
     if (o.docs_dir && !o.docs)
         return cli_usage_error("optimize", "--docs-dir needs --docs K (how many passages)");
+    if (o.tuner_run && (!o.proposer || strcmp(o.proposer, "llm")))
+        return cli_usage_error("optimize", "--tuner-run needs --proposer llm (the findings go "
+                                           "into the model's prompt)");
+    if (o.tuner_run && (o.initial_kernel || description))
+        return cli_usage_error("optimize", "--tuner-run starts from that run's best kernel: give "
+                                           "it without --initial-kernel and --description");
     if (o.proposer && !strcmp(o.proposer, "llm") && !o.model)
         return cli_usage_error("optimize", "--proposer llm needs --model NAME");
     char run_dir[PATH_MAX] = "";

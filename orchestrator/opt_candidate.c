@@ -334,7 +334,8 @@ enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct propo
                            .reference = eval_session_reference_outcome(r->s),
                            .iteration = it,
                            .max_iterations = r->o.max_iterations,
-                           .profile = opt_profile_text(r->op)};
+                           .profile = opt_profile_text(r->op),
+                           .findings = r->findings.text};
     if (!replaying)
         opt_progress(r, it, "propose");
     enum kiln_rc rc = proposer_propose(r->prop, &st, p, err);

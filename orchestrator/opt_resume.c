@@ -81,6 +81,30 @@ static enum kiln_rc check_workload_copy(struct opt_run *r, json_t *run, struct k
     return rc;
 }
 
+/* --tuner-run: the findings again, from the files the run read when it
+ * started (their digests recorded in run.json), so the prompt is the same;
+ * the tunable and kernel names come from the run's workload copy. */
+static enum kiln_rc resume_findings(struct opt_run *r, json_t *run, struct kiln_err *err)
+{
+    json_t *tr = json_object_get(run, "tuner_run");
+    if (!tr)
+        return KILN_OK;
+    const char *path = jstr(tr, "path");
+    json_t *files = json_object_get(tr, "files");
+    if (!path || !json_is_object(files))
+        return kiln_fail(err, KILN_E_PARSE, "%s/run.json: tuner_run needs path and files",
+                         r->rr.dir);
+    char wdir[PATH_MAX];
+    struct workload *wl = NULL;
+    enum kiln_rc rc = runrec_dir(&r->rr, "workload", wdir, sizeof(wdir), err);
+    if (rc == KILN_OK)
+        rc = workload_load(wdir, &wl, err);
+    if (rc == KILN_OK)
+        rc = tuner_findings_load(path, wl, r->o.backend, files, &r->findings, err);
+    workload_free(wl);
+    return rc;
+}
+
 enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct kiln_err *err)
 {
     struct opt_resume_options ro = {.quiet = quiet, .json = json};
@@ -186,6 +210,8 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
         rc = resume_base_url(&r, run_dir, jstr(run, "base_url"), ro->base_url, err);
     if (rc == KILN_OK)
         rc = check_workload_copy(&r, run, err);
+    if (rc == KILN_OK)
+        rc = resume_findings(&r, run, err);
     if (rc == KILN_OK)
         rc = opt_alloc_history(&r, err);
     if (rc == KILN_OK)

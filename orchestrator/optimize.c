@@ -125,6 +125,8 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     json_object_set_new(doc, "jobs", json_integer(r->o.jobs > 0 ? r->o.jobs : 1));
     json_object_set_new(doc, "executor", json_string(r->o.runner ? r->o.runner->name : "local"));
     json_object_set_new(doc, "compiler", json_string(compile_tool_name(r->o.compiler)));
+    if (r->findings.record) /* --tuner-run: where the findings came from, for resume */
+        json_object_set(doc, "tuner_run", r->findings.record);
     if (r->o.docs > 0) /* --docs: what resume needs to search the same way */
         json_object_set_new(doc, "docs",
                             json_pack("{s:i, s:s?}", "k", r->o.docs, "dir", r->o.docs_dir));
@@ -180,6 +182,7 @@ void opt_run_free(struct opt_run *r)
     eval_session_close(r->s);
     opt_given_free(&r->given);
     docs_index_close(r->docs);
+    tuner_findings_free(&r->findings);
     if (r->lock_fd >= 0) /* last: the run is live until its workers are stopped */
         close(r->lock_fd);
     r->lock_fd = -1;
@@ -373,6 +376,46 @@ static enum kiln_rc generate_workload(struct opt_run *r, char *wdir, size_t cap,
     return rc;
 }
 
+/* --tuner-run: the earlier run's findings (checked before a run directory
+ * exists), and its best kernel as this run's starting kernel (as
+ * --initial-kernel would make it) unless the best is the starting kernel
+ * anyway: the tuner kept it, or its defaults already were the best values.
+ * The record's digests go into run.json; the kernel into workload/. */
+static enum kiln_rc use_tuner_run(struct opt_run *r, const struct workload *wl, char **initial,
+                                  size_t *ilen, struct kiln_err *err)
+{
+    if (strcmp(r->o.proposer, "llm") != 0)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "--tuner-run needs --proposer llm (the findings go into the "
+                         "model's prompt)");
+    if (r->o.initial_kernel || r->o.description)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "--tuner-run starts from that run's best kernel: give it without "
+                         "--initial-kernel and --description");
+    enum kiln_backend b = eval_backend_auto(r->o.backend, NULL, wl);
+    enum kiln_rc rc = tuner_findings_load(r->o.tuner_run, wl, b, NULL, &r->findings, err);
+    const struct wl_file_data *start =
+        &wl->files[b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C];
+    const struct tuner_findings *f = &r->findings;
+    bool same = f->best_source && start->present && start->len == f->best_len &&
+                memcmp(start->data, f->best_source, f->best_len) == 0;
+    if (rc == KILN_OK && f->best_source && !same) {
+        *initial = malloc(f->best_len + 1);
+        if (!*initial)
+            return kiln_fail(err, KILN_E_NOMEM, "--tuner-run");
+        memcpy(*initial, f->best_source, f->best_len + 1);
+        *ilen = f->best_len;
+    }
+    if (rc == KILN_OK)
+        rc = json_object_set_new(r->findings.record, "started_from",
+                                 json_string(*initial
+                                                 ? (b == KILN_BACKEND_CUDA ? "best.cu" : "best.c")
+                                                 : "workload")) == 0
+                 ? KILN_OK
+                 : kiln_fail(err, KILN_E_NOMEM, "--tuner-run");
+    return rc;
+}
+
 enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap,
                           struct kiln_err *err)
 {
@@ -427,6 +470,8 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = workload_resolve_dir(o->workload, wdir, sizeof(wdir), err);
     if (rc == KILN_OK)
         rc = workload_load(wdir, &wl, err);
+    if (rc == KILN_OK && o->tuner_run)
+        rc = use_tuner_run(&r, wl, &initial, &ilen, err);
     /* Given data is checked before a run directory exists. */
     if (rc == KILN_OK && (o->input_cases || o->reference))
         rc = opt_given_prepare(&r.given, o->input_cases, o->reference, wl,

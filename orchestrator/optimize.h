@@ -59,6 +59,10 @@ struct opt_options {
 
     int docs;             /* --docs K: passages per llm prompt (docs_prompt.h); 0: none */
     const char *docs_dir; /* --docs-dir: a user's corpus searched too (docs_index.h) */
+    /* --tuner-run: an earlier tuner run of the workload whose findings go
+     * into the llm prompt and whose best kernel this run starts from
+     * (tuner_findings.h); NULL: none */
+    const char *tuner_run;
 };
 
 /* With jobs > 1 (and a proposer that can look ahead: tune, replay) up to

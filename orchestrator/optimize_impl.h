@@ -23,6 +23,7 @@
 #include "runrec.h"
 #include "session.h"
 #include "plog.h"
+#include "tuner_findings.h"
 
 #define OPT_MAX_ITER 1000
 
@@ -77,9 +78,10 @@ struct opt_run {
     struct opt_profile *op; /* --profile; NULL when not asked for */
     struct opt_given given; /* --input-cases, --reference */
     struct opt_window win;
-    struct docs_index *docs; /* --docs, until the llm proposer takes it */
-    size_t log_bytes;        /* logs this run has kept so far (OPT_LOG_RUN_MAX) */
-    int lock_fd;             /* runrec_lock's, held until opt_run_free; -1: none */
+    struct docs_index *docs;        /* --docs, until the llm proposer takes it */
+    struct tuner_findings findings; /* --tuner-run; text NULL without */
+    size_t log_bytes;               /* logs this run has kept so far (OPT_LOG_RUN_MAX) */
+    int lock_fd;                    /* runrec_lock's, held until opt_run_free; -1: none */
     /* The status line (opt_progress): drawn on a terminal only, redrawn
      * under each log line (opt_log); its count never goes backwards, also
      * when --jobs N candidates finish out of order. */

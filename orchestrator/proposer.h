@@ -53,6 +53,9 @@ struct opt_state {
     int iteration, max_iterations;
     const char *profile; /* --profile: Nsight Compute metrics of the current best, or NULL */
     const char *docs;    /* --docs: the retrieved passages' prompt block (docs_prompt.h), or NULL */
+    /* --tuner-run: an earlier tuner run's findings, kiln's own text
+     * (tuner_findings.h); NULL: the tuned attempts of this run's history */
+    const char *findings;
 };
 
 struct proposal {

@@ -67,12 +67,17 @@ static void put_signature(struct strbuf *sb, const struct workload *wl)
 
 /* What the embedded tuner found: its fastest configurations (attempts that
  * carry tunable values and passed), so a model starts where the search
- * stopped instead of rediscovering tile sizes. Placed before the history so
- * the prompt's byte cap never cuts it. */
+ * stopped instead of rediscovering tile sizes. With --tuner-run the block
+ * is the earlier tuner run's (st->findings, built by tuner_findings.c).
+ * Placed before the history so the prompt's byte cap never cuts it. */
 #define PROMPT_FINDINGS 5
 
 static void put_tuner_findings(struct strbuf *sb, const struct opt_state *st)
 {
+    if (st->findings) {
+        strbuf_puts(sb, st->findings);
+        return;
+    }
     const struct opt_attempt *top[PROMPT_FINDINGS];
     size_t ntop = 0, tuned = 0;
     for (size_t i = 0; i < st->nhistory; i++) {

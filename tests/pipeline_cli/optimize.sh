@@ -14,6 +14,9 @@
 #   dotenv            a world-readable .env is refused before any work
 #   keep_inputs       a finished run drops work/inputs* unless --keep-inputs;
 #                     --input-cases of a run without them says how to get them
+#   findings          --tuner-run: a tune run's findings in an llm run's prompt; a
+#                     run of another workload, a corrupted history.json and a
+#                     changed record at resume refused; the start from best.c
 . "$(dirname "$0")/lib.sh"
 case_name=$1
 RES=$T/results
@@ -402,6 +405,98 @@ keep_inputs)
     ls "$run"/work/inputs/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs"
     ls "$run"/work/inputs-held/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs-held"
     expect_json "$run/run.json" 'd["keep_inputs"]' True
+    ;;
+findings)
+    python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
+    _kiln_bg_pids+=($!)
+    wait_for 10 test -s "$T/port" || fail "the fake server did not start"
+    url="http://127.0.0.1:$(cat "$T/port")/v1"
+    llm=(--backend cpu --proposer llm --model saxpy_good:2 --base-url "$url" --max-iterations 1
+        --results "$RES" "${FAST[@]}")
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --max-iterations 4 --results "$RES" \
+        "${FAST[@]}"
+    expect_rc 0 "kiln optimize (the tuner)"
+    tuned=$RES/run-001
+    # The tuner's fastest passing configuration, as its history has it.
+    fastest=$(jq_py "$tuned/history.json" \
+        'min((h for h in d if h["status"] == "pass"), key=lambda h: h["geomean_ms"])["note"]')
+    fastest_id=$(jq_py "$tuned/history.json" \
+        'min((h for h in d if h["status"] == "pass"), key=lambda h: h["geomean_ms"])["candidate"]')
+    case "$fastest" in UNROLL=[0-9]*) ;; *) fail "unexpected tuner note '$fastest'" ;; esac
+    # Refused before a run directory exists: another workload, named with
+    # this one; a corrupted history.json, named.
+    KILN_API_KEY=k run_kiln "$T/out" "$T/err" optimize reduce_sum "${llm[@]}" --tuner-run "$tuned"
+    expect_rc 2 "kiln optimize reduce_sum --tuner-run (a saxpy run)"
+    contains "$T/err" "is a run of workload saxpy on the cpu backend; this run optimizes reduce_sum"
+    cp -r "$tuned" "$T/corrupt"
+    printf '[{"candidate": "001",' >"$T/corrupt/history.json"
+    KILN_API_KEY=k run_kiln "$T/out" "$T/err" optimize saxpy "${llm[@]}" --tuner-run "$T/corrupt"
+    [ "$rc" -ne 0 ] || fail "a corrupted history.json was accepted"
+    contains "$T/err" "--tuner-run $T/corrupt: history.json: not valid JSON"
+    [ ! -e "$RES/run-002" ] || fail "a refused --tuner-run left a run directory"
+    # The llm run: its prompt carries the tuner's fastest configuration.
+    KILN_API_KEY=k run_kiln "$T/out" "$T/err" optimize saxpy "${llm[@]}" --tuner-run "$tuned"
+    expect_rc 0 "kiln optimize --proposer llm --tuner-run"
+    run=$RES/run-002
+    python3 - "$run/candidates/001/exchange.json" >"$T/prompt" <<'PY' || fail "no prompt in $run"
+import json, sys
+print(json.loads(json.load(open(sys.argv[1]))["request"])["messages"][1]["content"])
+PY
+    contains "$T/prompt" "Tuner findings (an earlier run of kiln's tuner on this workload"
+    grep -qE "^- [0-9.]+ ms: $fastest\$" "$T/prompt" || fail "the prompt lacks $fastest: $(cat "$T/prompt")"
+    # run.json says where the findings came from, with the digests read.
+    expect_json "$run/run.json" 'd["tuner_run"]["path"]' "$tuned"
+    expect_json "$run/run.json" 'd["tuner_run"]["files"]["history.json"]' \
+        "$(sha256sum "$tuned/history.json" | cut -d' ' -f1)"
+    # The start: the tuner's best.c, unless the tuner kept the starting kernel.
+    if [ "$(jq_py "$tuned/summary.json" 'd["best"]["candidate"]')" = start ]; then
+        expect_json "$run/run.json" 'd["tuner_run"]["started_from"]' workload
+        cmp -s "$run/workload/kernel.c" "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" ||
+            fail "the tuner kept the starting kernel, but this run starts from another"
+    else
+        expect_json "$run/run.json" 'd["tuner_run"]["started_from"]' best.c
+        cmp -s "$run/workload/kernel.c" "$tuned/best.c" || fail "the run did not start from best.c"
+    fi
+    # A record changed since: resume refuses it, naming the file.
+    cp -r "$tuned" "$T/tuned.orig"
+    echo >>"$tuned/history.json"
+    KILN_API_KEY=k run_kiln "$T/out" "$T/err" resume "$run" --base-url "$url"
+    [ "$rc" -ne 0 ] || fail "resume accepted a changed --tuner-run record"
+    contains "$T/err" "--tuner-run $tuned: history.json changed since this run started"
+    # Best.c as the start, whatever the timing noise decided above: a copy
+    # whose summary names the fastest candidate and whose best.c has its
+    # value as the default. Killed once its record is started, then resumed:
+    # resume checks the digests and rebuilds the findings for the prompt.
+    rm -rf "$tuned" && mv "$T/tuned.orig" "$tuned"
+    cp -r "$tuned" "$T/best"
+    python3 - "$T/best" "$fastest_id" "${fastest#UNROLL=}" "$KILN_SOURCE_DIR" <<'PY'
+import json, sys
+run, cid, unroll, src = sys.argv[1:]
+s = json.load(open(run + "/summary.json"))
+s["best"]["candidate"] = cid
+json.dump(s, open(run + "/summary.json", "w"))
+k = open(src + "/workloads/saxpy/kernel.c").read()
+k = k.replace("tunable UNROLL {1, 2, 4, 8} = 4", "tunable UNROLL {1, 2, 4, 8} = " + unroll)
+open(run + "/best.c", "w").write(k + "// the tuner's best\n")
+PY
+    KILN_API_KEY=k "$KILN_BIN" optimize saxpy "${llm[@]}" --tuner-run "$T/best" --quiet \
+        >"$T/bg.out" 2>"$T/bg.err" &
+    bg_pid=$!
+    _kiln_bg_pids+=("$bg_pid")
+    wait_for 120 test -s "$RES/run-003/history.json" ||
+        fail "no history.json within 120 s: $(cat "$T/bg.err")"
+    kill -9 "$bg_pid"
+    wait "$bg_pid" 2>/dev/null
+    expect_json "$RES/run-003/run.json" 'd["tuner_run"]["started_from"]' best.c
+    cmp -s "$RES/run-003/workload/kernel.c" "$T/best/best.c" || fail "the run did not start from best.c"
+    KILN_API_KEY=k run_kiln "$T/out" "$T/err" resume "$RES/run-003" --base-url "$url"
+    expect_rc 0 "kiln resume of a --tuner-run run"
+    python3 - "$RES/run-003/candidates/001/exchange.json" >"$T/prompt" <<'PY' || fail "no prompt"
+import json, sys
+print(json.loads(json.load(open(sys.argv[1]))["request"])["messages"][1]["content"])
+PY
+    grep -qE "^- [0-9.]+ ms: $fastest\$" "$T/prompt" || fail "the resumed prompt lacks $fastest"
+    contains "$T/prompt" "Best tunables: $fastest. This run starts from the tuner's best kernel"
     ;;
 dotenv)
     mkdir -p "$T/cwd"
