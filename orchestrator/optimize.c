@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -416,6 +417,40 @@ static enum kiln_rc use_tuner_run(struct opt_run *r, const struct workload *wl, 
     return rc;
 }
 
+/* --proposer replay starts where the replayed run started: its own copy of
+ * the starting kernel (RUN/workload/kernel.c|cu), when that differs from
+ * the workload's (the run had --initial-kernel or --tuner-run). Else "vs
+ * start" would compare the same candidates with another kernel. Records
+ * without a copy, and --initial-kernel given here, keep the workload's. */
+static enum kiln_rc use_replayed_start(struct opt_run *r, const struct workload *wl, char **initial,
+                                       size_t *ilen, struct kiln_err *err)
+{
+    enum kiln_backend b = eval_backend_auto(r->o.backend, NULL, wl);
+    enum wl_file kf = b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
+    char path[sizeof(r->replay_start)];
+    int n = snprintf(path, sizeof(path), "%s/workload/%s", r->o.replay_dir, workload_file_name(kf));
+    struct stat st;
+    if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return KILN_OK;
+    char *src = NULL;
+    size_t len = 0;
+    enum kiln_rc rc = fs_read_file(path, 1u << 20, &src, &len, err);
+    if (rc != KILN_OK)
+        return rc;
+    const struct wl_file_data *start = &wl->files[kf];
+    if (start->present && start->len == len && memcmp(start->data, src, len) == 0) {
+        free(src);
+        return KILN_OK;
+    }
+    *initial = src;
+    *ilen = len;
+    memcpy(r->replay_start, path, (size_t)n + 1);
+    r->o.initial_kernel = r->replay_start; /* run.json names it */
+    if (!r->o.quiet && !r->o.json)
+        opt_log(r, "kiln: replay starts from the replayed run's starting kernel %s\n", path);
+    return KILN_OK;
+}
+
 enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap,
                           struct kiln_err *err)
 {
@@ -472,6 +507,8 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = workload_load(wdir, &wl, err);
     if (rc == KILN_OK && o->tuner_run)
         rc = use_tuner_run(&r, wl, &initial, &ilen, err);
+    else if (rc == KILN_OK && !initial && r.o.replay_dir && strcmp(r.o.proposer, "replay") == 0)
+        rc = use_replayed_start(&r, wl, &initial, &ilen, err);
     /* Given data is checked before a run directory exists. */
     if (rc == KILN_OK && (o->input_cases || o->reference))
         rc = opt_given_prepare(&r.given, o->input_cases, o->reference, wl,

@@ -80,6 +80,7 @@ struct opt_run {
     struct opt_window win;
     struct docs_index *docs;        /* --docs, until the llm proposer takes it */
     struct tuner_findings findings; /* --tuner-run; text NULL without */
+    char replay_start[4096];        /* --proposer replay: the replayed run's own start, or "" */
     size_t log_bytes;               /* logs this run has kept so far (OPT_LOG_RUN_MAX) */
     int lock_fd;                    /* runrec_lock's, held until opt_run_free; -1: none */
     /* The status line (opt_progress): drawn on a terminal only, redrawn

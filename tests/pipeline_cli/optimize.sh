@@ -497,6 +497,15 @@ print(json.loads(json.load(open(sys.argv[1]))["request"])["messages"][1]["conten
 PY
     grep -qE "^- [0-9.]+ ms: $fastest\$" "$T/prompt" || fail "the resumed prompt lacks $fastest"
     contains "$T/prompt" "Best tunables: $fastest. This run starts from the tuner's best kernel"
+    # A replay of that run starts where it started (its workload/kernel.c), so
+    # "vs start" compares the same candidates with the same kernel.
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer replay \
+        --replay "$RES/run-003" --max-iterations 1 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize --proposer replay of a --tuner-run run"
+    cmp -s "$RES/run-004/workload/kernel.c" "$T/best/best.c" ||
+        fail "the replay did not start from the replayed run's kernel"
+    contains "$T/err" "replay starts from the replayed run's starting kernel"
+    expect_json "$RES/run-004/run.json" 'd["initial_kernel"].endswith("run-003/workload/kernel.c")' True
     ;;
 dotenv)
     mkdir -p "$T/cwd"
