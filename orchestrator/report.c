@@ -143,8 +143,11 @@ static void ranking(struct strbuf *sb, const struct report_run *r)
         tunables_cell(sb, r, id);
         td_text(sb, strcmp(rpt_str(e, "status"), "pass") ? "bad" : "", rpt_str(e, "status"), 64);
         td_ms(sb, rpt_num(c, "geomean_ms"));
-        td_ratio(sb, rpt_num(c, "geomean_ms") > 0 ? rpt_num(c, "speedup_vs_reference") : 0);
-        td_ratio(sb, rpt_num(c, "speedup_vs_baseline"));
+        /* No speedup for a failure (older records wrote one for a
+         * candidate the held-out check failed). */
+        double g = rpt_num(c, "geomean_ms");
+        td_ratio(sb, g > 0 ? rpt_num(c, "speedup_vs_reference") : 0);
+        td_ratio(sb, g > 0 ? rpt_num(c, "speedup_vs_baseline") : 0);
         td_floor(sb, rpt_num(rpt_verdict(r, id), "sol"));
         td_text(sb, "", held_out(r->summary, c), 64);
         td_text(sb, "", rpt_str(e, "reason"), 300);
