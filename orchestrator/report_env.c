@@ -103,8 +103,12 @@ void rpt_environment(struct strbuf *sb, const struct report_run *r)
     snprintf(t, sizeof(t), "%.40s (git %.40s), built with CUDA %.40s", rpt_str(kiln, "version"),
              rpt_str(kiln, "revision"), rpt_str(kiln, "cuda"));
     run_row(sb, "kiln", t);
-    snprintf(t, sizeof(t), "%.20s, compiler %.20s, proposer %.40s", rpt_str(run, "backend"),
-             rpt_str(run, "compiler"), rpt_str(run, "proposer"));
+    /* run.json's "compiler" is the cuda backend's (--compiler, nvcc by
+     * default); the cpu backend always compiles with cc. */
+    const char *backend = rpt_str(run, "backend");
+    snprintf(t, sizeof(t), "%.20s, compiler %.20s, proposer %.40s", backend,
+             strcmp(backend, "cpu") == 0 ? "cc" : rpt_str(run, "compiler"),
+             rpt_str(run, "proposer"));
     run_row(sb, "backend", t);
     const json_t *tr = json_object_get(run, "timed_runs");
     if (json_is_object(tr)) {

@@ -75,10 +75,10 @@ def main(out):
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     kernel = os.path.join(HERE, "fixtures", "saxpy_passed_over.c")
-    p = subprocess.run([KILN, "optimize", "saxpy", "--backend", "cpu", "--initial-kernel", kernel,
-                        "--max-iterations", "4", "--warmups", "2", "--iterations", "30", "--seed",
-                        "1", "--results", out], capture_output=True, text=True, timeout=1000,
-                       cwd=SRC)
+    typed = ["optimize", "saxpy", "--backend", "cpu", "--initial-kernel", kernel,
+             "--max-iterations", "4", "--warmups", "2", "--iterations", "30", "--seed", "1",
+             "--results", out]
+    p = subprocess.run([KILN] + typed, capture_output=True, text=True, timeout=1000, cwd=SRC)
     check(p.returncode == 0, "kiln optimize (rc %d): %s" % (p.returncode, p.stderr[-3000:]))
     printed = p.stdout.splitlines()
     run = os.path.join(out, "run-001")
@@ -136,6 +136,13 @@ def main(out):
         page = Page()
         page.feed(f.read())
     rows = {tr["text"] for tr in page.find("tr")}
+    # The environment block: the command line as typed (getopt permutes the
+    # vector it parses), the compiler the cpu backend used.
+    check(load(os.path.join(run, "run.json"))["command"] == typed,
+          "run.json records the command line as typed")
+    check("backendcpu, compiler cc, proposer tune" in rows,
+          "report: the cpu backend's compiler is cc: %s" % [r for r in rows
+                                                             if r.startswith("backend")])
     want = "start: the starting kernel, kept" if chosen == "start" else chosen
     check("candidate" + want in rows, "report: best section names %s" % want)
     check("why this one" + best["why"] in rows, "report: best section's why is best.why")
