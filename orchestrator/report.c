@@ -126,7 +126,7 @@ static void ranking(struct strbuf *sb, const struct report_run *r)
                 "physics floor's fraction of the median (100% = at the floor).</p>\n"
                 "<table><colgroup><col style=\"width:4.5em\"><col style=\"width:12em\">"
                 "<col style=\"width:10em\"><col style=\"width:7em\"><col style=\"width:5.5em\">"
-                "<col style=\"width:5.5em\"><col style=\"width:5.5em\"><col style=\"width:7em\">"
+                "<col style=\"width:5.5em\"><col style=\"width:5.5em\"><col style=\"width:8.5em\">"
                 "<col></colgroup>\n<tr><th>place</th><th>candidate</th><th>status</th>"
                 "<th>geomean</th><th>vs start</th><th>vs vendor</th><th>roofline</th>"
                 "<th>held-out</th><th>reason</th></tr>\n");
