@@ -89,7 +89,7 @@ dashdash)
     rc=$(cd "$T" && "$KILN_BIN" eval --backend cpu saxpy -mykernel.c >"$T/out" 2>"$T/err"
         echo $?)
     expect_rc 2 "-mykernel.c without --"
-    contains "$T/err" "unknown option"
+    contains "$T/err" "unknown option '-m'; to name the file '-mykernel.c', put it after --"
     ;;
 workload_name)
     run_kiln "$T/out" "$T/err" eval saxpi "$T/mykernel.c" --backend cpu
