@@ -277,6 +277,33 @@ static void progress_marks_the_start_when_kept(void **state)
     json_decref(s);
 }
 
+/* A cpu run's environment: one GPU row saying none was used, not seven
+ * rows of "unavailable"; the compiler is cc. */
+static void environment_of_a_cpu_run(void **state)
+{
+    (void)state;
+    json_t *s = summary(), *h = json_array();
+    json_t *run = parse("{\"backend\":\"cpu\",\"compiler\":\"nvcc\",\"proposer\":\"tune\"}");
+    json_t *env = parse("{\"before_timing\":{\"gpu_model\":\"unavailable\",\"gpu_uuid\":"
+                        "\"unavailable\",\"cc\":\"cc 12\"},\"after_timing\":{\"gpu_model\":"
+                        "\"unavailable\",\"cc\":\"cc 12\"}}");
+    struct report_run r = {.summary = s, .history = h, .run = run, .environment = env};
+    char *html = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(report_html(&r, &html, &e), KILN_OK);
+    assert_non_null(strstr(html, "<td colspan=\"2\">cpu, compiler cc, proposer tune</td>"));
+    assert_non_null(strstr(html, "<tr><th>GPU</th><td colspan=\"2\">none used (cpu backend)"));
+    assert_null(strstr(html, "<th>GPU UUID</th>"));
+    assert_null(strstr(html, "unavailable"));
+    assert_non_null(strstr(html, "<tr><th>cc</th><td>cc 12</td><td>cc 12</td></tr>"));
+    free(html);
+    json_decref(env);
+    json_decref(run);
+    json_decref(h);
+    json_decref(s);
+}
+
 static void rejects_malformed_summary(void **state)
 {
     (void)state;
@@ -299,6 +326,7 @@ int main(void)
         cmocka_unit_test(html_warns_about_given_data),
         cmocka_unit_test(progress_marks_the_result_not_the_fastest),
         cmocka_unit_test(progress_marks_the_start_when_kept),
+        cmocka_unit_test(environment_of_a_cpu_run),
         cmocka_unit_test(rejects_malformed_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
