@@ -180,6 +180,24 @@ void verdict_finish(struct verdict *v, const struct stats_ceilings *ceil)
     verdict_summarize(v);
 }
 
+/* Distinct case names among v's cases (one entry per case and input set)
+ * that are scored and timed when `timed_only`, else all of them. */
+static size_t distinct_cases(const struct verdict *v, bool timed_only)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        if (timed_only && !(c->scored && c->timed))
+            continue;
+        size_t j = 0;
+        while (j < i && (strcmp(v->cases[j].name, c->name) != 0 ||
+                         (timed_only && !(v->cases[j].scored && v->cases[j].timed))))
+            j++;
+        n += j == i;
+    }
+    return n;
+}
+
 void verdict_summarize(struct verdict *v)
 {
     const char *st = verdict_status_name(v->status);
@@ -198,11 +216,21 @@ void verdict_summarize(struct verdict *v)
         nrough += c->scored && c->timed && !stats_has_interval(&c->timing);
     }
     if (nscored == 0) {
-        snprintf(s, cap, "pass: all %zu cases correct; no performance case was timed", v->ncases);
+        snprintf(s, cap, "pass: all %zu cases correct; no performance case was timed",
+                 distinct_cases(v, false));
         return;
     }
-    n = snprintf(s, cap, "pass: all %zu cases correct; geomean %.6g ms over %zu performance cases",
-                 v->ncases, v->score_ms, nscored);
+    /* Cases, not their input sets: "11 cases" read as more than the
+     * workload has when 2 performance cases ran 3 sets each. */
+    size_t ncase = distinct_cases(v, false), nperfcase = distinct_cases(v, true);
+    n = snprintf(s, cap, "pass: all %zu cases correct", ncase);
+    if (ncase < v->ncases && n > 0 && (size_t)n < cap)
+        n += snprintf(s + n, cap - (size_t)n, " (%zu input sets)", v->ncases);
+    if (n > 0 && (size_t)n < cap)
+        n += snprintf(s + n, cap - (size_t)n, "; geomean %.6g ms over %zu performance case%s",
+                      v->score_ms, nperfcase, nperfcase == 1 ? "" : "s");
+    if (nperfcase < nscored && n > 0 && (size_t)n < cap)
+        n += snprintf(s + n, cap - (size_t)n, " (%zu input sets)", nscored);
     if (v->speedup_ref > 0.0 && n > 0 && (size_t)n < cap)
         n += snprintf(s + n, cap - (size_t)n, ", %.2fx the reference", v->speedup_ref);
     if (v->speedup_vendor > 0.0 && n > 0 && (size_t)n < cap)

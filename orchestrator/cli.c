@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const struct kiln_cmd *cli_find(const char *name)
 {
@@ -69,6 +70,17 @@ static void unknown_long(const struct kiln_cmd *cmd, const char *arg, const stru
         cli_usage_error(cmd->name, "unknown option '%s'", shown);
 }
 
+/* The argument that getopt read as the unknown short option `opt` when it
+ * names an existing file ("-mykernel.c"), else NULL: the user meant the
+ * file, and GNU's answer is to put it after `--` or write ./-mykernel.c. */
+static const char *file_like_option(int argc, char **argv, int opt)
+{
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1] == opt && access(argv[i], F_OK) == 0)
+            return argv[i];
+    return NULL;
+}
+
 int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts, int *done)
 {
@@ -106,7 +118,14 @@ int cli_getopt(const struct kiln_cmd *cmd, int argc, char **argv, const char *sh
         return -1;
     case '?':
         *done = 2;
-        if (optopt)
+        if (optopt && file_like_option(argc, argv, optopt)) {
+            char shown[KILN_ERR_MSG_MAX];
+            text_escape_control(shown, sizeof(shown), file_like_option(argc, argv, optopt));
+            cli_usage_error(cmd->name,
+                            "unknown option '-%c'; to name the file '%s', put it after -- "
+                            "(kiln %s [OPTIONS] -- ARGS...) or write ./%s",
+                            optopt, shown, cmd->name, shown);
+        } else if (optopt)
             cli_usage_error(cmd->name, "unknown option '-%c'", optopt);
         else if (strncmp(argv[optind - 1], "--", 2) == 0)
             unknown_long(cmd, argv[optind - 1], opts);

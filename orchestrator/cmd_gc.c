@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "gc.h"
 #include "text.h"
@@ -47,11 +48,12 @@ int cmd_gc(int argc, char **argv)
                                          {"older-than", required_argument, NULL, 'a'},
                                          {"inputs-only", no_argument, NULL, 'I'},
                                          {"dry-run", no_argument, NULL, 'n'},
-                                         {"json", no_argument, NULL, 'J'},
+                                         CLI_OPTS_JSON,
+                                         CLI_OPTS_QUIET,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("gc");
     struct gc_options o = {.keep_last = -1, .older_than_days = -1, .now = (int64_t)time(NULL)};
-    bool json = false;
+    enum cli_output out = CLI_OUT_TEXT;
     int done = 0, c;
     long v;
     optind = 1;
@@ -77,10 +79,9 @@ int cmd_gc(int argc, char **argv)
         case 'n':
             o.dry_run = true;
             break;
-        case 'J':
-            json = true;
-            break;
         default:
+            if (cli_output_option("gc", c, &out) < 0)
+                return KILN_EXIT_USAGE;
             break;
         }
     }
@@ -95,9 +96,9 @@ int cmd_gc(int argc, char **argv)
     struct kiln_err err;
     kiln_err_clear(&err);
     enum kiln_rc rc = gc_run(&o, &rep, &err);
-    if (rep && json)
+    if (rep && out == CLI_OUT_JSON)
         json_dumpf(rep, stdout, JSON_INDENT(2)), putchar('\n');
-    else if (rep)
+    else if (rep && out != CLI_OUT_QUIET)
         print_report(rep);
     json_decref(rep);
     if (rc != KILN_OK) {

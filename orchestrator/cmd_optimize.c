@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,7 +34,8 @@ static int interrupted_exit(const char *cmd, struct kiln_err *err)
     return 128 + (stop_signal ? (int)stop_signal : SIGINT);
 }
 
-int cmd_optimize(int argc, char **argv)
+/* `typed` is the command line as given: getopt permutes `argv`. */
+static int optimize_command(int argc, char **argv, char **typed)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"description", required_argument, NULL, 'd'},
@@ -65,7 +67,7 @@ int cmd_optimize(int argc, char **argv)
                                          {"json", no_argument, NULL, 'J'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("optimize");
-    struct opt_options o = {.argc = argc, .argv = argv};
+    struct opt_options o = {.argc = argc, .argv = typed};
     struct cli_common common = {0};
     const char *description = NULL;
     int done = 0, c;
@@ -234,6 +236,22 @@ int cmd_optimize(int argc, char **argv)
         return cli_exit_status(rc);
     }
     return KILN_EXIT_OK;
+}
+
+int cmd_optimize(int argc, char **argv)
+{
+    /* getopt moves the options before the operands of the vector it parses:
+     * it parses a copy, so run.json (and the report) record the command
+     * line as the user typed it. */
+    char **parsed = malloc(((size_t)argc + 1) * sizeof(*parsed));
+    if (!parsed) {
+        fprintf(stderr, "kiln optimize: out of memory copying the command line\n");
+        return KILN_EXIT_FAIL;
+    }
+    memcpy(parsed, argv, ((size_t)argc + 1) * sizeof(*parsed));
+    int status = optimize_command(argc, parsed, argv);
+    free(parsed);
+    return status;
 }
 
 int cmd_resume(int argc, char **argv)

@@ -93,6 +93,12 @@ int cmd_workloads(int argc, char **argv)
     }
     closedir(d);
     qsort(names, n, sizeof(*names), by_name);
+    /* The name column is as wide as the longest name: the names are what
+     * kiln eval and optimize take (GROUP/NAME for a group's members). */
+    int width = 14;
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && (int)strlen(names[i]) > width)
+            width = (int)strlen(names[i]) < 64 ? (int)strlen(names[i]) : 64;
     int status = KILN_EXIT_OK;
     json_t *list = json_array();
     for (size_t i = 0; i < n; i++) {
@@ -111,8 +117,8 @@ int cmd_workloads(int argc, char **argv)
                              : w->backends == KILN_BACKEND_CUDA ? "cuda"
                                                                 : "cpu";
             if (out == CLI_OUT_TEXT)
-                printf("%-14s %-9s %2zu cases (%zu perf)  %s\n", w->name, be, w->ncases, perf,
-                       line);
+                printf("%-*s %-9s %2zu cases (%zu perf)  %s\n", width, names[i], be, w->ncases,
+                       perf, line);
             json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s}", "name",
                                                   names[i], "status", "ok", "backends", be, "cases",
                                                   (json_int_t)w->ncases, "performance_cases",
@@ -122,7 +128,7 @@ int cmd_workloads(int argc, char **argv)
             char esc[KILN_ERR_MSG_MAX * 4];
             text_escape_control(esc, sizeof(esc), err.msg);
             if (out == CLI_OUT_TEXT)
-                printf("%-14s BROKEN: %s\n", names[i], esc);
+                printf("%-*s BROKEN: %s\n", width, names[i], esc);
             json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name", names[i], "status",
                                                   "broken", "error", esc));
             status = KILN_EXIT_FAIL;

@@ -269,7 +269,7 @@ const struct kiln_cmd kiln_commands[] = {
      cmd_report},
     {"gc", "remove old runs (or their work/ scratch) from a results directory",
      "usage: kiln gc [--results DIR] [--keep-last N] [--older-than DAYS] [--inputs-only]\n"
-     "               [--dry-run] [--json]\n"
+     "               [--dry-run] [--json | --quiet]\n"
      "\n"
      "Removes whole run-NNN directories from DIR (default results): those that are\n"
      "not among the N highest-numbered (--keep-last N) and were last modified at\n"
@@ -290,6 +290,7 @@ const struct kiln_cmd kiln_commands[] = {
      "  --dry-run            print only\n"
      "  --json               {removed: [{run, what, bytes, complete}], kept: [{run,\n"
      "                       reason}], skipped: [{name, reason}], bytes_freed, ...}\n"
+     "  --quiet              print nothing (errors still go to stderr)\n"
      "\n"
      "examples:\n"
      "  kiln gc --keep-last 10 --dry-run\n"

@@ -72,6 +72,36 @@ static json_t *medians_json(const struct eval_medians *m)
     return o;
 }
 
+/* candidates/NNN/verdict.json once the held-out check has run: the
+ * verdict as it ends (status, detail, summary, reverified; stage held_out
+ * when it failed there), so the file says what summary.json and the final
+ * table say. kiln's extra keys (note, config, turnaround_s, ...) are kept. */
+static enum kiln_rc record_held_out(struct opt_run *r, int cand, struct kiln_err *err)
+{
+    char rel[96];
+    snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", r->hist[cand].id);
+    json_t *old = NULL, *vj = NULL;
+    enum kiln_rc rc = runrec_read_json(&r->rr, rel, VERDICT_MAX_JSON, &old, err);
+    if (rc == KILN_OK)
+        rc = verdict_to_json(&r->verdicts[cand], &vj, err);
+    if (rc == KILN_OK) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(old, key, val)
+        {
+            if (!json_object_get(vj, key))
+                json_object_set(vj, key, val);
+        }
+        json_object_set_new(vj, "stage", json_string(r->hist[cand].stage));
+        rc = runrec_write_json(&r->rr, rel, vj, err);
+    }
+    json_decref(vj);
+    json_decref(old);
+    if (rc != KILN_OK)
+        kiln_err_prefix(err, "recording candidate %s's held-out check", r->hist[cand].id);
+    return rc;
+}
+
 /* The order in which opt_finalize() tries candidates on the held-out cases:
  * the ranking, with every pass allowed to rank. */
 static enum kiln_rc held_out_order(const struct opt_run *r, struct rank_entry **order,
@@ -230,6 +260,10 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
             best = cand;
         }
         eval_outcome_free(&held);
+        if ((rc = record_held_out(r, cand, err)) != KILN_OK) {
+            free(order);
+            return rc;
+        }
     }
     free(order);
     struct rank_entry *rank = NULL;
@@ -256,10 +290,14 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
                                verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage,
                                "reason", r->hist[i].reason, "geomean_ms",
                                ratio_or_null(v->status == VERDICT_PASS ? v->score_ms : 0.0),
-                               "speedup_vs_reference", ratio_or_null(v->speedup_ref), "case_ms",
-                               verdict_case_ms_json(v));
+                               "speedup_vs_reference",
+                               ratio_or_null(v->status == VERDICT_PASS ? v->speedup_ref : 0.0),
+                               "case_ms", verdict_case_ms_json(v));
+        /* A candidate failed at the held-out check keeps its visible times:
+         * no speedup is claimed for it (null, as for every failure). */
         if (cj)
-            json_object_set_new(cj, "speedup_vs_baseline", ratio_or_null(v->speedup_vendor));
+            json_object_set_new(cj, "speedup_vs_baseline",
+                                ratio_or_null(v->status == VERDICT_PASS ? v->speedup_vendor : 0.0));
         json_array_append_new(cands, cj);
         const struct verdict *rv = &r->verdicts[rank[i].index];
         json_array_append_new(ranking,

@@ -91,25 +91,19 @@ static void notices(struct strbuf *sb, const json_t *summary)
     strbuf_puts(sb, "</section>\n");
 }
 
-/* The candidate's held-out result: the best passed it; a candidate the
- * check eliminated has stage held_out; the others were not checked. */
+/* The candidate's held-out result: the best and best_candidate (the one
+ * that passed it when the starting kernel was kept) passed it; a candidate
+ * the check eliminated has stage held_out; the others were not checked. */
 static const char *held_out(const json_t *summary, const json_t *cand)
 {
+    const char *id = rpt_str(cand, "id");
     const char *best = rpt_str(json_object_get(summary, "best"), "candidate");
-    if (*best && strcmp(best, rpt_str(cand, "id")) == 0)
+    const char *verified = rpt_str(json_object_get(summary, "best_candidate"), "candidate");
+    if (*id && (strcmp(best, id) == 0 || strcmp(verified, id) == 0))
         return "pass";
     if (strcmp(rpt_str(cand, "stage"), "held_out") == 0)
         return rpt_str(cand, "status");
     return strcmp(rpt_str(cand, "status"), "pass") == 0 ? "not checked" : "-";
-}
-
-static const json_t *candidate(const json_t *summary, const char *id)
-{
-    const json_t *cands = json_object_get(summary, "candidates");
-    for (size_t i = 0; i < json_array_size(cands); i++)
-        if (strcmp(rpt_str(json_array_get(cands, i), "id"), id) == 0)
-            return json_array_get(cands, i);
-    return NULL;
 }
 
 static void tunables_cell(struct strbuf *sb, const struct report_run *r, const char *id)
@@ -132,14 +126,14 @@ static void ranking(struct strbuf *sb, const struct report_run *r)
                 "physics floor's fraction of the median (100% = at the floor).</p>\n"
                 "<table><colgroup><col style=\"width:4.5em\"><col style=\"width:12em\">"
                 "<col style=\"width:10em\"><col style=\"width:7em\"><col style=\"width:5.5em\">"
-                "<col style=\"width:5.5em\"><col style=\"width:5.5em\"><col style=\"width:7em\">"
+                "<col style=\"width:5.5em\"><col style=\"width:5.5em\"><col style=\"width:8.5em\">"
                 "<col></colgroup>\n<tr><th>place</th><th>candidate</th><th>status</th>"
                 "<th>geomean</th><th>vs start</th><th>vs vendor</th><th>roofline</th>"
                 "<th>held-out</th><th>reason</th></tr>\n");
     for (size_t i = 0; i < n && i < REPORT_MAX_ROWS; i++) {
         const json_t *e = json_array_get(rank, i);
         const char *id = rpt_str(e, "candidate");
-        const json_t *c = candidate(r->summary, id);
+        const json_t *c = rpt_candidate(r->summary, id);
         json_int_t place = json_integer_value(json_object_get(e, "place"));
         strbuf_puts(sb, "<tr class=\"rank\">");
         if (place > 0)
@@ -149,8 +143,11 @@ static void ranking(struct strbuf *sb, const struct report_run *r)
         tunables_cell(sb, r, id);
         td_text(sb, strcmp(rpt_str(e, "status"), "pass") ? "bad" : "", rpt_str(e, "status"), 64);
         td_ms(sb, rpt_num(c, "geomean_ms"));
-        td_ratio(sb, rpt_num(c, "geomean_ms") > 0 ? rpt_num(c, "speedup_vs_reference") : 0);
-        td_ratio(sb, rpt_num(c, "speedup_vs_baseline"));
+        /* No speedup for a failure (older records wrote one for a
+         * candidate the held-out check failed). */
+        double g = rpt_num(c, "geomean_ms");
+        td_ratio(sb, g > 0 ? rpt_num(c, "speedup_vs_reference") : 0);
+        td_ratio(sb, g > 0 ? rpt_num(c, "speedup_vs_baseline") : 0);
         td_floor(sb, rpt_num(rpt_verdict(r, id), "sol"));
         td_text(sb, "", held_out(r->summary, c), 64);
         td_text(sb, "", rpt_str(e, "reason"), 300);
@@ -170,6 +167,24 @@ static void kv_row(struct strbuf *sb, const char *key, const char *text, size_t 
     strbuf_puts(sb, "</tr>\n");
 }
 
+/* The faster candidates that are not the result, and why (best.passed_over). */
+static void passed_over_list(struct strbuf *sb, const json_t *best)
+{
+    const json_t *po = json_object_get(best, "passed_over");
+    if (json_array_size(po) == 0)
+        return;
+    strbuf_puts(sb, "<p>Faster, but passed over:</p>\n<ul id=\"passed-over\">\n");
+    for (size_t i = 0; i < json_array_size(po) && i < REPORT_MAX_ROWS; i++) {
+        strbuf_puts(sb, "<li class=\"passed-over\">");
+        rpt_text(sb, rpt_str(json_array_get(po, i), "reason"), RPT_MAX_TEXT);
+        strbuf_puts(sb, "</li>\n");
+    }
+    strbuf_puts(sb, "</ul>\n");
+    if (json_array_size(po) > REPORT_MAX_ROWS)
+        strbuf_printf(sb, "<p class=\"note\">%zu more are in summary.json.</p>\n",
+                      json_array_size(po) - REPORT_MAX_ROWS);
+}
+
 static void best_section(struct strbuf *sb, const struct report_run *r)
 {
     const json_t *best = json_object_get(r->summary, "best");
@@ -182,7 +197,7 @@ static void best_section(struct strbuf *sb, const struct report_run *r)
     const json_t *v = rpt_verdict(r, id);
     char t[64], a[24], b[24];
     strbuf_puts(sb, "<table class=\"kv\">\n");
-    kv_row(sb, "candidate", id, 32);
+    kv_row(sb, "candidate", strcmp(id, "start") ? id : "start: the starting kernel, kept", 40);
     strbuf_puts(sb, "<tr><th>tunables</th><td class=\"mono lines\">");
     struct strbuf pairs;
     strbuf_init(&pairs);
@@ -215,9 +230,13 @@ static void best_section(struct strbuf *sb, const struct report_run *r)
     else
         snprintf(t, sizeof(t), "no floor (no device peak rates, e.g. the cpu backend)");
     kv_row(sb, "roofline fraction", t, 64);
-    kv_row(sb, "held-out check", rpt_str(best, "held_out"), 64);
+    kv_row(sb, "held-out check", *rpt_str(best, "held_out") ? rpt_str(best, "held_out") : "-", 64);
     kv_row(sb, "verdict", rpt_str(best, "summary"), RPT_MAX_TEXT);
-    strbuf_puts(sb, "</table></section>\n");
+    if (*rpt_str(best, "why"))
+        kv_row(sb, "why this one", rpt_str(best, "why"), RPT_MAX_TEXT);
+    strbuf_puts(sb, "</table>\n");
+    passed_over_list(sb, best);
+    strbuf_puts(sb, "</section>\n");
 }
 
 static void baseline_section(struct strbuf *sb, const json_t *summary)
@@ -302,7 +321,11 @@ enum kiln_rc report_html(const struct report_run *r, char **out, struct kiln_err
                      "baseline's.</p>\n<div class=\"fig\">");
     rpt_latency_charts(&sb, r);
     strbuf_puts(&sb, "</div></section>\n<section id=\"progress\"><h2>Progress</h2>\n"
-                     "<div class=\"fig\">");
+                     "<p class=\"note\">Dots: candidates that passed; x: failures (the "
+                     "held-out check at the end included). Green line: the fastest ranked "
+                     "candidate so far; dashed red: the starting kernel. Green ring: the run's "
+                     "result (the best candidate above); orange rings: faster candidates passed "
+                     "over, with why.</p>\n<div class=\"fig\">");
     rpt_progress_chart(&sb, r);
     strbuf_puts(&sb, "</div></section>\n");
     baseline_section(&sb, s);

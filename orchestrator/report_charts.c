@@ -1,5 +1,5 @@
-/* report_charts.c - latency per performance case with its spread, and
- * the geomean per iteration (report_impl.h). */
+/* report_charts.c - latency per performance case with its spread
+ * (report_impl.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -162,88 +162,4 @@ void rpt_latency_charts(struct strbuf *sb, const struct report_run *r)
     double label_w = rpt_label_width(r, cands, nr < REPORT_MAX_ROWS ? nr : REPORT_MAX_ROWS);
     for (size_t j = 0; j < nc && j < REPORT_MAX_CASES; j++)
         case_chart(sb, r, rpt_case(cases, j), label_w);
-}
-
-void rpt_progress_chart(struct strbuf *sb, const struct report_run *r)
-{
-    const json_t *hist = r->history;
-    size_t n = json_array_size(hist);
-    double lo = INFINITY, hi = 0, ref = rpt_num(r->summary, "reference_geomean_ms");
-    for (size_t i = 0; i < n; i++) {
-        double v = rpt_num(json_array_get(hist, i), "geomean_ms");
-        if (v > 0 && strcmp(rpt_str(json_array_get(hist, i), "status"), "pass") == 0) {
-            lo = fmin(lo, v);
-            hi = fmax(hi, v);
-        }
-    }
-    if (ref > 0) {
-        lo = fmin(lo, ref);
-        hi = fmax(hi, ref);
-    }
-    const double w = RPT_CHART_W, h = 280, left = 80, right = w - 24, top = 34, bottom = 230;
-    strbuf_printf(sb,
-                  "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"progress-svg\" width=\"%.0f\" "
-                  "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n%s",
-                  w, h, w, h, rpt_svg_style);
-    if (n == 0 || hi <= 0) {
-        strbuf_puts(sb, "<text x=\"8\" y=\"20\">no iteration with a time to plot</text></svg>\n");
-        return;
-    }
-    struct rpt_axis a;
-    rpt_axis_init(&a, lo, hi, bottom, top);
-    strbuf_printf(sb,
-                  "<text class=\"title\" x=\"8\" y=\"16\">geomean latency (%s%s) per "
-                  "iteration: dots candidates that passed, x failures, line best so far, "
-                  "dashed the starting kernel</text>\n",
-                  a.unit, a.log ? ", log scale" : "");
-    rpt_axis_draw(sb, &a, 1, left, right);
-    double step = n > 1 ? (right - left - 20) / (double)(n - 1) : 0;
-    size_t every = n / 20 + 1;
-    strbuf_printf(sb, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>\n",
-                  left, right, bottom, bottom);
-    for (size_t i = 0; i < n; i += every)
-        strbuf_printf(
-            sb, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%zu</text>\n",
-            left + 10 + (double)i * step, bottom + 14, i + 1);
-    strbuf_printf(sb, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">iteration</text>\n",
-                  (left + right) / 2, bottom + 34);
-    if (ref > 0)
-        strbuf_printf(sb,
-                      "<line class=\"ref\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\">"
-                      "<title>starting kernel</title></line>\n",
-                      left, right, rpt_axis_pos(&a, ref), rpt_axis_pos(&a, ref));
-    struct strbuf line;
-    strbuf_init(&line);
-    double best = INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(hist, i);
-        double v = rpt_num(e, "geomean_ms"), x = left + 10 + (double)i * step;
-        int pass = strcmp(rpt_str(e, "status"), "pass") == 0 && v > 0;
-        if (pass) {
-            best = fmin(best, v);
-            strbuf_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#2166ac\"><title>",
-                          x, rpt_axis_pos(&a, v));
-        } else {
-            strbuf_printf(sb,
-                          "<text x=\"%.1f\" y=\"%.1f\" fill=\"#b2182b\" text-anchor=\"middle\">"
-                          "\u00d7<title>",
-                          x, bottom - 4);
-        }
-        rpt_text(sb, rpt_str(e, "candidate"), 16);
-        strbuf_puts(sb, " ");
-        rpt_text(sb, rpt_str(e, "note"), 200);
-        strbuf_puts(sb, ": ");
-        rpt_text(sb, rpt_str(e, "status"), 64);
-        if (!pass) {
-            strbuf_puts(sb, " ");
-            rpt_text(sb, rpt_str(e, "reason"), RPT_MAX_TEXT);
-        }
-        strbuf_puts(sb, pass ? "</title></circle>\n" : "</title></text>\n");
-        if (best < INFINITY)
-            strbuf_printf(&line, "%.1f,%.1f ", x, rpt_axis_pos(&a, best));
-    }
-    if (line.data)
-        strbuf_printf(sb, "<polyline class=\"best\" points=\"%s\"/>\n", line.data);
-    strbuf_free(&line);
-    strbuf_puts(sb, "</svg>\n");
 }

@@ -8,18 +8,19 @@
 /* environment.json's keys, as the page names them. */
 static const struct {
     const char *key, *name;
+    int gpu; /* the GPU's: "unavailable" on the cpu backend, so not shown */
 } env_keys[] = {
-    {"gpu_model", "GPU"},
-    {"gpu_uuid", "GPU UUID"},
-    {"driver", "driver"},
-    {"sm_clock_mhz", "SM clock (MHz)"},
-    {"mem_clock_mhz", "memory clock (MHz)"},
-    {"temperature_c", "temperature (\u00b0C)"},
-    {"persistence_mode", "persistence mode"},
-    {"host_kernel", "host kernel"},
-    {"cuda_toolkit_kiln", "CUDA toolkit (kiln)"},
-    {"nvcc", "nvcc"},
-    {"cc", "cc"},
+    {"gpu_model", "GPU", 1},
+    {"gpu_uuid", "GPU UUID", 1},
+    {"driver", "driver", 1},
+    {"sm_clock_mhz", "SM clock (MHz)", 1},
+    {"mem_clock_mhz", "memory clock (MHz)", 1},
+    {"temperature_c", "temperature (\u00b0C)", 1},
+    {"persistence_mode", "persistence mode", 1},
+    {"host_kernel", "host kernel", 0},
+    {"cuda_toolkit_kiln", "CUDA toolkit (kiln)", 0},
+    {"nvcc", "nvcc", 0},
+    {"cc", "cc", 0},
 };
 
 /* A value of environment.json: strings as they are, numbers printed. */
@@ -103,8 +104,12 @@ void rpt_environment(struct strbuf *sb, const struct report_run *r)
     snprintf(t, sizeof(t), "%.40s (git %.40s), built with CUDA %.40s", rpt_str(kiln, "version"),
              rpt_str(kiln, "revision"), rpt_str(kiln, "cuda"));
     run_row(sb, "kiln", t);
-    snprintf(t, sizeof(t), "%.20s, compiler %.20s, proposer %.40s", rpt_str(run, "backend"),
-             rpt_str(run, "compiler"), rpt_str(run, "proposer"));
+    /* run.json's "compiler" is the cuda backend's (--compiler, nvcc by
+     * default); the cpu backend always compiles with cc. */
+    const char *backend = rpt_str(run, "backend");
+    snprintf(t, sizeof(t), "%.20s, compiler %.20s, proposer %.40s", backend,
+             strcmp(backend, "cpu") == 0 ? "cc" : rpt_str(run, "compiler"),
+             rpt_str(run, "proposer"));
     run_row(sb, "backend", t);
     const json_t *tr = json_object_get(run, "timed_runs");
     if (json_is_object(tr)) {
@@ -115,7 +120,13 @@ void rpt_environment(struct strbuf *sb, const struct report_run *r)
     }
     if (json_is_object(before) || json_is_object(after)) {
         strbuf_puts(sb, "<tr><th></th><th>before timing</th><th>after timing</th></tr>\n");
+        int cpu = strcmp(backend, "cpu") == 0;
+        if (cpu)
+            strbuf_puts(sb,
+                        "<tr><th>GPU</th><td colspan=\"2\">none used (cpu backend)</td></tr>\n");
         for (size_t i = 0; i < sizeof(env_keys) / sizeof(*env_keys); i++) {
+            if (cpu && env_keys[i].gpu)
+                continue;
             strbuf_printf(sb, "<tr><th>%s</th><td>", env_keys[i].name);
             env_value(sb, json_object_get(before, env_keys[i].key));
             strbuf_puts(sb, "</td><td>");

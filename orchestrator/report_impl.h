@@ -1,7 +1,8 @@
 /*
- * report_impl.h - what report.c, report_heatmap.c and report_charts.c
- * share (report_util.c): lenient reads of the record's JSON, escaped and
- * cut text, tunables as labels, latency axes, the speedup colour scale.
+ * report_impl.h - what report.c and its charts (report_heatmap.c,
+ * report_charts.c, report_progress.c) share (report_util.c): lenient
+ * reads of the record's JSON, escaped and cut text, tunables as labels,
+ * latency axes, the speedup colour scale.
  * Internal to the report; report.h is the contract.
  */
 #ifndef KILN_REPORT_IMPL_H
@@ -29,6 +30,8 @@ const char *rpt_str(const json_t *o, const char *key);
 double rpt_num(const json_t *o, const char *key);
 /* `s` escaped, cut to at most `max` characters (ellipsis when cut). */
 void rpt_text(struct strbuf *sb, const char *s, size_t max);
+/* Candidate id's entry in summary.json's candidates, NULL when none. */
+const json_t *rpt_candidate(const json_t *summary, const char *id);
 /* Candidate id's verdict.json, NULL when the record has none. */
 const json_t *rpt_verdict(const struct report_run *r, const char *id);
 /* Appends candidate id's tunables from its verdict.json "config" as
@@ -76,8 +79,13 @@ extern const char rpt_svg_style[];
 void rpt_speedup_colour(double speedup, char fill[8], int *dark);
 
 /* The per-case latency charts (one SVG per performance case: spread per
- * candidate) and the geomean per iteration (report_charts.c). */
+ * candidate; report_charts.c). */
 void rpt_latency_charts(struct strbuf *sb, const struct report_run *r);
+/* The geomean per iteration: each point with its final status (summary.json
+ * over history.json), a line through the fastest ranked candidate so far,
+ * a ring (class "chosen") on the run's result, `best` (on the starting
+ * kernel's line when it was kept), and rings (class "passed") on the
+ * candidates best.passed_over lists, each with why (report_progress.c). */
 void rpt_progress_chart(struct strbuf *sb, const struct report_run *r);
 /* The environment block: GPU, driver, clocks, host, toolkit, kiln's
  * version, the run's date and command line (report_env.c). */

@@ -14,7 +14,9 @@ const char rpt_svg_style[] =
     ".whisker{stroke:#2166ac}.median{stroke:#08306b;stroke-width:2.5}"
     ".ref{stroke:#b2182b;stroke-width:1.5;stroke-dasharray:4 "
     "3}.base{stroke:#6a3d9a;stroke-dasharray:1 3;"
-    "stroke-width:2}.best{stroke:#1b7837;stroke-width:2;fill:none}</style>\n";
+    "stroke-width:2}.best{stroke:#1b7837;stroke-width:2;fill:none}"
+    ".chosen{fill:none;stroke:#1b7837;stroke-width:2.5}"
+    ".passed{fill:none;stroke:#e08214;stroke-width:2}</style>\n";
 
 const char *rpt_str(const json_t *o, const char *key)
 {
@@ -31,6 +33,15 @@ double rpt_num(const json_t *o, const char *key)
 void rpt_text(struct strbuf *sb, const char *s, size_t max)
 {
     (void)text_put_markup(sb, s, max);
+}
+
+const json_t *rpt_candidate(const json_t *summary, const char *id)
+{
+    const json_t *cands = json_object_get(summary, "candidates");
+    for (size_t i = 0; i < json_array_size(cands); i++)
+        if (strcmp(rpt_str(json_array_get(cands, i), "id"), id) == 0)
+            return json_array_get(cands, i);
+    return NULL;
 }
 
 const json_t *rpt_verdict(const struct report_run *r, const char *id)

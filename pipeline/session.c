@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "fsutil.h"
 #include "plog.h"
 #include "suggest.h"
@@ -50,6 +51,38 @@ static bool closest_builtin(const char *name, char *near, size_t cap)
     return s.best != NULL;
 }
 
+/* A built-in workload's name: NAME, or GROUP/NAME for a member of a group
+ * directory (kernelbench/kb_19_relu, as kiln workloads lists it); never a
+ * path that leaves workloads/ (no leading '/' or '.', one '/' at most). */
+static bool builtin_name(const char *arg)
+{
+    const char *slash = strchr(arg, '/');
+    if (arg[0] == '\0' || arg[0] == '.' || arg[0] == '/')
+        return false;
+    return !slash || (slash[1] != '\0' && slash[1] != '.' && !strchr(slash + 1, '/'));
+}
+
+/* The group member named `name` (a bare name kiln workloads lists as
+ * GROUP/NAME) into near[cap] as "GROUP/NAME"; false when there is none. */
+static bool builtin_group_member(const char *name, char *near, size_t cap)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/workloads", fs_data_dir());
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        char probe[PATH_MAX * 2];
+        snprintf(probe, sizeof(probe), "%s/%s/%s/workload.json", dir, e->d_name, name);
+        if (e->d_name[0] != '.' && access(probe, F_OK) == 0 &&
+            (size_t)snprintf(near, cap, "%s/%s", e->d_name, name) < cap)
+            found = true;
+    }
+    closedir(d);
+    return found;
+}
+
 enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct kiln_err *err)
 {
     struct stat st;
@@ -57,13 +90,18 @@ enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct
         snprintf(out, cap, "%s", arg);
         return KILN_OK;
     }
-    /* A bare name is a built-in workload. */
-    if (!strchr(arg, '/')) {
+    /* A bare name (or GROUP/NAME) is a built-in workload. */
+    if (builtin_name(arg)) {
         snprintf(out, cap, "%s/workloads/%s", fs_data_dir(), arg);
         if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
             return KILN_OK;
     }
     char near[SUGGEST_MAX_LEN + 1];
+    if (!strchr(arg, '/') && builtin_group_member(arg, near, sizeof(near)))
+        return kiln_fail(err, KILN_E_NOTFOUND,
+                         "no workload directory '%s'; the built-in workload of that name is "
+                         "'%s' (see kiln workloads)",
+                         arg, near);
     if (!strchr(arg, '/') && closest_builtin(arg, near, sizeof(near)))
         return kiln_fail(err, KILN_E_NOTFOUND,
                          "no workload directory '%s' and no built-in workload of that name; "

@@ -61,6 +61,24 @@ static void geomean_over_performance_cases_only(void **state)
     verdict_free(&v);
 }
 
+/* The summary counts cases, not their input sets (one verdict case each). */
+static void summary_counts_cases_not_sets(void **state)
+{
+    (void)state;
+    struct verdict v;
+    verdict_init(&v, "c1");
+    add(&v, "tiny", false, 100.0, 0.01, 100.0);
+    for (int set = 0; set < 3; set++) {
+        add(&v, "a", true, 1.0, 0.01, 3.0)->set = set;
+        add(&v, "b", true, 4.0, 0.01, 12.0)->set = set;
+    }
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_PASS);
+    assert_non_null(strstr(v.summary, "pass: all 3 cases correct (7 input sets); geomean 2 ms "
+                                      "over 2 performance cases (6 input sets)"));
+    verdict_free(&v);
+}
+
 /* The vendor baseline: per case baseline / median, and the ratio of
  * geometric means only when every scored case has a baseline time. */
 static void baseline_speedups(void **state)
@@ -496,6 +514,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(geomean_over_performance_cases_only),
+        cmocka_unit_test(summary_counts_cases_not_sets),
         cmocka_unit_test(baseline_speedups),
         cmocka_unit_test(wrong_output_makes_wrong_answer),
         cmocka_unit_test(faster_than_the_floor_is_impossible),

@@ -1,7 +1,10 @@
 // Appended to a test copy of report.html (the report has no script):
-// lists what does not fit, as JSON in a pre#overflow-result, which
-// chromium --dump-dom prints.
+// lists what does not fit, as JSON in a pre#overflow-result with the
+// page's height in data-height, which chromium --dump-dom prints. It
+// removes its own script element, so the rest of the dumped DOM is the
+// page's.
 (function () {
+  var me = document.currentScript;
   var bad = [];
   function name(el) {
     return el.tagName + (el.id ? "#" + el.id : "") +
@@ -38,6 +41,8 @@
   });
   var pre = document.createElement("pre");
   pre.id = "overflow-result";
+  pre.setAttribute("data-height", Math.ceil(doc.scrollHeight));
   pre.textContent = JSON.stringify(bad);
+  if (me) me.remove();
   document.body.appendChild(pre);
 })();

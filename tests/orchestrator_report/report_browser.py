@@ -1,12 +1,20 @@
 """report.html in headless Chromium. A real `kiln optimize saxpy --backend
-cpu` run, and a copy of its record made hostile (markup and very long text
-in the workload, case, tunable, note and reason strings, a failed
-candidate), each regenerated with `kiln report`: the sections exist, the
-heatmap has one row per candidate and a legend, nothing from the record
-became an element, no text spills out of its box at 1280 px, and
-scripts/report-screenshot makes a full-page PNG of the expected size.
-KILN_REPORT_RUN=DIR uses an existing cpu run instead of a new one;
-KILN_REPORT_KEEP=1 keeps the pages and screenshots."""
+cpu` run (fixtures/saxpy_passed_over.c: its fastest candidate is passed
+over at the held-out check), and a copy of its record made hostile (markup
+and very long text in the workload, case, tunable, note and reason
+strings, a failed candidate), each regenerated with `kiln report`: the
+sections exist, the heatmap has one row per candidate and a legend, the
+progress chart rings the result and each candidate passed over, nothing
+from the record became an element, no text spills out of its box at 1280
+px, and scripts/report-screenshot makes a full-page PNG of the expected
+size. One Chromium per page loads a copy with overflow.js for the DOM, the
+spills and the height; one more makes the screenshot (and for the real
+page one measures it, as report-screenshot does without a height).
+
+usage: report_browser.py [RUN_DIR]: RUN_DIR (or KILN_REPORT_RUN=DIR) is an
+existing cpu run of that kernel to use instead of a new one (ctest passes
+the one orchestrator_report_reverified made); KILN_REPORT_KEEP=1 keeps the
+pages and screenshots."""
 import html.parser
 import json
 import os
@@ -70,22 +78,26 @@ def browse(work, url, width=1280, height=1200):
     return p.stdout
 
 
-def overflow(work, page, name):
-    """What spills, measured by overflow.js in a copy of `page`."""
+def probe(work, page, name):
+    """One Chromium on a copy of `page` with overflow.js appended: the DOM
+    as loaded (the checker's script removes itself; its result is taken
+    out), what spills, and the page's height in px."""
     with open(page, encoding="utf-8") as f:
         text = f.read()
     with open(os.path.join(HERE, "overflow.js")) as f:
         js = f.read()
-    probe = os.path.join(work, name + "-check.html")
-    with open(probe, "w", encoding="utf-8") as f:
+    path = os.path.join(work, name + "-check.html")
+    with open(path, "w", encoding="utf-8") as f:
         f.write(text.replace("</body>", "<script>" + js + "</script></body>"))
-    m = re.search(r'<pre id="overflow-result">(.*?)</pre>', browse(work, "file://" + probe), re.S)
+    dom = browse(work, "file://" + path)
+    m = re.search(r'<pre id="overflow-result" data-height="(\d+)">(.*?)</pre>', dom, re.S)
     if not m:
         fail("overflow.js gave no result for " + name)
     try:
-        return json.loads(html.unescape(m.group(1)))
+        spills = json.loads(html.unescape(m.group(2)))
     except ValueError:
-        fail("overflow.js result for %s is not JSON: %r" % (name, m.group(1)[:500]))
+        fail("overflow.js result for %s is not JSON: %r" % (name, m.group(2)[:500]))
+    return dom[:m.start()] + dom[m.end():], spills, int(m.group(1))
 
 
 def png_size(path):
@@ -97,13 +109,16 @@ def png_size(path):
 
 
 def optimize(work):
-    given = os.environ.get("KILN_REPORT_RUN")
+    given = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("KILN_REPORT_RUN")
     if given:
         run = os.path.join(work, "real", "run-001")
-        shutil.copytree(given, run, symlinks=True)
+        shutil.copytree(given, run, symlinks=True, ignore=shutil.ignore_patterns("work"))
         return run
     res = os.path.join(work, "real")
-    p = subprocess.run([KILN, "optimize", "saxpy", "--backend", "cpu", "--max-iterations", "4",
+    # Few timing runs: the page is checked, not the times.
+    p = subprocess.run([KILN, "optimize", "saxpy", "--backend", "cpu", "--initial-kernel",
+                        os.path.join(HERE, "fixtures", "saxpy_passed_over.c"),
+                        "--max-iterations", "4", "--warmups", "2", "--iterations", "30",
                         "--seed", "1", "--results", res], capture_output=True, text=True,
                        timeout=1000, cwd=SRC)
     if p.returncode != 0:
@@ -174,7 +189,7 @@ def check_report(work, run, name, ncand, ncases, hostile):
                                                              source) and
           "http://" not in source.replace("http://www.w3.org/2000/svg", ""),
           "%s: no script and no external resource in report.html" % name)
-    dom = browse(work, "file://" + page)
+    dom, spills, height = probe(work, page, name)
     d = Dom()
     d.feed(dom)
     ids = {a.get("id") for _, a in d.tags}
@@ -185,6 +200,12 @@ def check_report(work, run, name, ncand, ncases, hostile):
     check(d.count("svg", "case-chart") == ncases, "%s: one latency chart per case (%d)" %
           (name, d.count("svg", "case-chart")))
     check(d.count("tr", "rank") == ncand, "%s: a ranking row per candidate" % name)
+    best = load(os.path.join(run, "summary.json"))["best"]
+    rings = sum(1 for t, a in d.tags if t == "circle" and a.get("class") == "chosen")
+    passed = sum(1 for t, a in d.tags if t == "circle" and a.get("class") == "passed")
+    check(rings == 1 and passed == len(best["passed_over"]) and d.count("li", "passed-over") ==
+          len(best["passed_over"]), "%s: the result ringed, %d passed over ringed and listed" %
+          (name, passed))
     tags = {t for t, _ in d.tags}
     check(not tags & {"script", "img", "b", "i"}, "%s: no element from record text: %s" %
           (name, sorted(tags)))
@@ -197,15 +218,19 @@ def check_report(work, run, name, ncand, ncases, hostile):
         title = dom.split("<title>")[1].split("</title>")[0]
         check(title.startswith("kiln run-001: ") and "\u2026" in text,
               "%s: no script ran (title %r); long text cut with an ellipsis" % (name, title[:60]))
-    spills = overflow(work, page, name)
     check(not spills, "%s: nothing spills at 1280 px: %s" % (name, spills[:10]))
+    # The real page's screenshot measures the page itself; the hostile one
+    # is given the height the probe measured.
     shot = os.path.join(work, name + ".png")
-    p = subprocess.run([os.path.join(SRC, "scripts", "report-screenshot"), run, shot],
+    p = subprocess.run([os.path.join(SRC, "scripts", "report-screenshot"), run, shot] +
+                       (["1280", str(height)] if hostile else []),
                        capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, "%s: scripts/report-screenshot (%s)" % (name, p.stderr[-500:]))
     w, h = png_size(shot)
-    check(w == 1280 and 1500 <= h <= 16000 and os.path.getsize(shot) > 50000,
-          "%s: screenshot %dx%d, %d bytes" % (name, w, h, os.path.getsize(shot)))
+    check(w == 1280 and 1500 <= h <= 16000 and h == min(height, 16000) and
+          os.path.getsize(shot) > 50000,
+          "%s: screenshot %dx%d (page %d px), %d bytes" % (name, w, h, height,
+                                                          os.path.getsize(shot)))
 
 
 def checker_can_fail(work):
@@ -218,7 +243,7 @@ def checker_can_fail(work):
                 "width=\"100\" height=\"40\"><g class=\"cell\"><rect x=\"0\" y=\"0\" width=\"30\""
                 " height=\"20\"/><text x=\"2\" y=\"14\">much too long</text></g></svg>"
                 "</body></html>")
-    spills = overflow(work, page, "spill")
+    _, spills, _ = probe(work, page, "spill")
     check(len(spills) >= 2, "overflow.js finds a spilling box and a text out of its cell: %s"
           % spills)
 

@@ -89,7 +89,7 @@ dashdash)
     rc=$(cd "$T" && "$KILN_BIN" eval --backend cpu saxpy -mykernel.c >"$T/out" 2>"$T/err"
         echo $?)
     expect_rc 2 "-mykernel.c without --"
-    contains "$T/err" "unknown option"
+    contains "$T/err" "unknown option '-m'; to name the file '-mykernel.c', put it after --"
     ;;
 workload_name)
     run_kiln "$T/out" "$T/err" eval saxpi "$T/mykernel.c" --backend cpu
@@ -99,6 +99,17 @@ workload_name)
     run_kiln "$T/out" "$T/err" eval zzzzzz "$T/mykernel.c" --backend cpu
     expect_rc 2 "an unknown workload name"
     not_contains "$T/err" "did you mean"
+    # A group's member, by the name kiln workloads lists (GROUP/NAME), from
+    # any directory; its bare name says which that is.
+    rc=$(cd "$T" && "$KILN_BIN" eval kernelbench/kb_19_relu mykernel.c --backend cpu \
+        >"$T/out" 2>"$T/err"; echo $?)
+    not_contains "$T/err" "no workload directory"
+    run_kiln "$T/out" "$T/err" eval kb_19_relu "$T/mykernel.c" --backend cpu
+    expect_rc 2 "a group member's bare name"
+    contains "$T/err" "the built-in workload of that name is 'kernelbench/kb_19_relu'"
+    run_kiln "$T/out" "$T/err" eval kernelbench/../saxpy "$T/mykernel.c" --backend cpu
+    expect_rc 2 "a built-in name that leaves its group"
+    contains "$T/err" "no workload directory 'kernelbench/../saxpy'"
     ;;
 json_key)
     cp -r "$KILN_SOURCE_DIR/workloads/saxpy" "$T/wl"

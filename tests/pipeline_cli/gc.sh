@@ -1,7 +1,8 @@
 #!/bin/bash
 # gc.sh CASE - `kiln gc` on a results directory of made-up runs (no
 # optimize needed: gc reads only names, times, locks and sizes):
-#   keep_last    --keep-last 2 removes the older runs, whole, and the bytes
+#   keep_last    --keep-last 2 removes the older runs, whole, and the bytes;
+#                --quiet prints nothing
 #   older_than   --older-than 10 removes only the runs modified 10+ days ago
 #   in_progress  a run whose work/lock is held is kept; kiln resume of it is
 #                refused the same way
@@ -48,9 +49,18 @@ keep_last)
     contains "$T/out" "removed run-001 ("
     contains "$T/out" "kept run-004: among the last 2"
     contains "$T/out" "freed "
+    # --quiet: the same work, nothing on stdout; --json with it is refused.
+    gc --keep-last 1 --quiet --json
+    expect_rc 2 "kiln gc --quiet --json"
+    contains "$T/err" "exclude each other"
+    make_run 005 1
+    gc --keep-last 2 --quiet
+    expect_rc 0 "kiln gc --keep-last 2 --quiet"
+    [ ! -s "$T/out" ] || fail "kiln gc --quiet printed: $(cat "$T/out")"
+    [ ! -e "$RES/run-003" ] || fail "kiln gc --quiet kept run-003"
     gc --keep-last 0 --json
     expect_rc 0 "kiln gc --keep-last 0 --json"
-    expect_json "$T/out" '[r["run"] for r in d["removed"]]' '["run-003", "run-004"]'
+    expect_json "$T/out" '[r["run"] for r in d["removed"]]' '["run-004", "run-005"]'
     expect_json "$T/out" 'd["bytes_freed"] >= 2 * 1048576' True
     [ -z "$(ls "$RES")" ] || fail "runs left: $(ls "$RES")"
     ;;

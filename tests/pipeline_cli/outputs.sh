@@ -13,6 +13,15 @@ run_kiln "$T/text" "$T/err" workloads
 expect_rc 0 "kiln workloads"
 [ "$(wc -l <"$T/text")" = "$(jq_py "$T/out" 'len(d["workloads"])')" ] ||
     fail "the text lists $(wc -l <"$T/text") workloads, --json $(jq_py "$T/out" 'len(d["workloads"])')"
+# The text names each workload as kiln eval takes it (kernelbench/kb_19_relu,
+# not kb_19_relu), in one column: the backends start at the same place.
+python3 - "$T/text" "$T/out" <<'PY' || fail "kiln workloads: names or columns ($(head -3 "$T/text"))"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+names = [w["name"] for w in json.load(open(sys.argv[2]))["workloads"]]
+assert [l.split()[0] for l in lines] == names, ([l.split()[0] for l in lines], names)
+assert len({l.index(" cuda") if " cuda" in l else l.index(" cpu") for l in lines}) == 1, lines
+PY
 run_kiln "$T/out" "$T/err" workloads --quiet
 expect_rc 0 "kiln workloads --quiet"
 [ ! -s "$T/out" ] || fail "kiln workloads --quiet printed: $(head -3 "$T/out")"
