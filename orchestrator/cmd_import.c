@@ -1,11 +1,14 @@
 /* cmd_import.c - `kiln import kernelbench PROBLEM.py`: a KernelBench level-1
  * problem as a kiln workload (kbimport.h). */
+#include <jansson.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "fsutil.h"
 #include "kbimport.h"
@@ -30,6 +33,27 @@ static void name_from_path(const char *path, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* --json: what was written and what to run next, as one object. */
+static int print_json(const char *dir, const struct kb_options *o, size_t ninputs, bool kernel)
+{
+    char next[PATH_MAX + 64];
+    snprintf(next, sizeof(next), "kiln workload check %s", dir);
+    json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:b, s:s}", "version", 1, "workload",
+                            o->name, "dir", dir, "source", o->origin, "inputs", (json_int_t)ninputs,
+                            "out_shape", o->out_shape, "kernel", kernel, "next", next);
+    if (!doc) {
+        fprintf(stderr,
+                "kiln import: wrote %s, but the --json report could not be made (a path or name "
+                "that is not UTF-8?)\n",
+                dir);
+        return KILN_EXIT_FAIL;
+    }
+    json_dumpf(doc, stdout, JSON_INDENT(2));
+    putchar('\n');
+    json_decref(doc);
+    return KILN_EXIT_OK;
+}
+
 int cmd_import(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
@@ -38,10 +62,13 @@ int cmd_import(int argc, char **argv)
                                          {"flops", required_argument, NULL, 'f'},
                                          {"kernel", required_argument, NULL, 'k'},
                                          {"name", required_argument, NULL, 'n'},
+                                         CLI_OPTS_JSON,
+                                         CLI_OPTS_QUIET,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("import");
     const char *dir = NULL, *kernel_path = NULL, *name = NULL;
     struct kb_options o = {.flops = "0"};
+    enum cli_output out = CLI_OUT_TEXT;
     int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "o:", opts, &done)) != -1) {
@@ -62,6 +89,8 @@ int cmd_import(int argc, char **argv)
             name = optarg;
             break;
         default:
+            if (cli_output_option("import", c, &out) < 0)
+                return KILN_EXIT_USAGE;
             break;
         }
     }
@@ -114,6 +143,10 @@ int cmd_import(int argc, char **argv)
         cli_report("import", &err);
         return rc == KILN_E_USAGE ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
     }
+    if (out == CLI_OUT_JSON)
+        return print_json(dir, &o, ninputs, kernel_path != NULL);
+    if (out == CLI_OUT_QUIET)
+        return KILN_EXIT_OK;
     printf("kiln: wrote %s (workload %s: %zu inputs, output (%s))\n", dir, o.name, ninputs,
            o.out_shape);
     if (!kernel_path)

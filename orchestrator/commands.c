@@ -402,7 +402,7 @@ const struct kiln_cmd kiln_commands[] = {
      cmd_summarize},
     {"import", "turn a KernelBench problem into a kiln workload",
      "usage: kiln import kernelbench PROBLEM.py --out-shape DIMS [-o DIR] [--name NAME]\n"
-     "                               [--flops EXPR] [--kernel FILE]\n"
+     "                               [--flops EXPR] [--kernel FILE] [--json | --quiet]\n"
      "\n"
      "Reads a KernelBench level-1 problem (class Model with forward(), get_inputs(),\n"
      "get_init_inputs()) as text, never running it, and writes a workload directory:\n"
@@ -419,6 +419,9 @@ const struct kiln_cmd kiln_commands[] = {
      "  --name NAME       workload name (default kb_ + the file's name)\n"
      "  --flops EXPR      cost.flops over the sizes (default 0: a bytes-only floor)\n"
      "  --kernel FILE     a starting kernel.cu to copy in\n"
+     "  --json            print what was written as one JSON object (version, workload,\n"
+     "                    dir, source, inputs, out_shape, kernel, next)\n"
+     "  --quiet           print nothing; the exit status says it\n"
      "\n"
      "example:\n"
      "  kiln import kernelbench 1_Square_matrix_multiplication_.py --out-shape \"N, N\" \\\n"

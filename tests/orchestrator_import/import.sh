@@ -18,6 +18,22 @@ cp "$kb/kb_19_relu/PROBLEM.py" "$T/19_ReLU.py"
 for f in workload.json inputs.py reference.py kernel.cu; do
     cmp -s "$T/relu/$f" "$kb/kb_19_relu/$f" || fail "$f differs from the shipped kb_19_relu/$f"
 done
+# --json: one object saying what was written; --quiet: nothing on stdout.
+"$K" import kernelbench "$T/19_ReLU.py" --out-shape "batch_size, dim" -o "$T/j" --json \
+    >"$T/out" 2>"$T/err" || fail "import --json: $(cat "$T/err")"
+python3 - "$T/out" "$T/j" <<'PY' || fail "import --json printed: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == 1 and d["workload"] == "kb_19_relu" and d["dir"] == sys.argv[2], d
+assert d["out_shape"] == "batch_size, dim" and d["kernel"] is False and d["inputs"] == 1, d
+assert d["next"] == "kiln workload check " + sys.argv[2], d
+PY
+"$K" import kernelbench "$T/19_ReLU.py" --out-shape "batch_size, dim" -o "$T/q" --quiet \
+    >"$T/out" 2>&1 || fail "import --quiet: $(cat "$T/out")"
+[ -s "$T/out" ] && fail "import --quiet printed: $(cat "$T/out")"
+[ -s "$T/q/workload.json" ] || fail "import --quiet wrote no workload"
+"$K" import kernelbench "$T/19_ReLU.py" --out-shape "dim" -o "$T/qj" --quiet --json >"$T/out" 2>&1
+[ $? = 2 ] || fail "import --quiet --json was not refused: $(cat "$T/out")"
 # Usage errors exit 2 and say what to give.
 "$K" import kernelbench "$T/19_ReLU.py" -o "$T/x" >"$T/out" 2>&1
 [ $? = 2 ] && grep -q -- "--out-shape is needed" "$T/out" || fail "no --out-shape: $(cat "$T/out")"
