@@ -32,8 +32,9 @@ static void print_table(const struct eval_outcome *o, const char *title)
 {
     const struct verdict *v = &o->v;
     printf("%s\n", title);
-    printf("  %-14s %-4s %-6s %12s %10s %11s %8s\n", "case", "set", "status", "median ms", "vs ref",
-           "vs baseline", "% SOL");
+    if (v->ncases) /* none ran (refused before the first run): no empty table */
+        printf("  %-14s %-4s %-6s %12s %10s %11s %8s\n", "case", "set", "status", "median ms",
+               "vs ref", "vs baseline", "% SOL");
     for (size_t i = 0; i < v->ncases; i++) {
         const struct verdict_case *c = &v->cases[i];
         char med[32] = "-", ref[32] = "-", base[32] = "-", sol[32] = "-";
@@ -343,7 +344,8 @@ int cmd_eval(int argc, char **argv)
             print_baseline(eval_session_baseline_result(s));
         char line[600];
         eval_turnaround_line(&out.t, line, sizeof(line));
-        printf("  turnaround: %s\n", line);
+        if (out.t.compile > 0 || out.t.run > 0) /* refused before any stage: nothing to show */
+            printf("  turnaround: %s\n", line);
         if (out.where[0])
             printf("  ran as: %s\n", out.where);
         if (have_held)

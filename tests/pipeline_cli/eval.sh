@@ -171,6 +171,7 @@ nocompile)
     [ "$(grep -c "saxpy_nocompile.c:6:36: error:" "$T/out")" = 1 ] || fail "the diagnostics were printed more than once"
     not_contains "$T/out" "/in/"
     not_contains "$T/out" "candidate.c"
+    not_contains "$T/out" "median ms" # no case ran: no empty table header
     ;;
 badarg)
     eval_candidate "$FIX/saxpy_badarg.c"
