@@ -173,11 +173,12 @@ void rank_pick_best(const struct verdict *v, size_t n, int top, const struct ver
     if (cmp == 0)
         snprintf(out->why, sizeof(out->why),
                  "starting kernel kept: no candidate beat it beyond measured noise (+-%.1f%%); "
-                 "the best, %s, was %.2fx",
+                 "the top-ranked candidate (within noise, the earlier keeps its place), %s, "
+                 "was %.2fx",
                  pct, c->candidate, ratio);
     else
         snprintf(out->why, sizeof(out->why),
-                 "starting kernel kept: every candidate was slower; the best, %s, was %.2fx "
+                 "starting kernel kept: every candidate was slower; the top-ranked, %s, was %.2fx "
                  "(beyond measured noise, +-%.1f%%)",
                  c->candidate, ratio, pct);
 }
