@@ -8,12 +8,16 @@
  * own `// kiln: launch` directives and evaluated with the tunables given, so
  * a wrong directive fails this check as it would fail on the GPU.
  *
- * Build: c++ -std=c++17 -DWL_<name> -DKERNEL='"path/kernel.cu"' -DNAME=v...
+ * The kernel is built apart, per configuration (cuda_emu_kernel.cpp); this
+ * file does not depend on the configuration, so it is built once per
+ * workload and linked with each (kernels_emu.sh).
+ *
+ * Build: c++ -std=c++17 -c -DWL_<name> cuda_emu_check.cpp, linked with
+ *        cuda_emu_kernel.cpp's object for the configuration
  * Run:   cuda_emu_check path/kernel.cu NAME=v ...   (exit 0: all cases pass)
  */
 #include "cuda_emu.h"
-
-#include KERNEL
+#include "cuda_emu_kernels.h"
 
 #include <map>
 #include <string>

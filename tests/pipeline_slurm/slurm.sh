@@ -21,10 +21,14 @@ for f in "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" "$FIX/saxpy_wrong.c" "$FIX/
     n=$(basename "$f" .c)
     [ -f "$f" ] || fail "missing fixture $f"
     work_for "$n-l"
-    run_kiln "$T/$n.local" "$T/err" $(eval_args "$f") --work "$T/w-$n-l" --seed 7
-    lrc=$rc
     work_for "$n-s"
+    # The local run goes on while the Slurm job is queued and runs.
+    "$KILN_BIN" $(eval_args "$f") --work "$T/w-$n-l" --seed 7 >"$T/$n.local" 2>"$T/$n.lerr" &
+    lpid=$!
+    _kiln_bg_pids+=("$lpid")
     run_kiln "$T/$n.slurm" "$T/err" $(eval_args "$f") --work "$T/w-$n-s" --seed 7 "${SL[@]}"
+    wait "$lpid"
+    lrc=$?
     [ "$rc" = "$lrc" ] || { cat "$T/err"; fail "$n: exit status $rc through Slurm, $lrc locally"; }
     for e in 'd["status"]' '[(c["case"], c["set"], c["correct"]) for c in d["cases"]]' 'd.get("held_out")'; do
         [ -n "$(jq_py "$T/$n.local" "$e")" ] || fail "$n: $e is not in the local verdict"
