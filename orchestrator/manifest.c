@@ -38,11 +38,23 @@ bool manifest_path_ok(const char *p)
     return !start; /* no trailing '/' */
 }
 
-/* Leftovers of fs_write_atomic interrupted by a crash: NAME.tmp-XXXXXX. */
+/* Leftovers of an atomic write interrupted by a crash (kill -9 of a run):
+ * fs_write_atomic's NAME.tmp-XXXXXX, and beneath.c's .NAME.tmp- and 12 hex
+ * digits (a compile worker's records). */
 static bool is_atomic_leftover(const char *name)
 {
     const char *t = strstr(name, ".tmp-");
-    return t && strlen(t) == 11 && !strchr(t, '/');
+    if (!t || strchr(t, '/'))
+        return false;
+    size_t n = strlen(t + 5);
+    if (n == 6)
+        return true;
+    if (n != 12 || name[0] != '.')
+        return false;
+    for (const char *c = t + 5; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
+            return false;
+    return true;
 }
 
 static int cmp_entry(const void *a, const void *b)

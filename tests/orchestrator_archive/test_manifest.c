@@ -177,6 +177,44 @@ static void announce_folds_completed_writes(void **state)
     assert_int_equal(fs_remove_tree(dir, &err), KILN_OK);
 }
 
+/* A kill -9 mid-write leaves atomic-write temporaries (fs_write_atomic's
+ * NAME.tmp-XXXXXX, beneath.c's .NAME.tmp-<12 hex>): a scan skips them, so
+ * resume does not refuse the run; other hidden names are still refused. */
+static void scan_skips_atomic_leftovers(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kiln-test-manifest-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char p[256];
+    const char *names[] = {"a.json", "b.json.tmp-Ab3xZ9", ".compile.json.tmp-0123456789ab"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs("abc", f);
+        fclose(f);
+    }
+    struct manifest m;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(manifest_scan(dir, NULL, &m, &err), KILN_OK);
+    assert_int_equal(m.n, 1);
+    assert_string_equal(m.e[0].path, "a.json");
+    manifest_free(&m);
+    snprintf(p, sizeof(p), "%s/.compile.json.tmp-0123456789zz", dir); /* not hex: refused */
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(manifest_scan(dir, NULL, &m, &err), KILN_E_REJECTED);
+    assert_non_null(strstr(err.msg, ".compile.json.tmp-0123456789zz"));
+    unlink(p);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +223,7 @@ int main(void)
         cmocka_unit_test(compare_names_each_problem),
         cmocka_unit_test(next_line_and_tolerance),
         cmocka_unit_test(announce_folds_completed_writes),
+        cmocka_unit_test(scan_skips_atomic_leftovers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
