@@ -252,15 +252,17 @@ llm)
     expect_json "$RES/run-003/history.json" '[h["status"] for h in d]' "$statuses"
     expect_json "$RES/run-003/history.json" '[h["stage"] for h in d]' \
         '["pass", "propose", "propose", "compile", "pass", "propose"]'
-    # Looked ahead: 002 and 003 were proposed (their files written) before 001's
-    # verdict. Wall-clock overlap of compiles is no proof here: the only two
+    # Looked ahead: 003 was proposed (its files written) before 002's verdict
+    # (002, a bad reply, is recorded once 001 is evaluated; its verdict.json
+    # is never rewritten, unlike the best's after the held-out check).
+    # Wall-clock overlap of compiles is no proof here: the only two
     # candidates that compile in one window, 004 and 005, are a fast compile
     # error and a pass proposed after 002's record, so on a loaded host 004 can
     # end before 005 begins (CI saw it); pipeline_optimize_jobs checks overlap.
-    proposed_before "$RES/run-003" 003 001 ||
-        fail "replay --jobs 3 did not look ahead: $(ls -l --time-style=+%s.%N "$RES"/run-003/candidates/00[13])"
-    proposed_before "$RES/run-002" 003 001 &&
-        fail "replay --jobs 1 proposed 003 before 001 was judged"
+    proposed_before "$RES/run-003" 003 002 ||
+        fail "replay --jobs 3 did not look ahead: $(ls -l --time-style=+%s.%N "$RES"/run-003/candidates/00[23])"
+    proposed_before "$RES/run-002" 003 002 &&
+        fail "replay --jobs 1 proposed 003 before 002 was judged"
     # The llm proposer cannot look ahead: --jobs says so and changes nothing.
     KILN_API_KEY=$key run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
         --model saxpy_mix --base-url "$url" --max-iterations 2 --jobs 4 --results "$RES" "${FAST[@]}"
