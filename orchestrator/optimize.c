@@ -377,6 +377,15 @@ static enum kiln_rc generate_workload(struct opt_run *r, char *wdir, size_t cap,
     return rc;
 }
 
+/* `src` is the workload's own starting kernel for backend `b`. */
+static bool is_workload_start(const struct workload *wl, enum kiln_backend b, const char *src,
+                              size_t len)
+{
+    const struct wl_file_data *start =
+        &wl->files[b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C];
+    return start->present && start->len == len && memcmp(start->data, src, len) == 0;
+}
+
 /* --tuner-run: the earlier run's findings (checked before a run directory
  * exists), and its best kernel as this run's starting kernel (as
  * --initial-kernel would make it) unless the best is the starting kernel
@@ -395,11 +404,8 @@ static enum kiln_rc use_tuner_run(struct opt_run *r, const struct workload *wl, 
                          "--initial-kernel and --description");
     enum kiln_backend b = eval_backend_auto(r->o.backend, NULL, wl);
     enum kiln_rc rc = tuner_findings_load(r->o.tuner_run, wl, b, NULL, &r->findings, err);
-    const struct wl_file_data *start =
-        &wl->files[b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C];
     const struct tuner_findings *f = &r->findings;
-    bool same = f->best_source && start->present && start->len == f->best_len &&
-                memcmp(start->data, f->best_source, f->best_len) == 0;
+    bool same = f->best_source && is_workload_start(wl, b, f->best_source, f->best_len);
     if (rc == KILN_OK && f->best_source && !same) {
         *initial = malloc(f->best_len + 1);
         if (!*initial)
@@ -437,8 +443,7 @@ static enum kiln_rc use_replayed_start(struct opt_run *r, const struct workload 
     enum kiln_rc rc = fs_read_file(path, 1u << 20, &src, &len, err);
     if (rc != KILN_OK)
         return rc;
-    const struct wl_file_data *start = &wl->files[kf];
-    if (start->present && start->len == len && memcmp(start->data, src, len) == 0) {
+    if (is_workload_start(wl, b, src, len)) {
         free(src);
         return KILN_OK;
     }
