@@ -1,6 +1,7 @@
 /* cmd_archive.c - `kiln archive`, `kiln verify`, `kiln replay`, `kiln compare`:
  * a run sealed into one file, checked, re-run, and compared (runarchive.h,
  * replay.h). */
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,15 +64,42 @@ int cmd_archive(int argc, char **argv)
     return KILN_EXIT_OK;
 }
 
+/* verify --json: {"version", "archive", "intact", "run", "files",
+ * "signed_by", "error"}; null where a field does not apply. */
+static void verify_json(const char *archive, const struct runarchive *ar,
+                        const struct kiln_err *err)
+{
+    const char *run = ar ? strrchr(ar->run, '/') : NULL;
+    json_t *doc =
+        json_pack("{s:i, s:s, s:b, s:o, s:o, s:o, s:o}", "version", 1, "archive", archive, "intact",
+                  ar != NULL, "run", ar ? json_string(run ? run + 1 : ar->run) : json_null(),
+                  "files", ar ? json_integer((json_int_t)ar->nfiles) : json_null(), "signed_by",
+                  ar && ar->signed_ok ? json_string(ar->signer) : json_null(), "error",
+                  ar ? json_null() : json_string(err->msg));
+    /* A path that is not UTF-8 leaves no document; the exit status still says it. */
+    if (doc && json_dumpf(doc, stdout, JSON_INDENT(2)) == 0)
+        putchar('\n');
+    json_decref(doc);
+}
+
 int cmd_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CLI_HELP_OPTION, {"allowed-signers", required_argument, NULL, 'a'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {CLI_HELP_OPTION,
+                                         {"allowed-signers", required_argument, NULL, 'a'},
+                                         CLI_OPTS_JSON,
+                                         CLI_OPTS_QUIET,
+                                         {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("verify");
     const char *allowed = NULL;
+    enum cli_output out = CLI_OUT_TEXT;
     int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
+        int o = cli_output_option("verify", c, &out);
+        if (o < 0)
+            return KILN_EXIT_USAGE;
+        if (o == 1)
+            continue;
         if (c == 'a')
             allowed = optarg;
         else
@@ -85,13 +113,18 @@ int cmd_verify(int argc, char **argv)
     struct kiln_err err;
     kiln_err_clear(&err);
     if (runarchive_open(argv[optind], NULL, NULL, allowed, &ar, &err) != KILN_OK) {
+        if (out == CLI_OUT_JSON && exit_for(&err) == KILN_EXIT_FAIL) /* judged: not intact */
+            verify_json(argv[optind], NULL, &err);
         cli_report("verify", &err);
         return exit_for(&err);
     }
     const char *run = strrchr(ar.run, '/');
-    printf("kiln: %s: OK, %zu files match its MANIFEST (%s)%s%s%s\n", argv[optind], ar.nfiles,
-           run ? run + 1 : ar.run, ar.signed_ok ? "; signed by " : "",
-           ar.signed_ok ? ar.signer : "", ar.signed_ok ? "" : "; no signature checked");
+    if (out == CLI_OUT_JSON)
+        verify_json(argv[optind], &ar, &err);
+    else if (out == CLI_OUT_TEXT)
+        printf("kiln: %s: OK, %zu files match its MANIFEST (%s)%s%s%s\n", argv[optind], ar.nfiles,
+               run ? run + 1 : ar.run, ar.signed_ok ? "; signed by " : "",
+               ar.signed_ok ? ar.signer : "", ar.signed_ok ? "" : "; no signature checked");
     runarchive_close(&ar);
     return KILN_EXIT_OK;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "docs_index.h"
 #include "strbuf.h"
@@ -43,13 +44,12 @@ static void print_text(const struct docs_hits *h)
 
 static int docs_search(const struct kiln_cmd *self, int argc, char **argv)
 {
-    static const struct option opts[] = {CLI_HELP_OPTION,
-                                         {"limit", required_argument, NULL, 'k'},
-                                         {"json", no_argument, NULL, 'J'},
-                                         {"docs-dir", required_argument, NULL, 'D'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        CLI_HELP_OPTION, {"limit", required_argument, NULL, 'k'},    CLI_OPTS_JSON,
+        CLI_OPTS_QUIET,  {"docs-dir", required_argument, NULL, 'D'}, {0, 0, 0, 0}};
     long limit = 5;
-    int json = 0, done = 0, c;
+    enum cli_output out = CLI_OUT_TEXT;
+    int done = 0, c;
     const char *dir = NULL;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -59,11 +59,12 @@ static int docs_search(const struct kiln_cmd *self, int argc, char **argv)
                 return cli_usage_error("docs", "--limit needs 1..%d, got '%s'", DOCS_LIMIT_MAX,
                                        optarg);
             break;
-        case 'J':
-            json = 1;
-            break;
         case 'D':
             dir = optarg;
+            break;
+        default:
+            if (cli_output_option("docs", c, &out) < 0)
+                return KILN_EXIT_USAGE;
             break;
         }
     }
@@ -89,8 +90,10 @@ static int docs_search(const struct kiln_cmd *self, int argc, char **argv)
     if (rc != KILN_OK) {
         cli_report("docs search", &err);
         status = rc == KILN_E_REJECTED || rc == KILN_E_LIMIT ? KILN_EXIT_FAIL : KILN_EXIT_USAGE;
-    } else if (json) {
+    } else if (out == CLI_OUT_JSON) {
         status = print_json(query, ix, &hits);
+    } else if (out == CLI_OUT_QUIET) {
+        status = hits.n ? KILN_EXIT_OK : KILN_EXIT_FAIL; /* as grep -q */
     } else if (hits.n == 0) {
         fprintf(stderr, "kiln: docs search: no passage matches \"%s\" (%zu passages indexed)\n",
                 query, docs_index_count(ix));

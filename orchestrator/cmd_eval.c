@@ -332,7 +332,7 @@ int cmd_eval(int argc, char **argv)
         json_decref(doc);
     } else if (o.output == CLI_OUT_CSV || o.output == CLI_OUT_MARKDOWN) {
         eval_table_print(stdout, o.output == CLI_OUT_CSV ? EVAL_TABLE_CSV : EVAL_TABLE_MARKDOWN,
-                         &out.v);
+                         &out.v, have_held ? &held.v : NULL);
     } else if (o.output == CLI_OUT_TEXT) {
         char title[300];
         snprintf(title, sizeof(title), "kiln eval %s %s (%s backend)", o.workload, o.candidate,

@@ -229,7 +229,7 @@ const struct kiln_cmd kiln_commands[] = {
      "  kiln eval sgemm my.cu --executor slurm --spool /shared/kiln --partition gpu\n",
      cmd_eval},
     {"docs", "search the CUDA documentation the llm proposer can quote (offline)",
-     "usage: kiln docs search QUERY... [--limit K] [--json] [--docs-dir DIR]\n"
+     "usage: kiln docs search QUERY... [--limit K] [--json | --quiet] [--docs-dir DIR]\n"
      "\n"
      "Searches kiln's own CUDA notes (docs/cuda/*.md, indexed at build time into\n"
      "docs.db next to kiln) with SQLite FTS5 and bm25 ranking, and prints the best\n"
@@ -242,6 +242,7 @@ const struct kiln_cmd kiln_commands[] = {
      "options:\n"
      "  --limit K       passages to print (1..20, default 5)\n"
      "  --json          print them as one JSON object (id, title, source, excerpt, score)\n"
+     "  --quiet         print nothing: the exit status says whether a passage matched\n"
      "  --docs-dir DIR  also search DIR's markdown files (untrusted: checked for size,\n"
      "                  UTF-8 and control characters; indexed on first use into\n"
      "                  $KILN_DOCS_CACHE or ~/.cache/kiln/docs, keyed by their digest)\n"
@@ -316,7 +317,7 @@ const struct kiln_cmd kiln_commands[] = {
      "  kiln archive results/run-001 --sign ~/.ssh/id_ed25519\n",
      cmd_archive},
     {"verify", "check an archive: every file against its MANIFEST, and its signature",
-     "usage: kiln verify ARCHIVE [--allowed-signers FILE]\n"
+     "usage: kiln verify ARCHIVE [--allowed-signers FILE] [--json | --quiet]\n"
      "\n"
      "Reads the archive as untrusted data (size, count and name limits), unpacks\n"
      "it into a private temporary directory and checks every file against the\n"
@@ -327,7 +328,9 @@ const struct kiln_cmd kiln_commands[] = {
      "\n"
      "Exit status: 0 intact; 1 not intact (the message names what); 2 usage.\n"
      "\n"
-     "No --json: the answer is the exit status (intact or not) and the file named.\n"
+     "--json prints {version, archive, intact, run, files, signed_by, error} (null\n"
+     "where a field does not apply; error is the message that names what is wrong);\n"
+     "--quiet prints nothing on stdout: the exit status says it.\n"
      "\n"
      "example:\n"
      "  kiln verify run-001.tar.zst --allowed-signers ~/.ssh/allowed_signers\n",

@@ -119,28 +119,10 @@ static void cell(FILE *f, enum eval_table_format fmt, bool known, int digits, do
         fputc('-', f);
 }
 
-void eval_table_print(FILE *f, enum eval_table_format fmt, const struct verdict *v)
+/* The rows of `v`, each ending with its check: "visible" or "held_out". */
+static void table_rows(FILE *f, enum eval_table_format fmt, const struct verdict *v,
+                       const char *check)
 {
-    static const char *const cols[] = {"case",
-                                       "set",
-                                       "status",
-                                       "median_ms",
-                                       "min_ms",
-                                       "max_ms",
-                                       "speedup_vs_reference",
-                                       "speedup_vs_baseline",
-                                       "fraction_of_floor"};
-    const size_t ncols = sizeof(cols) / sizeof(cols[0]);
-    for (size_t i = 0; i < ncols; i++)
-        fprintf(f, "%s%s",
-                i ? (fmt == EVAL_TABLE_CSV ? "," : " | ") : (fmt == EVAL_TABLE_CSV ? "" : "| "),
-                cols[i]);
-    fputs(fmt == EVAL_TABLE_CSV ? "\n" : " |\n", f);
-    if (fmt == EVAL_TABLE_MARKDOWN) {
-        for (size_t i = 0; i < ncols; i++)
-            fputs(i < 3 ? "|---" : "|---:", f);
-        fputs("|\n", f);
-    }
     /* Case names are [a-z0-9_] (workload.h) and statuses fixed words: no
      * cell needs CSV quoting or markdown escaping. */
     for (size_t i = 0; i < v->ncases; i++) {
@@ -155,6 +137,35 @@ void eval_table_print(FILE *f, enum eval_table_format fmt, const struct verdict 
              c->timed ? c->ref_median_ms / t->median : 0);
         cell(f, fmt, c->timed && c->speedup_vendor > 0, 4, c->speedup_vendor);
         cell(f, fmt, c->timed && c->sol > 0, 4, c->sol);
-        fputs(fmt == EVAL_TABLE_CSV ? "\n" : " |\n", f);
+        fprintf(f, fmt == EVAL_TABLE_CSV ? ",%s\n" : " | %s |\n", check);
     }
+}
+
+void eval_table_print(FILE *f, enum eval_table_format fmt, const struct verdict *v,
+                      const struct verdict *held)
+{
+    static const char *const cols[] = {"case",
+                                       "set",
+                                       "status",
+                                       "median_ms",
+                                       "min_ms",
+                                       "max_ms",
+                                       "speedup_vs_reference",
+                                       "speedup_vs_baseline",
+                                       "fraction_of_floor",
+                                       "check"};
+    const size_t ncols = sizeof(cols) / sizeof(cols[0]);
+    for (size_t i = 0; i < ncols; i++)
+        fprintf(f, "%s%s",
+                i ? (fmt == EVAL_TABLE_CSV ? "," : " | ") : (fmt == EVAL_TABLE_CSV ? "" : "| "),
+                cols[i]);
+    fputs(fmt == EVAL_TABLE_CSV ? "\n" : " |\n", f);
+    if (fmt == EVAL_TABLE_MARKDOWN) {
+        for (size_t i = 0; i < ncols; i++)
+            fputs(i < 3 || i == ncols - 1 ? "|---" : "|---:", f);
+        fputs("|\n", f);
+    }
+    table_rows(f, fmt, v, "visible");
+    if (held)
+        table_rows(f, fmt, held, "held_out");
 }

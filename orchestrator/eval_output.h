@@ -57,8 +57,11 @@ enum kiln_rc eval_doc_json(const struct verdict *v, const struct eval_doc_info *
 
 enum eval_table_format { EVAL_TABLE_CSV, EVAL_TABLE_MARKDOWN };
 
-/* The per-case table of `v` on `f`: case, set, status, median_ms, min_ms,
- * max_ms, speedup_vs_reference, speedup_vs_baseline, fraction_of_floor. */
-void eval_table_print(FILE *f, enum eval_table_format fmt, const struct verdict *v);
+/* The per-case table on `f`: case, set, status, median_ms, min_ms, max_ms,
+ * speedup_vs_reference, speedup_vs_baseline, fraction_of_floor, check.
+ * `v`'s rows read check "visible"; then, when `held` is not NULL (the
+ * held-out check ran), its rows read "held_out". */
+void eval_table_print(FILE *f, enum eval_table_format fmt, const struct verdict *v,
+                      const struct verdict *held);
 
 #endif

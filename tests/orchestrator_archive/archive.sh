@@ -67,6 +67,14 @@ roundtrip)
     run_kiln "$T/out" "$T/err" verify "$T/run-001.tar.zst"
     expect_rc 0 "kiln verify"
     contains "$T/out" "OK,"
+    run_kiln "$T/out" "$T/err" verify "$T/run-001.tar.zst" --json
+    expect_rc 0 "kiln verify --json"
+    expect_json "$T/out" 'd["version"], d["intact"], d["run"], d["signed_by"], d["error"]' \
+        "(1, True, 'run-001', None, None)"
+    expect_json "$T/out" 'd["files"] > 10' True
+    run_kiln "$T/out" "$T/err" verify "$T/run-001.tar.zst" --quiet
+    expect_rc 0 "kiln verify --quiet"
+    [ ! -s "$T/out" ] || fail "verify --quiet printed: $(cat "$T/out")"
     # The archive holds the record, the inputs, ARCHIVE.json and MANIFEST.
     tar --zstd -tf "$T/run-001.tar.zst" >"$T/list" || fail "tar cannot list the archive"
     for f in run-001/MANIFEST run-001/ARCHIVE.json run-001/run.json run-001/history.json \
@@ -102,6 +110,10 @@ tamper)
     run_kiln "$T/out" "$T/err" verify "$T/byte.tar.zst"
     expect_rc 1 "kiln verify of a changed candidate"
     contains "$T/err" "changed: candidates/001/candidate.c"
+    run_kiln "$T/out" "$T/err" verify "$T/byte.tar.zst" --json
+    expect_rc 1 "kiln verify --json of a changed candidate"
+    expect_json "$T/out" 'd["intact"], d["files"], "changed: candidates/001/candidate.c" in d["error"]' \
+        '(False, None, True)'
     # A changed input.
     rm -rf "$T/u" && cp -a "$T/base" "$T/u"
     x=$(cd "$T/u/run-001" && find work/inputs -name x.npy | sort | head -1)

@@ -51,6 +51,16 @@ json)
     expect_json "$T/out" 'd["indexed_passages"] >= 30' True
     expect_json "$T/out" 'len(d["index"])' 64
     expect_json "$T/out" 'd["version"]' 1
+    # --quiet: nothing on stdout, the exit status says whether a passage matched (grep -q).
+    run_kiln "$T/out" "$T/err" docs search softmax overflow --quiet
+    expect_rc 0 "kiln docs search --quiet"
+    [ ! -s "$T/out" ] || fail "--quiet printed: $(cat "$T/out")"
+    run_kiln "$T/out" "$T/err" docs search the of and --quiet
+    expect_rc 1 "kiln docs search --quiet with no match"
+    [ ! -s "$T/out" ] || fail "--quiet printed: $(cat "$T/out")"
+    run_kiln "$T/out" "$T/err" docs search softmax --quiet --json
+    expect_rc 2 "kiln docs search --quiet --json"
+    contains "$T/err" "--quiet and --json exclude each other"
     ;;
 hostile)
     for k in utf8 escape oversize; do

@@ -212,8 +212,15 @@ import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 doc = json.load(open(sys.argv[3]))
 assert list(rows[0]) == ["case", "set", "status", "median_ms", "min_ms", "max_ms",
-                         "speedup_vs_reference", "speedup_vs_baseline", "fraction_of_floor"], list(rows[0])
+                         "speedup_vs_reference", "speedup_vs_baseline", "fraction_of_floor",
+                         "check"], list(rows[0])
+# The visible cases, then the held-out check's, each row saying which.
+held = [r for r in rows if r["check"] == "held_out"]
+rows = [r for r in rows if r["check"] == "visible"]
 assert [(r["case"], int(r["set"])) for r in rows] == [(c["case"], c["set"]) for c in doc["cases"]]
+assert doc["held_out"] == "pass", doc["held_out"]
+assert held and {r["case"] for r in held} == {c["name"] for c in doc["held_out_draw"]["cases"]}, held
+assert all(r["status"] == "pass" for r in held), held
 for r, c in zip(rows, doc["cases"]):
     assert r["status"] == "pass", r
     # No reference, baseline or floor (cpu): empty, never 0; untimed cases too.
@@ -224,7 +231,8 @@ for r, c in zip(rows, doc["cases"]):
 md = open(sys.argv[2]).read().splitlines()
 assert md[0].startswith("| case | set | status | median_ms"), md[0]
 assert md[1].startswith("|---|---|---|---:"), md[1]
-assert len(md) == 2 + len(rows) and all(l.startswith("| ") and l.endswith(" |") for l in md[2:]), md
+assert len(md) == 2 + len(rows) + len(held) and all(l.startswith("| ") and l.endswith(" |") for l in md[2:]), md
+assert md[-1].endswith(" | held_out |"), md[-1]
 PY
     run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --json --csv
     expect_rc 2 "--json with --csv"
