@@ -1,4 +1,5 @@
 /* cmd_serve.c - `kiln serve` and `kiln token`: the CLI glue over service/. */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,8 +180,10 @@ int cmd_token(int argc, char **argv)
                                          {"rate", required_argument, NULL, 'r'},
                                          {"burst", required_argument, NULL, 'b'},
                                          {"quota", required_argument, NULL, 'q'},
+                                         CLI_OPTS_JSON,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("token");
+    enum cli_output out = CLI_OUT_TEXT;
     struct serve_token_opts o = {.db = "kiln-serve/kiln.db"};
     int done = 0, c;
     long v;
@@ -208,6 +211,10 @@ int cmd_token(int argc, char **argv)
                 return cli_usage_error("token", "--quota needs a number, got '%s'", optarg);
             o.quota = v;
             break;
+        default:
+            if (cli_output_option("token", c, &out) < 0)
+                return KILN_EXIT_USAGE;
+            break;
         }
     }
     if (done)
@@ -232,7 +239,24 @@ int cmd_token(int argc, char **argv)
         cli_report("token", &err);
         return KILN_EXIT_USAGE;
     }
-    printf("%s\n", tok);
+    if (out == CLI_OUT_JSON) {
+        /* The limits as applied: 0 in the options means the default. */
+        json_t *doc = json_pack(
+            "{s:i, s:s, s:s, s:b, s:f, s:f, s:I, s:s}", "version", 1, "name", o.name, "token", tok,
+            "admin", o.admin, "rate", o.rate > 0 ? o.rate : SERVE_TOKEN_RATE, "burst",
+            o.burst > 0 ? o.burst : SERVE_TOKEN_BURST, "quota",
+            (json_int_t)(o.quota > 0 ? o.quota : SERVE_TOKEN_QUOTA), "db", o.db);
+        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0) {
+            json_decref(doc);
+            fprintf(stderr, "kiln token: the token was created but could not be printed as JSON "
+                            "(a name or path that is not UTF-8): create another without --json\n");
+            return KILN_EXIT_USAGE;
+        }
+        putchar('\n');
+        json_decref(doc);
+    } else {
+        printf("%s\n", tok);
+    }
     fprintf(stderr,
             "kiln token: created '%s'%s in %s; this is the only time the token is shown "
             "(the database keeps its SHA-256)\n",

@@ -487,6 +487,7 @@ const struct kiln_cmd kiln_commands[] = {
      cmd_serve},
     {"token", "create an API token for kiln serve (kiln token add NAME)",
      "usage: kiln token add NAME [--admin] [--db PATH] [--rate R] [--burst B] [--quota Q]\n"
+     "                      [--json]\n"
      "\n"
      "Creates a bearer token for kiln serve and prints it once; the database keeps\n"
      "only its SHA-256. --admin may flag entries as hacked. Each token may submit R\n"
@@ -497,6 +498,7 @@ const struct kiln_cmd kiln_commands[] = {
      "  --db PATH   the server's database (default kiln-serve/kiln.db)\n"
      "  --admin     may flag entries as hacked (POST /v1/submissions/ID/hacked)\n"
      "  --rate R, --burst B, --quota Q   the token's limits (1/s, 20, 100)\n"
+     "  --json      print {version, name, token, admin, rate, burst, quota, db}\n"
      "\n"
      "example:\n"
      "  TOKEN=$(kiln token add alice)\n",

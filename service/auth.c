@@ -54,7 +54,7 @@ enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TO
     if ((rc = sdb_open(o->db, &d, err)) != KILN_OK)
         return rc;
     sqlite3_stmt *st = NULL;
-    double burst = o->burst > 0 ? o->burst : 20;
+    double burst = o->burst > 0 ? o->burst : SERVE_TOKEN_BURST;
     if (sqlite3_prepare_v2(d.db,
                            "INSERT INTO tokens(id, name, hash, admin, created, rate, burst, quota,"
                            " bucket, bucket_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?7, ?5)",
@@ -66,9 +66,9 @@ enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TO
         sqlite3_bind_blob(st, 3, h, 32, SQLITE_STATIC);
         sqlite3_bind_int(st, 4, o->admin);
         sqlite3_bind_double(st, 5, serve_now());
-        sqlite3_bind_double(st, 6, o->rate > 0 ? o->rate : 1.0);
+        sqlite3_bind_double(st, 6, o->rate > 0 ? o->rate : SERVE_TOKEN_RATE);
         sqlite3_bind_double(st, 7, burst);
-        sqlite3_bind_int64(st, 8, o->quota > 0 ? o->quota : 100);
+        sqlite3_bind_int64(st, 8, o->quota > 0 ? o->quota : SERVE_TOKEN_QUOTA);
         int r = sqlite3_step(st);
         if (r == SQLITE_CONSTRAINT)
             rc = kiln_fail(err, KILN_E_USAGE,

@@ -76,10 +76,13 @@ enum kiln_rc serve_compile_main(const struct serve_opts *opts, int slot, int loc
 struct serve_token_opts {
     const char *db, *name;
     bool admin;
-    double rate, burst; /* 0: 1 per second, 20 */
-    long quota;         /* 0: 100 */
+    double rate, burst; /* 0: SERVE_TOKEN_RATE per second, SERVE_TOKEN_BURST */
+    long quota;         /* 0: SERVE_TOKEN_QUOTA */
 };
-#define SERVE_TOKEN_MAX 96
+#define SERVE_TOKEN_RATE  1.0
+#define SERVE_TOKEN_BURST 20.0
+#define SERVE_TOKEN_QUOTA 100
+#define SERVE_TOKEN_MAX   96
 enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TOKEN_MAX],
                              struct kiln_err *err) KILN_NODISCARD;
 

@@ -20,7 +20,12 @@ def main(work, servers):
     alice = s.token("alice")
     admin = s.token("root", "--admin")
     slow = s.token("slow", "--rate", "0.001", "--burst", "2")
-    tight = s.token("tight", "--quota", "1")
+    # --json: the token and the limits as applied; the token from it works (quota below).
+    tdoc = json.loads(s.token("tight", "--quota", "1", "--json"))
+    check((tdoc["version"], tdoc["name"], tdoc["admin"], tdoc["rate"], tdoc["burst"],
+           tdoc["quota"], tdoc["db"]) == (1, "tight", False, 1.0, 20.0, 1, s.db),
+          "kiln token add --json: %r" % tdoc)
+    tight = tdoc["token"]
 
     st, doc = s.request("GET", "/healthz")
     check(st == 200 and doc["status"] == "ok" and doc["backends"] == "cpu", "GET /healthz")
