@@ -7,6 +7,24 @@ R=${R:-/tmp/slurm-ci/cluster}
 H=$(hostname -s); N=$(nproc)
 M=$(free -m | awk '/^Mem:/{print int($2*0.9)}')
 NGPU=${NGPU:-2}
+# free_port WANTED: WANTED when nothing listens or connects from it, else
+# one the kernel says is free now. The tests derive ports from pids, and
+# those can land on a port in use: slurmctld then dies and the node never
+# turns idle (seen once in CI).
+free_port() {
+  python3 - "$1" <<'PY'
+import socket, sys
+s = socket.socket()
+try:
+    s.bind(("0.0.0.0", int(sys.argv[1])))
+except OSError:
+    s.close(); s = socket.socket(); s.bind(("0.0.0.0", 0))
+print(s.getsockname()[1])
+PY
+}
+CTLD_PORT=$(free_port "${CTLD_PORT:-6817}")
+SLURMD_PORT=$(free_port "${SLURMD_PORT:-6818}")
+[ "$CTLD_PORT" != "$SLURMD_PORT" ] || SLURMD_PORT=$(free_port 0)
 rm -rf "$R"; mkdir -p "$R"/{etc,munge,run,log,spool/ctld,spool/d,fakedev}
 chmod 755 "$R" "$R/run" "$R/munge"          # munged: socket dir must be o+x, key dir not o+w
 mungekey --create --keyfile="$R/munge/munge.key" --bits=1024   # file ends up 0600 root
@@ -20,8 +38,8 @@ SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$R/run/munge.sock
-SlurmctldPort=${CTLD_PORT:-6817}
-SlurmdPort=${SLURMD_PORT:-6818}
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
 StateSaveLocation=$R/spool/ctld
 SlurmdSpoolDir=$R/spool/d
 SlurmctldPidFile=$R/run/slurmctld.pid
@@ -55,9 +73,18 @@ munged --key-file="$R/munge/munge.key" --socket="$R/run/munge.sock" \
   --pid-file="$R/run/munged.pid" --seed-file="$R/munge/munged.seed" \
   --log-file="$R/log/munged.log"                      # daemonizes itself, writes pid file
 setsid slurmctld -D >"$R/log/slurmctld.out" 2>&1 < /dev/null &
+ctld=$!
 setsid slurmd -D    >"$R/log/slurmd.out"    2>&1 < /dev/null &
-for i in $(seq 1 100); do
-  [ "$(sinfo -h -n "$H" -o %T 2>/dev/null)" = idle ] && break; sleep 0.1
+sd=$!
+# A loaded CI host can take far longer than the usual second: wait up to a
+# minute, but stop at once when a daemon has died, and show why.
+for i in $(seq 1 600); do
+  [ "$(sinfo -h -n "$H" -o %T 2>/dev/null)" = idle ] && break
+  kill -0 "$ctld" 2>/dev/null || { echo "slurmctld exited"; break; }
+  kill -0 "$sd" 2>/dev/null || { echo "slurmd exited"; break; }
+  sleep 0.1
 done
-sinfo -h -n "$H" -o %T | grep -qx idle || { echo "node not idle"; tail -20 "$R"/log/*.log; exit 1; }
+sinfo -h -n "$H" -o %T 2>&1 | grep -qx idle || {
+  echo "node not idle (state: $(sinfo -h -n "$H" -o %T 2>&1); ports $CTLD_PORT, $SLURMD_PORT)"
+  tail -n 20 "$R"/log/*.log "$R"/log/*.out; exit 1; }
 echo "export SLURM_CONF=$SLURM_CONF"
