@@ -39,6 +39,8 @@ const char *kiln_strerror(enum kiln_rc rc)
         return "not found";
     case KILN_E_CANCELLED:
         return "cancelled";
+    case KILN_E_KILLED:
+        return "killed by SIGKILL";
     }
     return "unknown error code";
 }

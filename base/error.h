@@ -31,6 +31,8 @@ enum kiln_rc {
     KILN_E_TIMEOUT = 12,    /* a time limit expired */
     KILN_E_NOTFOUND = 13,   /* a named thing does not exist */
     KILN_E_CANCELLED = 14,  /* stopped on the user's request (SIGINT, SIGTERM) */
+    KILN_E_KILLED = 15,     /* a child died of SIGKILL that kiln did not send (the
+                               host's OOM killer, an operator, or the child itself) */
 };
 
 #define KILN_ERR_MSG_MAX 512

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,9 +298,14 @@ static enum kiln_rc run_script(const struct inputs_request *req, const char *wha
     if (rc == KILN_OK && !res.exited_ok) {
         char d[900];
         sbexec_describe(&res, d, sizeof(d));
-        /* A timeout is told apart: it can be the host's load, not the script. */
-        rc = kiln_fail(err, res.sb.verdict == SANDBOX_TIMEOUT ? KILN_E_TIMEOUT : KILN_E_CHILD,
-                       "%s failed: %s", what, d);
+        /* A timeout, and a SIGKILL kiln did not send (a limit kiln enforces
+         * is SANDBOX_LIMIT), are told apart: either can be the host's doing
+         * (load, its OOM killer, an operator), not the script's. */
+        enum kiln_rc why = res.sb.verdict == SANDBOX_TIMEOUT ? KILN_E_TIMEOUT
+                           : res.sb.verdict == SANDBOX_SIGNALED && res.sb.signal == SIGKILL
+                               ? KILN_E_KILLED
+                               : KILN_E_CHILD;
+        rc = kiln_fail(err, why, "%s failed: %s", what, d);
     }
     sbexec_result_free(&res);
     return rc;

@@ -44,6 +44,7 @@ bool wlcheck_host_failure(enum kiln_rc rc)
     case KILN_E_REJECTED:
     case KILN_E_CHILD:
     case KILN_E_TIMEOUT:
+    case KILN_E_KILLED:
         return false;
     }
     return true;
@@ -118,7 +119,7 @@ static void check_backend(const struct workload *w, unsigned backend, bool held_
         problem(res, "%s cases on %s: %s", which, kiln_backend_name(backend), err.msg);
         if (wlcheck_host_failure(rc) && res->environment == KILN_OK)
             res->environment = rc;
-        if (rc == KILN_E_TIMEOUT)
+        if (rc == KILN_E_TIMEOUT || rc == KILN_E_KILLED)
             res->load_dependent = true;
         return;
     }

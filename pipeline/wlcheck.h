@@ -42,8 +42,9 @@ struct wlcheck_result {
     int nproblems;                       /* 0: the workload passed */
     char problems[WLCHECK_PROBLEMS_MAX]; /* one line per problem (truncated) */
     enum kiln_rc environment;            /* KILN_OK, or why the host could not check */
-    /* A problem a loaded host can cause (a script ran out of time): the
-     * same workload may pass a check on a quieter host, so this outcome
+    /* A problem a loaded host can cause (a script ran out of time, or died
+     * of a SIGKILL kiln did not send: the host's OOM killer, an operator):
+     * the same workload may pass a check on a quieter host, so this outcome
      * says less than the others and must not be remembered as final. */
     bool load_dependent;
 };

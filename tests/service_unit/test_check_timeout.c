@@ -1,7 +1,8 @@
 /* What the service may remember of a community workload check
  * (checkcache.c): a script that runs out of time is a problem of the
  * workload but load_dependent (a loaded host can cause it, so the worker
- * does not remember it); a script that fails is not. Runs the real check
+ * does not remember it), and so is one killed by a SIGKILL kiln did not
+ * send; a script that fails is not. Runs the real check
  * (inputs.py in the script sandbox) on a copy of the test workload with
  * inputs.py replaced; skips (77) where the sandbox cannot run. */
 #include <setjmp.h>
@@ -70,6 +71,20 @@ static void test_timeout_is_load_dependent(void **state)
     free(res);
 }
 
+/* A SIGKILL kiln did not send looks the same whoever sent it: here the
+ * script itself, standing in for the host's OOM killer or an operator. */
+static void test_sigkill_is_load_dependent(void **state)
+{
+    (void)state;
+    struct wlcheck_result *res = malloc(sizeof(*res));
+    assert_non_null(res);
+    check_with("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", res);
+    assert_int_equal(res->environment, KILN_OK);
+    assert_true(res->nproblems > 0);
+    assert_true(res->load_dependent);
+    free(res);
+}
+
 static void test_failure_is_not(void **state)
 {
     (void)state;
@@ -107,6 +122,7 @@ int main(void)
     free(probe);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timeout_is_load_dependent),
+        cmocka_unit_test(test_sigkill_is_load_dependent),
         cmocka_unit_test(test_failure_is_not),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
