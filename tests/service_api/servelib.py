@@ -1,6 +1,7 @@
 """Helpers for the service tests: a kiln serve started by the test itself on
 127.0.0.1 with a port the kernel picks, always stopped; HTTP without
 third-party modules; every wait bounded in time."""
+import contextlib
 import http.client
 import json
 import os
@@ -16,6 +17,39 @@ KILN = os.environ.get("KILN_BIN", "build/kiln")
 SRC = os.environ.get("KILN_SOURCE_DIR", ".")
 WORKLOADS = os.path.join(SRC, "tests/service_api/workloads")
 KERNEL_C = open(os.path.join(SRC, "workloads/saxpy/kernel.c")).read()
+
+
+SLURM_UP = os.path.join(SRC, "tests/pipeline_slurm/slurm-up.sh")
+SLURM_DOWN = os.path.join(SRC, "tests/pipeline_slurm/slurm-down.sh")
+
+
+def slurm_or_skip():
+    """Exits 77 (skipped) where the one-node Slurm cannot run."""
+    for p in ("sbatch", "slurmctld", "slurmd", "munged", "mungekey"):
+        if not shutil.which(p):
+            print("SKIP: %s is not installed (apt-get install slurm-wlm munge; scripts/setup does)" % p)
+            sys.exit(77)
+    if os.getuid() != 0:
+        print("SKIP: the one-node Slurm runs its daemons as root")
+        sys.exit(77)
+
+
+@contextlib.contextmanager
+def slurm_cluster(work, salt=0):
+    """A one-node Slurm under WORK/cluster for the with-block, SLURM_CONF
+    pointing at it; stopped however the block ends. The ports wished for
+    come from the pid (plus salt); slurm-up.sh swaps one in use for a free one."""
+    env = dict(os.environ, R=os.path.join(work, "cluster"),
+               CTLD_PORT=str(20000 + (os.getpid() + salt) % 20000),
+               SLURMD_PORT=str(40000 + (os.getpid() + salt) % 20000))
+    up = subprocess.run(["bash", SLURM_UP], env=env, capture_output=True, text=True, timeout=120)
+    try:
+        if up.returncode != 0:
+            fail("the one-node Slurm did not start: %s %s" % (up.stdout[-2000:], up.stderr[-2000:]))
+        os.environ["SLURM_CONF"] = os.path.join(env["R"], "etc/slurm.conf")
+        yield
+    finally:
+        subprocess.run(["bash", SLURM_DOWN], env=env, capture_output=True, timeout=60)
 
 
 def fail(msg):

@@ -6,23 +6,12 @@ on a local server. Skips (77) where slurm-wlm is not installed or the test
 is not root (the throwaway cluster runs its daemons as root)."""
 import json
 import os
-import shutil
-import subprocess
-import sys
 
-from servelib import SRC, Server, check, fail, run, submission, KERNEL_C
+from servelib import SRC, Server, slurm_cluster, slurm_or_skip, check, fail, run, submission, KERNEL_C
 
-UP = os.path.join(SRC, "tests/pipeline_slurm/slurm-up.sh")
-DOWN = os.path.join(SRC, "tests/pipeline_slurm/slurm-down.sh")
 FIX = os.path.join(SRC, "tests/pipeline_cli/fixtures")
 
-for p in ("sbatch", "slurmctld", "slurmd", "munged", "mungekey"):
-    if not shutil.which(p):
-        print("SKIP: %s is not installed (apt-get install slurm-wlm munge; scripts/setup does)" % p)
-        sys.exit(77)
-if os.getuid() != 0:
-    print("SKIP: the one-node Slurm runs its daemons as root")
-    sys.exit(77)
+slurm_or_skip()
 
 CANDIDATES = {
     "pass": KERNEL_C,
@@ -48,14 +37,7 @@ def verdicts(s, tok):
 
 def main(work, servers):
     os.chmod(work, 0o755)  # the sandbox on the node reads the spool as another uid
-    env = dict(os.environ, R=os.path.join(work, "cluster"),
-               CTLD_PORT=str(20000 + os.getpid() % 20000),
-               SLURMD_PORT=str(40000 + os.getpid() % 20000))
-    up = subprocess.run(["bash", UP], env=env, capture_output=True, text=True, timeout=120)
-    try:
-        if up.returncode != 0:
-            fail("the one-node Slurm did not start: %s %s" % (up.stdout[-2000:], up.stderr[-2000:]))
-        os.environ["SLURM_CONF"] = os.path.join(env["R"], "etc/slurm.conf")
+    with slurm_cluster(work):
         local_dir = os.path.join(work, "local")
         os.mkdir(local_dir)
         loc = Server(local_dir).start()
@@ -89,8 +71,6 @@ def main(work, servers):
         ready = [l for l in log.splitlines() if "ready" in l and "slurm:" in l]
         check(len(ready) == 3, "three Slurm workers: %s" % ready)
         s.stop()
-    finally:
-        subprocess.run(["bash", DOWN], env=env, capture_output=True, timeout=60)
 
 
 run(main)

@@ -9,24 +9,13 @@ at once, long before it would have ended), and the submission reaches
 exactly one verdict and one leaderboard entry. Skips (77) where slurm-wlm is
 not installed or the test is not root."""
 import os
-import shutil
 import sqlite3
 import subprocess
-import sys
 import time
 
-from servelib import SRC, Server, check, fail, run, submission, KERNEL_C
+from servelib import Server, slurm_cluster, slurm_or_skip, check, fail, run, submission, KERNEL_C
 
-UP = os.path.join(SRC, "tests/pipeline_slurm/slurm-up.sh")
-DOWN = os.path.join(SRC, "tests/pipeline_slurm/slurm-down.sh")
-
-for p in ("sbatch", "slurmctld", "slurmd", "munged", "mungekey"):
-    if not shutil.which(p):
-        print("SKIP: %s is not installed (apt-get install slurm-wlm munge; scripts/setup does)" % p)
-        sys.exit(77)
-if os.getuid() != 0:
-    print("SKIP: the one-node Slurm runs its daemons as root")
-    sys.exit(77)
+slurm_or_skip()
 
 # Sleeps 3 s per call: its harness job runs for about half a minute (every
 # case, warm-up and timed iteration calls it; 1 s per call made a 10 s job,
@@ -87,14 +76,7 @@ def start_job(s, tok, src):
 
 def main(work, servers):
     os.chmod(work, 0o755)  # the sandbox on the node reads the spool as another uid
-    env = dict(os.environ, R=os.path.join(work, "cluster"),
-               CTLD_PORT=str(20000 + (os.getpid() + 7) % 20000),
-               SLURMD_PORT=str(40000 + (os.getpid() + 7) % 20000))
-    up = subprocess.run(["bash", UP], env=env, capture_output=True, text=True, timeout=120)
-    try:
-        if up.returncode != 0:
-            fail("the one-node Slurm did not start: %s %s" % (up.stdout[-2000:], up.stderr[-2000:]))
-        os.environ["SLURM_CONF"] = os.path.join(env["R"], "etc/slurm.conf")
+    with slurm_cluster(work, 7):
         spool = os.path.join(work, "spool")
         os.mkdir(spool)
         os.chmod(spool, 0o755)
@@ -143,8 +125,6 @@ def main(work, servers):
               "one leaderboard entry, no duplicate: %s" % lb["gpus"])
         s.stop()
         check(jobs() == {}, "no job left in squeue at the end: %s" % jobs())
-    finally:
-        subprocess.run(["bash", DOWN], env=env, capture_output=True, timeout=60)
 
 
 run(main)

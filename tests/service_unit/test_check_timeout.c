@@ -7,6 +7,7 @@
  * inputs.py replaced; skips (77) where the sandbox cannot run. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,16 +60,26 @@ static void check_with(const char *inputs_py, struct wlcheck_result *res)
     workload_free(w);
 }
 
+/* Checks the workload with this inputs.py: the check must fail as the
+ * workload's problem (never the host's), naming `says` when not NULL, and
+ * be load_dependent or not as told. */
+static void expect_problem(const char *inputs_py, bool load_dependent, const char *says)
+{
+    struct wlcheck_result *res = malloc(sizeof(*res));
+    assert_non_null(res);
+    check_with(inputs_py, res);
+    assert_int_equal(res->environment, KILN_OK);
+    assert_true(res->nproblems > 0);
+    if (says)
+        assert_non_null(strstr(res->problems, says));
+    assert_int_equal(res->load_dependent, load_dependent);
+    free(res);
+}
+
 static void test_timeout_is_load_dependent(void **state)
 {
     (void)state;
-    struct wlcheck_result *res = malloc(sizeof(*res));
-    assert_non_null(res);
-    check_with("import time\ntime.sleep(60)\n", res);
-    assert_int_equal(res->environment, KILN_OK);
-    assert_true(res->nproblems > 0);
-    assert_true(res->load_dependent);
-    free(res);
+    expect_problem("import time\ntime.sleep(60)\n", true, NULL);
 }
 
 /* A SIGKILL kiln did not send looks the same whoever sent it: here the
@@ -76,26 +87,14 @@ static void test_timeout_is_load_dependent(void **state)
 static void test_sigkill_is_load_dependent(void **state)
 {
     (void)state;
-    struct wlcheck_result *res = malloc(sizeof(*res));
-    assert_non_null(res);
-    check_with("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", res);
-    assert_int_equal(res->environment, KILN_OK);
-    assert_true(res->nproblems > 0);
-    assert_true(res->load_dependent);
-    free(res);
+    expect_problem("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", true, NULL);
 }
 
 static void test_failure_is_not(void **state)
 {
     (void)state;
-    struct wlcheck_result *res = malloc(sizeof(*res));
-    assert_non_null(res);
-    check_with("raise SystemExit('inputs.py is broken on purpose')\n", res);
-    assert_int_equal(res->environment, KILN_OK);
-    assert_true(res->nproblems > 0);
-    assert_non_null(strstr(res->problems, "broken on purpose"));
-    assert_false(res->load_dependent);
-    free(res);
+    expect_problem("raise SystemExit('inputs.py is broken on purpose')\n", false,
+                   "broken on purpose");
 }
 
 int main(void)
