@@ -85,7 +85,8 @@ bool inputs_set_scored(const struct workload *wl, const struct input_set *s);
 uint64_t inputs_seed(uint64_t base, const char *case_name, int set);
 
 /* A script that fails is KILN_E_CHILD, one that runs out of time
- * KILN_E_TIMEOUT (which a loaded host can cause), each naming the script. */
+ * KILN_E_TIMEOUT and one killed by a SIGKILL kiln did not send
+ * KILN_E_KILLED (both of which the host can cause), each naming the script. */
 enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
                             struct kiln_err *err) KILN_NODISCARD;
 
