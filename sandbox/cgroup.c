@@ -231,7 +231,7 @@ int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid)
     return 0;
 }
 
-int cgroup_self_join(const struct sandbox_cgroup *cg)
+int cgroup_can_join_self(const struct sandbox_cgroup *cg)
 {
     return cg->version == 1;
 }

@@ -30,7 +30,7 @@ void cgroup_create(struct sandbox_cgroup *cg, long long memory_bytes, long long 
  * Waits out an RCU grace period unless another move just did (ms). */
 int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid);
 
-/* Under v1 (cgroup_self_join() true): moves the calling process, which
+/* Under v1 (cgroup_can_join_self() true): moves the calling process, which
  * must be single-threaded (a child right after fork), into the cgroup(s)
  * by writing "0" to `tasks`. A move of the caller's own thread skips the
  * global threadgroup lock, so it is not the RCU grace period of
@@ -39,7 +39,7 @@ int cgroup_join_self(const struct sandbox_cgroup *cg);
 
 /* Whether cgroup_join_self() applies: v1. Under v2 a thread may not leave
  * its domain, so the parent attaches with cgroup_attach(). */
-int cgroup_self_join(const struct sandbox_cgroup *cg);
+int cgroup_can_join_self(const struct sandbox_cgroup *cg);
 
 /* After the run: did the memory cap OOM-kill, did fork hit pids.max? */
 void cgroup_events(const struct sandbox_cgroup *cg, int *oom_killed, int *pids_hit);

@@ -217,7 +217,7 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
     /* Under v1 setup moves itself in before it forks init, which inherits
      * the cgroup: no grace period, no hand-over. Else the parent attaches
      * setup and init, and init waits on this socket until it is in. */
-    pl->cg_self_join = cgroup_self_join(&pl->cg);
+    pl->cg_self_join = cgroup_can_join_self(&pl->cg);
     if (!pl->cg_self_join && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go_p)) {
         rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
         cgroup_destroy(&pl->cg);
