@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kiln_version.h"
@@ -194,4 +196,58 @@ int fs_runtime_dir(void)
         fd = -1;
     }
     return fd;
+}
+
+char *fs_runtime_read(const char *name, size_t min, size_t max, long max_age_s, size_t *len)
+{
+    *len = 0;
+    int dfd = fs_runtime_dir();
+    if (dfd < 0)
+        return NULL;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    close(dfd);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    time_t now = time(NULL);
+    char *buf = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+        !(st.st_mode & 022) && st.st_size >= (off_t)min && st.st_size <= (off_t)max &&
+        (max_age_s <= 0 || (now >= st.st_mtim.tv_sec && now - st.st_mtim.tv_sec < max_age_s)))
+        buf = malloc((size_t)st.st_size + 1);
+    size_t got = 0;
+    while (buf && got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) { /* an error, or the file shrank under us: no record */
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    if (buf)
+        *len = got;
+    return buf;
+}
+
+void fs_runtime_write(const char *name, const struct iovec *parts, int nparts)
+{
+    char tmp[NAME_MAX + 1];
+    int n = snprintf(tmp, sizeof(tmp), "%s.%ld", name, (long)getpid());
+    int dfd = n > 0 && (size_t)n < sizeof(tmp) ? fs_runtime_dir() : -1;
+    if (dfd < 0)
+        return;
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        int ok = 1;
+        for (int i = 0; ok && i < nparts; i++)
+            ok = fd_write_all(fd, parts[i].iov_base, parts[i].iov_len) == 0;
+        ok = close(fd) == 0 && ok;
+        if (!ok || renameat(dfd, tmp, dfd, name) < 0)
+            (void)unlinkat(dfd, tmp, 0);
+    }
+    close(dfd);
 }

@@ -43,6 +43,18 @@ enum kiln_rc fs_join(char *out, size_t cap, const char *a, const char *b,
  * then there are no such records. */
 int fs_runtime_dir(void);
 
+/* Record `name` of fs_runtime_dir(), read whole (malloc'd, *len bytes) only
+ * when it is a regular file (not a link) of the effective user that nobody
+ * else can write, of min..max bytes, and when max_age_s > 0 modified less
+ * than that many seconds ago; NULL otherwise (no record: recompute). */
+char *fs_runtime_read(const char *name, size_t min, size_t max, long max_age_s, size_t *len);
+
+/* Writes `parts` as record `name` of fs_runtime_dir(), mode 0600, through
+ * a temporary file renamed over it, so a reader sees a whole record or
+ * none. Best effort: a record is a cache, its absence only costs time. */
+struct iovec;
+void fs_runtime_write(const char *name, const struct iovec *parts, int nparts);
+
 /* Directory holding policies/, images/ and workloads/: $KILN_DATA_DIR if
  * set, else the source tree kiln was built from. */
 const char *fs_data_dir(void);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -194,53 +195,32 @@ static int strings_ok(const struct pyfind *f)
 
 static int disk_hit(uint64_t key, struct pyfind *out)
 {
-    int dfd = fs_runtime_dir();
-    if (dfd < 0)
-        return 0;
-    int fd = openat(dfd, "pyfind.memo", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    close(dfd);
-    if (fd < 0)
-        return 0;
-    struct disk_memo *m = malloc(sizeof(*m));
-    struct stat st, exe;
-    int ok = m && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-             !(st.st_mode & 022) && st.st_size == (off_t)sizeof(*m) &&
-             time(NULL) - st.st_mtim.tv_sec < PYFIND_DISK_TTL_S &&
-             time(NULL) >= st.st_mtim.tv_sec && read(fd, m, sizeof(*m)) == (ssize_t)sizeof(*m) &&
-             !memcmp(m->magic, PYFIND_DISK_MAGIC, sizeof(m->magic)) && m->key == key &&
+    size_t len = 0;
+    struct disk_memo *m = (struct disk_memo *)fs_runtime_read("pyfind.memo", sizeof(*m), sizeof(*m),
+                                                              PYFIND_DISK_TTL_S, &len);
+    struct stat exe;
+    int ok = m && !memcmp(m->magic, PYFIND_DISK_MAGIC, sizeof(m->magic)) && m->key == key &&
              strings_ok(&m->found) && stat(m->found.executable, &exe) == 0 &&
              ident_hash(0, &exe) == m->exe_ident;
     if (ok)
         *out = m->found;
     free(m);
-    close(fd);
     return ok;
 }
 
 static void disk_store(uint64_t key, const struct pyfind *found)
 {
     struct stat exe;
-    int dfd = fs_runtime_dir();
-    if (dfd < 0)
-        return;
     struct disk_memo *m = calloc(1, sizeof(*m));
-    char tmp[32];
-    snprintf(tmp, sizeof(tmp), "pyfind.memo.%ld", (long)getpid());
-    int fd = m && stat(found->executable, &exe) == 0
-                 ? openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
-                 : -1;
-    if (fd >= 0) {
+    if (m && stat(found->executable, &exe) == 0) {
         memcpy(m->magic, PYFIND_DISK_MAGIC, sizeof(m->magic));
         m->key = key;
         m->exe_ident = ident_hash(0, &exe);
         m->found = *found;
-        int ok = write(fd, m, sizeof(*m)) == (ssize_t)sizeof(*m);
-        ok = close(fd) == 0 && ok;
-        if (!ok || renameat(dfd, tmp, dfd, "pyfind.memo") < 0)
-            (void)unlinkat(dfd, tmp, 0);
+        struct iovec part = {.iov_base = m, .iov_len = sizeof(*m)};
+        fs_runtime_write("pyfind.memo", &part, 1);
     }
     free(m);
-    close(dfd);
 }
 
 /* Makes (c, found) the in-process memo; takes c. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -113,48 +114,18 @@ static int limits_ok(const struct sandbox_limits *l)
     return 1;
 }
 
-static int read_all(int fd, char *buf, size_t len)
-{
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        got += (size_t)n;
-    }
-    return 0;
-}
-
 /* The record's bytes, when the file is this user's alone and of a size a
  * record can have; NULL otherwise. */
 static char *read_record(const char *name, size_t *len)
 {
     char file[64];
-    int dfd = fs_runtime_dir();
-    if (dfd < 0 || record_name(name, file, sizeof(file)) < 0) {
-        if (dfd >= 0)
-            close(dfd);
+    *len = 0;
+    if (record_name(name, file, sizeof(file)) < 0)
         return NULL;
-    }
-    int fd = openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    close(dfd);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-        !(st.st_mode & 022) && st.st_size > (off_t)sizeof(struct disk_head) &&
-        st.st_size <= (off_t)(sizeof(struct disk_head) + DISK_TEXTS_MAX +
-                              BPF_MAXINSNS * sizeof(struct sock_filter)) &&
-        (buf = malloc((size_t)st.st_size)) != NULL && read_all(fd, buf, (size_t)st.st_size) < 0) {
-        free(buf);
-        buf = NULL;
-    }
-    close(fd);
-    *len = buf ? (size_t)st.st_size : 0;
-    return buf;
+    return fs_runtime_read(file, sizeof(struct disk_head) + 1,
+                           sizeof(struct disk_head) + DISK_TEXTS_MAX +
+                               BPF_MAXINSNS * sizeof(struct sock_filter),
+                           0, len);
 }
 
 int policy_disk_decode(const char *rec, size_t len, const char *build, const char *data_dir,
@@ -220,11 +191,8 @@ void policy_disk_store(const struct policy_texts *t, const struct sandbox_policy
 {
     struct disk_head h;
     memset(&h, 0, sizeof(h));
-    char file[64], tmp[96];
+    char file[64];
     if (build_id(h.build, sizeof(h.build)) < 0 || record_name(p->name, file, sizeof(file)) < 0)
-        return;
-    int dfd = fs_runtime_dir();
-    if (dfd < 0)
         return;
     memcpy(h.magic, DISK_MAGIC, sizeof(h.magic));
     snprintf(h.name, sizeof(h.name), "%s", p->name);
@@ -233,14 +201,9 @@ void policy_disk_store(const struct policy_texts *t, const struct sandbox_policy
     h.limits = p->limits;
     h.texts_len = t->len;
     h.bpf_len = p->bpf_len;
-    snprintf(tmp, sizeof(tmp), "%s.%ld", file, (long)getpid());
-    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        int ok = fd_write_all(fd, &h, sizeof(h)) == 0 && fd_write_all(fd, t->buf, t->len) == 0 &&
-                 fd_write_all(fd, p->bpf, p->bpf_len * sizeof(struct sock_filter)) == 0;
-        ok = close(fd) == 0 && ok;
-        if (!ok || renameat(dfd, tmp, dfd, file) < 0)
-            (void)unlinkat(dfd, tmp, 0);
-    }
-    close(dfd);
+    struct iovec parts[] = {
+        {.iov_base = &h, .iov_len = sizeof(h)},
+        {.iov_base = t->buf, .iov_len = t->len},
+        {.iov_base = p->bpf, .iov_len = p->bpf_len * sizeof(struct sock_filter)}};
+    fs_runtime_write(file, parts, 3);
 }
