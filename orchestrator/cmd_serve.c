@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -172,6 +173,32 @@ int cmd_serve(int argc, char **argv)
     return KILN_EXIT_OK;
 }
 
+/* --expires: a duration from now (30d, 12h, 90m, 3600s) or a UTC date. */
+static int parse_expires(const char *s, double *out)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int y, mo, d, n = 0;
+    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 && s[n] == '\0' && mo >= 1 && mo <= 12 &&
+        d >= 1 && d <= 31) {
+        struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d};
+        time_t t = timegm(&tm);
+        *out = (double)t;
+        return t > now.tv_sec ? 0 : -1;
+    }
+    char *end;
+    double v = strtod(s, &end);
+    double unit = !strcmp(end, "d")   ? 86400
+                  : !strcmp(end, "h") ? 3600
+                  : !strcmp(end, "m") ? 60
+                  : !strcmp(end, "s") ? 1
+                                      : 0;
+    if (end == s || unit == 0 || !(v > 0 && v * unit <= 100.0 * 365 * 86400))
+        return -1;
+    *out = (double)now.tv_sec + v * unit;
+    return 0;
+}
+
 int cmd_token(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
@@ -180,6 +207,8 @@ int cmd_token(int argc, char **argv)
                                          {"rate", required_argument, NULL, 'r'},
                                          {"burst", required_argument, NULL, 'b'},
                                          {"quota", required_argument, NULL, 'q'},
+                                         {"expires", required_argument, NULL, 'e'},
+                                         {"scope", required_argument, NULL, 's'},
                                          CLI_OPTS_JSON,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("token");
@@ -211,6 +240,21 @@ int cmd_token(int argc, char **argv)
                 return cli_usage_error("token", "--quota needs a number, got '%s'", optarg);
             o.quota = v;
             break;
+        case 'e':
+            if (parse_expires(optarg, &o.expires))
+                return cli_usage_error("token",
+                                       "--expires needs a duration (30d, 12h, 90m, 3600s) or a "
+                                       "date YYYY-MM-DD (UTC) in the future, got '%s'",
+                                       optarg);
+            break;
+        case 's':
+            if (strcmp(optarg, "submit") && strcmp(optarg, "admin"))
+                return cli_usage_error("token",
+                                       "--scope is 'submit' (submit, read its own) or 'admin', "
+                                       "got '%s'",
+                                       optarg);
+            o.admin = !strcmp(optarg, "admin");
+            break;
         default:
             if (cli_output_option("token", c, &out) < 0)
                 return KILN_EXIT_USAGE;
@@ -219,8 +263,29 @@ int cmd_token(int argc, char **argv)
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
-    if (argc - optind != 2 || strcmp(argv[optind], "add"))
-        return cli_usage_error("token", "usage: kiln token add NAME [--admin] [--db PATH]");
+    const char *verb = optind < argc ? argv[optind] : "";
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    if (!strcmp(verb, "list") && argc - optind == 1) {
+        if (serve_token_list(o.db, out == CLI_OUT_JSON, &err) != KILN_OK) {
+            cli_report("token", &err);
+            return KILN_EXIT_USAGE;
+        }
+        return KILN_EXIT_OK;
+    }
+    if (!strcmp(verb, "revoke") && argc - optind == 2) {
+        if (serve_token_revoke(o.db, argv[optind + 1], &err) != KILN_OK) {
+            cli_report("token", &err);
+            return KILN_EXIT_USAGE;
+        }
+        fprintf(stderr, "kiln token: revoked '%s' in %s; its submissions stay\n", argv[optind + 1],
+                o.db);
+        return KILN_EXIT_OK;
+    }
+    if (argc - optind != 2 || strcmp(verb, "add"))
+        return cli_usage_error("token", "usage: kiln token add NAME [--scope submit|admin] "
+                                        "[--expires 30d] [--db PATH] | kiln token list | kiln "
+                                        "token revoke NAME");
     o.name = argv[optind + 1];
     if (strchr(o.db, '/')) {
         /* The default lives in ./kiln-serve/, created on first use. */
@@ -233,19 +298,19 @@ int cmd_token(int argc, char **argv)
         }
     }
     char tok[SERVE_TOKEN_MAX];
-    struct kiln_err err;
-    kiln_err_clear(&err);
     if (serve_token_add(&o, tok, &err) != KILN_OK) {
         cli_report("token", &err);
         return KILN_EXIT_USAGE;
     }
     if (out == CLI_OUT_JSON) {
         /* The limits as applied: 0 in the options means the default. */
-        json_t *doc = json_pack(
-            "{s:i, s:s, s:s, s:b, s:f, s:f, s:I, s:s}", "version", 1, "name", o.name, "token", tok,
-            "admin", o.admin, "rate", o.rate > 0 ? o.rate : SERVE_TOKEN_RATE, "burst",
-            o.burst > 0 ? o.burst : SERVE_TOKEN_BURST, "quota",
-            (json_int_t)(o.quota > 0 ? o.quota : SERVE_TOKEN_QUOTA), "db", o.db);
+        json_t *doc =
+            json_pack("{s:i, s:s, s:s, s:b, s:s, s:o, s:f, s:f, s:I, s:s}", "version", 1, "name",
+                      o.name, "token", tok, "admin", o.admin, "scope", o.admin ? "admin" : "submit",
+                      "expires", o.expires > 0 ? json_real(o.expires) : json_null(), "rate",
+                      o.rate > 0 ? o.rate : SERVE_TOKEN_RATE, "burst",
+                      o.burst > 0 ? o.burst : SERVE_TOKEN_BURST, "quota",
+                      (json_int_t)(o.quota > 0 ? o.quota : SERVE_TOKEN_QUOTA), "db", o.db);
         if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0) {
             json_decref(doc);
             fprintf(stderr, "kiln token: the token was created but could not be printed as JSON "
@@ -258,8 +323,8 @@ int cmd_token(int argc, char **argv)
         printf("%s\n", tok);
     }
     fprintf(stderr,
-            "kiln token: created '%s'%s in %s; this is the only time the token is shown "
-            "(the database keeps its SHA-256)\n",
-            o.name, o.admin ? " (admin)" : "", o.db);
+            "kiln token: created '%s' (scope %s%s) in %s; this is the only time the token is "
+            "shown (the database keeps its SHA-256)\n",
+            o.name, o.admin ? "admin" : "submit", o.expires > 0 ? ", expires" : "", o.db);
     return KILN_EXIT_OK;
 }

@@ -485,23 +485,32 @@ const struct kiln_cmd kiln_commands[] = {
      "example:\n"
      "  kiln token add alice --db kiln-serve/kiln.db && kiln serve\n",
      cmd_serve},
-    {"token", "create an API token for kiln serve (kiln token add NAME)",
-     "usage: kiln token add NAME [--admin] [--db PATH] [--rate R] [--burst B] [--quota Q]\n"
-     "                      [--json]\n"
+    {"token", "manage kiln serve's API tokens (kiln token add|list|revoke)",
+     "usage: kiln token add NAME [--scope submit|admin] [--expires WHEN] [--db PATH]\n"
+     "                      [--rate R] [--burst B] [--quota Q] [--json]\n"
+     "       kiln token list [--db PATH] [--json]\n"
+     "       kiln token revoke NAME [--db PATH]\n"
      "\n"
-     "Creates a bearer token for kiln serve and prints it once; the database keeps\n"
-     "only its SHA-256. --admin may flag entries as hacked. Each token may submit R\n"
-     "per second on average, B at once (a token bucket), and have Q submissions\n"
-     "queued or running (defaults 1, 20, 100).\n"
+     "add creates a bearer token for kiln serve and prints it once; the database\n"
+     "keeps only its SHA-256. Scope submit (the default) may submit and read its\n"
+     "own submissions, their events and records; another token's are 404 to it.\n"
+     "Scope admin may read every submission, flag entries as hacked and rotate\n"
+     "seeds. Each token may submit R per second on average, B at once (a token\n"
+     "bucket), and have Q submissions queued or running (defaults 1, 20, 100).\n"
+     "list shows every token (name, id, scope, dates, state; never a secret);\n"
+     "revoke refuses a token from then on (its submissions stay).\n"
      "\n"
      "options:\n"
      "  --db PATH   the server's database (default kiln-serve/kiln.db)\n"
-     "  --admin     may flag entries as hacked (POST /v1/submissions/ID/hacked)\n"
+     "  --scope S   submit (default) or admin; --admin is --scope admin\n"
+     "  --expires WHEN   refused after WHEN: a duration (30d, 12h, 90m, 3600s) or\n"
+     "              a date YYYY-MM-DD (UTC); default never\n"
      "  --rate R, --burst B, --quota Q   the token's limits (1/s, 20, 100)\n"
-     "  --json      print {version, name, token, admin, rate, burst, quota, db}\n"
+     "  --json      add: {version, name, token, admin, scope, expires, rate, burst,\n"
+     "              quota, db}; list: {version, db, tokens: [...]}\n"
      "\n"
      "example:\n"
-     "  TOKEN=$(kiln token add alice)\n",
+     "  TOKEN=$(kiln token add alice --expires 30d)\n",
      cmd_token},
 #endif
     {NULL, NULL, NULL, NULL},

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,7 +384,11 @@ static bool sandbox_failure(const struct sbexec_result *r, struct eval_outcome *
         eliminate(out, "run", VERDICT_SANDBOX_VIOLATION, "the sandbox stopped it: %s", why);
         return true;
     case SANDBOX_SIGNALED:
-        eliminate(out, "run", VERDICT_RUNTIME_ERROR, "the process crashed: %s", why);
+        out->host_killed = r->sb.signal == SIGKILL || r->sb.signal == SIGTERM;
+        eliminate(out, "run", VERDICT_RUNTIME_ERROR, "the process crashed: %s%s", why,
+                  out->host_killed ? " (a signal kiln did not send: the host's OOM killer, an "
+                                     "operator, or the candidate itself)"
+                                   : "");
         return true;
     }
     return false;

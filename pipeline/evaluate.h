@@ -97,7 +97,12 @@ struct eval_outcome {
     size_t nconfig;
     struct eval_turnaround t; /* where the time went (turnaround.h) */
     bool precompiled;         /* the compile result came from compile/result.json */
-    char where[256];          /* where the harness ran, when not on this host ("slurm job ...") */
+    /* The harness died of SIGKILL or SIGTERM that kiln did not send (kiln's
+     * own kills are timeouts and limits): the host's OOM killer or an
+     * operator as likely as the candidate. The verdict says runtime_error;
+     * the service retries instead of judging (service/worker.c). */
+    bool host_killed;
+    char where[256]; /* where the harness ran, when not on this host ("slurm job ...") */
     struct sbnode_device ran_on; /* that host's GPU as it reported it; present false otherwise */
     /* The physics floor came from ran_on's properties: this host had no
      * GPU to ask (a submit host of --executor slurm). */

@@ -6,10 +6,21 @@
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "service_impl.h"
 
 #define SECRET_HEX 64
+
+/* YYYY-MM-DD HH:MM UTC of epoch seconds t. */
+static void utc_date(double t, char *out, size_t cap)
+{
+    time_t s = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&s, &tm) || !strftime(out, cap, "%Y-%m-%d %H:%M UTC", &tm))
+        snprintf(out, cap, "%.0f", t);
+}
 
 static enum kiln_rc token_hash(const char *tok, unsigned char out[32], struct kiln_err *err)
 {
@@ -57,7 +68,8 @@ enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TO
     double burst = o->burst > 0 ? o->burst : SERVE_TOKEN_BURST;
     if (sqlite3_prepare_v2(d.db,
                            "INSERT INTO tokens(id, name, hash, admin, created, rate, burst, quota,"
-                           " bucket, bucket_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?7, ?5)",
+                           " bucket, bucket_at, expires) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?7,"
+                           " ?5, ?9)",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = kiln_fail(err, KILN_E_IO, "database: %s", sqlite3_errmsg(d.db));
     } else {
@@ -69,6 +81,8 @@ enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TO
         sqlite3_bind_double(st, 6, o->rate > 0 ? o->rate : SERVE_TOKEN_RATE);
         sqlite3_bind_double(st, 7, burst);
         sqlite3_bind_int64(st, 8, o->quota > 0 ? o->quota : SERVE_TOKEN_QUOTA);
+        if (o->expires > 0)
+            sqlite3_bind_double(st, 9, o->expires);
         int r = sqlite3_step(st);
         if (r == SQLITE_CONSTRAINT)
             rc = kiln_fail(err, KILN_E_USAGE,
@@ -113,8 +127,10 @@ enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken
     bool found = false;
     sqlite3_stmt *st = NULL;
     pthread_mutex_lock(&d->mu);
-    if (sqlite3_prepare_v2(d->db, "SELECT hash, name, admin FROM tokens WHERE id=?1", -1, &st,
-                           NULL) != SQLITE_OK) {
+    double expires = 0, revoked = 0;
+    if (sqlite3_prepare_v2(d->db,
+                           "SELECT hash, name, admin, expires, revoked FROM tokens WHERE id=?1", -1,
+                           &st, NULL) != SQLITE_OK) {
         rc = kiln_fail(err, KILN_E_IO, "database: %s", sqlite3_errmsg(d->db));
     } else {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -123,6 +139,8 @@ enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken
             memcpy(want, sqlite3_column_blob(st, 0), 32);
             snprintf(out->name, sizeof(out->name), "%s", (const char *)sqlite3_column_text(st, 1));
             out->admin = sqlite3_column_int(st, 2) != 0;
+            expires = sqlite3_column_double(st, 3); /* NULL reads 0: never */
+            revoked = sqlite3_column_double(st, 4);
             found = true;
         } else if (r != SQLITE_ROW && r != SQLITE_DONE) {
             rc = kiln_fail(err, KILN_E_IO, "database: %s", sqlite3_errmsg(d->db));
@@ -140,6 +158,107 @@ enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken
                          "the token is not valid (revoked, mistyped, or "
                          "from another server's database)");
     }
+    /* Only a holder of the whole token learns that it was revoked or expired. */
+    char when[32];
+    if (revoked > 0 || (expires > 0 && serve_now() >= expires)) {
+        bool rev = revoked > 0;
+        utc_date(rev ? revoked : expires, when, sizeof(when));
+        kiln_fail(err, KILN_E_REJECTED,
+                  "the token '%s' %s on %s: ask the operator for a new one (kiln token add)",
+                  out->name, rev ? "was revoked" : "expired", when);
+        memset(out, 0, sizeof(*out));
+        return KILN_E_REJECTED;
+    }
     snprintf(out->id, sizeof(out->id), "%s", id);
     return KILN_OK;
+}
+
+/* The database of `kiln token list|revoke`: it must exist already. */
+static enum kiln_rc open_existing(const char *db, struct sdb *d, struct kiln_err *err)
+{
+    if (access(db, F_OK) != 0)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "no database %s: give the server's with --db (kiln token add creates one)",
+                         db);
+    return sdb_open(db, d, err);
+}
+
+enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err)
+{
+    struct sdb d;
+    enum kiln_rc rc = open_existing(db, &d, err);
+    if (rc != KILN_OK)
+        return rc;
+    json_t *rows = NULL;
+    rc = sdb_query_json(&d,
+                        "SELECT name, id, CASE WHEN admin THEN 'admin' ELSE 'submit' END AS scope,"
+                        " created, expires, revoked, rate, burst, quota,"
+                        " (SELECT COUNT(*) FROM jobs j WHERE j.token_id=t.id) AS submissions,"
+                        " (SELECT COUNT(*) FROM jobs j WHERE j.token_id=t.id AND state!='done')"
+                        " AS pending FROM tokens t ORDER BY created",
+                        NULL, &rows, err);
+    sdb_close(&d);
+    if (rc != KILN_OK)
+        return rc;
+    if (json) {
+        json_t *doc = json_pack("{s:i,s:s,s:o}", "version", 1, "db", db, "tokens", rows);
+        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0)
+            rc = kiln_fail(err, KILN_E_IO, "cannot print the token list as JSON");
+        json_decref(doc);
+        if (rc == KILN_OK)
+            putchar('\n');
+        return rc;
+    }
+    printf("%-20s %-16s %-6s %-20s %-20s %-8s %s\n", "NAME", "ID", "SCOPE", "CREATED", "EXPIRES",
+           "STATE", "SUBMISSIONS");
+    size_t i;
+    json_t *r;
+    double now = serve_now();
+    json_array_foreach(rows, i, r)
+    {
+        char created[32], expires[32] = "never";
+        double ex = json_number_value(json_object_get(r, "expires"));
+        double rv = json_number_value(json_object_get(r, "revoked"));
+        utc_date(json_number_value(json_object_get(r, "created")), created, sizeof(created));
+        if (ex > 0)
+            utc_date(ex, expires, sizeof(expires));
+        printf("%-20s %-16s %-6s %-20s %-20s %-8s %lld (%lld pending)\n",
+               json_string_value(json_object_get(r, "name")),
+               json_string_value(json_object_get(r, "id")),
+               json_string_value(json_object_get(r, "scope")), created, expires,
+               rv > 0                ? "revoked"
+               : ex > 0 && now >= ex ? "expired"
+                                     : "active",
+               (long long)json_integer_value(json_object_get(r, "submissions")),
+               (long long)json_integer_value(json_object_get(r, "pending")));
+    }
+    if (json_array_size(rows) == 0)
+        printf("(no tokens: kiln token add NAME --db %s)\n", db);
+    json_decref(rows);
+    return KILN_OK;
+}
+
+enum kiln_rc serve_token_revoke(const char *db, const char *name, struct kiln_err *err)
+{
+    struct sdb d;
+    enum kiln_rc rc = open_existing(db, &d, err);
+    if (rc != KILN_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if (sdb_prep(&d, "UPDATE tokens SET revoked=?2 WHERE name=?1 AND revoked IS NULL", &st) !=
+        SQLITE_OK) {
+        rc = sdb_fail(&d, err, "revoke");
+    } else {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 2, serve_now());
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = sdb_fail(&d, err, "revoke");
+        else if (sqlite3_changes(d.db) == 0)
+            rc = kiln_fail(err, KILN_E_USAGE,
+                           "no active token named '%s' in %s (kiln token list shows them)", name,
+                           db);
+    }
+    sqlite3_finalize(st);
+    sdb_close(&d);
+    return rc;
 }

@@ -198,7 +198,7 @@ enum kiln_rc serve_store_community(const char *data, const struct serve_communit
     }
     if (rc == KILN_OK) {
         snprintf(dir, dir_cap, "%s/%s", root, w->hash);
-        snprintf(board, SERVE_BOARD_MAX + 1, "%s@%.12s", w->name, w->hash);
+        snprintf(board, SERVE_BOARD_MAX + 1, "%s@%s", w->name, w->hash);
         /* The same content is stored once; a directory of that hash already
          * holds exactly these files. */
         if (rename(tmp, dir) == 0)
@@ -207,7 +207,7 @@ enum kiln_rc serve_store_community(const char *data, const struct serve_communit
             rc = kiln_fail_errno(err, KILN_E_IO, "rename %s to %s", tmp, dir);
     }
     workload_free(w);
-    struct kiln_err e2;
+    struct kiln_err e2 = {0};
     if (tmp[0] && fs_remove_tree(tmp, &e2) != KILN_OK)
         fprintf(stderr, "kiln serve: %s\n", e2.msg);
     return rc;

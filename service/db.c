@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,11 +56,19 @@ static const char schema[] =
 
 /* Columns added after the first release, for databases made before them:
  * board (the leaderboard, = workload for a built-in), the visible seed,
- * a community workload's directory, and the timeline (serve_mono). */
-static const char *const added_columns[] = {
-    "board TEXT",           "visible_seed TEXT",     "wl_dir TEXT",
-    "compile_started REAL", "compile_finished REAL", "run_started REAL",
-    "run_finished REAL",
+ * a community workload's directory, the timeline (serve_mono), the worker
+ * judging a job; a token's expiry and revocation. */
+static const char *const added_columns[][2] = {
+    {"jobs", "board TEXT"},
+    {"jobs", "visible_seed TEXT"},
+    {"jobs", "wl_dir TEXT"},
+    {"jobs", "compile_started REAL"},
+    {"jobs", "compile_finished REAL"},
+    {"jobs", "run_started REAL"},
+    {"jobs", "run_finished REAL"},
+    {"jobs", "worker_pid INTEGER"},
+    {"tokens", "expires REAL"},
+    {"tokens", "revoked REAL"},
 };
 
 double serve_mono(void)
@@ -105,9 +114,69 @@ enum kiln_rc sdb_exec(struct sdb *d, const char *sql, struct kiln_err *err)
     return KILN_OK;
 }
 
+/* Community leaderboards were once NAME@ and 12 hex digits of the
+ * workload's hash (48 bits: two workloads of one name were found to share
+ * them). They are NAME@ and the full SHA-256 now, which is the last part of
+ * the job's community directory. */
+static enum kiln_rc full_hash_boards(struct sdb *d, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    json_t *rows = NULL;
+    if (sdb_prep(d,
+                 "SELECT DISTINCT board, workload, wl_dir FROM jobs WHERE wl_dir IS NOT NULL"
+                 " AND length(board) = length(workload) + 13",
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, "leaderboard names");
+    enum kiln_rc rc = sdb_rows_json(d, st, &rows, err);
+    sqlite3_finalize(st);
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r)
+    {
+        const char *old = json_string_value(json_object_get(r, "board")),
+                   *name = json_string_value(json_object_get(r, "workload")),
+                   *dir = json_string_value(json_object_get(r, "wl_dir"));
+        const char *hash = dir ? strrchr(dir, '/') : NULL;
+        if (rc != KILN_OK || !old || !name || !hash || strlen(hash + 1) != 64)
+            continue;
+        char board[SERVE_BOARD_MAX + 1];
+        snprintf(board, sizeof(board), "%s@%s", name, hash + 1);
+        const char *sql[] = {"UPDATE jobs SET board=?1 WHERE board=?2 AND wl_dir=?3",
+                             "UPDATE OR IGNORE visible_seeds SET board=?1 WHERE board=?2"};
+        for (size_t k = 0; rc == KILN_OK && k < 2; k++) {
+            if (sdb_prep(d, sql[k], &st) != SQLITE_OK) {
+                rc = sdb_fail(d, err, "leaderboard names");
+                break;
+            }
+            sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, old, -1, SQLITE_STATIC);
+            if (k == 0)
+                sqlite3_bind_text(st, 3, dir, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) != SQLITE_DONE)
+                rc = sdb_fail(d, err, "leaderboard names");
+            sqlite3_finalize(st);
+        }
+    }
+    json_decref(rows);
+    return rc;
+}
+
 enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err)
 {
     memset(d, 0, sizeof(*d));
+    /* The database holds every tenant's sources and the tokens' hashes:
+     * created 0600 (SQLite gives its -wal and -shm files the same mode), and
+     * an older one made 0644 is narrowed. */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return kiln_fail_errno(err, KILN_E_IO,
+                               "cannot open the database %s (check the directory exists and is "
+                               "writable)",
+                               path);
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && sb.st_uid == geteuid() && (sb.st_mode & 077))
+        (void)fchmod(fd, sb.st_mode & 0700);
+    close(fd);
     if (sqlite3_open_v2(path, &d->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                         NULL) != SQLITE_OK) {
@@ -128,7 +197,8 @@ enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err)
         rc = sdb_exec(d, schema, err);
     for (size_t i = 0; rc == KILN_OK && i < sizeof(added_columns) / sizeof(*added_columns); i++) {
         char sql[128];
-        snprintf(sql, sizeof(sql), "ALTER TABLE jobs ADD COLUMN %s", added_columns[i]);
+        snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s", added_columns[i][0],
+                 added_columns[i][1]);
         /* Fails with "duplicate column name" when it is there: that is fine. */
         if (sqlite3_exec(d->db, sql, NULL, NULL, NULL) == SQLITE_OK) {
             if (i == 0) /* board just added: the old rows' board is their workload */
@@ -142,6 +212,8 @@ enum kiln_rc sdb_open(const char *path, struct sdb *d, struct kiln_err *err)
                       "CREATE INDEX IF NOT EXISTS jobs_by_board ON jobs(board, status, verified,"
                       " hacked);",
                       err);
+    if (rc == KILN_OK)
+        rc = full_hash_boards(d, err);
     if (rc != KILN_OK) {
         kiln_err_prefix(err, "%s: ", path);
         sdb_close(d);
@@ -321,7 +393,7 @@ enum kiln_rc sdb_rotate_seed(struct sdb *d, const char *board, char seed[32], st
         rc = visible_seed_locked(d, board, true, seed, err);
         if (rc == KILN_OK)
             rc = sdb_exec(d, "COMMIT", err);
-        struct kiln_err e2;
+        struct kiln_err e2 = {0};
         if (rc != KILN_OK && sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
             fprintf(stderr, "kiln serve: %s\n", e2.msg);
     }
@@ -419,7 +491,7 @@ enum kiln_rc sdb_submit(struct sdb *d, const struct ssubmit *s, char id[SERVE_ID
     if (rc == KILN_OK) {
         rc = submit_locked(d, s, id, res, retry_after_s, err);
         /* Rate and quota refusals still commit the bucket's refill time. */
-        struct kiln_err e2;
+        struct kiln_err e2 = {0};
         kiln_err_clear(&e2);
         if (rc == KILN_OK)
             rc = sdb_exec(d, "COMMIT", err);
@@ -446,7 +518,7 @@ static json_t *col_json(sqlite3_stmt *st, int i)
 }
 
 /* Rows of a query as an array of objects keyed by column name. */
-static enum kiln_rc rows_json(struct sdb *d, sqlite3_stmt *st, json_t **out, struct kiln_err *err)
+enum kiln_rc sdb_rows_json(struct sdb *d, sqlite3_stmt *st, json_t **out, struct kiln_err *err)
 {
     json_t *arr = json_array();
     int r;
@@ -466,8 +538,8 @@ static enum kiln_rc rows_json(struct sdb *d, sqlite3_stmt *st, json_t **out, str
     return KILN_OK;
 }
 
-static enum kiln_rc query_json(struct sdb *d, const char *sql, const char *a, json_t **out,
-                               struct kiln_err *err)
+enum kiln_rc sdb_query_json(struct sdb *d, const char *sql, const char *a, json_t **out,
+                            struct kiln_err *err)
 {
     sqlite3_stmt *st = NULL;
     enum kiln_rc rc;
@@ -477,7 +549,7 @@ static enum kiln_rc query_json(struct sdb *d, const char *sql, const char *a, js
     } else {
         if (a)
             sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
-        rc = rows_json(d, st, out, err);
+        rc = sdb_rows_json(d, st, out, err);
     }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);
@@ -487,16 +559,16 @@ static enum kiln_rc query_json(struct sdb *d, const char *sql, const char *a, js
 enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, struct kiln_err *err)
 {
     json_t *rows = NULL;
-    enum kiln_rc rc =
-        query_json(d,
-                   "SELECT id, user, workload, board AS leaderboard, backend, state, attempts, "
-                   "submitted, started,"
-                   " finished, CASE WHEN state='queued' THEN (SELECT COUNT(*) FROM jobs q WHERE"
-                   "  q.state='queued' AND q.backend=j.backend AND q.seq < j.seq) END AS position,"
-                   " status, stage, detail, score_ms, verified, gpu_model, visible_seed, hacked,"
-                   " hacked_reason, compile_started, compile_finished, run_started, run_finished"
-                   " FROM jobs j WHERE id=?1",
-                   id, &rows, err);
+    enum kiln_rc rc = sdb_query_json(
+        d,
+        "SELECT id, user, workload, board AS leaderboard, backend, state, attempts, "
+        "submitted, started,"
+        " finished, CASE WHEN state='queued' THEN (SELECT COUNT(*) FROM jobs q WHERE"
+        "  q.state='queued' AND q.backend=j.backend AND q.seq < j.seq) END AS position,"
+        " status, stage, detail, score_ms, verified, gpu_model, visible_seed, hacked,"
+        " hacked_reason, compile_started, compile_finished, run_started, run_finished"
+        " FROM jobs j WHERE id=?1",
+        id, &rows, err);
     if (rc != KILN_OK)
         return rc;
     if (json_array_size(rows) == 0) {
@@ -532,14 +604,17 @@ enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, st
     return KILN_OK;
 }
 
+/* The public queue: no submission ids (a tenant's handle), no sources or
+ * diagnostics; who waits for what, in order. */
 enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err)
 {
     json_t *rows = NULL;
-    enum kiln_rc rc =
-        query_json(d,
-                   "SELECT id, user, workload, backend, state, attempts, submitted, started"
-                   " FROM jobs WHERE state!='done' ORDER BY state DESC, seq LIMIT 1000",
-                   NULL, &rows, err);
+    enum kiln_rc rc = sdb_query_json(
+        d,
+        "SELECT user, COALESCE(board, workload) AS leaderboard, backend, state, attempts,"
+        " submitted, started FROM jobs WHERE state!='done'"
+        " ORDER BY state DESC, seq LIMIT 1000",
+        NULL, &rows, err);
     if (rc != KILN_OK)
         return rc;
     json_t *o = json_object();
@@ -559,22 +634,43 @@ enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err)
     return KILN_OK;
 }
 
-enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **out,
-                                  struct kiln_err *err)
+/* Verified cpu passes of a board: judged, never ranked. */
+static json_t *unranked_cpu(struct sdb *d, const char *board)
 {
-    /* Verified passes only, not flagged; each user's best per GPU model. A row
-     * without a board (written by hand, not by kiln) counts as its workload's. */
+    sqlite3_stmt *st = NULL;
+    long long n = 0;
+    pthread_mutex_lock(&d->mu);
+    if (sdb_prep(d,
+                 "SELECT COUNT(*) FROM jobs WHERE board=?1 AND backend='cpu' AND state='done'"
+                 " AND status='pass' AND verified=1 AND hacked=0",
+                 &st) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, board, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    return json_pack("{s:{s:I,s:s}}", "cpu", "verified_passes", (json_int_t)n, "why",
+                     SERVE_CPU_UNRANKED);
+}
+
+enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, const struct stoken *viewer,
+                                  json_t **out, struct kiln_err *err)
+{
+    /* Verified passes only, not flagged, never cpu; each user's best per GPU
+     * model. A row without a board (written by hand, not by kiln) counts as
+     * its workload's. */
     json_t *rows = NULL;
     enum kiln_rc rc =
-        query_json(d,
-                   "SELECT gpu_model, user, id, score_ms, finished FROM ("
-                   " SELECT gpu_model, user, id, score_ms, finished, ROW_NUMBER() OVER ("
-                   "  PARTITION BY gpu_model, user ORDER BY score_ms, seq) AS k"
-                   " FROM jobs WHERE (board=?1 OR (board IS NULL AND workload=?1))"
-                   " AND state='done' AND status='pass' AND verified=1"
-                   " AND hacked=0 AND score_ms > 0)"
-                   " WHERE k=1 ORDER BY gpu_model, score_ms",
-                   workload, &rows, err);
+        sdb_query_json(d,
+                       "SELECT gpu_model, user, id, token_id, score_ms, finished FROM ("
+                       " SELECT gpu_model, user, id, token_id, score_ms, finished, ROW_NUMBER()"
+                       "  OVER (PARTITION BY gpu_model, user ORDER BY score_ms, seq) AS k"
+                       " FROM jobs WHERE (board=?1 OR (board IS NULL AND workload=?1))"
+                       " AND state='done' AND status='pass' AND verified=1 AND backend!='cpu'"
+                       " AND hacked=0 AND score_ms > 0)"
+                       " WHERE k=1 ORDER BY gpu_model, score_ms",
+                       workload, &rows, err);
     if (rc != KILN_OK)
         return rc;
     json_t *boards = json_object(), *doc = json_object();
@@ -591,24 +687,34 @@ enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **
         json_t *e = json_object();
         json_object_set_new(e, "rank", json_integer((json_int_t)json_array_size(b) + 1));
         json_object_set(e, "user", json_object_get(r, "user"));
-        json_object_set(e, "submission", json_object_get(r, "id"));
+        /* The submission id is its owner's handle: shown to them and admins only. */
+        const char *owner = json_string_value(json_object_get(r, "token_id"));
+        if (viewer && (viewer->admin || (owner && !strcmp(owner, viewer->id))))
+            json_object_set(e, "submission", json_object_get(r, "id"));
         json_object_set(e, "geomean_ms", json_object_get(r, "score_ms"));
         json_object_set(e, "finished", json_object_get(r, "finished"));
         json_array_append_new(b, e);
     }
     json_decref(rows);
     json_object_set_new(doc, "workload", json_string(workload));
+    /* A community board's name carries the full SHA-256; display is short. */
+    const char *at = strchr(workload, '@');
+    char shown[SERVE_WORKLOAD_NAME_MAX + 16];
+    snprintf(shown, sizeof(shown), "%.*s%.13s", at ? (int)(at - workload) : (int)strlen(workload),
+             workload, at ? at : "");
+    json_object_set_new(doc, "display", json_string(shown));
     json_object_set_new(doc, "gpus", boards);
+    json_object_set_new(doc, "unranked", unranked_cpu(d, workload));
     *out = doc;
     return KILN_OK;
 }
 
 enum kiln_rc sdb_workloads_json(struct sdb *d, json_t **out, struct kiln_err *err)
 {
-    return query_json(d,
-                      "SELECT DISTINCT COALESCE(board, workload) AS workload FROM jobs"
-                      " ORDER BY 1 LIMIT 200",
-                      NULL, out, err);
+    return sdb_query_json(d,
+                          "SELECT DISTINCT COALESCE(board, workload) AS workload FROM jobs"
+                          " ORDER BY 1 LIMIT 200",
+                          NULL, out, err);
 }
 
 enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, const char *reason,
@@ -670,7 +776,7 @@ enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, jso
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, after);
-    rc = rows_json(d, st, out, err);
+    rc = sdb_rows_json(d, st, out, err);
     if (rc == KILN_OK && json_array_size(*out) == 100)
         *finished = false; /* more to read */
 out:

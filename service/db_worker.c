@@ -64,7 +64,7 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
     /* One statement claims: no window between choosing and taking. */
     if (sdb_prep(d,
                  "UPDATE jobs SET state='running', attempts=attempts+1, lease=?1, lease_until=?2,"
-                 " started=COALESCE(started, ?3)"
+                 " started=COALESCE(started, ?3), worker_pid=?5"
                  " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND backend=?4"
                  "  ORDER BY seq LIMIT 1)"
                  " RETURNING id, workload, backend, user, source, attempts, submitted, board,"
@@ -78,6 +78,7 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
     sqlite3_bind_double(st, 2, now + d->lease_s);
     sqlite3_bind_double(st, 3, now);
     sqlite3_bind_text(st, 4, backend, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)getpid()); /* the server requeues it if we die */
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
         snprintf(job->user, sizeof(job->user), "%s", (const char *)sqlite3_column_text(st, 3));
@@ -110,7 +111,7 @@ rollback:
     sqlite3_finalize(st);
     st = NULL;
     {
-        struct kiln_err e2;
+        struct kiln_err e2 = {0};
         if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
             fprintf(stderr, "kiln serve: %s\n", e2.msg);
     }
@@ -222,7 +223,7 @@ enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdi
 rollback:
     sqlite3_finalize(st);
     {
-        struct kiln_err e2;
+        struct kiln_err e2 = {0};
         if (sdb_exec(d, "ROLLBACK", &e2) != KILN_OK)
             fprintf(stderr, "kiln serve: %s\n", e2.msg);
     }

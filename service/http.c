@@ -17,7 +17,9 @@
 
 #include "service_impl.h"
 
-enum auth_need { AUTH_NONE, AUTH_USER, AUTH_ADMIN };
+/* AUTH_OPTIONAL: public, but a valid token shows its owner more (a
+ * leaderboard's own entries); a bad token is still refused. */
+enum auth_need { AUTH_NONE, AUTH_OPTIONAL, AUTH_USER, AUTH_ADMIN };
 
 struct shttp {
     struct shttp_cfg cfg;
@@ -42,6 +44,7 @@ struct ctx {
     const char *method, *url;
     char arg[SERVE_BOARD_MAX + 1]; /* the {id} or {workload} of the path */
     struct stoken tok;
+    bool authed; /* tok holds a valid token */
 };
 
 typedef enum MHD_Result (*handler_fn)(struct ctx *x);
@@ -55,6 +58,9 @@ static enum MHD_Result h_hacked(struct ctx *x);
 static enum MHD_Result h_board(struct ctx *x);
 static enum MHD_Result h_queue(struct ctx *x);
 static enum MHD_Result h_rotate(struct ctx *x);
+static enum MHD_Result h_list(struct ctx *x);
+static enum MHD_Result h_cancel(struct ctx *x);
+static enum MHD_Result h_metrics(struct ctx *x);
 
 /* The route table: the server answers these and nothing else (the OpenAPI
  * test holds service/openapi.yaml to exactly this list). */
@@ -64,12 +70,15 @@ static const struct route {
     enum auth_need auth;
 } routes[] = {
     {"GET", "/healthz", h_health, AUTH_NONE},
+    {"GET", "/metrics", h_metrics, AUTH_NONE},
     {"GET", "/", h_page, AUTH_NONE},
     {"POST", "/v1/submissions", h_submit, AUTH_USER},
+    {"GET", "/v1/submissions", h_list, AUTH_USER},
     {"GET", "/v1/submissions/{id}", h_get, AUTH_USER},
+    {"DELETE", "/v1/submissions/{id}", h_cancel, AUTH_USER},
     {"GET", "/v1/submissions/{id}/events", h_events, AUTH_USER},
     {"POST", "/v1/submissions/{id}/hacked", h_hacked, AUTH_ADMIN},
-    {"GET", "/v1/leaderboards/{workload}", h_board, AUTH_NONE},
+    {"GET", "/v1/leaderboards/{workload}", h_board, AUTH_OPTIONAL},
     {"GET", "/v1/queue", h_queue, AUTH_NONE},
     {"POST", "/v1/leaderboards/{workload}/rotate-seed", h_rotate, AUTH_ADMIN},
 };
@@ -80,7 +89,7 @@ void serve_print_routes(void)
         printf("%s %s\n", routes[i].method, routes[i].path);
 }
 
-/* A path segment: an id, a workload or a community leaderboard (NAME@HASH12). */
+/* A path segment: an id, a workload or a community leaderboard (NAME@SHA256). */
 static bool seg_ok(const char *s, size_t n)
 {
     if (n == 0 || n > SERVE_BOARD_MAX || s[0] == '.')
@@ -117,8 +126,25 @@ static bool match(const char *pat, const char *url, char *arg, size_t cap)
     return !*pat && !*url;
 }
 
-static enum MHD_Result send_text(struct ctx *x, unsigned status, const char *type, char *text,
-                                 size_t len)
+/* Headers a handler adds to its response: name/value pairs, NULL-ended. */
+struct hdrs {
+    const char *kv[12][2];
+};
+
+static void hdr_add(struct hdrs *h, const char *name, const char *value)
+{
+    for (size_t i = 0; i + 1 < sizeof(h->kv) / sizeof(*h->kv); i++)
+        if (!h->kv[i][0]) {
+            h->kv[i][0] = name;
+            h->kv[i][1] = value;
+            return;
+        }
+}
+
+/* Every response forbids scripts, framing and sniffing (the page is the
+ * only HTML; the CSP is a header so it covers everything served). */
+static enum MHD_Result send_text_h(struct ctx *x, unsigned status, const char *type, char *text,
+                                   size_t len, const struct hdrs *extra)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -128,12 +154,24 @@ static enum MHD_Result send_text(struct ctx *x, unsigned status, const char *typ
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(
+        r, "Content-Security-Policy",
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+    for (size_t i = 0; extra && i < sizeof(extra->kv) / sizeof(*extra->kv) && extra->kv[i][0]; i++)
+        MHD_add_response_header(r, extra->kv[i][0], extra->kv[i][1]);
     enum MHD_Result ret = MHD_queue_response(x->c, status, r);
     MHD_destroy_response(r);
     return ret;
 }
 
-static enum MHD_Result send_json(struct ctx *x, unsigned status, json_t *doc)
+static enum MHD_Result send_text(struct ctx *x, unsigned status, const char *type, char *text,
+                                 size_t len)
+{
+    return send_text_h(x, status, type, text, len, NULL);
+}
+
+static enum MHD_Result send_json_h(struct ctx *x, unsigned status, json_t *doc,
+                                   const struct hdrs *extra)
 {
     char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
@@ -147,7 +185,24 @@ static enum MHD_Result send_json(struct ctx *x, unsigned status, json_t *doc)
     }
     t[n] = '\n';
     t[n + 1] = '\0';
-    return send_text(x, status, "application/json", t, n + 1);
+    return send_text_h(x, status, "application/json", t, n + 1, extra);
+}
+
+static enum MHD_Result send_json(struct ctx *x, unsigned status, json_t *doc)
+{
+    return send_json_h(x, status, doc, NULL);
+}
+
+/* {"error": {"code": CODE, "message": ...}}: every error kiln sends. */
+static json_t *error_doc(const char *code, const char *fmt, ...) KILN_PRINTF(2, 3);
+static json_t *error_doc(const char *code, const char *fmt, ...)
+{
+    char msg[KILN_ERR_MSG_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
 }
 
 static enum MHD_Result send_error(struct ctx *x, unsigned status, const char *code, const char *fmt,
@@ -287,6 +342,13 @@ static enum MHD_Result h_submit(struct ctx *x)
     struct serve_submission sub;
     struct kiln_err e;
     kiln_err_clear(&e);
+    /* A ustar tarball has "ustar" at offset 257: say what was meant rather
+     * than what the JSON parser makes of tar bytes. */
+    if (x->rs->len >= 262 && !memcmp(x->rs->body + 257, "ustar", 5))
+        return send_error(x, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
+                          "the body is a tar archive sent as %s: send a community workload "
+                          "tarball as Content-Type: application/x-tar",
+                          ct);
     if (serve_parse_submission(x->rs->body ? x->rs->body : "", x->rs->len, &sub, &e) != KILN_OK)
         return send_kiln_err(x, &e);
     enum MHD_Result ret;
@@ -337,11 +399,29 @@ static enum MHD_Result queue_submission(struct ctx *x, const char *idem,
     double retry = 0;
     if (sdb_submit(x->h->cfg.db, &s, id, &res, &retry, &e) != KILN_OK)
         return send_kiln_err(x, &e);
+    /* RateLimit-* (the IETF draft's fields, as most APIs send them): the
+     * token's bucket after this request. */
+    struct hdrs hd = {0};
+    struct sbucket bk;
+    char lim[32], rem[32], rst[32], ra[32], loc[64];
+    kiln_err_clear(&e);
+    if (sdb_bucket(x->h->cfg.db, x->tok.id, &bk, &e) == KILN_OK) {
+        snprintf(lim, sizeof(lim), "%.0f", bk.burst);
+        snprintf(rem, sizeof(rem), "%.0f", bk.remaining < 0.5 ? 0 : bk.remaining - 0.4999);
+        snprintf(rst, sizeof(rst), "%.0f", bk.reset_s + 0.4999);
+        hdr_add(&hd, "RateLimit-Limit", lim);
+        hdr_add(&hd, "RateLimit-Remaining", rem);
+        hdr_add(&hd, "RateLimit-Reset", rst);
+    }
     switch (res) {
     case SSUBMIT_NEW:
     case SSUBMIT_REPLAY:
-        ret = send_json(x, MHD_HTTP_ACCEPTED,
-                        json_pack("{s:s,s:b}", "id", id, "replayed", res == SSUBMIT_REPLAY));
+        snprintf(loc, sizeof(loc), "/v1/submissions/%s", id);
+        hdr_add(&hd, "Location", loc);
+        ret = send_json_h(x, MHD_HTTP_ACCEPTED,
+                          json_pack("{s:s,s:b,s:s}", "id", id, "replayed", res == SSUBMIT_REPLAY,
+                                    "location", loc),
+                          &hd);
         break;
     case SSUBMIT_IDEM_CLASH:
         ret = send_error(x, MHD_HTTP_UNPROCESSABLE_CONTENT, "idempotency_key_reused",
@@ -350,31 +430,21 @@ static enum MHD_Result queue_submission(struct ctx *x, const char *idem,
                          id);
         break;
     case SSUBMIT_QUOTA:
-        ret = send_error(x, MHD_HTTP_TOO_MANY_REQUESTS, "quota_exceeded",
-                         "token '%s' has as many submissions queued or running as its quota "
-                         "allows: wait for some to finish",
-                         x->tok.name);
+        hdr_add(&hd, "Retry-After", "10");
+        ret = send_json_h(x, MHD_HTTP_TOO_MANY_REQUESTS,
+                          error_doc("quota_exceeded",
+                                    "token '%s' has as many submissions queued or running as its "
+                                    "quota allows: wait for some to finish (or cancel one)",
+                                    x->tok.name),
+                          &hd);
         break;
-    default: {
-        char ra[32];
+    default:
         snprintf(ra, sizeof(ra), "%.0f", retry < 1 ? 1 : retry + 0.5);
-        json_t *doc = json_pack("{s:{s:s,s:s}}", "error", "code", "rate_limited", "message",
-                                "too many submissions for this token: retry after the "
-                                "Retry-After header's seconds");
-        char *txt = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-        json_decref(doc);
-        struct MHD_Response *r =
-            txt ? MHD_create_response_from_buffer(strlen(txt), txt, MHD_RESPMEM_MUST_FREE) : NULL;
-        if (!r) {
-            free(txt);
-            ret = MHD_NO;
-            break;
-        }
-        MHD_add_response_header(r, "Content-Type", "application/json");
-        MHD_add_response_header(r, "Retry-After", ra);
-        ret = MHD_queue_response(x->c, MHD_HTTP_TOO_MANY_REQUESTS, r);
-        MHD_destroy_response(r);
-    }
+        hdr_add(&hd, "Retry-After", ra);
+        ret = send_json_h(x, MHD_HTTP_TOO_MANY_REQUESTS,
+                          error_doc("rate_limited", "too many submissions for this token: retry "
+                                                    "after the Retry-After header's seconds"),
+                          &hd);
     }
     return ret;
 }
@@ -384,9 +454,67 @@ static enum MHD_Result h_get(struct ctx *x)
     json_t *doc = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (sdb_submission_json(x->h->cfg.db, x->arg, &doc, &e) != KILN_OK)
+    if (sdb_job_visible(x->h->cfg.db, x->arg, &x->tok, &e) != KILN_OK ||
+        sdb_submission_json(x->h->cfg.db, x->arg, &doc, &e) != KILN_OK)
         return send_kiln_err(x, &e);
     return send_json(x, MHD_HTTP_OK, doc);
+}
+
+/* GET /v1/submissions?limit=N&cursor=C[&all=true]: the caller's own. */
+static enum MHD_Result h_list(struct ctx *x)
+{
+    const char *lim = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *cur = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "cursor");
+    const char *all = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "all");
+    long long limit = 50, before = 0;
+    char *end;
+    if (lim && (limit = strtoll(lim, &end, 10), *end || end == lim || limit < 1 || limit > 500))
+        return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_request",
+                          "limit must be a number from 1 to 500, got '%.40s'", lim);
+    if (cur && (before = strtoll(cur, &end, 10), *end || end == cur || before < 1))
+        return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_request",
+                          "cursor must be a next_cursor this server returned, got '%.40s'", cur);
+    bool want_all = all && !strcmp(all, "true");
+    if (all && !want_all && strcmp(all, "false"))
+        return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_request", "all must be true or false");
+    if (want_all && !x->tok.admin)
+        return send_error(x, MHD_HTTP_FORBIDDEN, "forbidden",
+                          "all=true lists every tenant's submissions: it needs an admin token");
+    json_t *doc = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_list_json(x->h->cfg.db, &x->tok, want_all, before, (int)limit, &doc, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_json(x, MHD_HTTP_OK, doc);
+}
+
+/* DELETE /v1/submissions/{id}: cancels a queued or running submission. */
+static enum MHD_Result h_cancel(struct ctx *x)
+{
+    char was[16];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_job_visible(x->h->cfg.db, x->arg, &x->tok, &e) != KILN_OK ||
+        sdb_cancel(x->h->cfg.db, x->arg, x->tok.name, was, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    if (!strcmp(was, "done"))
+        return send_error(x, MHD_HTTP_CONFLICT, "already_finished",
+                          "submission %s has its verdict already: there is nothing to cancel",
+                          x->arg);
+    return send_json(x, MHD_HTTP_OK,
+                     json_pack("{s:s,s:s,s:s,s:s}", "id", x->arg, "state", "done", "status",
+                               "cancelled", "was", was));
+}
+
+static enum MHD_Result h_metrics(struct ctx *x)
+{
+    char *text = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_metrics_text(x->h->cfg.db, x->h->cfg.workers, &text, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_text(x, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
+                     strlen(text));
 }
 
 static enum MHD_Result h_events(struct ctx *x)
@@ -395,7 +523,8 @@ static enum MHD_Result h_events(struct ctx *x)
     bool fin;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (sdb_events_json(x->h->cfg.db, x->arg, 0, &probe, &fin, &e) != KILN_OK)
+    if (sdb_job_visible(x->h->cfg.db, x->arg, &x->tok, &e) != KILN_OK ||
+        sdb_events_json(x->h->cfg.db, x->arg, 0, &probe, &fin, &e) != KILN_OK)
         return send_kiln_err(x, &e);
     json_decref(probe);
     long long after = 0;
@@ -441,12 +570,33 @@ static enum MHD_Result h_hacked(struct ctx *x)
                      json_pack("{s:s,s:b,s:s}", "id", x->arg, "hacked", 1, "reason", reason));
 }
 
+/* A leaderboard exists when a workload of its name is served, or when any
+ * submission went to it (a community NAME@SHA256). */
 static enum MHD_Result h_board(struct ctx *x)
 {
     json_t *doc = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (sdb_leaderboard_json(x->h->cfg.db, x->arg, &doc, &e) != KILN_OK)
+    bool known = false;
+    char wl[PATH_MAX];
+    struct stat sb;
+    snprintf(wl, sizeof(wl), "%s/%s/workload.json", x->h->cfg.workloads_dir, x->arg);
+    if (!strchr(x->arg, '@') && stat(wl, &sb) == 0 && S_ISREG(sb.st_mode))
+        known = true;
+    else if (sdb_board_known(x->h->cfg.db, x->arg, &known, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    if (!known) {
+        const char *at = strchr(x->arg, '@');
+        if (at && strlen(at + 1) != 64)
+            return send_error(x, MHD_HTTP_NOT_FOUND, "not_found",
+                              "no leaderboard %s: a community leaderboard is named by its "
+                              "workload's full SHA-256, NAME@<64 hex digits> (a short form is "
+                              "for display only)",
+                              x->arg);
+        return send_error(x, MHD_HTTP_NOT_FOUND, "not_found",
+                          "no leaderboard %s (GET / lists those with entries)", x->arg);
+    }
+    if (sdb_leaderboard_json(x->h->cfg.db, x->arg, x->authed ? &x->tok : NULL, &doc, &e) != KILN_OK)
         return send_kiln_err(x, &e);
     return send_json(x, MHD_HTTP_OK, doc);
 }
@@ -489,10 +639,10 @@ static enum MHD_Result dispatch(struct ctx *x)
         if (x->rs->too_big)
             return send_error(x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
                               "the body is larger than %zu bytes", x->rs->max);
-        if (r->auth != AUTH_NONE) {
+        const char *a = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Authorization");
+        if (r->auth != AUTH_NONE && (r->auth != AUTH_OPTIONAL || a)) {
             struct kiln_err e;
             kiln_err_clear(&e);
-            const char *a = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Authorization");
             if (sauth_check(x->h->cfg.db, a, &x->tok, &e) != KILN_OK) {
                 if (e.rc != KILN_E_REJECTED)
                     return send_kiln_err(x, &e);
@@ -500,7 +650,8 @@ static enum MHD_Result dispatch(struct ctx *x)
             }
             if (r->auth == AUTH_ADMIN && !x->tok.admin)
                 return send_error(x, MHD_HTTP_FORBIDDEN, "forbidden",
-                                  "this needs an admin token (kiln token add NAME --admin)");
+                                  "this needs an admin token (kiln token add NAME --scope admin)");
+            x->authed = true;
         }
         return r->fn(x);
     }

@@ -1,8 +1,11 @@
 /* page.c - GET /: a read-only HTML page of the queue and the leaderboards.
  * No script, no forms; every value from the database (user names, workload
- * names, details) is HTML-escaped, and the page forbids scripts by CSP. */
+ * names) is HTML-escaped, and the response's CSP header forbids scripts
+ * (http.c). Public: no submission id (a tenant's handle), no source, no
+ * diagnostic appears on it. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "service_impl.h"
 #include "strbuf.h"
@@ -21,6 +24,17 @@ static void esc(struct strbuf *sb, json_t *v)
         strbuf_puts(sb, "-");
 }
 
+static void put_date(struct strbuf *sb, double t)
+{
+    char buf[32];
+    time_t s = (time_t)t;
+    struct tm tm;
+    if (t > 0 && gmtime_r(&s, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M UTC", &tm))
+        strbuf_puts(sb, buf);
+    else
+        strbuf_puts(sb, "-");
+}
+
 enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err)
 {
     json_t *q = NULL, *wls = NULL;
@@ -34,14 +48,12 @@ enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err)
     struct strbuf sb;
     strbuf_init(&sb);
     strbuf_puts(&sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                     "style-src 'unsafe-inline'\">"
                      "<title>kiln leaderboards</title><style>body{font-family:sans-serif;"
                      "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
                      "padding:2px 8px}</style></head><body>\n<h1>kiln</h1>\n");
     strbuf_printf(&sb,
                   "<h2>Queue</h2>\n<p id=\"queue-summary\">%lld queued, %lld running</p>\n"
-                  "<table id=\"queue\"><tr><th>submission</th><th>user</th><th>workload</th>"
+                  "<table id=\"queue\"><tr><th>user</th><th>leaderboard</th>"
                   "<th>backend</th><th>state</th></tr>\n",
                   (long long)json_integer_value(json_object_get(q, "queued")),
                   (long long)json_integer_value(json_object_get(q, "running")));
@@ -50,11 +62,9 @@ enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err)
     json_array_foreach(json_object_get(q, "jobs"), i, r)
     {
         strbuf_puts(&sb, "<tr><td>");
-        esc(&sb, json_object_get(r, "id"));
-        strbuf_puts(&sb, "</td><td>");
         esc(&sb, json_object_get(r, "user"));
         strbuf_puts(&sb, "</td><td>");
-        esc(&sb, json_object_get(r, "workload"));
+        esc(&sb, json_object_get(r, "leaderboard"));
         strbuf_puts(&sb, "</td><td>");
         esc(&sb, json_object_get(r, "backend"));
         strbuf_puts(&sb, "</td><td>");
@@ -63,26 +73,27 @@ enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err)
     }
     strbuf_puts(&sb, "</table>\n<h2>Leaderboards</h2>\n<p>Verified entries only (passed again "
                      "on a secret seed), each user's best, by geometric mean of the per-case "
-                     "median times.</p>\n");
+                     "median times. GPU verdicts only: " SERVE_CPU_UNRANKED ".</p>\n");
     json_t *w;
     json_array_foreach(wls, i, w)
     {
         const char *name = json_string_value(json_object_get(w, "workload"));
         json_t *board = NULL;
-        if (!name || (rc = sdb_leaderboard_json(d, name, &board, err)) != KILN_OK)
+        if (!name || (rc = sdb_leaderboard_json(d, name, NULL, &board, err)) != KILN_OK)
             break;
+        const char *shown = json_string_value(json_object_get(board, "display"));
         const char *gpu;
         json_t *entries;
         json_object_foreach(json_object_get(board, "gpus"), gpu, entries)
         {
             strbuf_puts(&sb, "<h3>");
-            strbuf_put_escaped(&sb, name);
+            strbuf_put_escaped(&sb, shown ? shown : name);
             strbuf_puts(&sb, " on ");
             strbuf_put_escaped(&sb, gpu);
             strbuf_puts(&sb, "</h3>\n<table class=\"board\" data-workload=\"");
             strbuf_put_escaped(&sb, name);
             strbuf_puts(&sb, "\"><tr><th>rank</th><th>user</th><th>geomean ms</th>"
-                             "<th>submission</th></tr>\n");
+                             "<th>finished</th></tr>\n");
             size_t k;
             json_t *e;
             json_array_foreach(entries, k, e)
@@ -94,10 +105,18 @@ enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err)
                 strbuf_puts(&sb, "</td><td>");
                 esc(&sb, json_object_get(e, "geomean_ms"));
                 strbuf_puts(&sb, "</td><td>");
-                esc(&sb, json_object_get(e, "submission"));
+                put_date(&sb, json_number_value(json_object_get(e, "finished")));
                 strbuf_puts(&sb, "</td></tr>\n");
             }
             strbuf_puts(&sb, "</table>\n");
+        }
+        json_int_t cpu = json_integer_value(json_object_get(
+            json_object_get(json_object_get(board, "unranked"), "cpu"), "verified_passes"));
+        if (cpu > 0) {
+            strbuf_puts(&sb, "<p class=\"unranked\">");
+            strbuf_put_escaped(&sb, shown ? shown : name);
+            strbuf_printf(&sb, ": %lld verified cpu submission(s), judged but not ranked.</p>\n",
+                          (long long)cpu);
         }
         json_decref(board);
     }

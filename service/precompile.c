@@ -60,7 +60,7 @@ static enum kiln_rc compile_one(const struct serve_opts *o, struct sdb *db, cons
     /* Handed over by rename: the worker sees all of compile/ or none. */
     if (ok && (rc = fs_mkdirs(dest, err)) == KILN_OK && rename(from, to) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "rename %s to %s", from, to);
-    struct kiln_err e2;
+    struct kiln_err e2 = {0};
     kiln_err_clear(&e2);
     if (s && access(cand, F_OK) == 0 && fs_remove_tree(cand, &e2) != KILN_OK)
         fprintf(stderr, "kiln serve compile: %s\n", e2.msg);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +94,24 @@ static enum kiln_rc cancel_orphans(struct sdb *db, const char *why, struct kiln_
     return rc;
 }
 
+/* A judging worker died (killed, crashed, or stopped itself after losing
+ * its lease): whatever it was judging is queued again at once, in its
+ * place, rather than after its lease runs out. Its attempt was counted. */
+static void requeue_cut_off(struct sdb *db, pid_t pid, int status)
+{
+    char why[128];
+    snprintf(why, sizeof(why), "the worker judging it (pid %d) ended (%s %d): queued again",
+             (int)pid, WIFEXITED(status) ? "exit" : "signal",
+             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    int n = 0;
+    struct kiln_err e = {0};
+    if (sdb_requeue_worker(db, pid, why, &n, &e) != KILN_OK)
+        fprintf(stderr, "kiln serve: %s\n", e.msg);
+    else if (n)
+        fprintf(stderr, "kiln serve: %d submission(s) of worker pid %d queued again at once\n", n,
+                (int)pid);
+}
+
 enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
 {
     struct serve_opts o = *in;
@@ -123,6 +142,11 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     snprintf(work, sizeof(work), "%s/work", data);
     if ((rc = fs_mkdirs(rec, err)) != KILN_OK || (rc = fs_mkdirs(work, err)) != KILN_OK)
         return rc;
+    /* Records hold every tenant's sources, verdicts and secret seeds: 0700.
+     * DATA itself is 0711: the sandboxes' own uids must pass through it to
+     * the scratch they are given (work/), but nobody else may list it. */
+    if (chmod(rec, 0700) != 0 || chmod(data, 0711) != 0)
+        return kiln_fail_errno(err, KILN_E_IO, "cannot restrict the modes of %s", data);
 
     if (o.slurm) {
         /* Checked once here (sbatch answers, the spool is writable), so a
@@ -169,7 +193,7 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     DIR *cd = opendir(community);
     for (struct dirent *de; cd && (de = readdir(cd));) {
         char p[PATH_MAX + 300];
-        struct kiln_err e;
+        struct kiln_err e = {0};
         if (strncmp(de->d_name, ".tmp-", 5))
             continue;
         snprintf(p, sizeof(p), "%s/%s", community, de->d_name);
@@ -226,7 +250,8 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
                             .backends = o.slurm   ? "cuda,cpu"
                                         : o.ngpus ? "cuda"
                                                   : "cpu",
-                            .workloads_dir = wl};
+                            .workloads_dir = wl,
+                            .workers = (int)judges};
     if ((rc = shttp_start(&cfg, &http, err)) != KILN_OK)
         goto out_workers;
     fprintf(stderr,
@@ -252,6 +277,8 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
                         (int)p, WIFEXITED(st) ? "exit" : "signal",
                         WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
                 w[i].pid = 0;
+                if (i < judges)
+                    requeue_cut_off(&db, p, st);
             }
         }
         double now = serve_now();

@@ -27,7 +27,7 @@ struct slurm_config; /* slurm.h */
 #define SERVE_SOURCE_MAX          (128u * 1024u) /* a candidate's source, bytes */
 #define SERVE_BODY_MAX            (256u * 1024u) /* a request body, bytes (JSON escapes included) */
 #define SERVE_TAR_MAX             (1024u * 1024u) /* a community submission's tarball, bytes */
-#define SERVE_BOARD_MAX           (SERVE_WORKLOAD_NAME_MAX + 13) /* NAME@ and 12 hex digits */
+#define SERVE_BOARD_MAX           (SERVE_WORKLOAD_NAME_MAX + 65) /* NAME@ and the SHA-256 in hex */
 
 struct serve_opts {
     const char *listen;    /* "127.0.0.1:8470" (NULL: that) */
@@ -75,7 +75,8 @@ enum kiln_rc serve_compile_main(const struct serve_opts *opts, int slot, int loc
  * at once. */
 struct serve_token_opts {
     const char *db, *name;
-    bool admin;
+    bool admin;         /* scope "admin" (everything) rather than "submit" (submit, read own) */
+    double expires;     /* seconds since the epoch after which it is refused; 0: never */
     double rate, burst; /* 0: SERVE_TOKEN_RATE per second, SERVE_TOKEN_BURST */
     long quota;         /* 0: SERVE_TOKEN_QUOTA */
 };
@@ -85,6 +86,13 @@ struct serve_token_opts {
 #define SERVE_TOKEN_MAX   96
 enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TOKEN_MAX],
                              struct kiln_err *err) KILN_NODISCARD;
+
+/* `kiln token list`: every token of the database (never a secret: the
+ * database has none), as a table or as JSON {version, tokens: [...]}. */
+enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err) KILN_NODISCARD;
+/* `kiln token revoke NAME`: refused from then on; its submissions stay. */
+enum kiln_rc serve_token_revoke(const char *db, const char *name,
+                                struct kiln_err *err) KILN_NODISCARD;
 
 /* Prints the routes the server implements, "METHOD PATH" one per line
  * (the OpenAPI test compares them with service/openapi.yaml). */
@@ -127,8 +135,9 @@ void serve_community_free(struct serve_community *c);
 
 /* Writes c's workload to DATA/community/HASH (HASH: its content hash, as
  * workload_load computes it, which also checks every file; the same
- * content is stored once) and names its leaderboard NAME@HASH12, so it never
- * mixes with a built-in workload of the same name. Runs none of its scripts. */
+ * content is stored once) and names its leaderboard NAME@HASH (all 64 hex
+ * digits: a short form is for display only), so it never mixes with a
+ * built-in workload, or another community workload, of the same name. Runs none of its scripts. */
 enum kiln_rc serve_store_community(const char *data, const struct serve_community *c, char *dir,
                                    size_t dir_cap, char board[SERVE_BOARD_MAX + 1],
                                    struct kiln_err *err) KILN_NODISCARD;

@@ -47,8 +47,16 @@ enum kiln_rc sdb_event_locked(struct sdb *d, const char *job, const char *stage,
 enum kiln_rc sdb_requeue(struct sdb *d, bool all, int *n, struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc sdb_event(struct sdb *d, const char *job, const char *stage, const char *detail,
                        struct kiln_err *err) KILN_NODISCARD;
+/* The rows of a prepared statement (run by a caller holding the mutex) as
+ * an array of objects keyed by column name; and a whole query with one
+ * optional text parameter ?1, under the mutex. */
+enum kiln_rc sdb_rows_json(struct sdb *d, sqlite3_stmt *st, json_t **out,
+                           struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc sdb_query_json(struct sdb *d, const char *sql, const char *a, json_t **out,
+                            struct kiln_err *err) KILN_NODISCARD;
 
-/* A token as the API sees it, after authentication. */
+/* A token as the API sees it, after authentication. Scopes: "submit"
+ * (submit, and read its own submissions) or "admin" (everything). */
 struct stoken {
     char id[SERVE_TOKEN_ID_LEN + 1];
     char name[64];
@@ -65,7 +73,7 @@ struct ssubmit {
     const char *idem_key; /* NULL: none */
     const struct serve_submission *sub;
     const char *body_sha; /* hex digest of the body (idempotency) */
-    const char *board;    /* the leaderboard: NAME@HASH12 (community); NULL: the workload's name */
+    const char *board;    /* the leaderboard: NAME@SHA256 (community); NULL: the workload's name */
     const char *wl_dir;   /* a community workload's checked directory; NULL: built-in */
 };
 enum ssubmit_result {
@@ -79,12 +87,58 @@ enum kiln_rc sdb_submit(struct sdb *d, const struct ssubmit *s, char id[SERVE_ID
                         enum ssubmit_result *res, double *retry_after_s,
                         struct kiln_err *err) KILN_NODISCARD;
 
+struct sjob;
+/* db_tenant.c: what each tenant may see and do.
+ * KILN_OK when job id exists and tok may read it (its own token, or an
+ * admin); KILN_E_NOTFOUND otherwise, with the same message for another
+ * tenant's job as for no job, so existence does not leak. */
+enum kiln_rc sdb_job_visible(struct sdb *d, const char *id, const struct stoken *tok,
+                             struct kiln_err *err) KILN_NODISCARD;
+/* GET /v1/submissions: tok's own (an admin's `all`: everyone's), newest
+ * first, at most `limit`, those older than `before` (a seq; 0: the newest);
+ * {"submissions":[...], "next_cursor": "SEQ" or null}. */
+enum kiln_rc sdb_list_json(struct sdb *d, const struct stoken *tok, bool all, long long before,
+                           int limit, json_t **out, struct kiln_err *err) KILN_NODISCARD;
+/* DELETE /v1/submissions/{id}: a queued or running job becomes done with
+ * status "cancelled" (a running job's lease is dropped, so its worker
+ * commits nothing); *was_state is the state it had ("done": nothing changed). */
+enum kiln_rc sdb_cancel(struct sdb *d, const char *id, const char *by, char was_state[16],
+                        struct kiln_err *err) KILN_NODISCARD;
+/* GET /metrics: the Prometheus text exposition format (version 0.0.4). */
+enum kiln_rc sdb_metrics_text(struct sdb *d, int workers, char **out,
+                              struct kiln_err *err) KILN_NODISCARD;
+/* Whether a leaderboard of that exact name has any submission. */
+enum kiln_rc sdb_board_known(struct sdb *d, const char *board, bool *known,
+                             struct kiln_err *err) KILN_NODISCARD;
+/* A judging worker (pid) died: its running job goes back to the queue at
+ * once, in its place (the oldest), instead of waiting out its lease. */
+enum kiln_rc sdb_requeue_worker(struct sdb *d, long pid, const char *why, int *n,
+                                struct kiln_err *err) KILN_NODISCARD;
+/* Gives a claimed job back for another attempt (kiln's own failure, e.g. a
+ * harness killed by a signal kiln did not send) while the lease is held;
+ * the attempt counter bounds the retries (SERVE_MAX_ATTEMPTS). */
+enum kiln_rc sdb_release(struct sdb *d, const struct sjob *j, const char *why, bool *released,
+                         struct kiln_err *err) KILN_NODISCARD;
+/* The token bucket's state after a submission, for the RateLimit headers. */
+struct sbucket {
+    double burst, remaining, reset_s;
+};
+enum kiln_rc sdb_bucket(struct sdb *d, const char *token_id, struct sbucket *b,
+                        struct kiln_err *err) KILN_NODISCARD;
+
 /* JSON views for the API (new references). NOTFOUND when no such job. */
 enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out,
                                  struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err) KILN_NODISCARD;
-enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, json_t **out,
-                                  struct kiln_err *err) KILN_NODISCARD;
+/* The board's ranked entries per GPU model; an entry names its submission
+ * only to its owner and to admins (viewer; NULL: the public). cpu verdicts
+ * are never ranked (SECURITY.md: the candidate runs in the process that
+ * times it): "unranked" says so and counts them. */
+enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, const struct stoken *viewer,
+                                  json_t **out, struct kiln_err *err) KILN_NODISCARD;
+#define SERVE_CPU_UNRANKED                                                                         \
+    "cpu submissions are judged (verdict and held-out check) but never ranked: a cpu candidate "   \
+    "runs inside the process that times it, so its timings are its own to write"
 enum kiln_rc sdb_workloads_json(struct sdb *d, json_t **out, struct kiln_err *err) KILN_NODISCARD;
 /* Draws a new visible seed for `board` (an admin's rotation): later
  * submissions to it are timed on new inputs. */
@@ -196,6 +250,7 @@ struct shttp_cfg {
     struct sdb *db;
     const char *backends; /* "cpu", "cuda" or "cuda,cpu": what the workers judge */
     const char *workloads_dir;
+    int workers; /* judging workers (GET /metrics) */
 };
 enum kiln_rc shttp_start(const struct shttp_cfg *cfg, struct shttp **out,
                          struct kiln_err *err) KILN_NODISCARD;

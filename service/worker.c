@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,11 +42,12 @@ struct worker {
 
 struct beat {
     const char *dbpath;
+    int slot;
     const struct sjob *job;
     double lease_s;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    bool stop, lost;
+    bool stop;
 };
 
 static void *heartbeat(void *arg)
@@ -63,7 +65,10 @@ static void *heartbeat(void *arg)
     while (!b->stop) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        long long ns = (long long)(b->lease_s / 3 * 1e9); /* three beats per lease */
+        /* Three beats per lease, and one at least every 5 s: a cancelled
+         * job's worker notices within seconds whatever the lease. */
+        double every = b->lease_s / 3 < 5 ? b->lease_s / 3 : 5;
+        long long ns = (long long)(every * 1e9);
         ts.tv_sec += (time_t)(ns / 1000000000LL);
         ts.tv_nsec += (long)(ns % 1000000000LL);
         if (ts.tv_nsec >= 1000000000L) {
@@ -79,9 +84,19 @@ static void *heartbeat(void *arg)
             fprintf(stderr, "kiln serve worker: heartbeat: %s\n", e.msg);
             kiln_err_clear(&e);
         }
+        if (!held) {
+            /* Cancelled (DELETE), or reaped as stale and maybe judged by
+             * another worker: nothing this run finds can be committed, so it
+             * stops now (its sandboxes die with it: PR_SET_PDEATHSIG) rather
+             * than judge on; the server starts a fresh worker. */
+            fprintf(stderr,
+                    "kiln serve worker %d: lost the lease of %s (cancelled, or reaped as stale): "
+                    "its verdict is dropped; stopping this worker (the server restarts it)\n",
+                    b->slot, b->job->id);
+            fflush(stderr);
+            _exit(3);
+        }
         pthread_mutex_lock(&b->mu);
-        if (!held)
-            b->lost = true;
     }
     pthread_mutex_unlock(&b->mu);
     sdb_close(&d);
@@ -104,12 +119,18 @@ static void mark_run(struct worker *w, const struct sjob *j, bool finished)
         fprintf(stderr, "kiln serve worker %d: %s\n", w->slot, e.msg);
 }
 
+/* A record's file: 0600, like its directory's 0700 (a tenant's source,
+ * the secret seed). */
 static enum kiln_rc put_file(const char *dir, const char *name, const char *data, size_t len,
                              struct kiln_err *err)
 {
     char p[PATH_MAX];
     enum kiln_rc rc = fs_join(p, sizeof(p), dir, name, err);
-    return rc == KILN_OK ? fs_write_atomic(p, data, len, err) : rc;
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(p, data, len, err);
+    if (rc == KILN_OK && chmod(p, 0600) != 0)
+        rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s", p);
+    return rc;
 }
 
 /* The record is written whole into records/.tmp-ID-LEASE, whose name the
@@ -126,6 +147,8 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
     snprintf(name, cap, ".tmp-%s-%.8s", j->id, j->lease);
     snprintf(tmp, sizeof(tmp), "%s/records/%s", w->o->data, name);
     enum kiln_rc rc = fs_mkdirs(tmp, err);
+    if (rc == KILN_OK && chmod(tmp, 0700) != 0)
+        rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s", tmp);
     json_t *doc = NULL;
     if (rc == KILN_OK && out && out->v.ncases)
         rc = verdict_to_json(&out->v, &doc, err);
@@ -175,7 +198,7 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
         rc = put_file(tmp, "compiler.log", out->compile.diagnostics,
                       strlen(out->compile.diagnostics), err);
     if (rc != KILN_OK) {
-        struct kiln_err e2;
+        struct kiln_err e2 = {0};
         if (fs_remove_tree(tmp, &e2) != KILN_OK)
             fprintf(stderr, "kiln serve worker: %s\n", e2.msg);
     }
@@ -237,13 +260,13 @@ static enum kiln_rc check_community(struct worker *w, const struct sjob *j, cons
      * be the host's load: neither is remembered. A stop (SIGTERM) may have
      * cut the check short. */
     if (rc == KILN_OK && !res->load_dependent && !w->cancel && j->body_sha[0]) {
-        struct kiln_err ce;
+        struct kiln_err ce = {0};
         if (sdb_check_remember(&w->db, &key, problems, &ce) != KILN_OK)
             fprintf(stderr, "kiln serve worker %d: %s (the next submission checks again)\n",
                     w->slot, ce.msg);
     }
     free(res);
-    struct kiln_err e2;
+    struct kiln_err e2 = {0};
     if (access(held, F_OK) == 0 && fs_remove_tree(held, &e2) != KILN_OK)
         fprintf(stderr, "kiln serve worker: %s\n", e2.msg);
     return rc;
@@ -284,7 +307,7 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
         eval_session_candidate_dir(s, j->id, false, cand, sizeof(cand));
         snprintf(from, sizeof(from), "%s/compile", pre);
         snprintf(to, sizeof(to), "%s/compile", cand);
-        struct kiln_err me; /* a failed hand-over only means compiling here */
+        struct kiln_err me = {0}; /* a failed hand-over only means compiling here */
         bool have =
             access(from, F_OK) == 0 && fs_mkdirs(cand, &me) == KILN_OK && rename(from, to) == 0;
         note(w, j, "run",
@@ -316,7 +339,7 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
     }
     eval_session_close(s);
     for (int i = 0; i < 4; i++) {
-        struct kiln_err e2;
+        struct kiln_err e2 = {0};
         if (dirs[i][0] && access(dirs[i], F_OK) == 0 && fs_remove_tree(dirs[i], &e2) != KILN_OK)
             fprintf(stderr, "kiln serve worker: %s\n", e2.msg);
     }
@@ -343,7 +366,7 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
                  "retried again",
                  j->attempts - 1);
     } else {
-        struct beat b = {.dbpath = w->o->db, .job = j, .lease_s = w->db.lease_s};
+        struct beat b = {.dbpath = w->o->db, .slot = w->slot, .job = j, .lease_s = w->db.lease_s};
         pthread_mutex_init(&b.mu, NULL);
         pthread_cond_init(&b.cv, NULL);
         pthread_t t;
@@ -365,6 +388,22 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
             eval_outcome_free(&out);
             eval_outcome_free(&held);
             return KILN_OK;
+        }
+        if (jrc == KILN_OK && !detail[0] && (out.host_killed || (held_ran && held.host_killed))) {
+            /* Not the candidate's verdict: a signal kiln did not send (the
+             * host's OOM killer, an operator). Judged again, at most
+             * SERVE_MAX_ATTEMPTS claims in all. */
+            char why[256];
+            snprintf(why, sizeof(why),
+                     "the harness was killed by a signal kiln did not send (attempt %d of %d): "
+                     "judging it again",
+                     j->attempts, SERVE_MAX_ATTEMPTS);
+            fprintf(stderr, "kiln serve worker %d: %s: %s\n", w->slot, j->id, why);
+            bool released = false;
+            enum kiln_rc rrc = sdb_release(&w->db, j, why, &released, err);
+            eval_outcome_free(&out);
+            eval_outcome_free(&held);
+            return rrc;
         }
         if (jrc != KILN_OK) {
             /* kiln could not do its job: an error verdict naming why. */

@@ -63,6 +63,17 @@ def main(work, servers):
     st, doc = s.request("POST", "/v1/submissions", json.dumps(submission()), token=alice,
                         headers={"Content-Type": "text/plain"})
     check(st == 415, "wrong Content-Type: 415")
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        info = tarfile.TarInfo("candidate.c")
+        info.size = len(KERNEL_C)
+        t.addfile(info, io.BytesIO(KERNEL_C.encode()))
+    st, doc = s.request("POST", "/v1/submissions", buf.getvalue(), token=alice,
+                        headers={"Content-Type": "application/json"})
+    check(st == 415 and "application/x-tar" in doc["error"]["message"],
+          "a tarball sent as application/json is told to send it as x-tar: %s" % doc)
     st, doc = s.request("POST", "/v1/submissions", submission(source="x" * (128 * 1024 + 1)),
                         token=alice)
     check(st == 413 and err_code(doc) == "too_large", "source over 128 KiB: 413")
@@ -103,10 +114,20 @@ def main(work, servers):
     check(st == 404, "'..' as an id: 404")
 
     # a passing submission, with an idempotency key
-    st, doc = s.request("POST", "/v1/submissions", submission(), token=alice,
-                        headers={"Idempotency-Key": "k1"})
+    st, r, data = s.request("POST", "/v1/submissions", json.dumps(submission()), token=alice,
+                            headers={"Idempotency-Key": "k1", "Content-Type": "application/json"},
+                            raw=True)
+    doc = json.loads(data)
     check(st == 202 and len(doc["id"]) == 16 and doc["replayed"] is False, "POST: 202 {id}")
     good = doc["id"]
+    check(r.getheader("Location") == "/v1/submissions/" + good
+          and doc["location"] == r.getheader("Location"), "202 carries Location")
+    check(int(r.getheader("RateLimit-Limit")) == 20
+          and 0 <= int(r.getheader("RateLimit-Remaining")) < 20
+          and int(r.getheader("RateLimit-Reset")) >= 0, "202 carries RateLimit-* headers")
+    check("script-src" not in r.getheader("Content-Security-Policy", "")
+          and "default-src 'none'" in r.getheader("Content-Security-Policy", ""),
+          "every response carries the CSP as a header")
     st, doc = s.request("POST", "/v1/submissions", submission(), token=alice,
                         headers={"Idempotency-Key": "k1"})
     check(st == 202 and doc["id"] == good and doc["replayed"] is True,
@@ -172,10 +193,14 @@ def main(work, servers):
     st, doc = s.request("GET", "/v1/submissions/" + wrong, token=alice)
     check(doc["verdict"]["status"] == "wrong_answer" and doc["verdict"]["verified"] is False,
           "a wrong candidate gets wrong_answer")
+    # A cpu candidate runs inside the process that times it: judged, never ranked.
     st, board = s.request("GET", "/v1/leaderboards/saxpy")
-    entries = board["gpus"].get("cpu", [])
-    check(st == 200 and [e["submission"] for e in entries] == [good],
-          "leaderboard: the verified pass only, per GPU model")
+    check(st == 200 and board["gpus"] == {}
+          and board["unranked"]["cpu"]["verified_passes"] == 1
+          and "never ranked" in board["unranked"]["cpu"]["why"],
+          "leaderboard: the verified cpu pass is counted, not ranked")
+    st, doc = s.request("GET", "/v1/leaderboards/nosuch")
+    check(st == 404 and err_code(doc) == "not_found", "an unknown leaderboard: 404")
 
     # the hacked flag
     st, doc = s.request("POST", "/v1/submissions/%s/hacked" % good, {"reason": "x"}, token=alice)
@@ -188,7 +213,8 @@ def main(work, servers):
                         {"reason": "reads the reference"}, token=admin)
     check(st == 200 and doc["hacked"] is True, "admin flags an entry")
     st, board = s.request("GET", "/v1/leaderboards/saxpy")
-    check(board["gpus"] == {}, "a flagged entry leaves the leaderboard")
+    check(board["gpus"] == {} and board["unranked"]["cpu"]["verified_passes"] == 0,
+          "a flagged entry leaves the leaderboard's counts")
     st, doc = s.request("GET", "/v1/submissions/" + good, token=alice)
     check(doc["hacked"] is True and doc["hacked_reason"] == "reads the reference"
           and doc["verdict"]["status"] == "pass", "the flagged entry keeps its verdict (evidence)")

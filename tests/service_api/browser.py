@@ -1,6 +1,8 @@
 """The HTML page at / in headless Chromium: it renders the queue and the
 leaderboard, and hostile text from the database (a user name holding a
-script, a workload name holding markup) shows as text, never as elements."""
+script, a workload name holding markup) shows as text, never as elements.
+It shows no submission id (a tenant's handle) and says why cpu passes are
+not ranked; its CSP is a response header."""
 import html.parser
 import os
 import shutil
@@ -57,7 +59,8 @@ def main(work, servers):
     tok = s.token("alice")
     st, doc = s.request("POST", "/v1/submissions", submission(), token=tok)
     check(st == 202, "a submission for the board")
-    s.wait_done(tok, [doc["id"]], 180)
+    sid = doc["id"]
+    s.wait_done(tok, [sid], 180)
     # Hostile values as they would be if a name check ever let them through.
     with sqlite3.connect(s.db, timeout=10) as c:
         c.execute("INSERT INTO jobs(id, token_id, user, body_sha, workload, backend, source, state,"
@@ -65,7 +68,7 @@ def main(work, servers):
                   (EVIL_USER, EVIL_WL, time.time()))
         c.execute("INSERT INTO jobs(id, token_id, user, body_sha, workload, backend, source, state,"
                   " submitted, status, verified, score_ms, gpu_model) VALUES('evil1111evil1111', 't',"
-                  " ?, 'y', 'saxpy', 'cpu', 'x', 'done', ?, 'pass', 1, 0.5, ?)",
+                  " ?, 'y', 'saxpy', 'cuda', 'x', 'done', ?, 'pass', 1, 0.5, ?)",
                   (EVIL_USER, time.time(), "<b>gpu</b>"))
     dom, shot = browse("http://127.0.0.1:%d/" % s.port, work)
     d = Dom()
@@ -73,7 +76,14 @@ def main(work, servers):
     tags = [t for t, _ in d.tags]
     text = "".join(d.text)
     check("table" in tags and any(a.get("id") == "queue" for _, a in d.tags), "the queue table renders")
-    check("alice" in d.cells.get("user", []), "the leaderboard lists alice")
+    check(EVIL_USER in d.cells.get("user", []), "the leaderboard lists the GPU entry's user")
+    check("1 verified cpu submission(s), judged but not ranked" in text and "never ranked" in text,
+          "alice's cpu pass is counted and the page says why it is not ranked")
+    check(sid not in dom and "evil1111evil1111" not in dom,
+          "no submission id on the public page")
+    st, r, _ = s.request("GET", "/", raw=True)
+    check("default-src 'none'" in (r.getheader("Content-Security-Policy") or ""),
+          "the page's CSP is a header")
     check("script" not in tags and "img" not in tags and "b" not in tags,
           "no element from hostile text (script, img, b): %s" % sorted(set(tags)))
     check(EVIL_USER in text and EVIL_WL in text and "<b>gpu</b>" in text,

@@ -1,7 +1,8 @@
 """Community workload tarballs (POST /v1/submissions, Content-Type:
 application/x-tar): an accepted tarball is checked like `kiln workload check`
-in the worker and then judged; its leaderboard is NAME@HASH12, apart from the
-built-in workload of the same name; a workload that fails its check gets a
+in the worker and then judged; its leaderboard is NAME@SHA256 (the full
+hash: a short form is refused), apart from the built-in workload and from
+another community workload of the same name; a workload that fails its check gets a
 bad_workload verdict naming the problem; malformed, oversized,
 path-traversal, symlink, pax and incomplete tarballs are refused with a 4xx
 JSON error that names the entry, file or field. A check's outcome is
@@ -124,18 +125,23 @@ def main(work, servers):
 
     st, c = s.request("GET", "/v1/submissions/" + com, token=tok)
     board = c["leaderboard"]
-    check(c["workload"] == "saxpy" and board.startswith("saxpy@") and len(board) == 18,
-          "the community workload's leaderboard is NAME@HASH12: %s" % board)
+    check(c["workload"] == "saxpy" and board.startswith("saxpy@") and len(board) == len("saxpy@") + 64,
+          "the community workload's leaderboard is NAME@SHA256: %s" % board)
     check(c["verdict"]["status"] == "pass" and c["verdict"]["verified"] is True,
           "the community submission was checked and judged: %s" % c["verdict"])
     st, b = s.request("GET", "/v1/submissions/" + builtin, token=tok)
     check(b["leaderboard"] == "saxpy" and b["verdict"]["status"] == "pass", "the built-in one passes")
+    # cpu passes are counted, never ranked (SECURITY.md): one on each board.
     st, lb = s.request("GET", "/v1/leaderboards/saxpy")
-    check([e["submission"] for e in lb["gpus"].get("cpu", [])] == [builtin],
+    check(lb["unranked"]["cpu"]["verified_passes"] == 1,
           "the built-in leaderboard holds the built-in submission only")
     st, lc = s.request("GET", "/v1/leaderboards/" + board)
-    check(st == 200 and [e["submission"] for e in lc["gpus"].get("cpu", [])] == [com],
-          "the community leaderboard holds the community submission only")
+    check(st == 200 and lc["unranked"]["cpu"]["verified_passes"] == 1
+          and lc["display"] == board[:len("saxpy@") + 12],
+          "the community leaderboard holds the community submission only (shown as NAME@HASH12)")
+    st, short = s.request("GET", "/v1/leaderboards/" + board[:len("saxpy@") + 12])
+    check(st == 404 and "full SHA-256" in short["error"]["message"],
+          "the short form is for display: looking it up is 404 naming the full form")
     check(c["visible_seed"] != b["visible_seed"], "each leaderboard has its own visible seed")
     st, x = s.request("GET", "/v1/submissions/" + broken, token=tok)
     v = x["verdict"]

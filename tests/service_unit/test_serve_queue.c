@@ -399,10 +399,22 @@ static void test_slurm_gpu_group(void **state)
         sjob_free(&j);
     }
     json_t *lb = NULL;
-    assert_int_equal(sdb_leaderboard_json(&f->d, "saxpy", &lb, &e), KILN_OK);
+    assert_int_equal(sdb_leaderboard_json(&f->d, "saxpy", NULL, &lb, &e), KILN_OK);
     json_t *gpus = json_object_get(lb, "gpus");
     assert_int_equal(json_object_size(gpus), 1);
     assert_non_null(json_object_get(gpus, "NVIDIA H200"));
+    /* The public sees no submission id; the entry's owner does. */
+    json_t *first = json_array_get(json_object_get(gpus, "NVIDIA H200"), 0);
+    assert_null(json_object_get(first, "submission"));
+    json_decref(lb);
+    assert_int_equal(sdb_leaderboard_json(&f->d, "saxpy", &t, &lb, &e), KILN_OK);
+    first = json_array_get(json_object_get(json_object_get(lb, "gpus"), "NVIDIA H200"), 0);
+    assert_non_null(json_object_get(first, "submission"));
+    json_decref(lb);
+    struct stoken stranger = {.id = "0000000000000000", .name = "eve"};
+    assert_int_equal(sdb_leaderboard_json(&f->d, "saxpy", &stranger, &lb, &e), KILN_OK);
+    first = json_array_get(json_object_get(json_object_get(lb, "gpus"), "NVIDIA H200"), 0);
+    assert_null(json_object_get(first, "submission"));
     json_decref(lb);
     free(out);
 }
