@@ -3,6 +3,7 @@
  */
 #include "verdict.h"
 
+#include "harness_plan.h"
 #include "json_strict.h"
 
 #include <math.h>
@@ -406,6 +407,16 @@ enum kiln_rc verdict_to_json(const struct verdict *v, json_t **out, struct kiln_
     for (size_t i = 0; i < v->ncases; i++)
         append(cases, case_to_json(&v->cases[i], &ok), &ok);
     put(j, "cases", cases, &ok);
+    if (v->rule.known) {
+        const struct verdict_timing_rule *r = &v->rule;
+        put(j, "timing_rule",
+            json_pack("{s:s,s:i,s:i,s:i,s:o,s:o}", "rule", r->adaptive ? "adaptive" : "fixed",
+                      "warmups", r->warmups, "iterations", r->iterations, "max_iterations",
+                      r->max_iterations, "target_rse",
+                      r->adaptive ? json_real(r->target_rse) : json_null(), "budget_ms",
+                      r->adaptive ? json_real(r->budget_ms) : json_null()),
+            &ok);
+    }
     if (!ok) {
         /* json_string returns NULL for invalid UTF-8 as well as on ENOMEM. */
         json_decref(j);
@@ -456,6 +467,24 @@ enum kiln_rc verdict_to_text(const struct verdict *v, char **out, struct kiln_er
 /* ---- JSON in ----------------------------------------------------------- */
 
 /* The object must hold exactly `keys` (NULL-terminated). */
+/* Exactly `keys`, plus `optional` when it is there (NULL: none). */
+static enum kiln_rc exact_keys_opt(json_t *o, const char *const *keys, const char *optional,
+                                   const char *what, struct kiln_err *err)
+{
+    if (!json_is_object(o))
+        return kiln_fail(err, KILN_E_PARSE, "verdict: %s must be an object", what);
+    size_t n = optional && json_object_get(o, optional) ? 1 : 0;
+    for (size_t k = 0; keys[k]; k++) {
+        if (!json_object_get(o, keys[k]))
+            return kiln_fail(err, KILN_E_PARSE, "verdict: %s lacks \"%s\"", what, keys[k]);
+        n++;
+    }
+    if (json_object_size(o) != n)
+        return kiln_fail(err, KILN_E_PARSE, "verdict: %s has keys besides the %zu known ones", what,
+                         n);
+    return KILN_OK;
+}
+
 static enum kiln_rc exact_keys(json_t *o, const char *const *keys, const char *what,
                                struct kiln_err *err)
 {
@@ -666,11 +695,41 @@ static const char *const verdict_keys[] = {"version",
                                            "cases",
                                            NULL};
 
+static const char *const rule_keys[] = {"rule",       "warmups",   "iterations", "max_iterations",
+                                        "target_rse", "budget_ms", NULL};
+
+static enum kiln_rc rule_from_json(json_t *j, struct verdict_timing_rule *r, struct kiln_err *err)
+{
+    char kind[16];
+    long long w = 0, it = 0, mx = 0;
+    TRY(exact_keys(j, rule_keys, "timing_rule", err));
+    TRY(get_str(j, "rule", kind, sizeof(kind), err));
+    if (strcmp(kind, "fixed") && strcmp(kind, "adaptive"))
+        return kiln_fail(err, KILN_E_PARSE,
+                         "verdict: timing_rule.rule \"%s\" is not fixed or "
+                         "adaptive",
+                         kind);
+    r->adaptive = !strcmp(kind, "adaptive");
+    TRY(get_count(j, "warmups", 0, HARNESS_PLAN_MAX_RUNS, &w, err));
+    TRY(get_count(j, "iterations", 1, HARNESS_PLAN_MAX_RUNS, &it, err));
+    TRY(get_count(j, "max_iterations", 1, HARNESS_PLAN_MAX_RUNS, &mx, err));
+    TRY(get_nonneg(j, "target_rse", true, &r->target_rse, err));
+    TRY(get_nonneg(j, "budget_ms", true, &r->budget_ms, err));
+    r->warmups = (int)w;
+    r->iterations = (int)it;
+    r->max_iterations = (int)mx;
+    r->known = true;
+    return KILN_OK;
+}
+
 static enum kiln_rc root_from_json(json_t *j, struct verdict *v, struct kiln_err *err)
 {
     long long x = 0;
     char st[32];
-    TRY(exact_keys(j, verdict_keys, "the verdict", err));
+    TRY(exact_keys_opt(j, verdict_keys, "timing_rule", "the verdict", err));
+    json_t *rule = json_object_get(j, "timing_rule");
+    if (rule)
+        TRY(rule_from_json(rule, &v->rule, err));
     json_t *ver = json_object_get(j, "version");
     if (json_is_integer(ver) && json_integer_value(ver) > VERDICT_VERSION)
         return kiln_fail(err, KILN_E_UNSUPPORTED,

@@ -69,6 +69,16 @@ struct verdict_case {
     double speedup_vendor;       /* vendor_median_ms / median, 0: none (verdict_finish) */
 };
 
+/* How a candidate's cases were timed: the plan's rule, recorded so a
+ * reader knows whether two verdicts were timed to the same count or to the
+ * same noise (each case's RSE reached is in its timing). */
+struct verdict_timing_rule {
+    bool known;    /* false: not recorded (a verdict written before the rule was) */
+    bool adaptive; /* runs until the RSE of the mean is under target_rse, or budget_ms */
+    int warmups, iterations, max_iterations; /* iterations: the minimum when adaptive */
+    double target_rse, budget_ms;            /* adaptive only */
+};
+
 struct verdict {
     char candidate[VERDICT_NAME_MAX];
     enum verdict_status status;
@@ -84,6 +94,7 @@ struct verdict {
     bool reverified;                   /* the caller re-verified it on fresh inputs */
     size_t ncases;
     struct verdict_case *cases; /* owned */
+    struct verdict_timing_rule rule;
 };
 
 /* "pass", "wrong_answer", ...; NULL for a value outside the enum. */

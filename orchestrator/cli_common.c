@@ -1,6 +1,7 @@
 /* cli_common.c - see cli_common.h. */
 #include "cli_common.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -62,6 +63,34 @@ int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_comm
     case CLI_OPT_INPUT_CASES:
         o->input_cases = arg;
         return 1;
+    case CLI_OPT_UNTIL_RSE: {
+        o->timing_set = true;
+        if (!strcmp(arg, "off")) {
+            o->adaptive = false;
+            return 1;
+        }
+        char *end;
+        double r = strtod(arg, &end);
+        if (end != arg && !strcmp(end, "%"))
+            r /= 100;
+        else if (end == arg || *end)
+            r = -1;
+        if (!(r > 0 && r <= 0.5))
+            return USAGE("--until-rse needs a relative standard error in (0, 50%%] such as 0.5%% "
+                         "or 0.005, or off, got '%s'",
+                         arg);
+        o->adaptive = true;
+        o->target_rse = r;
+        return 1;
+    }
+    case CLI_OPT_TIME_BUDGET: {
+        char *end;
+        double s = strtod(arg, &end);
+        if (end == arg || *end || !(s > 0 && s <= 3600))
+            return USAGE("--time-budget needs seconds in (0, 3600], got '%s'", arg);
+        o->budget_ms = s * 1000;
+        return 1;
+    }
     case CLI_OPT_EXECUTOR:
         if (!strcmp(arg, "local"))
             o->executor = CLI_EXEC_LOCAL;
@@ -104,6 +133,8 @@ int cli_common_check(const char *cmd, const struct cli_common *o)
     if (o->executor == CLI_EXEC_SLURM && !o->slurm.spool)
         return USAGE("--executor slurm needs --spool DIR (a directory the "
                      "compute nodes share with this host)");
+    if (o->budget_ms > 0 && !o->adaptive)
+        return USAGE("--time-budget bounds adaptive timing: give --until-rse R with it");
     return 0;
 }
 

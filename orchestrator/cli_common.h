@@ -7,6 +7,9 @@
  *   --input-cases P  a path (given.h checks it)
  *   --executor E     local (default) or slurm, with --spool DIR, --partition P,
  *                    --account A, --slurm-kiln PATH, --slurm-gres G
+ *   --until-rse R    time each case until the relative standard error of its
+ *                    mean is under R ("0.5%" or 0.005; "off": a fixed count)
+ *   --time-budget S  with --until-rse: at most S seconds of timed runs a case
  * A command lists CLI_COMMON_OPTIONS in its getopt table (those it takes:
  * the letters below are reserved for them) and hands each option it does
  * not know itself to cli_common_option().
@@ -30,6 +33,10 @@ struct cli_common {
     const char *input_cases;
     enum cli_executor executor;
     struct slurm_config slurm; /* spool, partition, account, node_kiln, gres */
+    /* --until-rse / --time-budget: timing_set when either was given;
+     * adaptive false with timing_set: "--until-rse off". */
+    bool timing_set, adaptive;
+    double target_rse, budget_ms; /* 0: EVAL_DEFAULT_* */
 };
 
 /* getopt_long values of the shared options (outside the ASCII range that
@@ -50,6 +57,8 @@ enum {
     CLI_OPT_MARKDOWN,
     CLI_OPT_QUIET,
     CLI_OPT_SLURM_ARRAY_LIMIT,
+    CLI_OPT_UNTIL_RSE,
+    CLI_OPT_TIME_BUDGET,
 };
 
 /* What a command prints: its text (default), or one of the formats below;
@@ -105,6 +114,20 @@ int cli_output_option(const char *cmd, int opt, enum cli_output *out);
     {                                                                                              \
         "slurm-array-limit", required_argument, NULL, CLI_OPT_SLURM_ARRAY_LIMIT                    \
     }
+
+#define CLI_OPTS_TIMING                                                                            \
+    {"until-rse", required_argument, NULL, CLI_OPT_UNTIL_RSE},                                     \
+    {                                                                                              \
+        "time-budget", required_argument, NULL, CLI_OPT_TIME_BUDGET                                \
+    }
+
+/* The help lines of the timing options. */
+#define CLI_TIMING_HELP                                                                            \
+    "  --until-rse R      time each case until the relative standard error of its\n"               \
+    "                     mean is under R (0.5% or 0.005; at least --iterations\n"                 \
+    "                     runs, at most 10 times as many); off: a fixed count\n"                   \
+    "  --time-budget S    with --until-rse: stop a case after S seconds of timed\n"                \
+    "                     runs even if R is not reached (default 2)\n"
 
 /* The help lines of the executor options, for a command's --help. */
 #define CLI_EXECUTOR_HELP                                                                          \

@@ -55,6 +55,7 @@ int cmd_serve(int argc, char **argv)
                                          {"lease", required_argument, NULL, 'L'},
                                          {"slurm-workers", required_argument, NULL, 'n'},
                                          CLI_OPTS_EXECUTOR,
+                                         CLI_OPTS_TIMING,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("serve");
     struct cli_common cc = {0};
@@ -152,6 +153,11 @@ int cmd_serve(int argc, char **argv)
         return KILN_EXIT_USAGE;
     if (cc.executor == CLI_EXEC_SLURM)
         o.slurm = &cc.slurm;
+    /* Adaptive unless --until-rse off (the service's default: every entry
+     * of a board timed to the same noise). */
+    o.timing_fixed = cc.timing_set && !cc.adaptive;
+    o.target_rse = cc.target_rse;
+    o.budget_ms = cc.budget_ms;
     if (o.slurm_workers && !o.slurm)
         return cli_usage_error("serve", "--slurm-workers needs --executor slurm");
     if (o.slurm && o.ngpus)

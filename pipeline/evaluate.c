@@ -137,6 +137,25 @@ static enum harness_scalar scalar_of(enum wl_scalar_type t)
     return HS_INT64;
 }
 
+/* The timing rule a request stands for, defaults resolved: the plan's and
+ * the verdict's (so the record says how its cases were timed). */
+static void timing_rule_of(const struct eval_request *req, struct verdict_timing_rule *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->known = true;
+    r->warmups = eval_warmups_resolved(req->warmups);
+    r->iterations = eval_iterations_resolved(req->iterations);
+    r->max_iterations = r->iterations;
+    r->adaptive = req->adaptive;
+    if (req->adaptive) {
+        r->target_rse = req->target_rse > 0 ? req->target_rse : EVAL_DEFAULT_TARGET_RSE;
+        r->budget_ms = req->budget_ms > 0 ? req->budget_ms : EVAL_DEFAULT_BUDGET_MS;
+        r->max_iterations = 10 * r->iterations;
+        if (r->max_iterations > HARNESS_PLAN_MAX_RUNS)
+            r->max_iterations = HARNESS_PLAN_MAX_RUNS;
+    }
+}
+
 /* Fills the case-independent part of the plan from the workload signature
  * and the candidate's launches. */
 static enum kiln_rc plan_signature(const struct eval_request *req, const struct candidate *cand,
@@ -145,13 +164,15 @@ static enum kiln_rc plan_signature(const struct eval_request *req, const struct 
     const struct workload *wl = req->wl;
     harness_plan_init(hp);
     hp->backend = req->backend == KILN_BACKEND_CUDA ? HB_CUDA : HB_CPU;
-    hp->warmups = eval_warmups_resolved(req->warmups);
-    hp->iterations = eval_iterations_resolved(req->iterations);
-    hp->adaptive = req->adaptive;
-    if (req->adaptive) {
-        hp->target_rse = req->target_rse > 0 ? req->target_rse : 0.005;
-        hp->budget_ms = req->budget_ms > 0 ? req->budget_ms : 2000;
-        hp->max_iterations = 10 * hp->iterations;
+    struct verdict_timing_rule r;
+    timing_rule_of(req, &r);
+    hp->warmups = r.warmups;
+    hp->iterations = r.iterations;
+    hp->adaptive = r.adaptive;
+    if (r.adaptive) {
+        hp->target_rse = r.target_rse;
+        hp->budget_ms = r.budget_ms;
+        hp->max_iterations = r.max_iterations;
     }
     hp->l2_flush = !req->hot;
     hp->nargs = (int)wl->nargs;
@@ -809,6 +830,7 @@ static const char *directive_error(const struct eval_request *req, const char *w
 static void conclude(const struct eval_request *req, struct eval_outcome *out, double t_start)
 {
     verdict_finish(&out->v, out->floor_from_node ? &out->node_ceilings : req->ceilings);
+    timing_rule_of(req, &out->v.rule);
     if (out->v.status == VERDICT_PASS)
         snprintf(out->stage, sizeof(out->stage), "pass");
     else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)

@@ -32,6 +32,10 @@ struct sbexec_runner; /* sbexec.h */
 
 /* eval_request.warmups (and the session's, the baseline's): no warmup run. */
 #define EVAL_NO_WARMUPS (-1)
+/* Adaptive timing (--until-rse): GPU MODE's and nvbench's rule, a relative
+ * standard error of the mean under 0.5%, or a per-case budget. */
+#define EVAL_DEFAULT_TARGET_RSE 0.005
+#define EVAL_DEFAULT_BUDGET_MS  2000.0
 
 /* The warmup count a request's `warmups` stands for (`iterations` likewise):
  * what run records write, so a resumed run times the same way. */
@@ -72,7 +76,7 @@ struct eval_request {
     /* 0: the harness defaults (10, 100); warmups EVAL_NO_WARMUPS: none at
      * all (0 cannot say so: zeroed requests mean "the defaults"). */
     int warmups, iterations;
-    bool adaptive; /* stop on target_rse or budget */
+    bool adaptive; /* stop on target_rse or budget (0: the defaults below) */
     double target_rse, budget_ms;
     bool hot;                                     /* no L2 flush between runs */
     const struct device_limits *limits;           /* NULL: H200 */

@@ -359,6 +359,9 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
                                .iterations = sets == &s->held || !s->short_iterations
                                                  ? s->opts.iterations
                                                  : s->short_iterations,
+                               .adaptive = s->opts.adaptive,
+                               .target_rse = s->opts.target_rse,
+                               .budget_ms = s->opts.budget_ms,
                                .hot = s->opts.hot,
                                .run_timeout_ms = s->opts.run_timeout_ms,
                                .reference = s->have_reference ? &s->ref_medians : NULL,

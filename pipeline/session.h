@@ -41,6 +41,11 @@ struct eval_session_opts {
     const char *work_dir;    /* NULL: a temporary directory removed on close */
     uint64_t seed;           /* base seed of the visible inputs */
     int warmups, iterations; /* 0: harness defaults; warmups EVAL_NO_WARMUPS: none */
+    /* Adaptive timing of candidates (visible and held-out): at least
+     * `iterations` runs, then until the RSE of the mean is under target_rse
+     * or budget_ms per case is spent (0: EVAL_DEFAULT_*). */
+    bool adaptive;
+    double target_rse, budget_ms;
     bool hot;
     long long run_timeout_ms;   /* 0: the gpu-run policy's default */
     const char *candidate_hint; /* a file name whose extension picks the backend */

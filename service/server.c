@@ -57,6 +57,15 @@ static pid_t spawn_worker(const char *self, const struct serve_opts *o, int slot
                       "--lease",
                       s_l};
     size_t n = 20;
+    char s_rse[32], s_budget[32];
+    snprintf(s_rse, sizeof(s_rse), "%.9g", o->target_rse);
+    snprintf(s_budget, sizeof(s_budget), "%.9g", o->budget_ms / 1000);
+    argv[n++] = "--until-rse";
+    argv[n++] = o->timing_fixed ? "off" : o->target_rse > 0 ? s_rse : "0.5%";
+    if (!o->timing_fixed && o->budget_ms > 0) {
+        argv[n++] = "--time-budget";
+        argv[n++] = s_budget;
+    }
     if (o->slurm && gpu != -2) {
         const struct slurm_config *c = o->slurm;
         const char *opt[][2] = {{"--executor", "slurm"},        {"--spool", c->spool},

@@ -50,6 +50,12 @@ struct serve_opts {
      * serialise on). Each worker sets its own cancel flag and job name. */
     const struct slurm_config *slurm; /* NULL: local GPUs */
     int slurm_workers;                /* 0: 4 */
+    /* How candidates are timed: by default until the relative standard
+     * error of each case's mean is under target_rse (or budget_ms a case
+     * is spent), so a board's entries are timed to the same noise, not the
+     * same count; timing_fixed: exactly `iterations` runs. */
+    bool timing_fixed;
+    double target_rse, budget_ms; /* 0: EVAL_DEFAULT_* */
 };
 
 /* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when

@@ -676,6 +676,10 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
 
 /* ---- timing ---- */
 
+/* Samples each set needs before adaptive timing may stop on its noise
+ * target (STATS_MIN_INTERVAL_SAMPLES: fewer give no interval). */
+#define HX_MIN_SET_SAMPLES 3
+
 /* Relative standard error of the mean of all samples so far. */
 static double samples_rse(const struct hx_case_run *cr, int nsets)
 {
@@ -735,8 +739,14 @@ static enum kiln_rc time_case(struct hx_ctx *x, struct hx_case_run *cr, struct k
         cr->samples[set][cr->nsamples[set]++] = ms;
         if (!p->adaptive)
             continue;
+        /* The noise target counts only once every set has enough samples
+         * for an interval of its own (what the parent reports per set). */
+        int fewest = cr->nsamples[0];
+        for (int k = 1; k < c->nsets; k++)
+            fewest = cr->nsamples[k] < fewest ? cr->nsamples[k] : fewest;
         if (i + 1 >= p->iterations &&
-            (samples_rse(cr, c->nsets) < p->target_rse || hx_now_ms() - start >= p->budget_ms))
+            ((fewest >= HX_MIN_SET_SAMPLES && samples_rse(cr, c->nsets) < p->target_rse) ||
+             hx_now_ms() - start >= p->budget_ms))
             break;
     }
     return KILN_OK;

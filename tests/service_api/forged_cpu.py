@@ -2,7 +2,12 @@
 backend): a correct saxpy whose destructor rewrites /out/timings.json to
 1e-06 ms per sample (the audit saw it ranked first over an honest 1.97 ms)
 is judged like any other, and neither it nor the honest one is ranked: the
-board counts cpu passes and says why it does not rank them."""
+board counts cpu passes and says why it does not rank them. The server
+runs with its default timing rule: adaptive, each case until the RSE of its
+mean is under 0.5% (recorded in the submission's record)."""
+import json
+import os
+
 from servelib import Server, check, run, submission, KERNEL_C
 
 # Runs after the harness wrote its timings, in the harness's own process.
@@ -45,7 +50,8 @@ __attribute__((destructor)) static void kiln_forge(void)
 
 
 def main(work, servers):
-    s = Server(work).start()
+    # The service's default timing (no --until-rse): few runs, adaptively.
+    s = Server(work, defaults=True, extra=["--warmups", "1", "--iterations", "3"]).start()
     servers.append(s)
     honest = s.token("honest")
     mallory = s.token("mallory")
@@ -71,6 +77,11 @@ def main(work, servers):
           "the board counts the cpu passes and says why they are not ranked")
     st, r, page = s.request("GET", "/", raw=True)
     check("never ranked" in page.decode(), "the page says so too")
+    rec = json.load(open(os.path.join(work, "records", h, "verdict.json")))
+    check(rec["timing_rule"]["rule"] == "adaptive" and rec["timing_rule"]["target_rse"] == 0.005
+          and rec["timing_rule"]["iterations"] == 3
+          and all(c["timing"]["n"] >= 1 for c in rec["cases"] if c.get("timing")),
+          "the service times adaptively by default, and the record says so: %s" % rec["timing_rule"])
 
 
 run(main)

@@ -1,0 +1,53 @@
+#!/bin/bash
+# timing_rule.sh - `kiln eval --until-rse R --time-budget S` (#26 item 11):
+# adaptive timing reaches the harness and the record says which rule timed
+# the cases (timing_rule) and each case's RSE; without it, exactly
+# --iterations runs. Asserts counts, never times.
+. "$(dirname "$0")/lib.sh"
+WL="$KILN_SOURCE_DIR/tests/service_api/workloads/saxpy"
+K="$KILN_SOURCE_DIR/workloads/saxpy/kernel.c"
+base=(eval "$WL" "$K" --backend cpu --json --warmups 1 --iterations 3 --seed 1 --no-baseline
+      --work "$T/work")
+
+run_kiln "$T/out" "$T/err" "${base[@]}" --time-budget 5
+expect_rc 2 "--time-budget without --until-rse"
+contains "$T/err" "--until-rse"
+for bad in 80% abc 0 -1%; do
+    run_kiln "$T/out" "$T/err" "${base[@]}" --until-rse "$bad"
+    expect_rc 2 "--until-rse $bad"
+    contains "$T/err" "--until-rse needs"
+done
+
+run_kiln "$T/out" "$T/err" "${base[@]}" --until-rse 5% --time-budget 60
+expect_rc 0 "kiln eval --until-rse 5%"
+python3 - "$T/out" <<'PY' || fail "adaptive: the record's timing rule and sample counts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["timing_rule"]
+assert r == {"rule": "adaptive", "warmups": 1, "iterations": 3, "max_iterations": 30,
+             "target_rse": 0.05, "budget_ms": 60000.0}, r
+timed = [c for c in d["cases"] if c.get("timing")]
+assert timed, d["cases"]
+# The budget is generous: a case stops on its noise target, once every set
+# has 3 samples, or at 30 runs (10 per set for 3 sets).
+for c in timed:
+    t = c["timing"]
+    assert t["n"] >= 3 and "rse" in t, c
+print("adaptive:", [(c["case"], c["timing"]["n"], round(c["timing"]["rse"], 4)) for c in timed])
+PY
+
+run_kiln "$T/out" "$T/err" "${base[@]}"
+expect_rc 0 "kiln eval with a fixed count"
+python3 - "$T/out" <<'PY' || fail "fixed: the record's timing rule and sample counts"
+import json, sys
+from collections import Counter
+d = json.load(open(sys.argv[1]))
+r = d["timing_rule"]
+assert r["rule"] == "fixed" and r["iterations"] == 3 and r["target_rse"] is None, r
+n = Counter()
+for c in d["cases"]:
+    if c.get("timing"):
+        n[c["case"]] += c["timing"]["n"]
+assert n and all(v == 3 for v in n.values()), n
+PY
+echo "timing_rule: ok"
