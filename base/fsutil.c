@@ -251,3 +251,21 @@ void fs_runtime_write(const char *name, const struct iovec *parts, int nparts)
     }
     close(dfd);
 }
+
+enum kiln_rc fs_self_path(bool dir, char *out, size_t cap, struct kiln_err *err)
+{
+    if (cap < 2)
+        return kiln_fail(err, KILN_E_INTERNAL, "fs_self_path: no room");
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    if (n <= 0)
+        return kiln_fail_errno(err, KILN_E_IO, "finding kiln's own path (/proc/self/exe)");
+    if ((size_t)n >= cap - 1)
+        return kiln_fail(err, KILN_E_LIMIT, "kiln's own path is longer than %zu bytes", cap - 2);
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (dir && !slash)
+        return kiln_fail(err, KILN_E_IO, "kiln's own path %s has no directory", out);
+    if (dir)
+        *slash = '\0';
+    return KILN_OK;
+}

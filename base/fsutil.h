@@ -7,6 +7,7 @@
 #ifndef KILN_FSUTIL_H
 #define KILN_FSUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -54,6 +55,10 @@ char *fs_runtime_read(const char *name, size_t min, size_t max, long max_age_s, 
  * none. Best effort: a record is a cache, its absence only costs time. */
 struct iovec;
 void fs_runtime_write(const char *name, const struct iovec *parts, int nparts);
+
+/* The running kiln's own executable (/proc/self/exe), or with `dir` its
+ * directory, where the harnesses, kiln-full and docs.db are installed. */
+enum kiln_rc fs_self_path(bool dir, char *out, size_t cap, struct kiln_err *err) KILN_NODISCARD;
 
 /* Directory holding policies/, images/ and workloads/: $KILN_DATA_DIR if
  * set, else the source tree kiln was built from. */

@@ -201,13 +201,9 @@ enum kiln_rc docs_index_builtin_path(char *out, size_t cap, struct kiln_err *err
         return KILN_OK;
     }
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
-        return kiln_fail_errno(err, KILN_E_IO, "finding kiln's own directory");
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
+    enum kiln_rc rc = fs_self_path(true, self, sizeof(self), err);
+    if (rc != KILN_OK)
+        return rc;
     static const char *const rel[] = {"docs.db", "../share/kiln/docs.db"};
     for (size_t i = 0; i < 2; i++)
         if (snprintf(out, cap, "%s/%s", self, rel[i]) < (int)cap && access(out, R_OK) == 0)

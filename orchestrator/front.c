@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "fsutil.h"
 
 const struct kiln_cmd kiln_commands[] = {
     {"sandbox", cmd_sandbox_summary, cmd_sandbox_help, cmd_sandbox},
@@ -30,16 +31,13 @@ const struct kiln_cmd kiln_commands[] = {
 static int run_full(char **argv)
 {
     char path[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - sizeof("/kiln-full"));
-    char *slash = n > 0 ? memrchr(path, '/', (size_t)n) : NULL;
-    if (!slash) {
-        fprintf(stderr,
-                "kiln: cannot find its own directory (/proc/self/exe: %s); "
-                "is /proc mounted?\n",
-                n < 0 ? strerror(errno) : "no directory");
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (fs_self_path(true, path, sizeof(path) - sizeof("/kiln-full"), &e) != KILN_OK) {
+        fprintf(stderr, "kiln: cannot find its own directory: %s; is /proc mounted?\n", e.msg);
         return KILN_EXIT_USAGE;
     }
-    strcpy(slash, "/kiln-full");
+    strcat(path, "/kiln-full");
     execv(path, argv);
     fprintf(stderr,
             "kiln: cannot run %s: %s (kiln runs every command but sandbox from kiln-full, "

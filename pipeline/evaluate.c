@@ -99,13 +99,9 @@ enum kiln_rc eval_program_path(const char *name, char *out, size_t cap, struct k
     const char *dir = getenv("KILN_HARNESS_DIR");
     char self[PATH_MAX];
     if (!dir || !*dir) {
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n <= 0)
-            return kiln_fail_errno(err, KILN_E_IO, "finding kiln's own directory");
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash)
-            *slash = '\0';
+        enum kiln_rc rc = fs_self_path(true, self, sizeof(self), err);
+        if (rc != KILN_OK)
+            return rc;
         dir = self;
     }
     if (snprintf(out, cap, "%s/%s", dir, name) >= (int)cap)

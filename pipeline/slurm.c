@@ -82,10 +82,9 @@ enum kiln_rc slurm_runner_init(struct slurm_runner *s, const struct slurm_config
     const char *k = cfg->node_kiln;
     char self[PATH_MAX];
     if (!k) {
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n <= 0)
-            return kiln_fail_errno(err, KILN_E_IO, "finding kiln's own path");
-        self[n] = '\0';
+        enum kiln_rc rc = fs_self_path(false, self, sizeof(self), err);
+        if (rc != KILN_OK)
+            return rc;
         k = self;
     }
     if (strlen(k) >= sizeof(s->kiln) || strchr(k, '\'') || strchr(k, '\n'))

@@ -5,7 +5,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "service_impl.h"
 
 /* AUTH_OPTIONAL: public, but a valid token shows its owner more (a
@@ -381,13 +381,8 @@ static enum MHD_Result queue_submission(struct ctx *x, const char *idem,
     enum MHD_Result ret;
     struct kiln_err e;
     kiln_err_clear(&e);
-    unsigned char h[32];
-    unsigned int hn = 0;
-    char sha[65];
-    if (EVP_Digest(x->rs->body, x->rs->len, h, &hn, EVP_sha256(), NULL) != 1)
-        return send_error(x, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "SHA-256 failed");
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(sha + 2 * i, 3, "%02x", h[i]);
+    char sha[SHA256_HEX_LEN + 1];
+    sha256_hex_of(x->rs->body ? x->rs->body : "", x->rs->len, sha);
     struct ssubmit s = {.tok = &x->tok,
                         .idem_key = idem,
                         .sub = sub,

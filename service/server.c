@@ -142,10 +142,8 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     if (!realpath(tmp, wl))
         return kiln_fail_errno(err, KILN_E_USAGE, "the workloads directory %s (--workloads)", tmp);
     o.workloads = wl;
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
-        return kiln_fail_errno(err, KILN_E_IO, "readlink /proc/self/exe");
-    self[n] = '\0';
+    if ((rc = fs_self_path(false, self, sizeof(self), err)) != KILN_OK)
+        return rc;
     char rec[PATH_MAX + 16], work[PATH_MAX + 16];
     snprintf(rec, sizeof(rec), "%s/records", data);
     snprintf(work, sizeof(work), "%s/work", data);
