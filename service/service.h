@@ -50,6 +50,10 @@ struct serve_opts {
      * serialise on). Each worker sets its own cancel flag and job name. */
     const struct slurm_config *slurm; /* NULL: local GPUs */
     int slurm_workers;                /* 0: 4 */
+    /* Connections (service/conn.c; SECURITY.md, "The service"). */
+    unsigned request_timeout_s; /* receiving a request's headers and body, in total (0: 10) */
+    unsigned max_streams;       /* event streams one token may hold open (0: 8) */
+    const char *trusted_proxy; /* the reverse proxy's IPv4: X-Forwarded-For believed (NULL: none) */
 };
 
 /* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when
