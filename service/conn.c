@@ -298,6 +298,26 @@ static enum MHD_Result last_xff(void *cls, enum MHD_ValueKind kind, const char *
     return MHD_YES;
 }
 
+int sconn_parse_forwarded(const char *xff, unsigned char addr[16])
+{
+    const char *p = strrchr(xff, ',');
+    p = p ? p + 1 : xff;
+    p += strspn(p, " \t");
+    size_t n = strcspn(p, " \t");
+    char buf[INET6_ADDRSTRLEN];
+    memset(addr, 0, 16);
+    if (n == 0 || n >= sizeof(buf) || p[n + strspn(p + n, " \t")])
+        return 0;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    if (inet_pton(AF_INET, buf, addr) == 1)
+        return AF_INET;
+    if (inet_pton(AF_INET6, buf, addr) == 1)
+        return AF_INET6;
+    memset(addr, 0, 16);
+    return 0;
+}
+
 /* The last address of the last X-Forwarded-For header (the one the proxy
  * appended); false when there is none or it is not an address. */
 static bool forwarded_for(struct MHD_Connection *c, struct caddr *out)
@@ -306,20 +326,7 @@ static bool forwarded_for(struct MHD_Connection *c, struct caddr *out)
     MHD_get_connection_values(c, MHD_HEADER_KIND, last_xff, &xff);
     if (!xff)
         return false;
-    const char *p = strrchr(xff, ',');
-    p = p ? p + 1 : xff;
-    p += strspn(p, " \t");
-    size_t n = strcspn(p, " \t");
-    char buf[INET6_ADDRSTRLEN];
-    if (n == 0 || n >= sizeof(buf) || p[n + strspn(p + n, " \t")])
-        return false;
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    memset(out, 0, sizeof(*out));
-    if (inet_pton(AF_INET, buf, out->a) == 1)
-        out->family = AF_INET;
-    else if (inet_pton(AF_INET6, buf, out->a) == 1)
-        out->family = AF_INET6;
+    out->family = sconn_parse_forwarded(xff, out->a);
     return out->family != 0;
 }
 

@@ -229,6 +229,10 @@ void sconn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
  * one too many in flight for its forwarded client (answer 429). Without a
  * body it is received, so no longer under the deadline. */
 bool sconn_request_begin(struct sconn *t, struct MHD_Connection *c, bool has_body);
+/* The one parser of X-Forwarded-For: the last comma-separated address of
+ * the value (blanks around it allowed) into addr; its family (AF_INET,
+ * AF_INET6), or 0 when that is not an address. */
+int sconn_parse_forwarded(const char *xff, unsigned char addr[16]);
 /* Its response is sent (on_completed): the connection receives again. */
 void sconn_request_end(struct sconn *t, struct MHD_Connection *c);
 /* The request's client (the forwarded one behind the proxy), for the log. */

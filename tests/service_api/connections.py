@@ -15,7 +15,7 @@ import socket
 import subprocess
 import time
 
-from servelib import Server, check, fail, run, submission
+from servelib import KILN, Server, check, fail, run, submission
 
 PARTIAL = b"GET /healthz HTTP/1.1\r\nHost: kiln\r\nX-Slow: "
 
@@ -214,7 +214,8 @@ def proxy(work, servers):
     deadline = time.time() + 10
     while time.time() < deadline and "198.51.100.7 GET /healthz 200" not in s.stderr():
         time.sleep(0.2)
-    check("198.51.100.7 GET /healthz 200" in s.stderr(), "the request log names the forwarded client")
+    check("198.51.100.7 GET /healthz 200" in s.stderr(),
+          "the request log names the forwarded client")
 
 
 def open_stream(port, sid, token):
@@ -301,9 +302,18 @@ def streams(work, servers):
     check(st == 200, "after her streams ended she may open another")
 
 
+def bad_proxy(work):
+    p = subprocess.run([KILN, "serve", "--listen", "127.0.0.1:0", "--data", work,
+                        "--trusted-proxy", "localhost"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "--trusted-proxy 'localhost' must be" in p.stderr,
+          "--trusted-proxy takes an IPv4 address only (got %d: %s)"
+          % (p.returncode, p.stderr[-300:]))
+
+
 def main(work, servers):
-    for d in "abcd":
+    for d in "abcde":
         os.mkdir(os.path.join(work, d))
+    bad_proxy(os.path.join(work, "e"))
     s = slow_headers(work, servers)
     sizes(s)
     many_addresses(work, servers)
