@@ -44,6 +44,9 @@ int cmd_serve(int argc, char **argv)
                                          {"iterations", required_argument, NULL, 'i'},
                                          {"max-connections", required_argument, NULL, 'm'},
                                          {"per-ip", required_argument, NULL, 'p'},
+                                         {"request-timeout", required_argument, NULL, 'T'},
+                                         {"max-streams", required_argument, NULL, 's'},
+                                         {"trusted-proxy", required_argument, NULL, 'P'},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"routes", no_argument, NULL, 'r'},
                                          /* the server's own use: one worker process */
@@ -99,6 +102,16 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("serve", "--%s needs a number, got '%s'",
                                        c == 'm' ? "max-connections" : "per-ip", optarg);
             *(c == 'm' ? &o.max_connections : &o.per_ip_connections) = (unsigned)v;
+            break;
+        case 'T':
+        case 's':
+            if (cli_parse_long(optarg, 1, c == 'T' ? 3600 : 100000, &v))
+                return cli_usage_error("serve", "--%s needs a number, got '%s'",
+                                       c == 'T' ? "request-timeout" : "max-streams", optarg);
+            *(c == 'T' ? &o.request_timeout_s : &o.max_streams) = (unsigned)v;
+            break;
+        case 'P':
+            o.trusted_proxy = optarg; /* checked by the server (service/conn.c) */
             break;
         case 'q':
             o.quiet = true;

@@ -1,7 +1,8 @@
 /* http.c - the HTTP API on libmicrohttpd: the route table, bodies read raw
  * with a size cap, bearer-token auth, JSON errors {"error":{code,message}}.
- * One internal epoll thread; connection, per-IP and memory limits and an
- * idle timeout are libmicrohttpd's. */
+ * One internal epoll thread; the connection limits, the request deadline
+ * and the client address behind a proxy are conn.c's, the memory limit and
+ * the idle timeout libmicrohttpd's. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -25,6 +26,7 @@ struct shttp {
     struct shttp_cfg cfg;
     struct MHD_Daemon *d;
     struct ssse *sse;
+    struct sconn *conns;
     int unix_fd;
 };
 
@@ -532,9 +534,9 @@ static enum MHD_Result h_events(struct ctx *x)
             return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_last_event_id",
                               "Last-Event-ID must be an event number this server sent");
     }
-    struct MHD_Response *r = ssse_response(x->h->sse, x->c, x->arg, after);
+    struct MHD_Response *r = ssse_response(x->h->sse, x->c, x->arg, after, x->tok.id);
     if (!r)
-        return MHD_NO;
+        return ssse_refused(x->h->sse, x->c, x->tok.id);
     enum MHD_Result ret = MHD_queue_response(x->c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ret;
@@ -679,6 +681,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 *p = '?';
         *con_cls = rs;
         x.rs = rs;
+        size_t uri_len, hdr_len;
+        sconn_request_sizes(c, url, &uri_len, &hdr_len);
+        if (uri_len > SCONN_URI_MAX)
+            return send_error(&x, MHD_HTTP_URI_TOO_LONG, "uri_too_long",
+                              "the request's path and query are longer than %u bytes",
+                              SCONN_URI_MAX);
+        if (hdr_len > SCONN_HEADERS_MAX)
+            return send_error(&x, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "headers_too_large",
+                              "the request's headers are larger than %u bytes", SCONN_HEADERS_MAX);
+        const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+        const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (!sconn_request_begin(h->conns, c, te || (len && strtoull(len, NULL, 10) > 0)))
+            return sconn_send_busy(c, "too_many_requests", 1,
+                                   "this client has as many requests in flight as one may "
+                                   "(kiln serve --per-ip): retry after the Retry-After header's "
+                                   "seconds");
         rs->max = is_tar(c) ? SERVE_TAR_MAX : SERVE_BODY_MAX;
         /* Refused before the body is read when it says it is too large. */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -727,16 +745,20 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     struct shttp *h = cls;
     struct reqstate *rs = *con_cls;
-    if (!rs)
-        return;
-    if (!h->cfg.opts->quiet) {
+    if (rs && !h->cfg.opts->quiet) {
         struct timespec t1;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
-        fprintf(stderr, "kiln serve: %s %u %.1f ms\n", rs->line, ci ? ci->http_status : 0,
+        char client[64];
+        sconn_client(c, client, sizeof(client));
+        fprintf(stderr, "kiln serve: %s %s %u %.1f ms\n", client, rs->line,
+                ci ? ci->http_status : 0,
                 (t1.tv_sec - rs->t0.tv_sec) * 1e3 + (t1.tv_nsec - rs->t0.tv_nsec) / 1e6);
     }
+    sconn_request_end(h->conns, c);
+    if (!rs)
+        return;
     free(rs->body);
     free(rs);
     *con_cls = NULL;
@@ -807,7 +829,14 @@ enum kiln_rc shttp_start(const struct shttp_cfg *cfg, struct shttp **out, struct
     h->cfg = *cfg;
     h->unix_fd = -1;
     const struct serve_opts *o = cfg->opts;
-    enum kiln_rc rc = ssse_start(cfg->db, &h->sse, err);
+    struct sconn_cfg cc = {.max_connections = o->max_connections ? o->max_connections : 256,
+                           .per_ip = o->per_ip_connections ? o->per_ip_connections : 64,
+                           .request_timeout_s = o->request_timeout_s ? o->request_timeout_s : 10,
+                           .trusted_proxy = o->trusted_proxy,
+                           .quiet = o->quiet};
+    enum kiln_rc rc = sconn_start(&cc, &h->conns, err);
+    if (rc == KILN_OK)
+        rc = ssse_start(cfg->db, o->max_streams ? o->max_streams : 8, &h->sse, err);
     struct sockaddr_in sa;
     if (rc == KILN_OK && o->socket)
         rc = unix_listen(o->socket, &h->unix_fd, err);
@@ -818,22 +847,24 @@ enum kiln_rc shttp_start(const struct shttp_cfg *cfg, struct shttp **out, struct
         return rc;
     }
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
-    unsigned maxc = o->max_connections ? o->max_connections : 256;
-    unsigned perip = o->per_ip_connections ? o->per_ip_connections : 64;
     unsigned to = o->timeout_s ? o->timeout_s : 30;
+    /* MHD's connection limit is the last resort above conn.c's soft cap;
+     * its per-IP limit is replaced by conn.c's, which evicts rather than
+     * refuses. Its pool is mmapped: untouched pages cost nothing. */
     if (o->socket)
-        h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER,
-                                mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, h->unix_fd,
-                                MHD_OPTION_CONNECTION_LIMIT, maxc, MHD_OPTION_CONNECTION_TIMEOUT,
-                                to, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+        h->d = MHD_start_daemon(
+            flags, 0, sconn_accept, h->conns, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+            NULL, MHD_OPTION_LISTEN_SOCKET, h->unix_fd, MHD_OPTION_CONNECTION_LIMIT,
+            cc.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, to,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SCONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
+            on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, sconn_notify, h->conns, MHD_OPTION_END);
     else
         h->d = MHD_start_daemon(
-            flags, ntohs(sa.sin_port), NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER,
-            mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-            MHD_OPTION_CONNECTION_LIMIT, maxc, MHD_OPTION_PER_IP_CONNECTION_LIMIT, perip,
-            MHD_OPTION_CONNECTION_TIMEOUT, to, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-            (size_t)64 * 1024, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+            flags, ntohs(sa.sin_port), sconn_accept, h->conns, on_request, h,
+            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+            MHD_OPTION_CONNECTION_LIMIT, cc.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, to,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SCONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
+            on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, sconn_notify, h->conns, MHD_OPTION_END);
     if (!h->d) {
         rc = o->socket ? kiln_fail(err, KILN_E_IO, "libmicrohttpd did not start on %s", o->socket)
                        : kiln_fail(err, KILN_E_IO,
@@ -867,6 +898,7 @@ void shttp_stop(struct shttp *h)
         MHD_stop_daemon(h->d);
     if (h->sse)
         ssse_free(h->sse);
+    sconn_free(h->conns); /* after the daemon: it sent CLOSED for every connection */
     if (h->unix_fd >= 0) {
         close(h->unix_fd);
         if (h->cfg.opts->socket)

@@ -56,6 +56,10 @@ struct serve_opts {
      * same count; timing_fixed: exactly `iterations` runs. */
     bool timing_fixed;
     double target_rse, budget_ms; /* 0: EVAL_DEFAULT_* */
+    /* Connections (service/conn.c; SECURITY.md, "The service"). */
+    unsigned request_timeout_s; /* receiving a request's headers and body, in total (0: 10) */
+    unsigned max_streams;       /* event streams one token may hold open (0: 8) */
+    const char *trusted_proxy; /* the reverse proxy's IPv4: X-Forwarded-For believed (NULL: none) */
 };
 
 /* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when

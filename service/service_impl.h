@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <microhttpd.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -256,16 +257,64 @@ enum kiln_rc shttp_start(const struct shttp_cfg *cfg, struct shttp **out,
                          struct kiln_err *err) KILN_NODISCARD;
 void shttp_stop(struct shttp *h);
 
+/* conn.c: who gets a connection and for how long (the design: SECURITY.md,
+ * "The service"). The callbacks run on MHD's thread; a ticker thread cuts
+ * connections still receiving a request past request_timeout_s. */
+#define SCONN_URI_MAX     (8u * 1024u)   /* longer: 414 uri_too_long */
+#define SCONN_HEADERS_MAX (32u * 1024u)  /* header names and values: 431 headers_too_large */
+#define SCONN_MEMORY      (256u * 1024u) /* MHD's pool per connection: its own HTML errors past it */
+struct sconn;
+struct sconn_cfg {
+    unsigned
+        max_connections; /* MHD's hard limit; new ones evict others above a soft cap under it */
+    unsigned per_ip;     /* connections per address, or proxied requests in flight per client */
+    unsigned request_timeout_s; /* receiving a request's headers and body, in total */
+    const char *trusted_proxy;  /* IPv4 literal whose X-Forwarded-For is believed; NULL: none */
+    bool quiet;                 /* no log of cut and refused connections */
+};
+enum kiln_rc sconn_start(const struct sconn_cfg *cfg, struct sconn **out,
+                         struct kiln_err *err) KILN_NODISCARD;
+/* After MHD_stop_daemon. */
+void sconn_free(struct sconn *t);
+/* MHD_AcceptPolicyCallback and MHD_NotifyConnectionCallback, cls the sconn. */
+enum MHD_Result sconn_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen);
+void sconn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                  enum MHD_ConnectionNotificationCode code);
+/* A request's headers are in (the first on_request call): false when it is
+ * one too many in flight for its forwarded client (answer 429). Without a
+ * body it is received, so no longer under the deadline. */
+bool sconn_request_begin(struct sconn *t, struct MHD_Connection *c, bool has_body);
+/* The one parser of X-Forwarded-For: the last comma-separated address of
+ * the value (blanks around it allowed) into addr; its family (AF_INET,
+ * AF_INET6), or 0 when that is not an address. */
+int sconn_parse_forwarded(const char *xff, unsigned char addr[16]);
+/* Its response is sent (on_completed): the connection receives again. */
+void sconn_request_end(struct sconn *t, struct MHD_Connection *c);
+/* The request's client (the forwarded one behind the proxy), for the log. */
+void sconn_client(struct MHD_Connection *c, char *buf, size_t cap);
+/* The request target's length (path and query) and the headers' (names and values). */
+void sconn_request_sizes(struct MHD_Connection *c, const char *url, size_t *uri, size_t *headers);
+/* 429 {"error":{code,message}} with Retry-After. */
+enum MHD_Result sconn_send_busy(struct MHD_Connection *c, const char *code, unsigned retry_after_s,
+                                const char *message);
+
 /* sse.c: GET /v1/submissions/{id}/events */
 struct MHD_Connection;
 struct MHD_Response;
 struct ssse;
-enum kiln_rc ssse_start(struct sdb *db, struct ssse **out, struct kiln_err *err) KILN_NODISCARD;
+/* max_streams: event streams one token may hold open at once. */
+enum kiln_rc ssse_start(struct sdb *db, unsigned max_streams, struct ssse **out,
+                        struct kiln_err *err) KILN_NODISCARD;
 /* ssse_stop ends every stream (before MHD_stop_daemon); ssse_free after it. */
 void ssse_stop(struct ssse *s);
 void ssse_free(struct ssse *s);
+/* The stream of job id after event `after` for token token_id; NULL when
+ * that token has max_streams open or memory ran out: then ssse_refused. */
 struct MHD_Response *ssse_response(struct ssse *s, struct MHD_Connection *c, const char *id,
-                                   long long after);
+                                   long long after, const char *token_id);
+/* The answer to a NULL ssse_response: 429 too_many_streams with Retry-After
+ * when the token is at its cap, else MHD_NO (the connection is closed). */
+enum MHD_Result ssse_refused(struct ssse *s, struct MHD_Connection *c, const char *token_id);
 
 /* page.c: the read-only HTML page at / */
 enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err) KILN_NODISCARD;

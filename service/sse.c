@@ -2,7 +2,9 @@
  * stage the submission went through, read from the database and ended
  * after the verdict. A stream with nothing new is suspended (it holds no
  * thread and does not spin); a ticker resumes the suspended ones a few
- * times a second to look again. Streams end after SSE_MAX_S regardless. */
+ * times a second to look again. Streams end after SSE_MAX_S regardless.
+ * A token holds at most max_streams at once (counted here, under the mutex):
+ * each open stream holds a connection, and the connections are shared. */
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +16,13 @@
 #define SSE_TICK_MS   200
 #define SSE_MAX_S     900 /* a client may reconnect with Last-Event-ID */
 #define SSE_KEEPALIVE 15
+#define SSE_RETRY_S   15 /* Retry-After of a refused stream */
 
 struct stream {
     struct ssse *owner;
     struct MHD_Connection *c;
     char id[SERVE_WORKLOAD_NAME_MAX + 1];
+    char tok[SERVE_TOKEN_ID_LEN + 1]; /* whose stream it is */
     long long after;
     char *pending; /* formatted events not yet handed to MHD */
     size_t plen, poff;
@@ -27,8 +31,17 @@ struct stream {
     struct stream *next; /* in owner->waiting while suspended */
 };
 
+/* Streams open per token; a token's entry goes when its last stream does. */
+struct tokstreams {
+    struct tokstreams *next;
+    char tok[SERVE_TOKEN_ID_LEN + 1];
+    unsigned n;
+};
+
 struct ssse {
     struct sdb *db;
+    unsigned max_streams;
+    struct tokstreams *per_token;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct stream *waiting;
@@ -63,12 +76,14 @@ static void *ticker(void *arg)
     return NULL;
 }
 
-enum kiln_rc ssse_start(struct sdb *db, struct ssse **out, struct kiln_err *err)
+enum kiln_rc ssse_start(struct sdb *db, unsigned max_streams, struct ssse **out,
+                        struct kiln_err *err)
 {
     struct ssse *s = calloc(1, sizeof(*s));
     if (!s)
         return kiln_fail(err, KILN_E_NOMEM, "sse");
     s->db = db;
+    s->max_streams = max_streams;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (pthread_create(&s->ticker, NULL, ticker, s) != 0) {
@@ -98,6 +113,11 @@ void ssse_free(struct ssse *s)
         return;
     if (s->have_ticker)
         ssse_stop(s);
+    while (s->per_token) { /* none left once MHD freed every stream */
+        struct tokstreams *t = s->per_token;
+        s->per_token = t->next;
+        free(t);
+    }
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -202,11 +222,48 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
     return (ssize_t)n;
 }
 
+static struct tokstreams **tok_find_locked(struct ssse *s, const char *tok)
+{
+    struct tokstreams **p = &s->per_token;
+    while (*p && strcmp((*p)->tok, tok))
+        p = &(*p)->next;
+    return p;
+}
+
+/* Counts a new stream of tok; false when it has max_streams (or no memory). */
+static bool tok_take(struct ssse *s, const char *tok)
+{
+    pthread_mutex_lock(&s->mu);
+    struct tokstreams **p = tok_find_locked(s, tok);
+    if (!*p && (*p = calloc(1, sizeof(**p))) != NULL)
+        snprintf((*p)->tok, sizeof((*p)->tok), "%s", tok);
+    bool ok = *p && (*p)->n < s->max_streams;
+    if (ok)
+        (*p)->n++;
+    if (*p && !(*p)->n) {
+        free(*p);
+        *p = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return ok;
+}
+
+static void tok_put_locked(struct ssse *s, const char *tok)
+{
+    struct tokstreams **p = tok_find_locked(s, tok);
+    if (*p && --(*p)->n == 0) {
+        struct tokstreams *t = *p;
+        *p = t->next;
+        free(t);
+    }
+}
+
 static void stream_free(void *cls)
 {
     struct stream *st = cls;
     /* A stream freed while parked (client gone at shutdown) leaves the list. */
     pthread_mutex_lock(&st->owner->mu);
+    tok_put_locked(st->owner, st->tok);
     for (struct stream **p = &st->owner->waiting; *p; p = &(*p)->next)
         if (*p == st) {
             *p = st->next;
@@ -218,11 +275,18 @@ static void stream_free(void *cls)
 }
 
 struct MHD_Response *ssse_response(struct ssse *s, struct MHD_Connection *c, const char *id,
-                                   long long after)
+                                   long long after, const char *token_id)
 {
-    struct stream *st = calloc(1, sizeof(*st));
-    if (!st)
+    if (!tok_take(s, token_id))
         return NULL;
+    struct stream *st = calloc(1, sizeof(*st));
+    if (!st) {
+        pthread_mutex_lock(&s->mu);
+        tok_put_locked(s, token_id);
+        pthread_mutex_unlock(&s->mu);
+        return NULL;
+    }
+    snprintf(st->tok, sizeof(st->tok), "%s", token_id);
     st->owner = s;
     st->c = c;
     snprintf(st->id, sizeof(st->id), "%s", id);
@@ -231,11 +295,27 @@ struct MHD_Response *ssse_response(struct ssse *s, struct MHD_Connection *c, con
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, reader, st, stream_free);
     if (!r) {
-        free(st);
+        stream_free(st);
         return NULL;
     }
     MHD_add_response_header(r, "Content-Type", "text/event-stream");
     MHD_add_response_header(r, "Cache-Control", "no-store");
     MHD_add_response_header(r, "X-Accel-Buffering", "no");
     return r;
+}
+
+enum MHD_Result ssse_refused(struct ssse *s, struct MHD_Connection *c, const char *token_id)
+{
+    pthread_mutex_lock(&s->mu);
+    struct tokstreams **p = tok_find_locked(s, token_id);
+    unsigned n = *p ? (*p)->n : 0;
+    pthread_mutex_unlock(&s->mu);
+    if (n < s->max_streams)
+        return MHD_NO; /* out of memory: the connection is closed */
+    char msg[256];
+    snprintf(msg, sizeof(msg),
+             "this token has %u event streams open, as many as one token may (kiln serve "
+             "--max-streams): close one, or retry after the Retry-After header's seconds",
+             n);
+    return sconn_send_busy(c, "too_many_streams", SSE_RETRY_S, msg);
 }
