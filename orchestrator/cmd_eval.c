@@ -6,6 +6,7 @@
 #include <sys/random.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "digest.h"
@@ -272,31 +273,49 @@ int cmd_eval(int argc, char **argv)
      * generated or reference timed, so a candidate that cannot compile is
      * reported in seconds (the session generates its inputs on first run). */
     so.defer_inputs = true;
+    /* turnaround total: the wall time of the whole evaluation. */
+    double wall0 = clock_mono_s(), t_start = 0, t_baseline = 0, t_held = 0, start_inputs = 0;
     if (fs_read_file(o.candidate, 1u << 20, &src, &len, &err) != KILN_OK ||
         eval_session_open(&so, &s, &err) != KILN_OK ||
         (eval_session_show_source(s, "candidate", o.candidate),
          eval_session_compile(s, "candidate", src, len, NULL, &out, &err)) != KILN_OK)
         goto fail;
     bool compiled = out.v.status == VERDICT_PASS;
-    double compile_total = out.t.total;
     if (compiled) {
         eval_outcome_free(&out);
         memset(&out, 0, sizeof(out));
     }
+    if (compiled && !o.no_reference) {
+        double t0 = clock_mono_s(), in0 = eval_session_inputs_seconds(s);
+        if (eval_session_reference(s, &err) != KILN_OK)
+            goto fail;
+        t_start = clock_mono_s() - t0;
+        start_inputs = eval_session_inputs_seconds(s) - in0; /* generated on its first run */
+    }
+    if (compiled && !o.no_baseline) {
+        double t0 = clock_mono_s();
+        if (eval_session_baseline(s, &err) != KILN_OK)
+            goto fail;
+        t_baseline = clock_mono_s() - t0;
+    }
     if (compiled &&
-        ((!o.no_reference && eval_session_reference(s, &err) != KILN_OK) ||
-         (!o.no_baseline && eval_session_baseline(s, &err) != KILN_OK) ||
-         eval_session_run_compiled(s, "candidate", src, len, NULL, &out, &err) != KILN_OK))
+        eval_session_run_compiled(s, "candidate", src, len, NULL, &out, &err) != KILN_OK)
         goto fail;
-    /* The candidate's turnaround is its own work: the compile ran first. */
-    if (compiled && out.precompiled)
-        out.t.total += compile_total;
     if (out.v.status == VERDICT_PASS) {
+        double t0 = clock_mono_s();
         if (eval_session_held_out(s, "candidate", src, len, NULL, &held, &err) != KILN_OK)
             goto fail;
+        t_held = clock_mono_s() - t0;
         have_held = true;
         eval_session_apply_held_out(s, &out, &held);
     }
+    /* The session's work around the candidate is part of the evaluation:
+     * total is its wall time, and the parts add up to it (other: the rest). */
+    out.t.inputs = eval_session_inputs_seconds(s);
+    out.t.start = t_start > start_inputs ? t_start - start_inputs : 0;
+    out.t.baseline = t_baseline;
+    out.t.held_out = t_held;
+    out.t.total = clock_mono_s() - wall0;
     status = out.v.status == VERDICT_PASS ? KILN_EXIT_OK : KILN_EXIT_FAIL;
     char digest[SHA256_HEX_LEN + 1];
     sha256_hex_of(src, len, digest);

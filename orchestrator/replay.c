@@ -17,6 +17,8 @@
 #include "runarchive.h"
 #include "runrec.h"
 #include "session.h"
+#include "strbuf.h"
+#include "text.h"
 #include "timings.h"
 #include "verdict.h"
 
@@ -145,19 +147,112 @@ static void verdict_status_of(const char *dir, const char *id, char *out, size_t
     json_decref(v);
 }
 
-/* SHA-256 of candidates/ID/candidate.cu or .c ("" when neither is there). */
-static void source_digest(const char *dir, const char *id, char hex[SHA256_HEX_LEN + 1])
+/* What was run, the key candidates are paired by (never by number: two
+ * runs' candidate 002 may be different kernels, and a tuner's candidates
+ * share one source and differ in their configuration). The backend, the
+ * compiler, the source's SHA-256 and every tunable's value (defaults filled
+ * in: the -D defines it was compiled with); kiln's other compile flags
+ * follow from the backend and the compiler. */
+struct kernel_ident {
+    char key[SHA256_HEX_LEN + 1]; /* "" when nothing was run */
+    char source[SHA256_HEX_LEN + 1];
+    char config[256]; /* "UNROLL=2 VEC=4", "(no tunables)" */
+};
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The compiler that applies: the cpu backend has one (its version is in
+ * the environment, judged as drift); cuda's is the run's (nvcc, nvrtc). */
+static const char *compiler_of(enum kiln_backend b, const json_t *run)
+{
+    const char *c = jstr(run, "compiler");
+    return b == KILN_BACKEND_CPU ? "cc" : c ? c : "nvcc";
+}
+
+/* `config`: name -> value as recorded (NULL: the defaults). Settings that
+ * are not the source's tunables are part of the key too, so one that was
+ * not applied cannot pass for one that was. */
+static void kernel_ident_of(enum kiln_backend b, const char *compiler, const char *src, size_t len,
+                            const json_t *config, struct kernel_ident *k)
+{
+    memset(k, 0, sizeof(*k));
+    sha256_hex_of(src, len, k->source);
+    struct strbuf sb, cfg;
+    strbuf_init(&sb);
+    strbuf_init(&cfg);
+    struct candidate *c = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (candidate_parse(src, len, b, &c, &e) != KILN_OK)
+        c = NULL;
+    for (size_t i = 0; c && i < c->ntunables; i++) {
+        json_t *v = json_object_get(config, c->tunables[i].name);
+        strbuf_printf(&cfg, "%s%s=%lld", i ? " " : "", c->tunables[i].name,
+                      (long long)(json_is_integer(v) ? json_integer_value(v) : c->tunables[i].def));
+    }
+    const char *extra[CAND_MAX_TUNABLES];
+    size_t nextra = 0;
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)config, name, v)
+    {
+        bool known = false;
+        for (size_t i = 0; c && i < c->ntunables && !known; i++)
+            known = !strcmp(c->tunables[i].name, name);
+        if (!known && nextra < CAND_MAX_TUNABLES)
+            extra[nextra++] = name;
+    }
+    qsort(extra, nextra, sizeof(extra[0]), cmp_cstr);
+    for (size_t i = 0; i < nextra; i++) {
+        v = json_object_get(config, extra[i]);
+        strbuf_printf(&cfg, "%s%s=%lld(not a tunable)", cfg.len ? " " : "", extra[i],
+                      (long long)json_integer_value(v));
+    }
+    candidate_free(c);
+    strbuf_printf(&sb, "%s\n%s\n%s\n%s", kiln_backend_name(b), compiler, k->source,
+                  cfg.data ? cfg.data : "");
+    if (sb.data)
+        sha256_hex_of(sb.data, sb.len, k->key);
+    /* Names from a record's verdict.json reach the terminal: escaped. */
+    text_escape_control(k->config, sizeof(k->config), cfg.len ? cfg.data : "(no tunables)");
+    strbuf_free(&sb);
+    strbuf_free(&cfg);
+}
+
+/* Candidate `id` of a recorded run: its source and recorded configuration
+ * (k->key "" when it has no source: nothing was run). */
+static void recorded_ident(const struct side *s, const char *id, struct kernel_ident *k)
 {
     static const char *const ext[] = {"cu", "c"};
-    hex[0] = '\0';
-    for (size_t i = 0; i < 2 && !hex[0]; i++) {
+    memset(k, 0, sizeof(*k));
+    const char *bname = jstr(s->run, "backend");
+    enum kiln_backend b = kiln_backend_from_name(bname ? bname : "");
+    char *src = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < 2 && !src; i++) {
         char path[PATH_MAX + 64];
         struct kiln_err e;
         kiln_err_clear(&e);
-        snprintf(path, sizeof(path), "%s/candidates/%s/candidate.%s", dir, id, ext[i]);
-        if (sha256_file_hex(path, 1u << 20, hex, NULL, &e) != KILN_OK)
-            hex[0] = '\0';
+        snprintf(path, sizeof(path), "%s/candidates/%s/candidate.%s", s->dir, id, ext[i]);
+        if (fs_read_file(path, 1u << 20, &src, &len, &e) != KILN_OK)
+            src = NULL;
     }
+    if (!src || !b) {
+        free(src);
+        snprintf(k->config, sizeof(k->config), "%s", src ? "unknown backend" : "no source");
+        return;
+    }
+    char vrel[64];
+    snprintf(vrel, sizeof(vrel), "candidates/%s/verdict.json", id);
+    enum kiln_rc ign = KILN_OK;
+    struct kiln_err ie;
+    json_t *vj = load_json(s->dir, vrel, VERDICT_MAX_JSON, false, &ie, &ign);
+    kernel_ident_of(b, compiler_of(b, s->run), src, len, json_object_get(vj, "config"), k);
+    json_decref(vj);
+    free(src);
 }
 
 static enum kiln_rc read_timings(const char *path, struct timings *t, bool *present,
@@ -217,14 +312,17 @@ static void csv_field(const char *s)
 struct report {
     const struct replay_opts *o;
     struct replay_result *res;
-    json_t *cands; /* --json */
+    json_t *cands;    /* --json */
+    json_t *unpaired; /* --json */
     double clock_scale;
     const json_t *env_before, *env_now; /* borrowed */
 };
 
-/* Judges one candidate: status equal, then per case. `new_status` and
- * `nt` are the new side. */
-static enum kiln_rc judge_candidate(struct report *r, const char *id, const char *old_status,
+/* Judges one pair of runs of the same kernel (`k`): candidate `id` before,
+ * `id_now` now. Status equal, then per case. `new_status` and `nt` are the
+ * new side. */
+static enum kiln_rc judge_candidate(struct report *r, const char *id, const char *id_now,
+                                    const struct kernel_ident *kern, const char *old_status,
                                     const char *new_status, const struct timings *ot,
                                     const struct timings *nt, struct kiln_err *err)
 {
@@ -232,14 +330,22 @@ static enum kiln_rc judge_candidate(struct report *r, const char *id, const char
     r->res->candidates++;
     if (!equal)
         r->res->verdicts_changed++;
-    json_t *cj = json_pack("{s:s, s:s, s:s, s:b, s:[]}", "candidate", id, "verdict_before",
-                           old_status, "verdict_now", new_status, "verdict_equal", equal, "cases");
+    /* same_source: always true since pairs are made of one kernel (kept
+     * for readers of version 1). */
+    json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:{s:s, s:s}, s:[]}", "candidate", id,
+                           "candidate_now", id_now, "verdict_before", old_status, "verdict_now",
+                           new_status, "verdict_equal", equal, "same_source", true, "kernel",
+                           "source_sha256", kern->source, "config", kern->config, "cases");
+    char now[32] = "";
+    if (strcmp(id, id_now))
+        snprintf(now, sizeof(now), " (now %s)", id_now);
     if (r->o->format == REPLAY_TEXT)
-        printf("candidate %s: verdict %s -> %s%s\n", id, old_status[0] ? old_status : "?",
-               new_status[0] ? new_status : "?", equal ? " (equal)" : "  CHANGED");
+        printf("candidate %s%s: verdict %s -> %s%s\n  kernel: %s, source %.12s\n", id, now,
+               old_status[0] ? old_status : "?", new_status[0] ? new_status : "?",
+               equal ? " (equal)" : "  CHANGED", kern->config, kern->source);
     else if (r->o->format == REPLAY_MARKDOWN)
-        printf("| %s | | %s -> %s | %s | | | |\n", id, old_status, new_status,
-               equal ? "equal" : "**CHANGED**");
+        printf("| %s%s | %s | %s -> %s | %s | | | |\n", id, now, kern->config, old_status,
+               new_status, equal ? "equal" : "**CHANGED**");
     enum kiln_rc rc = KILN_OK;
     size_t rows = 0;
     /* Cases in the order the old side lists them, each once. */
@@ -275,7 +381,7 @@ static enum kiln_rc judge_candidate(struct report *r, const char *id, const char
             printf("%s,%s,%s,%s,%d,%s,%.6g,%.6g,%.6g,", id, name, old_status, new_status, equal,
                    perf_call_name(j.call), j.old_median, j.new_median, j.ratio);
             csv_field(j.why);
-            putchar('\n');
+            printf(",%s\n", id_now);
             rows++;
         }
         json_array_append_new(
@@ -287,9 +393,32 @@ static enum kiln_rc judge_candidate(struct report *r, const char *id, const char
                       (json_int_t)j.n_new, "clock_scale", j.clock_scale, "why", j.why));
     }
     if (r->o->format == REPLAY_CSV && rows == 0 && rc == KILN_OK)
-        printf("%s,,%s,%s,%d,,,,,\n", id, old_status, new_status, equal);
+        printf("%s,,%s,%s,%d,,,,,,%s\n", id, old_status, new_status, equal, id_now);
     json_array_append_new(r->cands, cj);
     return rc;
+}
+
+/* A candidate that could not be paired with a run of the same kernel:
+ * listed, never judged. `side`: "before" or "now". */
+static void report_unpaired(struct report *r, const char *side, const char *id,
+                            const struct kernel_ident *k, const char *why)
+{
+    r->res->unpaired++;
+    json_array_append_new(r->unpaired,
+                          json_pack("{s:s, s:s, s:s?, s:s, s:s}", "run", side, "candidate", id,
+                                    "source_sha256", k->source[0] ? k->source : NULL, "config",
+                                    k->config, "why", why));
+    bool before = !strcmp(side, "before");
+    if (r->o->format == REPLAY_TEXT)
+        printf("unpaired: candidate %s of the %s run [%s, source %.12s]: %s\n", id,
+               before ? "first" : "second", k->config, k->source[0] ? k->source : "-", why);
+    else if (r->o->format == REPLAY_MARKDOWN)
+        printf("| %s | %s | unpaired (%s only) | | | | %s |\n", id, k->config, side, why);
+    else if (r->o->format == REPLAY_CSV) {
+        printf("%s,,,,,UNPAIRED,,,,", before ? id : "");
+        csv_field(why);
+        printf(",%s\n", before ? "" : id);
+    }
 }
 
 /* Environment drift and the clock scale, printed before any timing. */
@@ -304,7 +433,7 @@ static void environment(struct report *r, const json_t *before, const json_t *no
     r->clock_scale = ca > 0 && cb > 0 ? cb / ca : 1.0;
     if (r->o->format == REPLAY_CSV)
         printf("candidate,case,verdict_before,verdict_now,verdict_equal,call,median_before_ms,"
-               "median_now_ms,ratio,why\n");
+               "median_now_ms,ratio,why,candidate_now\n");
     if (r->o->format == REPLAY_JSON || r->o->format == REPLAY_CSV)
         return;
     bool md = r->o->format == REPLAY_MARKDOWN;
@@ -337,12 +466,14 @@ static void finish(struct report *r, const char *what)
 {
     struct replay_result *x = r->res;
     if (r->o->format == REPLAY_JSON) {
-        json_t *doc = json_pack(
-            "{s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "version", REPLAY_JSON_VERSION,
-            "command", what, "candidates", (json_int_t)x->candidates, "verdicts_changed",
-            (json_int_t)x->verdicts_changed, "slow", (json_int_t)x->slow, "fast",
-            (json_int_t)x->fast, "same", (json_int_t)x->same, "ambiguous", (json_int_t)x->ambiguous,
-            "environment_drift", (json_int_t)x->drift, "results", json_incref(r->cands));
+        json_t *doc =
+            json_pack("{s:i, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:O}", "version",
+                      REPLAY_JSON_VERSION, "command", what, "candidates", (json_int_t)x->candidates,
+                      "verdicts_changed", (json_int_t)x->verdicts_changed, "slow",
+                      (json_int_t)x->slow, "fast", (json_int_t)x->fast, "same", (json_int_t)x->same,
+                      "ambiguous", (json_int_t)x->ambiguous, "environment_drift",
+                      (json_int_t)x->drift, "results", json_incref(r->cands), "unpaired_count",
+                      (json_int_t)x->unpaired, "unpaired", r->unpaired);
         if (doc)
             json_object_set_new(doc, "environment",
                                 json_pack("{s:O?, s:O?, s:f}", "recorded", r->env_before, "now",
@@ -356,11 +487,83 @@ static void finish(struct report *r, const char *what)
     if (r->o->format == REPLAY_CSV) /* the table alone; the exit status says the rest */
         return;
     printf("%s%s: %zu candidate%s, %zu verdict%s changed; cases: %zu SAME, %zu FAST, %zu SLOW, "
-           "%zu AMBIGUOUS%s\n",
+           "%zu AMBIGUOUS; %zu unpaired (not compared: no run of the same kernel on the other "
+           "side)\n",
            r->o->format == REPLAY_MARKDOWN ? "\n" : "", what, x->candidates,
            x->candidates == 1 ? "" : "s", x->verdicts_changed, x->verdicts_changed == 1 ? "" : "s",
-           x->same, x->fast, x->slow, x->ambiguous,
-           x->only_one_side ? " (some candidates only on one side)" : "");
+           x->same, x->fast, x->slow, x->ambiguous, x->unpaired);
+}
+
+/* The candidates a run recorded, each with what was run. */
+struct recorded {
+    char id[4];
+    struct kernel_ident k;
+    bool paired;
+};
+
+static enum kiln_rc recorded_list(const struct side *s, struct recorded **out, size_t *n,
+                                  struct kiln_err *err)
+{
+    size_t nh = json_array_size(s->history);
+    *n = 0;
+    *out = calloc(nh ? nh : 1, sizeof(**out));
+    if (!*out)
+        return kiln_fail(err, KILN_E_NOMEM, "compare: out of memory");
+    for (size_t i = 0; i < nh; i++) {
+        const char *id = jstr(json_array_get(s->history, i), "candidate");
+        if (!id || strlen(id) != 3 || strspn(id, "0123456789") != 3)
+            continue;
+        struct recorded *c = &(*out)[(*n)++];
+        snprintf(c->id, sizeof(c->id), "%s", id);
+        recorded_ident(s, id, &c->k);
+    }
+    return KILN_OK;
+}
+
+/* b's partner for `a`: a run of the same kernel, the same number first. */
+static struct recorded *partner(const struct recorded *a, struct recorded *b, size_t nb)
+{
+    if (!a->k.key[0])
+        return NULL;
+    for (size_t k = 0; k < nb; k++)
+        if (!b[k].paired && !strcmp(b[k].id, a->id) && !strcmp(b[k].k.key, a->k.key))
+            return &b[k];
+    for (size_t k = 0; k < nb; k++)
+        if (!b[k].paired && !strcmp(b[k].k.key, a->k.key))
+            return &b[k];
+    return NULL;
+}
+
+static enum kiln_rc compare_pair(struct report *r, const struct side *sa, const struct side *sb,
+                                 const struct recorded *ca, const struct recorded *cb,
+                                 struct kiln_err *err)
+{
+    char sta[32], stb[32], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+    verdict_status_of(sa->dir, ca->id, sta, sizeof(sta));
+    verdict_status_of(sb->dir, cb->id, stb, sizeof(stb));
+    snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", sa->dir, ca->id);
+    snprintf(pb, sizeof(pb), "%s/candidates/%s/timings.json", sb->dir, cb->id);
+    struct timings ta, tb;
+    bool ha = false, hb = false;
+    memset(&tb, 0, sizeof(tb));
+    enum kiln_rc rc = read_timings(pa, &ta, &ha, err);
+    if (rc == KILN_OK)
+        rc = read_timings(pb, &tb, &hb, err);
+    if (rc == KILN_OK)
+        rc = judge_candidate(r, ca->id, cb->id, &ca->k, sta, stb, ha ? &ta : NULL, hb ? &tb : NULL,
+                             err);
+    timings_free(&ta);
+    timings_free(&tb);
+    return rc;
+}
+
+static const char *unpaired_why(const struct kernel_ident *k)
+{
+    if (k->key[0])
+        return "no candidate of the other run ran the same kernel (source, configuration, "
+               "compiler, backend)";
+    return strcmp(k->config, "no source") ? "its run.json names no backend this kiln knows"
+                                          : "nothing was run (no source recorded)";
 }
 
 enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_opts *o,
@@ -369,76 +572,63 @@ enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_op
     memset(res, 0, sizeof(*res));
     struct side sa, sb;
     memset(&sb, 0, sizeof(sb));
+    struct recorded *ca = NULL, *cb = NULL;
+    size_t na = 0, nb = 0;
     enum kiln_rc rc = side_open(a, o, &sa, err);
     if (rc == KILN_OK)
         rc = side_open(b, o, &sb, err);
-    struct report r = {o, res, json_array(), 1.0, NULL, NULL};
+    if (rc == KILN_OK)
+        rc = recorded_list(&sa, &ca, &na, err);
+    if (rc == KILN_OK)
+        rc = recorded_list(&sb, &cb, &nb, err);
+    struct report r = {o, res, json_array(), json_array(), 1.0, NULL, NULL};
     if (rc == KILN_OK) {
         if (o->format == REPLAY_MARKDOWN)
             printf("## kiln compare\n\n`%s` (before) against `%s` (now)\n\n", a, b);
         environment(&r, sa.env, sb.env, "second run");
     }
-    for (size_t i = 0; rc == KILN_OK && i < json_array_size(sa.history); i++) {
-        const char *id = jstr(json_array_get(sa.history, i), "candidate");
-        if (!id || strlen(id) != 3 || strspn(id, "0123456789") != 3)
+    for (size_t i = 0; rc == KILN_OK && i < na; i++) {
+        struct recorded *p = partner(&ca[i], cb, nb);
+        if (!p)
             continue;
-        bool other = false;
-        for (size_t k = 0; k < json_array_size(sb.history) && !other; k++)
-            other = jstr(json_array_get(sb.history, k), "candidate") &&
-                    !strcmp(jstr(json_array_get(sb.history, k), "candidate"), id);
-        if (!other) {
-            res->only_one_side++;
-            continue;
-        }
-        char sta[32], stb[32], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
-        char da[SHA256_HEX_LEN + 1], db[SHA256_HEX_LEN + 1];
-        source_digest(sa.dir, id, da);
-        source_digest(sb.dir, id, db);
-        /* Two runs' candidate 001 need not be the same kernel (another
-         * proposer, another seed): say so rather than compare silently. */
-        if (strcmp(da, db) && (o->format == REPLAY_TEXT || o->format == REPLAY_MARKDOWN))
-            printf("note: candidate %s has a different source in the two runs\n", id);
-        verdict_status_of(sa.dir, id, sta, sizeof(sta));
-        verdict_status_of(sb.dir, id, stb, sizeof(stb));
-        snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", sa.dir, id);
-        snprintf(pb, sizeof(pb), "%s/candidates/%s/timings.json", sb.dir, id);
-        struct timings ta, tb;
-        bool ha = false, hb = false;
-        rc = read_timings(pa, &ta, &ha, err);
-        if (rc == KILN_OK)
-            rc = read_timings(pb, &tb, &hb, err);
-        if (rc == KILN_OK)
-            rc = judge_candidate(&r, id, sta, stb, ha ? &ta : NULL, hb ? &tb : NULL, err);
-        json_t *last = json_array_get(r.cands, json_array_size(r.cands) - 1);
-        if (rc == KILN_OK && last)
-            json_object_set_new(last, "same_source", json_boolean(!strcmp(da, db)));
-        timings_free(&ta);
-        timings_free(&tb);
+        ca[i].paired = p->paired = true;
+        rc = compare_pair(&r, &sa, &sb, &ca[i], p, err);
     }
-    res->only_one_side += json_array_size(sb.history) > json_array_size(sa.history)
-                              ? json_array_size(sb.history) - json_array_size(sa.history)
-                              : 0;
+    for (size_t i = 0; rc == KILN_OK && i < na; i++)
+        if (!ca[i].paired)
+            report_unpaired(&r, "before", ca[i].id, &ca[i].k, unpaired_why(&ca[i].k));
+    for (size_t i = 0; rc == KILN_OK && i < nb; i++)
+        if (!cb[i].paired)
+            report_unpaired(&r, "now", cb[i].id, &cb[i].k, unpaired_why(&cb[i].k));
     if (rc == KILN_OK)
         finish(&r, "kiln compare");
+    free(ca);
+    free(cb);
     json_decref(r.cands);
+    json_decref(r.unpaired);
     side_close(&sa);
     side_close(&sb);
     return rc;
 }
 
 /* Tunable values in the candidate's order: defaults, then the recorded ones. */
+/* `ran` (NULL when none) is what will be applied, name -> value, for the
+ * check that it is the recorded kernel. */
 static void tunables_of(const char *src, size_t len, enum kiln_backend b, const json_t *config,
-                        int64_t *vals, bool *any)
+                        int64_t *vals, bool *any, json_t **ran)
 {
     struct candidate *c = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
     *any = false;
+    *ran = NULL;
     if (candidate_parse(src, len, b, &c, &e) != KILN_OK)
         return;
+    *ran = c->ntunables ? json_object() : NULL;
     for (size_t i = 0; i < c->ntunables; i++) {
         json_t *v = json_object_get(config, c->tunables[i].name);
         vals[i] = json_is_integer(v) ? json_integer_value(v) : c->tunables[i].def;
+        json_object_set_new(*ran, c->tunables[i].name, json_integer((json_int_t)vals[i]));
         *any = true;
     }
     candidate_free(c);
@@ -464,7 +654,7 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown backend");
     int gpu = o->gpu >= 0 ? o->gpu : (int)json_integer_value(json_object_get(s.run, "gpu_index"));
     json_t *now = NULL;
-    struct report r = {o, res, json_array(), 1.0, NULL, NULL};
+    struct report r = {o, res, json_array(), json_array(), 1.0, NULL, NULL};
     /* Everything is run first and judged after: the clocks right after this
      * replay's timing are what the run's own after-timing reading compares to. */
     size_t nh = json_array_size(s.history), nr = 0;
@@ -472,6 +662,8 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         char id[4], old[32], now[32];
         struct timings ta, tb;
         bool ha, hb;
+        struct kernel_ident k;
+        bool unpaired; /* the recorded kernel could not be re-run as recorded */
     } *done = calloc(nh ? nh : 1, sizeof(*done));
     if (rc == KILN_OK && !done)
         rc = kiln_fail(err, KILN_E_NOMEM, "replay: out of memory");
@@ -541,8 +733,24 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         json_t *vj = load_json(s.dir, vrel, VERDICT_MAX_JSON, false, &ie, &ign);
         int64_t vals[CAND_MAX_TUNABLES];
         bool any = false;
-        tunables_of(src, len, backend, json_object_get(vj, "config"), vals, &any);
+        json_t *ran = NULL;
+        tunables_of(src, len, backend, json_object_get(vj, "config"), vals, &any, &ran);
+        struct redone *d = &done[nr++];
+        snprintf(d->id, sizeof(d->id), "%s", id);
+        snprintf(d->old, sizeof(d->old), "%s", old);
+        struct kernel_ident now_k;
+        kernel_ident_of(backend, compiler_of(backend, s.run), src, len,
+                        json_object_get(vj, "config"), &d->k);
+        kernel_ident_of(backend, compiler_of(backend, s.run), src, len, ran, &now_k);
         json_decref(vj);
+        json_decref(ran);
+        /* Another kernel than the recorded one would be judged against its
+         * samples: not run, listed as unpaired. */
+        d->unpaired = strcmp(d->k.key, now_k.key) != 0;
+        if (d->unpaired) {
+            free(src);
+            continue;
+        }
         struct eval_outcome out;
         memset(&out, 0, sizeof(out));
         rc = eval_session_run(sess, id, src, len, any ? vals : NULL, &out, err);
@@ -551,9 +759,6 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         eval_session_candidate_dir(sess, id, false, cdir, sizeof(cdir));
         snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", s.dir, id);
         snprintf(pb, sizeof(pb), "%s/run/timings.json", cdir);
-        struct redone *d = &done[nr++];
-        snprintf(d->id, sizeof(d->id), "%s", id);
-        snprintf(d->old, sizeof(d->old), "%s", old);
         snprintf(d->now, sizeof(d->now), "%s", verdict_status_name(out.v.status));
         if (rc == KILN_OK)
             rc = read_timings(pa, &d->ta, &d->ha, err);
@@ -568,8 +773,14 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
     if (rc == KILN_OK)
         environment(&r, s.env, now, "this host after the replay's timing");
     for (size_t i = 0; rc == KILN_OK && i < nr; i++)
-        rc = judge_candidate(&r, done[i].id, done[i].old, done[i].now,
-                             done[i].ha ? &done[i].ta : NULL, done[i].hb ? &done[i].tb : NULL, err);
+        if (done[i].unpaired)
+            report_unpaired(&r, "before", done[i].id, &done[i].k,
+                            "its recorded configuration cannot be applied to its source: "
+                            "re-running it would run another kernel");
+        else
+            rc = judge_candidate(&r, done[i].id, done[i].id, &done[i].k, done[i].old, done[i].now,
+                                 done[i].ha ? &done[i].ta : NULL, done[i].hb ? &done[i].tb : NULL,
+                                 err);
     if (rc == KILN_OK)
         finish(&r, "kiln replay");
     for (size_t i = 0; i < nr; i++) {
@@ -580,6 +791,7 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
     eval_session_close(sess);
     json_decref(now);
     json_decref(r.cands);
+    json_decref(r.unpaired);
     side_close(&s);
     return rc;
 }

@@ -6,7 +6,14 @@
  * timing options), through the same session functions as `kiln eval`, and
  * compares with what the run recorded. compare does the same comparison
  * between two recorded runs (directories or archives), candidate by
- * candidate (matched by number).
+ * candidate, paired by what was run, never by number: the same backend,
+ * compiler, source (SHA-256) and configuration (every tunable's value, the
+ * defines it was compiled with; kiln's other flags follow from backend and
+ * compiler), the same number first among equals. A candidate with no such
+ * partner is listed as unpaired and not judged: two different kernels are
+ * never called SLOW or FAST against each other. replay pairs each recorded
+ * candidate with its re-run only when the re-run is that kernel (the
+ * recorded configuration could be applied).
  *
  * Per candidate: the verdict's status must be equal. Per performance case
  * (every input set's raw samples pooled): perfcmp's SAME / FAST / SLOW /
@@ -38,8 +45,10 @@ struct replay_opts {
 
 /* What was found, for the exit status. */
 struct replay_result {
-    size_t candidates, verdicts_changed, slow, fast, same, ambiguous, only_one_side;
-    size_t drift; /* environment keys that differ */
+    size_t candidates; /* pairs judged */
+    size_t verdicts_changed, slow, fast, same, ambiguous;
+    size_t unpaired; /* candidates with no run of the same kernel on the other side */
+    size_t drift;    /* environment keys that differ */
 };
 
 enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,

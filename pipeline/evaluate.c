@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,34 +346,27 @@ static enum kiln_rc verify_set(const struct eval_request *req, const struct inpu
     return rc;
 }
 
-static int by_double(const void *a, const void *b)
+/* A case's median (for the reference every speedup divides, feedback,
+ * baselines and the held-out fit): the geometric mean of its input sets'
+ * medians, the statistic a verdict's case_ms and score use, so that the
+ * starting kernel and the candidates are summarised alike (a pooled median
+ * over all sets differs from it and made the start disagree with itself). */
+static double case_median(const struct timings *t, const char *name)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median over all samples of all sets of `name` (for feedback and baselines). */
-static double pooled_median(const struct timings *t, const char *name)
-{
+    double lsum = 0;
     size_t n = 0;
-    for (size_t i = 0; i < t->ncases; i++)
-        if (strcmp(t->cases[i].name, name) == 0)
-            n += t->cases[i].nsamples;
-    if (n == 0)
-        return 0;
-    double *all = malloc(n * sizeof(double));
-    if (!all)
-        return 0;
-    size_t k = 0;
-    for (size_t i = 0; i < t->ncases; i++)
-        if (strcmp(t->cases[i].name, name) == 0) {
-            memcpy(all + k, t->cases[i].samples_ms, t->cases[i].nsamples * sizeof(double));
-            k += t->cases[i].nsamples;
-        }
-    qsort(all, n, sizeof(double), by_double);
-    double m = n % 2 ? all[n / 2] : 0.5 * (all[n / 2 - 1] + all[n / 2]);
-    free(all);
-    return m;
+    for (size_t i = 0; i < t->ncases; i++) {
+        struct stats_summary s;
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        if (strcmp(t->cases[i].name, name) != 0 || t->cases[i].nsamples == 0 ||
+            stats_compute(t->cases[i].samples_ms, t->cases[i].nsamples, &s, &e) != KILN_OK ||
+            !(s.median > 0))
+            continue;
+        lsum += log(s.median);
+        n++;
+    }
+    return n ? exp(lsum / (double)n) : 0;
 }
 
 static double median_of(const struct eval_medians *m, const char *name)
@@ -542,7 +536,7 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
     }
     for (size_t i = 0; i < wl->ncases + wl->nheld_out && out->medians.n < EVAL_MAX_CASE_REFS; i++) {
         const struct wl_case *c = i < wl->ncases ? &wl->cases[i] : &wl->held_out[i - wl->ncases];
-        double m = pooled_median(&tm, c->name);
+        double m = case_median(&tm, c->name);
         if (m > 0) {
             struct eval_case_ms *e = &out->medians.cases[out->medians.n++];
             snprintf(e->name, sizeof(e->name), "%s", c->name);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "clock.h"
 #include "fsutil.h"
 #include "plog.h"
 #include "suggest.h"
@@ -138,6 +139,7 @@ struct eval_session {
     bool probed_ceilings;
     int short_iterations; /* eval_session_set_short_run; 0: opts.iterations */
     bool inputs_ready;    /* `visible` holds generated sets, not only their layout */
+    double inputs_s;      /* wall time spent generating the visible sets */
     /* A cuda session on a host without its GPU, with deferred inputs: the
      * compile stage still runs (it needs no GPU: a cubin that imports the
      * device heap is refused there), the first run fails with this. */
@@ -218,7 +220,10 @@ static enum kiln_rc prepare_visible(struct eval_session *s, bool layout_only, st
         plog_printf(s->opts.log, "kiln: preparing inputs and references for %s (%s backend)\n",
                     s->wl->name, kiln_backend_name(s->backend));
     input_sets_free(&s->visible);
+    double t0 = clock_mono_s();
     enum kiln_rc rc = inputs_prepare(&req, &s->visible, err);
+    if (!layout_only)
+        s->inputs_s += clock_mono_s() - t0;
     if (rc != KILN_OK || layout_only)
         return rc;
     s->inputs_ready = true;
@@ -640,6 +645,11 @@ const struct workload *eval_session_workload(const struct eval_session *s)
 enum kiln_backend eval_session_backend(const struct eval_session *s)
 {
     return s->backend;
+}
+
+double eval_session_inputs_seconds(const struct eval_session *s)
+{
+    return s->inputs_s;
 }
 
 const char *eval_session_dir(const struct eval_session *s)

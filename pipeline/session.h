@@ -184,6 +184,9 @@ void eval_session_candidate_dir(const struct eval_session *s, const char *name, 
 const struct workload *eval_session_workload(const struct eval_session *s);
 enum kiln_backend eval_session_backend(const struct eval_session *s);
 const char *eval_session_dir(const struct eval_session *s);
+/* Wall time spent generating the visible inputs and references so far (a
+ * part of kiln eval's turnaround). */
+double eval_session_inputs_seconds(const struct eval_session *s);
 uint64_t eval_session_secret_seed(const struct eval_session *s);
 
 /* The given input cases and reference script in use; NULL when none. */

@@ -9,6 +9,10 @@
 #   signature  --sign / --allowed-signers: good, wrong key, unsigned, forged
 #   compare    exit 0 on the same run, 1 on a SLOW case or a changed verdict;
 #              --json and --markdown
+#   pairing    compare pairs candidates by what was run (source, configuration),
+#              not by number; a kernel without a partner is listed as unpaired,
+#              never judged; replay does not judge a kernel it cannot re-run as
+#              recorded
 #   resume     kiln resume refuses a changed, missing or extra file and a
 #              run without MANIFEST, naming them
 . "${KILN_SOURCE_DIR:?KILN_SOURCE_DIR is not set (run through ctest)}/tests/pipeline_cli/lib.sh" || exit 1
@@ -225,7 +229,8 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert rows and list(rows[0]) == ["candidate", "case", "verdict_before", "verdict_now",
                                   "verdict_equal", "call", "median_before_ms", "median_now_ms",
-                                  "ratio", "why"], list(rows[0])
+                                  "ratio", "why", "candidate_now"], list(rows[0])
+assert all(r["candidate_now"] == r["candidate"] for r in rows), rows
 assert {r["candidate"] for r in rows} == {"001", "002"}, rows
 assert all(r["verdict_equal"] == "1" for r in rows), rows
 assert all(r["call"] in ("SAME", "AMBIGUOUS") and r["ratio"] == "1" for r in rows if r["case"]), rows
@@ -303,6 +308,86 @@ PY
     run_kiln "$T/out" "$T/err" compare "$RUN" "$T/bad"
     expect_rc 2 "kiln compare with a tampered run"
     contains "$T/err" "changed: summary.json"
+    ;;
+pairing)
+    # Synthetic samples and settings (never the noisy recorded samples; the
+    # tuner's second setting comes from a random seed): UNROLL=4 (001) at
+    # 0.05 ms, UNROLL=2 (002) at 0.15 ms. The second run numbered them the
+    # other way round, as a tuner with another seed does.
+    cp -a "$RUN" "$T/a"
+    rm "$T/a/MANIFEST"
+    python3 - "$T/a" <<'PY'
+import json, sys
+for cand, ms, unroll in (("001", 0.05, 4), ("002", 0.15, 2)):
+    p = "%s/candidates/%s/timings.json" % (sys.argv[1], cand)
+    d = json.load(open(p))
+    for c in d["cases"]:
+        c["samples_ms"] = [ms * (1 + 0.002 * (i % 5)) for i in range(len(c["samples_ms"]))]
+    json.dump(d, open(p, "w"))
+    p = "%s/candidates/%s/verdict.json" % (sys.argv[1], cand)
+    d = json.load(open(p))
+    d["config"] = {"UNROLL": unroll}
+    json.dump(d, open(p, "w"))
+PY
+    cp -a "$T/a" "$T/b"
+    mv "$T/b/candidates/001" "$T/b/candidates/x" && mv "$T/b/candidates/002" "$T/b/candidates/001" &&
+        mv "$T/b/candidates/x" "$T/b/candidates/002" || fail "renumbering"
+    run_kiln "$T/out" "$T/err" compare "$T/a" "$T/b"
+    expect_rc 0 "kiln compare of one run renumbered"
+    contains "$T/out" "candidate 001 (now 002): verdict pass -> pass (equal)"
+    contains "$T/out" "candidate 002 (now 001): verdict pass -> pass (equal)"
+    contains "$T/out" "0 SLOW"
+    contains "$T/out" "0 unpaired"
+    run_kiln "$T/out" "$T/err" compare "$T/a" "$T/b" --json
+    expect_rc 0 "kiln compare --json of one run renumbered"
+    expect_json "$T/out" '[(r["candidate"], r["candidate_now"], r["kernel"]["config"]) for r in d["results"]]' \
+        '[["001", "002", "UNROLL=4"], ["002", "001", "UNROLL=2"]]'
+    expect_json "$T/out" '[d["slow"], d["fast"], d["unpaired_count"]]' '[0, 0, 0]'
+    # Now the second run's 001 ran UNROLL=8: two kernels without a partner,
+    # listed, not judged (not SLOW although 3x the other's time).
+    sed -i 's/"UNROLL": 2/"UNROLL": 8/' "$T/b/candidates/001/verdict.json"
+    run_kiln "$T/out" "$T/err" compare "$T/a" "$T/b"
+    expect_rc 0 "kiln compare with unpaired candidates"
+    contains "$T/out" "unpaired: candidate 002 of the first run [UNROLL=2"
+    contains "$T/out" "unpaired: candidate 001 of the second run [UNROLL=8"
+    contains "$T/out" "1 candidate, 0 verdicts changed"
+    contains "$T/out" "0 SLOW"
+    contains "$T/out" "2 unpaired"
+    run_kiln "$T/out" "$T/err" compare "$T/a" "$T/b" --json
+    expect_rc 0 "kiln compare --json with unpaired candidates"
+    expect_json "$T/out" '[(u["run"], u["candidate"], u["config"]) for u in d["unpaired"]]' \
+        '[["before", "002", "UNROLL=2"], ["now", "001", "UNROLL=8"]]'
+    expect_json "$T/out" '[d["candidates"], d["slow"], d["unpaired_count"]]' '[1, 0, 2]'
+    run_kiln "$T/out" "$T/err" compare "$T/a" "$T/b" --markdown
+    expect_rc 0 "kiln compare --markdown with unpaired candidates"
+    contains "$T/out" "| 002 | UNROLL=2 | unpaired (before only) |"
+    contains "$T/out" "| 001 | UNROLL=8 | unpaired (now only) |"
+    ! grep -q '[*][*]SLOW' "$T/out" || fail "an unpaired kernel was judged: $(cat "$T/out")"
+    # replay: a recorded setting its source cannot take (a renamed tunable)
+    # is not re-run as another kernel. The MANIFEST is rewritten to match.
+    "$KILN_BIN" archive "$RUN" -o "$T/good.tar.zst" >/dev/null || fail "kiln archive"
+    unpack "$T/good.tar.zst" "$T/u"
+    python3 - "$T/u/run-001" <<'PY'
+import hashlib, json, os, sys
+run, rel = sys.argv[1], "candidates/002/verdict.json"
+d = json.load(open(os.path.join(run, rel)))
+d["config"] = {"UNROLLED": 2}
+data = json.dumps(d).encode()
+open(os.path.join(run, rel), "wb").write(data)
+out = []
+for line in open(os.path.join(run, "MANIFEST")):
+    f = line.rstrip("\n").split(" ")
+    if len(f) == 3 and f[2] == rel:
+        line = "%s %d %s\n" % (hashlib.sha256(data).hexdigest(), len(data), rel)
+    out.append(line)
+open(os.path.join(run, "MANIFEST"), "w").write("".join(out))
+PY
+    repack "$T/u" "$T/renamed.tar.zst"
+    run_kiln "$T/out" "$T/err" replay "$T/renamed.tar.zst" --quiet
+    expect_rc 0 "kiln replay with a setting its source cannot take"
+    contains "$T/out" "unpaired: candidate 002 of the first run [UNROLL=4 UNROLLED=2(not a tunable)"
+    contains "$T/out" "1 candidate, 0 verdicts changed"
+    contains "$T/out" "1 unpaired"
     ;;
 resume)
     cp -a "$RUN" "$T/r1"

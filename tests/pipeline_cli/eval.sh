@@ -90,8 +90,17 @@ pass)
     # The turnaround breakdown (VERDICT.md section 8): every part, the
     # harness's own phases included, and the parts add up.
     expect_json "$T/out" 'sorted(d["turnaround_s"])' \
-        '["compile", "context", "correctness", "harness", "ingest", "layout", "outputs", "read", "run", "sandbox", "tar", "timing", "total", "upload", "verify"]'
+        '["baseline", "compile", "context", "correctness", "harness", "held_out", "ingest", "inputs", "layout", "other", "outputs", "read", "run", "sandbox", "start", "tar", "timing", "total", "upload", "verify"]'
     expect_json "$T/out" 'all(isinstance(v, float) and v >= 0 for v in d["turnaround_s"].values())' True
+    # total is the wall time of the whole evaluation: the starting kernel,
+    # the inputs, the baseline and the held-out check are parts of it, and
+    # the parts (all but the aggregates harness and run) add up to it.
+    expect_json "$T/out" \
+        'abs(sum(v for k, v in d["turnaround_s"].items() if k not in ("harness", "run", "total")) - d["turnaround_s"]["total"]) < 1e-6' True
+    expect_json "$T/out" \
+        'd["turnaround_s"]["total"] >= sum(d["turnaround_s"][k] for k in ("compile", "inputs", "start", "baseline", "run", "verify", "held_out"))' True
+    expect_json "$T/out" \
+        'all(d["turnaround_s"][k] > 0 for k in ("inputs", "start", "baseline", "held_out"))' True
     expect_json "$T/out" \
         'abs(sum(d["turnaround_s"][k] for k in ("sandbox", "harness", "tar", "ingest")) - d["turnaround_s"]["run"]) < 0.2' True
     expect_json "$T/out" \
@@ -108,6 +117,16 @@ pass)
     contains "$T/out" "turnaround: compile "
     contains "$T/out" " s, sandbox "
     contains "$T/out" " s, verify "
+    contains "$T/out" " s, held_out "
+    # The printed parts add up to the printed total (within their rounding).
+    sed -n 's/^  turnaround: //p' "$T/out" | python3 -c '
+import sys
+parts = [p.rsplit(" ", 2) for p in sys.stdin.read().strip().split(", ")]
+vals = {name: float(v) for name, v, unit in parts}
+assert list(vals)[-2:] == ["other", "total"], vals
+s = sum(v for k, v in vals.items() if k != "total")
+assert abs(s - vals["total"]) <= 0.0005 * len(vals) + 1e-9, (s, vals)
+' || fail "the turnaround line does not add up: $(grep turnaround: "$T/out")"
     ;;
 wrong)
     eval_candidate "$FIX/saxpy_wrong.c" --junit "$T/junit.xml"
