@@ -354,6 +354,8 @@ static enum kiln_rc generate_workload(struct opt_run *r, char *wdir, size_t cap,
         rc = load_key(r, s.api_key, sizeof(s.api_key), err);
     if (rc == KILN_OK)
         rc = wlgen_check(&g, err);
+    if (rc == KILN_OK) /* a run its host cannot do leaves no run directory */
+        rc = eval_backend_check(r->o.backend, r->o.gpu, r->o.compiler, r->o.runner, err);
     if (rc == KILN_OK)
         rc = runrec_create(r->o.results_dir, &r->rr, err);
     if (rc == KILN_OK)
@@ -520,6 +522,11 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
                                eval_backend_auto(o->backend, o->initial_kernel, wl), err);
     if (rc == KILN_OK)
         rc = opt_alloc_history(&r, err);
+    /* A backend this host cannot run (no GPU, driver or nvcc) is said before
+     * a run directory exists: no run that `kiln resume` could not continue. */
+    if (rc == KILN_OK && !r.generated)
+        rc = eval_backend_check(eval_backend_auto(o->backend, o->initial_kernel, wl), r.o.gpu,
+                                r.o.compiler, r.o.runner, err);
     if (rc == KILN_OK && !r.generated)
         rc = runrec_create(r.o.results_dir, &r.rr, err);
     if (rc == KILN_OK && !r.generated) /* generate_workload took it */

@@ -11,6 +11,8 @@
 #   dashdash       `--` ends options: a candidate named -mykernel.c
 #   workload_name  a mistyped built-in workload gets "did you mean"
 #   json_key       a mistyped workload.json key gets "did you mean"
+#   no_gpu         --backend cuda on a host without a GPU: exit 2 naming the
+#                  fix, before a run directory exists (issue 26 item 3)
 . "$(dirname "$0")/lib.sh"
 case_name=$1
 
@@ -118,6 +120,26 @@ json_key)
     [ "$rc" != 0 ] || fail "a mistyped key was accepted"
     cat "$T/out" "$T/err" >"$T/all"
     contains "$T/all" 'workload.json: (top level): unknown key "descripton"; did you mean "description"?'
+    ;;
+no_gpu)
+    if ls /proc/driver/nvidia/gpus/* >/dev/null 2>&1; then
+        echo "skipped: this host has a GPU"
+        exit 77
+    fi
+    mkdir "$T/cwd"
+    rc=$(cd "$T/cwd" && "$KILN_BIN" optimize saxpy --backend cuda --max-iterations 1 \
+        >"$T/out" 2>"$T/err"; echo $?)
+    expect_rc 2 "kiln optimize --backend cuda without a GPU"
+    contains "$T/err" "the cuda backend needs an NVIDIA GPU"
+    contains "$T/err" "--backend cpu"
+    not_contains "$T/err" "kiln resume"
+    [ -z "$(ls -A "$T/cwd")" ] || fail "left behind: $(find "$T/cwd")"
+    rc=$(cd "$T/cwd" && "$KILN_BIN" eval saxpy "$KILN_SOURCE_DIR/workloads/saxpy/kernel.cu" \
+        --backend cuda >"$T/out" 2>"$T/err"; echo $?)
+    expect_rc 2 "kiln eval --backend cuda without a GPU"
+    contains "$T/err" "the cuda backend needs an NVIDIA GPU"
+    contains "$T/err" "--backend cpu"
+    [ -z "$(ls -A "$T/cwd")" ] || fail "left behind: $(find "$T/cwd")"
     ;;
 *)
     fail "unknown case $case_name"
