@@ -63,7 +63,8 @@ static void print_table(const struct eval_outcome *o, const char *title)
     char sum[sizeof(v->summary) * 4];
     /* The compiler's messages are printed once, whole, under the table. */
     bool diag_below = v->status == VERDICT_COMPILE_ERROR && !strcmp(o->stage, "compile") &&
-                      o->compile.diagnostics && o->compile.diagnostics[0];
+                      !strncmp(v->detail, "compilation failed", 18) && o->compile.diagnostics &&
+                      o->compile.diagnostics[0];
     printf("  status: %s (stage %s)\n  %s\n", verdict_status_name(v->status), o->stage,
            diag_below ? "compile_error: compilation failed (the compiler's messages follow)"
                       : text_escape_control(sum, sizeof(sum), v->summary));
@@ -360,7 +361,8 @@ int cmd_eval(int argc, char **argv)
         if (have_held)
             print_held_out(s);
         /* The compiler quotes the candidate; the log is the candidate's. */
-        if (out.compile.diagnostics && out.v.status == VERDICT_COMPILE_ERROR) {
+        if (out.compile.diagnostics && out.compile.diagnostics[0] &&
+            out.v.status == VERDICT_COMPILE_ERROR) {
             printf("compiler diagnostics:\n");
             text_fputs_escaped(stdout, out.compile.diagnostics, strlen(out.compile.diagnostics));
         }

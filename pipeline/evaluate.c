@@ -25,6 +25,7 @@
 #include "npy.h"
 #include "proc.h"
 #include "sbexec.h"
+#include "suggest.h"
 #include "timings.h"
 
 #define LOG_TAIL_MAX (8u << 10)
@@ -801,6 +802,75 @@ static const char *directive_error(const struct eval_request *req, const char *w
     return dst;
 }
 
+/* The first launch whose kernel `defined` (found[] over the launches'
+ * names) lacks, said as compilers do: FILE:LINE, with the functions that
+ * do exist and the closest of them. */
+static void name_missing_kernel(const struct eval_request *req, const struct candidate *cand,
+                                const bool *found, const char *defined, char *why, size_t cap)
+{
+    size_t l = 0;
+    while (l + 1 < cand->nlaunches && found[l])
+        l++;
+    const char *k = cand->launches[l].kernel;
+    struct suggest sg;
+    suggest_init(&sg, k);
+    char names[1024], *save = NULL;
+    snprintf(names, sizeof(names), "%s", defined);
+    for (char *t = strtok_r(names, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+        suggest_consider(&sg, t);
+    char hint[128] = "";
+    if (sg.best)
+        snprintf(hint, sizeof(hint), "did you mean '%.64s'? ", sg.best);
+    snprintf(why, cap, "%s:%d: launch %zu names %s, which the candidate does not define (%s%s%s)%s",
+             shown_name(req), cand->launches[l].line, l + 1, k, hint,
+             defined[0] ? "it defines: " : "it defines no function kiln can launch", defined,
+             req->backend == KILN_BACKEND_CUDA
+                 ? "; a launched kernel is an extern \"C\" __global__ function of the file"
+                 : "; a launched function is a non-static function of the file");
+}
+
+/* The compiled artifact, judged before anything runs it: every launched
+ * function is defined in it (a misspelt `// kiln: launch` name is a compile
+ * error, not a failed run after inputs and references), and a cubin imports
+ * no device heap (cubin.h). False with out eliminated at stage compile. */
+static bool artifact_acceptable(const struct eval_request *req, const struct candidate *cand,
+                                struct eval_outcome *out)
+{
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    const char *what = cuda ? "candidate.cubin" : "candidate.so";
+    char *img = NULL;
+    size_t ilen = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    const char *want[CAND_MAX_LAUNCHES];
+    bool found[CAND_MAX_LAUNCHES];
+    char defined[512];
+    for (size_t i = 0; i < cand->nlaunches; i++)
+        want[i] = cand->launches[i].kernel;
+    enum kiln_rc rc = fs_read_file(out->compile.artifact, CUBIN_MAX_BYTES, &img, &ilen, &e);
+    /* A cubin that uses the device heap could keep results across the
+     * module reloads; refused before it reaches a GPU. */
+    if (rc == KILN_OK && cuda)
+        rc = cubin_check_heap(img, ilen, &e);
+    if (rc == KILN_OK)
+        rc = elf_find_functions(img, ilen, cuda, want, cand->nlaunches, found, defined,
+                                sizeof(defined), &e);
+    free(img);
+    if (rc != KILN_OK) {
+        eliminate(out, "compile", VERDICT_COMPILE_ERROR, "%s refused: %s", what, e.msg);
+        return false;
+    }
+    for (size_t i = 0; i < cand->nlaunches; i++) {
+        if (!found[i]) {
+            char why[1024];
+            name_missing_kernel(req, cand, found, defined, why, sizeof(why));
+            eliminate(out, "compile", VERDICT_COMPILE_ERROR, "%s", why);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void conclude(const struct eval_request *req, struct eval_outcome *out, double t_start)
 {
     verdict_finish(&out->v, out->floor_from_node ? &out->node_ceilings : req->ceilings);
@@ -936,23 +1006,8 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
         goto finish;
     }
 
-    if (req->backend == KILN_BACKEND_CUDA) {
-        /* A cubin that uses the device heap could keep results across the
-         * module reloads; refused before it reaches a GPU (cubin.h). */
-        char *img = NULL;
-        size_t ilen = 0;
-        struct kiln_err herr;
-        kiln_err_clear(&herr);
-        enum kiln_rc crc = fs_read_file(out->compile.artifact, CUBIN_MAX_BYTES, &img, &ilen, &herr);
-        if (crc == KILN_OK)
-            crc = cubin_check_heap(img, ilen, &herr);
-        free(img);
-        if (crc != KILN_OK) {
-            eliminate(out, "compile", VERDICT_COMPILE_ERROR, "candidate.cubin refused: %s",
-                      herr.msg);
-            goto finish;
-        }
-    }
+    if (!artifact_acceptable(req, cand, out))
+        goto finish;
     /* The compile stage ends here: the cubin check is part of it, so a
      * compile-only run (kiln eval's fail-fast step, a compile worker)
      * judges it too, on a host without a GPU as well. */

@@ -11,6 +11,10 @@
 #   dashdash       `--` ends options: a candidate named -mykernel.c
 #   workload_name  a mistyped built-in workload gets "did you mean"
 #   json_key       a mistyped workload.json key gets "did you mean"
+#   launch_name    a launch directive naming a function the candidate does
+#                  not define is a compile_error at stage compile, with the
+#                  functions it does define, before any input exists
+#                  (issue 26 item 4); the cubin's too where nvcc is
 #   no_gpu         --backend cuda on a host without a GPU: exit 2 naming the
 #                  fix, before a run directory exists (issue 26 item 3)
 . "$(dirname "$0")/lib.sh"
@@ -120,6 +124,37 @@ json_key)
     [ "$rc" != 0 ] || fail "a mistyped key was accepted"
     cat "$T/out" "$T/err" >"$T/all"
     contains "$T/all" 'workload.json: (top level): unknown key "descripton"; did you mean "description"?'
+    ;;
+launch_name)
+    sed 's|^// kiln: launch saxpy |// kiln: launch saxpyy |' \
+        "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" >"$T/typo.c"
+    line=$(grep -n '^// kiln: launch' "$T/typo.c" | cut -d: -f1)
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy typo.c --backend cpu --seed 1 --work "$T/work" \
+        >"$T/out" 2>"$T/err"; echo $?)
+    expect_rc 1 "a launch of an undefined function"
+    contains "$T/out" "status: compile_error (stage compile)"
+    contains "$T/out" "typo.c:$line: launch 1 names saxpyy, which the candidate does not define"
+    contains "$T/out" "did you mean 'saxpy'? it defines: saxpy)"
+    not_contains "$T/out" "kiln_launch"
+    not_contains "$T/err" "generating inputs"
+    not_contains "$T/err" "evaluating reference"
+    sets=$(find "$T/work/inputs" -mindepth 2 -maxdepth 2 -type d ! -name scripts 2>/dev/null)
+    [ -z "$sets" ] || fail "input sets were generated before the launch was resolved: $sets"
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy typo.c --backend cpu --seed 1 --json >"$T/out" \
+        2>"$T/err"; echo $?)
+    expect_rc 1 "a launch of an undefined function (--json)"
+    expect_json "$T/out" 'd["status"], d["stage"]' "('compile_error', 'compile')"
+    # The cubin's kernels, where nvcc can compile one (no GPU needed).
+    if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+        sed 's|^extern "C" __global__|__global__|' "$KILN_SOURCE_DIR/workloads/saxpy/kernel.cu" \
+            >"$T/mangled.cu"
+        rc=$(cd "$T" && "$KILN_BIN" eval saxpy mangled.cu --backend cuda --seed 1 \
+            >"$T/out" 2>"$T/err"; echo $?)
+        expect_rc 1 "a launch of a C++ (mangled) kernel"
+        contains "$T/out" "status: compile_error (stage compile)"
+        contains "$T/out" "launch 1 names saxpy, which the candidate does not define"
+        contains "$T/out" 'extern "C" __global__'
+    fi
     ;;
 no_gpu)
     if ls /proc/driver/nvidia/gpus/* >/dev/null 2>&1; then
