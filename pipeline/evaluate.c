@@ -689,9 +689,9 @@ static enum kiln_rc harness_judge(const struct eval_request *req, const struct h
     return rc;
 }
 
-static enum kiln_rc run_harness(const struct eval_request *req, const struct harness_plan *hp,
-                                const char *plan_path, const char *artifact,
-                                struct eval_outcome *out, struct kiln_err *err)
+static enum kiln_rc run_harness_once(const struct eval_request *req, const struct harness_plan *hp,
+                                     const char *plan_path, const char *artifact,
+                                     struct eval_outcome *out, struct kiln_err *err)
 {
     struct harness_run *hr = calloc(1, sizeof(*hr));
     if (!hr)
@@ -705,6 +705,112 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
         rc = harness_judge(req, hr, rc, &sr, out, err);
     }
     free(hr);
+    return rc;
+}
+
+/* One pass of a split run: the sets and plan cases of one kind. */
+struct harness_pass {
+    struct input_sets sets; /* shallow copies of the request's */
+    struct harness_plan plan;
+    char plan_path[PATH_MAX];
+};
+
+static void harness_pass_free(struct harness_pass *p)
+{
+    free(p->sets.sets);
+    free(p->plan.cases); /* the rest of the plan is the whole plan's, by value */
+}
+
+/* The request's correctness sets (timed false) or performance sets (true),
+ * with the plan cut to them and written beside the whole plan. */
+static enum kiln_rc harness_pass_make(const struct eval_request *req, const struct harness_plan *hp,
+                                      bool timed, struct harness_pass *p, struct kiln_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->plan = *hp;
+    p->plan.ncases = 0;
+    p->plan.cases = calloc((size_t)hp->ncases + 1, sizeof(*hp->cases));
+    p->sets.sets = calloc(req->sets->n + 1, sizeof(*req->sets->sets));
+    if (!p->plan.cases || !p->sets.sets)
+        return kiln_fail(err, KILN_E_NOMEM, "a harness pass");
+    for (int c = 0; c < hp->ncases; c++)
+        if (hp->cases[c].timed == timed)
+            p->plan.cases[p->plan.ncases++] = hp->cases[c];
+    for (size_t i = 0; i < req->sets->n; i++)
+        if ((req->sets->sets[i].wcase->kind == WL_CASE_PERFORMANCE) == timed)
+            p->sets.sets[p->sets.n++] = req->sets->sets[i];
+    snprintf(p->plan_path, sizeof(p->plan_path), "%s/plan-%s.json", req->work_dir,
+             timed ? "performance" : "correctness");
+    char *text = NULL;
+    enum kiln_rc rc = harness_plan_write(&p->plan, &text, err);
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(p->plan_path, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
+/* Adds a pass's turnaround to the one before (the harness's phases too). */
+static void turnaround_add(struct eval_turnaround *t, const struct eval_turnaround *before)
+{
+    t->run += before->run;
+    t->sandbox += before->sandbox;
+    t->context += before->context;
+    t->layout += before->layout;
+    t->read += before->read;
+    t->upload += before->upload;
+    t->correctness += before->correctness;
+    t->timing += before->timing;
+    t->outputs += before->outputs;
+    t->harness += before->harness;
+    t->tar += before->tar;
+    t->ingest += before->ingest;
+    t->verify += before->verify;
+}
+
+/* The verdict's cases so far are all correct (verdict_finish has not run). */
+static bool all_correct(const struct verdict *v)
+{
+    for (size_t i = 0; i < v->ncases; i++)
+        if (!verdict_case_correct(&v->cases[i]))
+            return false;
+    return true;
+}
+
+/* Correctness first (issue 26 item 5): when the plan has both kinds of case,
+ * the correctness cases run in a harness pass of their own and a wrong
+ * answer there ends the candidate, before any performance case is timed;
+ * the performance cases (whose outputs are verified too) run after, in a
+ * second pass whose verdict cases follow the first's. */
+static enum kiln_rc run_harness(const struct eval_request *req, const struct harness_plan *hp,
+                                const char *plan_path, const char *artifact,
+                                struct eval_outcome *out, struct kiln_err *err)
+{
+    int ntimed = 0;
+    for (int c = 0; c < hp->ncases; c++)
+        ntimed += hp->cases[c].timed;
+    if (ntimed == 0 || ntimed == hp->ncases)
+        return run_harness_once(req, hp, plan_path, artifact, out, err);
+    struct harness_pass pass[2];
+    struct eval_request sub[2] = {*req, *req};
+    enum kiln_rc rc = KILN_OK;
+    memset(pass, 0, sizeof(pass));
+    for (int k = 0; k < 2 && rc == KILN_OK; k++) {
+        if ((rc = harness_pass_make(req, hp, k == 1, &pass[k], err)))
+            break;
+        sub[k].sets = &pass[k].sets;
+        struct eval_turnaround before = out->t;
+        if (k == 1) { /* the first pass's log is of no interest once it passed */
+            free(out->log_tail);
+            out->log_tail = NULL;
+        }
+        rc = run_harness_once(&sub[k], &pass[k].plan, pass[k].plan_path, artifact, out, err);
+        if (k == 1)
+            turnaround_add(&out->t, &before);
+        if (out->v.status != VERDICT_PASS || !all_correct(&out->v))
+            break;
+    }
+    harness_pass_free(&pass[0]);
+    harness_pass_free(&pass[1]);
     return rc;
 }
 

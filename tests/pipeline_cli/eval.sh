@@ -115,6 +115,11 @@ wrong)
     expect_json "$T/out" 'd["status"]' wrong_answer
     expect_json "$T/out" 'd["detail"].startswith("case n1 (set 0): output out: 1 of 1 elements differ")' True
     expect_json "$T/out" 'any(c["correct"] for c in d["cases"])' False
+    # Correctness cases first, and the first wrong answer ends it: no
+    # performance case ran, none was timed (issue 26 item 5).
+    expect_json "$T/out" '[c["case"] for c in d["cases"] if c["timing"] or c["scored"]]' '[]'
+    expect_json "$T/out" 'sorted(set(c["case"] for c in d["cases"]))' \
+        '["n1", "n2", "n31", "n4097", "prime"]'
     check_junit "$T/junit.xml" failure
     grep -q 'name="n1" time="[0-9.]*">' "$T/junit.xml" && grep -qF '1 of 1 elements differ' "$T/junit.xml" ||
         fail "the JUnit report does not name case n1's mismatch"
