@@ -23,7 +23,17 @@ for cmd in $("$k" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{print $1}
     expect 0 0 "$k" "$cmd" --help
     "$k" "$cmd" --help | grep -q '^example' || { echo "FAIL: $cmd --help has no example"; fail=1; }
     expect 2 1 "$k" "$cmd" --no-such-option
+    # `kiln help CMD` is the command's help, not the list (issue 26 item 13).
+    if [ "$("$k" help "$cmd" 2>&1)" != "$("$k" "$cmd" --help 2>&1)" ]; then
+        echo "FAIL: 'kiln help $cmd' differs from 'kiln $cmd --help'"; fail=1
+    fi
 done
+expect 0 0 "$k" help
+suggests_help=$("$k" help optimise 2>&1); got=$?
+case "$got:$suggests_help" in
+2:*"unknown command 'optimise'; did you mean 'optimize'?"*) ;;
+*) echo "FAIL: 'kiln help optimise' exited $got: $suggests_help"; fail=1 ;;
+esac
 # "Did you mean": one line naming the closest command or flag; nothing
 # offered when nothing is close; getopt's own message never printed.
 suggests() { # suggests WANT-FRAGMENT CMD...
