@@ -1,5 +1,6 @@
 #include "runrec.h"
 #include "json_strict.h"
+#include "evaluate.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -217,4 +218,26 @@ int runrec_lock_dir(const char *dir, bool *in_progress)
     *in_progress = true; /* held, or cannot tell: either way not free */
     close(fd);
     return -1;
+}
+
+void runrec_timed_runs(const json_t *run, int *warmups, int *iterations)
+{
+    const json_t *timed = json_object_get(run, "timed_runs");
+    if (json_is_object(timed)) {
+        int wu = (int)json_integer_value(json_object_get(timed, "warmups"));
+        *warmups = wu == 0 ? EVAL_NO_WARMUPS : wu;
+        *iterations = (int)json_integer_value(json_object_get(timed, "iterations"));
+        return;
+    }
+    *warmups = (int)json_integer_value(json_object_get(run, "warmups"));
+    *iterations = (int)json_integer_value(json_object_get(run, "iterations"));
+}
+
+bool runrec_compiler(const json_t *run, enum compile_tool *tool)
+{
+    const char *name = json_string_value(json_object_get(run, "compiler"));
+    *tool = COMPILE_NVCC;
+    if (!json_object_get(run, "compiler") || (name && strcmp(name, "cc") == 0))
+        return true;
+    return compile_tool_from_name(name, tool);
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "compile.h"
 #include "error.h"
 
 struct runrec {
@@ -92,6 +93,17 @@ int runrec_lock_dir(const char *dir, bool *in_progress);
 /* Full path of `rel` inside the run (not checked on disk). */
 enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, size_t cap,
                          struct kiln_err *err) KILN_NODISCARD;
+
+/* What run.json says about timing and compiling, for readers of a run
+ * (resume, replay). `timed_runs` holds the counts in effect (0 warmups is
+ * none: EVAL_NO_WARMUPS); runs older than it have only the top-level
+ * `warmups`/`iterations`, where 0 meant the default, passed on as such. */
+void runrec_timed_runs(const json_t *run, int *warmups, int *iterations);
+
+/* run.json's `compiler`: "nvcc" or "nvrtc" (the cuda backend's), "cc" (a
+ * cpu run's: *tool is then the cuda default, which cpu runs ignore), absent
+ * in older runs (nvcc). False for anything else. */
+bool runrec_compiler(const json_t *run, enum compile_tool *tool);
 
 #endif
 

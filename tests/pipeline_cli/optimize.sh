@@ -49,6 +49,11 @@ check_run()
     expect_json "$run/history.json" '[h["iteration"] for h in d] == list(range(1, len(d) + 1))' True
     expect_json "$run/summary.json" 'len(d["candidates"])' "$n"
     expect_json "$run/summary.json" 'd["workload"] + " " + d["backend"]' "saxpy cpu"
+    # run.json records the values in effect, once, and the compiler used
+    # (issue 26 item 13): FAST's counts, cc on the cpu backend.
+    expect_json "$run/run.json" '[d["timed_runs"][k] for k in ("warmups", "iterations")]' '[1, 5]'
+    expect_json "$run/run.json" '"warmups" in d or "iterations" in d' False
+    expect_json "$run/run.json" 'd["compiler"]' cc
     # best is the result (the starting kernel when no candidate beat it
     # beyond noise, as short timing runs usually are); best_candidate the
     # best candidate, which passed the held-out check either way.
