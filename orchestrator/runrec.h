@@ -40,7 +40,12 @@ enum kiln_rc runrec_check_version(const json_t *doc, const char *what, int newes
 enum kiln_rc runrec_check_versions(const json_t *run, const json_t *history, const json_t *env,
                                    struct kiln_err *err) KILN_NODISCARD;
 
-/* Creates `results_dir` if needed and a fresh run-NNN inside it. */
+/* The highest run number: beyond it (a directory run-2147483647, say) a new
+ * run is refused, naming the directory, rather than wrapping around. */
+#define RUNREC_MAX_RUN 999999999
+
+/* Creates `results_dir` if needed and a fresh run-NNN inside it, numbered
+ * after the highest existing run-NNN (KILN_E_USAGE past RUNREC_MAX_RUN). */
 enum kiln_rc runrec_create(const char *results_dir, struct runrec *rr,
                            struct kiln_err *err) KILN_NODISCARD;
 

@@ -15,6 +15,8 @@
 #                  not define is a compile_error at stage compile, with the
 #                  functions it does define, before any input exists
 #                  (issue 26 item 4); the cubin's too where nvcc is
+#   run_counter    a directory run-2147483647 in --results: refused naming it
+#                  and kiln gc, never a run--2147483648 (issue 26 item 13)
 #   no_gpu         --backend cuda on a host without a GPU: exit 2 naming the
 #                  fix, before a run directory exists (issue 26 item 3)
 . "$(dirname "$0")/lib.sh"
@@ -155,6 +157,15 @@ launch_name)
         contains "$T/out" "launch 1 names saxpy, which the candidate does not define"
         contains "$T/out" 'extern "C" __global__'
     fi
+    ;;
+run_counter)
+    mkdir -p "$T/results/run-2147483647"
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --results "$T/results" \
+        --max-iterations 1 --seed 1
+    expect_rc 2 "kiln optimize past the last run number"
+    contains "$T/err" "$T/results/run-2147483647: run numbers stop at 999999999"
+    contains "$T/err" "kiln gc"
+    [ "$(ls "$T/results")" = run-2147483647 ] || fail "a run directory was made: $(ls "$T/results")"
     ;;
 no_gpu)
     if ls /proc/driver/nvidia/gpus/* >/dev/null 2>&1; then
