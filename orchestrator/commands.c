@@ -224,9 +224,13 @@ const struct kiln_cmd kiln_commands[] = {
      "                     instead of the workload's\n"
      "  --compiler C       cuda: nvcc (default) or nvrtc (kiln-nvrtc: NVRTC in one\n"
      "                     process, in the narrower nvrtc sandbox; several times "
-     "faster)\n" CLI_EXECUTOR_HELP "\n"
+     "faster)\n"
+     "  --set NAME=VALUE   a value of one of the candidate's `// kiln: tunable`s\n"
+     "                     (repeatable; the others keep their defaults): judges that\n"
+     "                     configuration, as the tuner would compile it\n" CLI_EXECUTOR_HELP "\n"
      "example:\n"
      "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu\n"
+     "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu --set UNROLL=8\n"
      "  kiln eval sgemm my.cu --executor slurm --spool /shared/kiln --partition gpu\n",
      cmd_eval},
     {"docs", "search the CUDA documentation the llm proposer can quote (offline)",
