@@ -12,6 +12,7 @@
 #ifndef KILN_CUBIN_H
 #define KILN_CUBIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -30,5 +31,19 @@
  * this check's sight); KILN_E_LIMIT over CUBIN_MAX_BYTES.
  */
 enum kiln_rc cubin_check_heap(const void *data, size_t len, struct kiln_err *err) KILN_NODISCARD;
+
+/*
+ * Which of the functions `want` (nwant names) the ELF64 little-endian image
+ * `data` defines with global or weak binding (a cubin's kernels, cuda set;
+ * else the cpu backend's candidate.so, whose undefined symbols the linker
+ * leaves for dlopen to miss): found[i] for want[i]. `defined` (cap bytes)
+ * receives the functions it does define, ", "-joined and capped with
+ * "...", kiln's and the toolchain's own (kiln_*, __*, _init, _fini, names with $) left out, for the
+ * message naming a missing one. Same limits and errors as cubin_check_heap (EM_CUDA only when
+ * cuda).
+ */
+enum kiln_rc elf_find_functions(const void *data, size_t len, int cuda, const char *const *want,
+                                size_t nwant, bool *found, char *defined, size_t cap,
+                                struct kiln_err *err) KILN_NODISCARD;
 
 #endif

@@ -116,6 +116,16 @@ static struct verdict_case *judge_cases(struct verdict *v)
     return first_bad;
 }
 
+bool verdict_case_correct(const struct verdict_case *c)
+{
+    if (c->inputs_modified || c->noutputs == 0)
+        return false;
+    for (size_t o = 0; o < c->noutputs && o < VERDICT_MAX_OUTPUTS; o++)
+        if (!c->outputs[o].cmp.pass)
+            return false;
+    return true;
+}
+
 void verdict_finish(struct verdict *v, const struct stats_ceilings *ceil)
 {
     if (!ceil)

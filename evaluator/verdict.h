@@ -121,6 +121,10 @@ enum kiln_rc verdict_add_case(struct verdict *v, const char *name, int set, bool
  * first non-pass status wins, as with kiln_fail. */
 void verdict_fail(struct verdict *v, enum verdict_status s, const char *fmt, ...) KILN_PRINTF(3, 4);
 
+/* The rule verdict_finish sets `correct` by, usable before it ran: inputs
+ * unmodified, at least one output compared, every compared output passed. */
+bool verdict_case_correct(const struct verdict_case *c);
+
 /* Decides each case's `correct`, the status (a status from verdict_fail
  * stays; then wrong_answer, then impossible_timing), score, speedups, sol,
  * needs_reverify and the summary. `ceil` NULL: STATS_CEILINGS_H200. */

@@ -144,13 +144,18 @@ static volatile sig_atomic_t *stop_flag;
 static const char *stop_notice;
 static size_t stop_notice_len;
 
+/* The process that installed the handler: its fork()ed children (compile
+ * workers, sandbox supervisors) inherit the handler, and a Ctrl-C reaches
+ * the whole process group, but the notice is said once, by kiln itself. */
+static pid_t stop_owner;
+
 static void on_stop(int sig)
 {
     if (stop_flag)
         *stop_flag = sig;
     /* A second signal takes the default action: the user insists. */
     signal(sig, SIG_DFL);
-    if (stop_notice_len) {
+    if (stop_notice_len && getpid() == stop_owner) {
         ssize_t n = write(STDERR_FILENO, stop_notice, stop_notice_len);
         (void)n;
     }
@@ -159,6 +164,7 @@ static void on_stop(int sig)
 void cli_catch_stop(volatile sig_atomic_t *flag, const char *notice)
 {
     stop_flag = flag;
+    stop_owner = getpid();
     stop_notice = notice ? notice : "\nkiln: stopping (press Ctrl-C again to stop at once)\n";
     stop_notice_len = strlen(stop_notice);
     struct sigaction sa;

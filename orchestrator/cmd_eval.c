@@ -1,10 +1,12 @@
 /* cmd_eval.c - `kiln eval WORKLOAD CANDIDATE`: judge one candidate. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
+#include "candidate.h"
 #include "cli.h"
 #include "clock.h"
 #include "cli_common.h"
@@ -17,6 +19,7 @@
 #include "fsutil.h"
 #include "gpuinfo.h"
 #include "strbuf.h"
+#include "suggest.h"
 #include "text.h"
 
 struct eval_cli {
@@ -25,7 +28,9 @@ struct eval_cli {
     enum kiln_backend backend;
     enum compile_tool compiler;
     int warmups, iterations, hot, keep, no_reference, no_baseline;
-    enum cli_output output;   /* --json, --csv, --markdown, --quiet: one at most */
+    enum cli_output output;              /* --json, --csv, --markdown, --quiet: one at most */
+    const char *sets[CAND_MAX_TUNABLES]; /* --set NAME=VALUE, as given */
+    size_t nsets;
     struct cli_common common; /* --gpu, --seed, --timeout, --input-cases, --executor */
 };
 
@@ -64,7 +69,8 @@ static void print_table(const struct eval_outcome *o, const char *title)
     char sum[sizeof(v->summary) * 4];
     /* The compiler's messages are printed once, whole, under the table. */
     bool diag_below = v->status == VERDICT_COMPILE_ERROR && !strcmp(o->stage, "compile") &&
-                      o->compile.diagnostics && o->compile.diagnostics[0];
+                      !strncmp(v->detail, "compilation failed", 18) && o->compile.diagnostics &&
+                      o->compile.diagnostics[0];
     printf("  status: %s (stage %s)\n  %s\n", verdict_status_name(v->status), o->stage,
            diag_below ? "compile_error: compilation failed (the compiler's messages follow)"
                       : text_escape_control(sum, sizeof(sum), v->summary));
@@ -135,6 +141,93 @@ static void print_held_out(const struct eval_session *s)
     printf("\n");
 }
 
+/* The tunables of `cand` as one line: "UNROLL {1, 2, 4, 8} = 4, ...". */
+static void describe_tunables(const struct candidate *cand, char *buf, size_t cap)
+{
+    struct strbuf sb;
+    strbuf_init(&sb);
+    for (size_t t = 0; t < cand->ntunables; t++) {
+        const struct cand_tunable *tu = &cand->tunables[t];
+        strbuf_printf(&sb, "%s%s {", t ? ", " : "", tu->name);
+        for (size_t v = 0; v < tu->nvalues; v++)
+            strbuf_printf(&sb, "%s%lld", v ? ", " : "", (long long)tu->values[v]);
+        strbuf_printf(&sb, "} = %lld", (long long)tu->def);
+    }
+    snprintf(buf, cap, "%s", sb.data && !sb.oom ? sb.data : "");
+    strbuf_free(&sb);
+}
+
+/* One --set NAME=VALUE into config[]; a usage error naming what exists. */
+static enum kiln_rc apply_set(const struct candidate *cand, const char *arg, int64_t *config,
+                              bool *seen, struct kiln_err *err)
+{
+    char name[CAND_NAME_MAX + 1], have[2048];
+    size_t nlen = strcspn(arg, "=");
+    snprintf(name, sizeof(name), "%.*s", (int)(nlen < CAND_NAME_MAX ? nlen : CAND_NAME_MAX), arg);
+    describe_tunables(cand, have, sizeof(have));
+    int i = nlen <= CAND_NAME_MAX ? candidate_tunable_index(cand, name) : -1;
+    if (i < 0) {
+        struct suggest sg;
+        suggest_init(&sg, name);
+        for (size_t t = 0; t < cand->ntunables; t++)
+            suggest_consider(&sg, cand->tunables[t].name);
+        char hint[CAND_NAME_MAX + 32] = "";
+        if (sg.best)
+            snprintf(hint, sizeof(hint), "did you mean '%s'? ", sg.best);
+        return cand->ntunables
+                   ? kiln_fail(err, KILN_E_USAGE, "--set %s: no tunable %s; %sthe candidate's: %s",
+                               arg, name, hint, have)
+                   : kiln_fail(err, KILN_E_USAGE,
+                               "--set %s: the candidate declares no tunable (// kiln: tunable)",
+                               arg);
+    }
+    if (seen[i])
+        return kiln_fail(err, KILN_E_USAGE, "--set %s: %s is set twice", arg, name);
+    seen[i] = true;
+    const struct cand_tunable *tu = &cand->tunables[i];
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(arg + nlen + 1, &end, 10);
+    bool listed = false;
+    for (size_t k = 0; !errno && end != arg + nlen + 1 && !*end && k < tu->nvalues; k++)
+        listed |= tu->values[k] == v;
+    if (!listed)
+        return kiln_fail(err, KILN_E_USAGE, "--set %s: not one of %s's values; the candidate's: %s",
+                         arg, name, have);
+    config[i] = v;
+    return KILN_OK;
+}
+
+/* The configuration --set asks for (the defaults elsewhere), checked like
+ * the tuner's (values in their sets, every `require`) before anything runs.
+ * A candidate whose directives do not parse is left to the parse stage. */
+static enum kiln_rc configure(const struct eval_cli *o, const char *src, size_t len,
+                              enum kiln_backend backend, int64_t *config, bool *have,
+                              json_t **shown, struct kiln_err *err)
+{
+    *have = false;
+    *shown = NULL;
+    struct candidate *cand = NULL;
+    struct kiln_err perr;
+    kiln_err_clear(&perr);
+    if (candidate_parse(src, len, backend, &cand, &perr) != KILN_OK)
+        return KILN_OK;
+    bool seen[CAND_MAX_TUNABLES] = {false};
+    candidate_default_config(cand, config);
+    enum kiln_rc rc = KILN_OK;
+    for (size_t i = 0; rc == KILN_OK && i < o->nsets; i++)
+        rc = apply_set(cand, o->sets[i], config, seen, err);
+    if (rc == KILN_OK && candidate_check_config(cand, config, &perr) != KILN_OK)
+        rc = kiln_fail(err, KILN_E_USAGE, "--set: that configuration is not allowed: %s", perr.msg);
+    *have = rc == KILN_OK && o->nsets > 0;
+    /* The configuration evaluated, for --json's "config" and the text. */
+    *shown = rc == KILN_OK ? json_object() : NULL;
+    for (size_t t = 0; *shown && t < cand->ntunables; t++)
+        json_object_set_new(*shown, cand->tunables[t].name, json_integer((json_int_t)config[t]));
+    candidate_free(cand);
+    return rc;
+}
+
 static int parse_args(int argc, char **argv, struct eval_cli *o)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
@@ -158,6 +251,7 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          CLI_OPTS_EXECUTOR,
                                          {"reference", required_argument, NULL, 'F'},
                                          {"compiler", required_argument, NULL, 'C'},
+                                         {"set", required_argument, NULL, 'S'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("eval");
     int done = 0, c, st;
@@ -196,6 +290,13 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
             break;
         case 'F':
             o->reference = optarg;
+            break;
+        case 'S':
+            if (o->nsets == CAND_MAX_TUNABLES)
+                return cli_usage_error("eval", "--set at most %d times", CAND_MAX_TUNABLES);
+            if (!strchr(optarg, '='))
+                return cli_usage_error("eval", "--set needs NAME=VALUE, got '%s'", optarg);
+            o->sets[o->nsets++] = optarg;
             break;
         case 'C':
             if (!compile_tool_from_name(optarg, &o->compiler))
@@ -264,6 +365,7 @@ int cmd_eval(int argc, char **argv)
                                    .runner = runner};
     char *src = NULL;
     size_t len = 0;
+    json_t *config_json = NULL; /* the tunables' values evaluated */
     int status = KILN_EXIT_USAGE;
     struct eval_outcome out, held;
     memset(&out, 0, sizeof(out));
@@ -275,10 +377,16 @@ int cmd_eval(int argc, char **argv)
     so.defer_inputs = true;
     /* turnaround total: the wall time of the whole evaluation. */
     double wall0 = clock_mono_s(), t_start = 0, t_baseline = 0, t_held = 0, start_inputs = 0;
+    int64_t config[CAND_MAX_TUNABLES];
+    bool configured = false;
     if (fs_read_file(o.candidate, 1u << 20, &src, &len, &err) != KILN_OK ||
         eval_session_open(&so, &s, &err) != KILN_OK ||
-        (eval_session_show_source(s, "candidate", o.candidate),
-         eval_session_compile(s, "candidate", src, len, NULL, &out, &err)) != KILN_OK)
+        configure(&o, src, len, eval_session_backend(s), config, &configured, &config_json, &err) !=
+            KILN_OK)
+        goto fail;
+    const int64_t *tunables = configured ? config : NULL; /* NULL: the defaults */
+    if ((eval_session_show_source(s, "candidate", o.candidate),
+         eval_session_compile(s, "candidate", src, len, tunables, &out, &err)) != KILN_OK)
         goto fail;
     bool compiled = out.v.status == VERDICT_PASS;
     if (compiled) {
@@ -299,11 +407,11 @@ int cmd_eval(int argc, char **argv)
         t_baseline = clock_mono_s() - t0;
     }
     if (compiled &&
-        eval_session_run_compiled(s, "candidate", src, len, NULL, &out, &err) != KILN_OK)
+        eval_session_run_compiled(s, "candidate", src, len, tunables, &out, &err) != KILN_OK)
         goto fail;
     if (out.v.status == VERDICT_PASS) {
         double t0 = clock_mono_s();
-        if (eval_session_held_out(s, "candidate", src, len, NULL, &held, &err) != KILN_OK)
+        if (eval_session_held_out(s, "candidate", src, len, tunables, &held, &err) != KILN_OK)
             goto fail;
         t_held = clock_mono_s() - t0;
         have_held = true;
@@ -331,6 +439,9 @@ int cmd_eval(int argc, char **argv)
         if (eval_doc_json(&out.v, &info, &doc, &err) != KILN_OK)
             goto fail;
         json_object_set_new(doc, "stage", json_string(out.stage));
+        /* The tunables' values evaluated (--set, else the defaults); null
+         * when the directives did not parse. */
+        json_object_set(doc, "config", config_json ? config_json : json_null());
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out.t));
         json_object_set_new(doc, "ran_as", out.where[0] ? json_string(out.where) : json_null());
         json_object_set_new(doc, "ran_on", eval_ran_on_json(&out));
@@ -382,8 +493,19 @@ int cmd_eval(int argc, char **argv)
                    (unsigned long long)seed);
         if (have_held)
             print_held_out(s);
+        if (configured) { /* --set: the configuration judged, whole */
+            const char *k;
+            json_t *v;
+            printf("  configuration:");
+            json_object_foreach(config_json, k, v)
+            {
+                printf(" %s=%lld", k, (long long)json_integer_value(v));
+            }
+            printf("\n");
+        }
         /* The compiler quotes the candidate; the log is the candidate's. */
-        if (out.compile.diagnostics && out.v.status == VERDICT_COMPILE_ERROR) {
+        if (out.compile.diagnostics && out.compile.diagnostics[0] &&
+            out.v.status == VERDICT_COMPILE_ERROR) {
             printf("compiler diagnostics:\n");
             text_fputs_escaped(stdout, out.compile.diagnostics, strlen(out.compile.diagnostics));
         }
@@ -412,6 +534,7 @@ fail:
     /* kiln could not reach a verdict: an environment error, or interrupted. */
     status = err.rc == KILN_E_CANCELLED ? KILN_EXIT_INTERRUPTED : KILN_EXIT_USAGE;
 done:
+    json_decref(config_json);
     eval_outcome_free(&out);
     eval_outcome_free(&held);
     eval_session_close(s);

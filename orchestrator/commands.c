@@ -76,7 +76,8 @@ const struct kiln_cmd kiln_commands[] = {
      "starting kernel, then repeats: propose a candidate, compile it in the compile\n"
      "sandbox, run it with kiln's harness in the gpu-run sandbox, verify every\n"
      "output, time it, feed the result back. Finally the best candidate is\n"
-     "re-verified on held-out cases with a secret seed and written to best.cu.\n"
+     "re-verified on held-out cases with a secret seed and written to best.cu\n"
+     "(best.c on the cpu backend).\n"
      "Everything is recorded in results/run-NNN/ (see results/README.md).\n"
      "\n"
      "With --description instead of a WORKLOAD, the model first writes the workload\n"
@@ -223,9 +224,13 @@ const struct kiln_cmd kiln_commands[] = {
      "                     instead of the workload's\n"
      "  --compiler C       cuda: nvcc (default) or nvrtc (kiln-nvrtc: NVRTC in one\n"
      "                     process, in the narrower nvrtc sandbox; several times "
-     "faster)\n" CLI_EXECUTOR_HELP "\n"
+     "faster)\n"
+     "  --set NAME=VALUE   a value of one of the candidate's `// kiln: tunable`s\n"
+     "                     (repeatable; the others keep their defaults): judges that\n"
+     "                     configuration, as the tuner would compile it\n" CLI_EXECUTOR_HELP "\n"
      "example:\n"
      "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu\n"
+     "  kiln eval saxpy workloads/saxpy/kernel.c --backend cpu --set UNROLL=8\n"
      "  kiln eval sgemm my.cu --executor slurm --spool /shared/kiln --partition gpu\n",
      cmd_eval},
     {"docs", "search the CUDA documentation the llm proposer can quote (offline)",

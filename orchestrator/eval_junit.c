@@ -52,7 +52,8 @@ static void put_case(struct strbuf *sb, const char *workload, const char *name, 
 }
 
 /* A visible case: every input set the verdict has of it must be correct;
- * one the verdict does not have was not reached (compile error, crash). */
+ * one the verdict does not have was not reached (compile error, crash, an
+ * earlier wrong answer). */
 static void visible_case(struct strbuf *sb, const char *workload, const char *name,
                          const struct verdict *v, struct suite_count *n)
 {
@@ -74,8 +75,10 @@ static void visible_case(struct strbuf *sb, const char *workload, const char *na
     if (bad) {
         snprintf(msg, sizeof(msg), "set %d: %s", bad->set, bad->detail[0] ? bad->detail : "wrong");
     } else if (!seen && v->status != VERDICT_PASS) {
+        /* Not reached: after a wrong answer (the evaluation stops at the
+         * first, correctness cases first) a failure like the held-out
+         * check's; after a crash or a compile error an error. */
         snprintf(msg, sizeof(msg), "not run: %s: %s", verdict_status_name(v->status), v->detail);
-        failure = false;
     } else {
         put_case(sb, workload, name, time_s, false, NULL, n);
         return;

@@ -21,10 +21,38 @@ static void print_help(void)
     for (const struct kiln_cmd *c = kiln_commands; c->name; c++)
         printf("  %-12s %s\n", c->name, c->summary);
     puts("\n"
-         "Run `kiln COMMAND --help` for a command's options and an example.\n"
+         "Run `kiln COMMAND --help` (or `kiln help COMMAND`) for a command's options and an\n"
+         "example.\n"
          "\n"
          "example:\n"
          "  kiln doctor          # what this machine can run, and how to fix what it cannot");
+}
+
+/* "unknown command" with the closest known one, if any. */
+static int unknown_command(const char *name)
+{
+    struct suggest near;
+    suggest_init(&near, name);
+    for (const struct kiln_cmd *c = kiln_commands; c->name; c++)
+        suggest_consider(&near, c->name);
+    char shown[256];
+    text_escape_control(shown, sizeof(shown), name);
+    if (near.best)
+        fprintf(stderr, "kiln: unknown command '%s'; did you mean '%s'? (see kiln --help)\n", shown,
+                near.best);
+    else
+        fprintf(stderr, "kiln: unknown command '%s' (see kiln --help)\n", shown);
+    return KILN_EXIT_USAGE;
+}
+
+/* `kiln help CMD`: the command's own help, as `kiln CMD --help` prints it. */
+static int help_for(const char *name)
+{
+    const struct kiln_cmd *cmd = cli_find(name);
+    if (!cmd)
+        return unknown_command(name);
+    fputs(cmd->help, stdout);
+    return KILN_EXIT_OK;
 }
 
 static void print_version(void)
@@ -43,6 +71,8 @@ int main(int argc, char **argv)
         return KILN_EXIT_USAGE;
     }
     const char *arg = argv[1];
+    if (strcmp(arg, "help") == 0 && argc > 2) /* `kiln help CMD` is `kiln CMD --help` */
+        return help_for(argv[2]);
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 || strcmp(arg, "help") == 0) {
         print_help();
         return KILN_EXIT_OK;
@@ -64,19 +94,7 @@ int main(int argc, char **argv)
         return KILN_EXIT_USAGE;
     }
     const struct kiln_cmd *cmd = cli_find(arg);
-    if (!cmd) {
-        struct suggest near;
-        suggest_init(&near, arg);
-        for (const struct kiln_cmd *c = kiln_commands; c->name; c++)
-            suggest_consider(&near, c->name);
-        char shown[256];
-        text_escape_control(shown, sizeof(shown), arg);
-        if (near.best)
-            fprintf(stderr, "kiln: unknown command '%s'; did you mean '%s'? (see kiln --help)\n",
-                    shown, near.best);
-        else
-            fprintf(stderr, "kiln: unknown command '%s' (see kiln --help)\n", shown);
-        return KILN_EXIT_USAGE;
-    }
+    if (!cmd)
+        return unknown_command(arg);
     return cmd->run(argc - 1, argv + 1);
 }

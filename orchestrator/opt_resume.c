@@ -173,16 +173,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
     r.generated = json_is_true(json_object_get(run, "reference_generated_by_model"));
     r.o.seed =
         (uint64_t)json_integer_value(json_object_get(json_object_get(run, "seeds"), "inputs"));
-    r.o.warmups = (int)json_integer_value(json_object_get(run, "warmups"));
-    r.o.iterations = (int)json_integer_value(json_object_get(run, "iterations"));
-    /* The exact counts where the run has them (older runs: 0 meant the
-     * default, which is what they ran). */
-    json_t *timed = json_object_get(run, "timed_runs");
-    if (json_is_object(timed)) {
-        int wu = (int)json_integer_value(json_object_get(timed, "warmups"));
-        r.o.warmups = wu == 0 ? EVAL_NO_WARMUPS : wu;
-        r.o.iterations = (int)json_integer_value(json_object_get(timed, "iterations"));
-    }
+    runrec_timed_runs(run, &r.o.warmups, &r.o.iterations);
     r.o.seed_random = !strcmp(jstr(json_object_get(run, "seeds"), "source")
                                   ? jstr(json_object_get(run, "seeds"), "source")
                                   : "",
@@ -198,8 +189,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
     json_t *docs = json_object_get(run, "docs"); /* --docs K [--docs-dir DIR] */
     r.o.docs = (int)json_integer_value(json_object_get(docs, "k"));
     r.o.docs_dir = jstr(docs, "dir");
-    bool compiler_ok = !json_object_get(run, "compiler") || /* older runs: nvcc */
-                       compile_tool_from_name(jstr(run, "compiler"), &r.o.compiler);
+    bool compiler_ok = runrec_compiler(run, &r.o.compiler);
     if (r.o.max_iterations <= 0 || r.o.max_iterations > OPT_MAX_ITER || !r.o.proposer ||
         !json_is_array(hist) || r.o.jobs < 1 || r.o.jobs > OPT_MAX_JOBS || !compiler_ok ||
         r.o.docs < 0 || r.o.docs > DOCS_K_MAX)

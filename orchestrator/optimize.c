@@ -97,22 +97,22 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     enum kiln_backend b = r->o.backend;
     json_t *doc = json_pack(
         "{s:{s:s, s:s, s:s}, s:o, s:s, s:s, s:s, s:o, s:{s:s, s:s, s:s}, s:{s:I, s:I}, s:s, "
-        "s:s?, s:s?, s:s?, s:i, s:i, s:i, s:b, s:s?}",
+        "s:s?, s:s?, s:s?, s:i, s:b, s:s?}",
         "kiln", "version", KILN_VERSION, "revision", KILN_GIT_REV, "cuda", KILN_CUDA_VERSION,
         "command", cmd, "started", when, "host", u.nodename, "backend", kiln_backend_name(b), "gpu",
         b == KILN_BACKEND_CUDA ? gpu_json(r->o.gpu) : json_null(), "workload", "name", wl->name,
         "source", r->o.workload, "hash", wl->hash, "seeds", "inputs", (json_int_t)r->o.seed,
         "tuner", (json_int_t)r->o.seed, "proposer", r->o.proposer, "model", r->o.model, "base_url",
-        r->o.base_url, "replay", r->o.replay_dir, "max_iterations", r->o.max_iterations, "warmups",
-        r->o.warmups, "iterations", r->o.iterations, "reference_generated_by_model",
-        r->generated || wl->provenance == WL_PROVENANCE_MODEL, "initial_kernel",
-        r->o.initial_kernel);
+        r->o.base_url, "replay", r->o.replay_dir, "max_iterations", r->o.max_iterations,
+        "reference_generated_by_model", r->generated || wl->provenance == WL_PROVENANCE_MODEL,
+        "initial_kernel", r->o.initial_kernel);
     if (!doc)
         return kiln_fail(err, KILN_E_NOMEM, "run.json");
     json_object_set_new(doc, "version", json_integer(RUNREC_RUN_VERSION));
     json_object_set_new(doc, "gpu_index", json_integer(r->o.gpu));
-    /* Where the seed came from, and the exact timing runs per case (0
-     * warmups is 0 here, not "the default" as the older keys had it). */
+    /* Where the seed came from, and the exact timing runs per case, in one
+     * place (0 warmups is none; older runs also had top-level `warmups` and
+     * `iterations`, where 0 meant the default: runrec_timed_runs reads both). */
     json_object_set_new(json_object_get(doc, "seeds"), "source",
                         json_string(r->o.seed_random ? "random" : "--seed"));
     json_object_set_new(doc, "timed_runs",
@@ -125,7 +125,11 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
     opt_given_add_json(&r->given, doc);
     json_object_set_new(doc, "jobs", json_integer(r->o.jobs > 0 ? r->o.jobs : 1));
     json_object_set_new(doc, "executor", json_string(r->o.runner ? r->o.runner->name : "local"));
-    json_object_set_new(doc, "compiler", json_string(compile_tool_name(r->o.compiler)));
+    /* The compiler the candidates were compiled with: the cpu backend's is
+     * cc whatever --compiler says (that option is the cuda backend's). */
+    json_object_set_new(
+        doc, "compiler",
+        json_string(b == KILN_BACKEND_CUDA ? compile_tool_name(r->o.compiler) : "cc"));
     if (r->findings.record) /* --tuner-run: where the findings came from, for resume */
         json_object_set(doc, "tuner_run", r->findings.record);
     if (r->o.docs > 0) /* --docs: what resume needs to search the same way */
@@ -354,6 +358,8 @@ static enum kiln_rc generate_workload(struct opt_run *r, char *wdir, size_t cap,
         rc = load_key(r, s.api_key, sizeof(s.api_key), err);
     if (rc == KILN_OK)
         rc = wlgen_check(&g, err);
+    if (rc == KILN_OK) /* a run its host cannot do leaves no run directory */
+        rc = eval_backend_check(r->o.backend, r->o.gpu, r->o.compiler, r->o.runner, err);
     if (rc == KILN_OK)
         rc = runrec_create(r->o.results_dir, &r->rr, err);
     if (rc == KILN_OK)
@@ -520,6 +526,11 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
                                eval_backend_auto(o->backend, o->initial_kernel, wl), err);
     if (rc == KILN_OK)
         rc = opt_alloc_history(&r, err);
+    /* A backend this host cannot run (no GPU, driver or nvcc) is said before
+     * a run directory exists: no run that `kiln resume` could not continue. */
+    if (rc == KILN_OK && !r.generated)
+        rc = eval_backend_check(eval_backend_auto(o->backend, o->initial_kernel, wl), r.o.gpu,
+                                r.o.compiler, r.o.runner, err);
     if (rc == KILN_OK && !r.generated)
         rc = runrec_create(r.o.results_dir, &r.rr, err);
     if (rc == KILN_OK && !r.generated) /* generate_workload took it */

@@ -648,7 +648,7 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
     const char *bname = jstr(s.run, "backend");
     enum kiln_backend backend = kiln_backend_from_name(bname ? bname : "");
     enum compile_tool tool = COMPILE_NVCC;
-    if (jstr(s.run, "compiler") && !compile_tool_from_name(jstr(s.run, "compiler"), &tool))
+    if (!runrec_compiler(s.run, &tool))
         rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown compiler");
     if (rc == KILN_OK && !backend)
         rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown backend");
@@ -695,13 +695,12 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         .gpu = gpu,
         .work_dir = work,
         .seed = (uint64_t)json_integer_value(json_object_get(seeds, "inputs")),
-        .warmups = (int)json_integer_value(json_object_get(s.run, "warmups")),
-        .iterations = (int)json_integer_value(json_object_get(s.run, "iterations")),
         .compiler = tool,
         .verbose = !o->quiet && o->format == REPLAY_TEXT,
         .input_cases = input_cases,
         .reference = given_ref ? refpath : NULL,
     };
+    runrec_timed_runs(s.run, &so.warmups, &so.iterations);
     struct eval_session *sess = NULL;
     if (rc == KILN_OK && (rc = fs_mkdirs(work, err)) == KILN_OK)
         rc = eval_session_open(&so, &sess, err);

@@ -1,5 +1,6 @@
 #include "runrec.h"
 #include "json_strict.h"
+#include "evaluate.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,19 +16,38 @@
 #include "fsutil.h"
 #include "manifest.h"
 
-/* Highest NNN among existing run-NNN entries, so allocation starts past it. */
-static int highest_run(const char *results_dir)
+/* The number of a run-NNN name (digits only after "run-"), or -1; a number
+ * too big for the counter is RUNREC_MAX_RUN + 1, never an overflow. */
+static long long run_number(const char *name)
+{
+    if (strncmp(name, "run-", 4) != 0 || !name[4])
+        return -1;
+    long long n = 0;
+    for (const char *p = name + 4; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        n = n * 10 + (*p - '0');
+        if (n > RUNREC_MAX_RUN)
+            return RUNREC_MAX_RUN + 1LL;
+    }
+    return n;
+}
+
+/* Highest NNN among existing run-NNN entries, so allocation starts past it;
+ * `name` receives that entry's name. */
+static long long highest_run(const char *results_dir, char *name, size_t cap)
 {
     DIR *d = opendir(results_dir);
     if (!d)
         return 0;
-    int hi = 0;
+    long long hi = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        int n;
-        char tail;
-        if (sscanf(de->d_name, "run-%d%c", &n, &tail) == 1 && n > hi)
+        long long n = run_number(de->d_name);
+        if (n > hi) {
             hi = n;
+            snprintf(name, cap, "%s", de->d_name);
+        }
     }
     closedir(d);
     return hi;
@@ -38,13 +58,21 @@ enum kiln_rc runrec_create(const char *results_dir, struct runrec *rr, struct ki
     enum kiln_rc rc = fs_mkdirs(results_dir, err);
     if (rc != KILN_OK)
         return rc;
+    char top[256] = "";
+    long long first = highest_run(results_dir, top, sizeof(top)) + 1;
     /* mkdir fails with EEXIST when another run took the number: try the next. */
-    for (int n = highest_run(results_dir) + 1, tries = 0; tries < 10000; n++, tries++) {
-        if (snprintf(rr->dir, sizeof(rr->dir), "%s/run-%03d", results_dir, n) >=
+    for (long long n = first; n < first + 10000; n++) {
+        if (n > RUNREC_MAX_RUN)
+            return kiln_fail(err, KILN_E_USAGE,
+                             "%s/%s: run numbers stop at %d and this directory is at the end (or "
+                             "past it); move or remove it (kiln gc --keep-last N removes old "
+                             "runs) and kiln numbers runs after the highest left",
+                             results_dir, top, RUNREC_MAX_RUN);
+        if (snprintf(rr->dir, sizeof(rr->dir), "%s/run-%03lld", results_dir, n) >=
             (int)sizeof(rr->dir))
             return kiln_fail(err, KILN_E_USAGE, "results path too long: %s", results_dir);
         if (mkdir(rr->dir, 0755) == 0) {
-            rr->number = n;
+            rr->number = (int)n;
             return KILN_OK;
         }
         if (errno != EEXIST)
@@ -217,4 +245,26 @@ int runrec_lock_dir(const char *dir, bool *in_progress)
     *in_progress = true; /* held, or cannot tell: either way not free */
     close(fd);
     return -1;
+}
+
+void runrec_timed_runs(const json_t *run, int *warmups, int *iterations)
+{
+    const json_t *timed = json_object_get(run, "timed_runs");
+    if (json_is_object(timed)) {
+        int wu = (int)json_integer_value(json_object_get(timed, "warmups"));
+        *warmups = wu == 0 ? EVAL_NO_WARMUPS : wu;
+        *iterations = (int)json_integer_value(json_object_get(timed, "iterations"));
+        return;
+    }
+    *warmups = (int)json_integer_value(json_object_get(run, "warmups"));
+    *iterations = (int)json_integer_value(json_object_get(run, "iterations"));
+}
+
+bool runrec_compiler(const json_t *run, enum compile_tool *tool)
+{
+    const char *name = json_string_value(json_object_get(run, "compiler"));
+    *tool = COMPILE_NVCC;
+    if (!json_object_get(run, "compiler") || (name && strcmp(name, "cc") == 0))
+        return true;
+    return compile_tool_from_name(name, tool);
 }

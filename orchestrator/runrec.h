@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "compile.h"
 #include "error.h"
 
 struct runrec {
@@ -39,7 +40,12 @@ enum kiln_rc runrec_check_version(const json_t *doc, const char *what, int newes
 enum kiln_rc runrec_check_versions(const json_t *run, const json_t *history, const json_t *env,
                                    struct kiln_err *err) KILN_NODISCARD;
 
-/* Creates `results_dir` if needed and a fresh run-NNN inside it. */
+/* The highest run number: beyond it (a directory run-2147483647, say) a new
+ * run is refused, naming the directory, rather than wrapping around. */
+#define RUNREC_MAX_RUN 999999999
+
+/* Creates `results_dir` if needed and a fresh run-NNN inside it, numbered
+ * after the highest existing run-NNN (KILN_E_USAGE past RUNREC_MAX_RUN). */
 enum kiln_rc runrec_create(const char *results_dir, struct runrec *rr,
                            struct kiln_err *err) KILN_NODISCARD;
 
@@ -92,6 +98,17 @@ int runrec_lock_dir(const char *dir, bool *in_progress);
 /* Full path of `rel` inside the run (not checked on disk). */
 enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, size_t cap,
                          struct kiln_err *err) KILN_NODISCARD;
+
+/* What run.json says about timing and compiling, for readers of a run
+ * (resume, replay). `timed_runs` holds the counts in effect (0 warmups is
+ * none: EVAL_NO_WARMUPS); runs older than it have only the top-level
+ * `warmups`/`iterations`, where 0 meant the default, passed on as such. */
+void runrec_timed_runs(const json_t *run, int *warmups, int *iterations);
+
+/* run.json's `compiler`: "nvcc" or "nvrtc" (the cuda backend's), "cc" (a
+ * cpu run's: *tool is then the cuda default, which cpu runs ignore), absent
+ * in older runs (nvcc). False for anything else. */
+bool runrec_compiler(const json_t *run, enum compile_tool *tool);
 
 #endif
 

@@ -27,6 +27,7 @@
 #include "npy.h"
 #include "proc.h"
 #include "sbexec.h"
+#include "suggest.h"
 #include "timings.h"
 
 #define LOG_TAIL_MAX (8u << 10)
@@ -704,9 +705,9 @@ static enum kiln_rc harness_judge(const struct eval_request *req, const struct h
     return rc;
 }
 
-static enum kiln_rc run_harness(const struct eval_request *req, const struct harness_plan *hp,
-                                const char *plan_path, const char *artifact,
-                                struct eval_outcome *out, struct kiln_err *err)
+static enum kiln_rc run_harness_once(const struct eval_request *req, const struct harness_plan *hp,
+                                     const char *plan_path, const char *artifact,
+                                     struct eval_outcome *out, struct kiln_err *err)
 {
     struct harness_run *hr = calloc(1, sizeof(*hr));
     if (!hr)
@@ -720,6 +721,112 @@ static enum kiln_rc run_harness(const struct eval_request *req, const struct har
         rc = harness_judge(req, hr, rc, &sr, out, err);
     }
     free(hr);
+    return rc;
+}
+
+/* One pass of a split run: the sets and plan cases of one kind. */
+struct harness_pass {
+    struct input_sets sets; /* shallow copies of the request's */
+    struct harness_plan plan;
+    char plan_path[PATH_MAX];
+};
+
+static void harness_pass_free(struct harness_pass *p)
+{
+    free(p->sets.sets);
+    free(p->plan.cases); /* the rest of the plan is the whole plan's, by value */
+}
+
+/* The request's correctness sets (timed false) or performance sets (true),
+ * with the plan cut to them and written beside the whole plan. */
+static enum kiln_rc harness_pass_make(const struct eval_request *req, const struct harness_plan *hp,
+                                      bool timed, struct harness_pass *p, struct kiln_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->plan = *hp;
+    p->plan.ncases = 0;
+    p->plan.cases = calloc((size_t)hp->ncases + 1, sizeof(*hp->cases));
+    p->sets.sets = calloc(req->sets->n + 1, sizeof(*req->sets->sets));
+    if (!p->plan.cases || !p->sets.sets)
+        return kiln_fail(err, KILN_E_NOMEM, "a harness pass");
+    for (int c = 0; c < hp->ncases; c++)
+        if (hp->cases[c].timed == timed)
+            p->plan.cases[p->plan.ncases++] = hp->cases[c];
+    for (size_t i = 0; i < req->sets->n; i++)
+        if ((req->sets->sets[i].wcase->kind == WL_CASE_PERFORMANCE) == timed)
+            p->sets.sets[p->sets.n++] = req->sets->sets[i];
+    snprintf(p->plan_path, sizeof(p->plan_path), "%s/plan-%s.json", req->work_dir,
+             timed ? "performance" : "correctness");
+    char *text = NULL;
+    enum kiln_rc rc = harness_plan_write(&p->plan, &text, err);
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(p->plan_path, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
+/* Adds a pass's turnaround to the one before (the harness's phases too). */
+static void turnaround_add(struct eval_turnaround *t, const struct eval_turnaround *before)
+{
+    t->run += before->run;
+    t->sandbox += before->sandbox;
+    t->context += before->context;
+    t->layout += before->layout;
+    t->read += before->read;
+    t->upload += before->upload;
+    t->correctness += before->correctness;
+    t->timing += before->timing;
+    t->outputs += before->outputs;
+    t->harness += before->harness;
+    t->tar += before->tar;
+    t->ingest += before->ingest;
+    t->verify += before->verify;
+}
+
+/* The verdict's cases so far are all correct (verdict_finish has not run). */
+static bool all_correct(const struct verdict *v)
+{
+    for (size_t i = 0; i < v->ncases; i++)
+        if (!verdict_case_correct(&v->cases[i]))
+            return false;
+    return true;
+}
+
+/* Correctness first (issue 26 item 5): when the plan has both kinds of case,
+ * the correctness cases run in a harness pass of their own and a wrong
+ * answer there ends the candidate, before any performance case is timed;
+ * the performance cases (whose outputs are verified too) run after, in a
+ * second pass whose verdict cases follow the first's. */
+static enum kiln_rc run_harness(const struct eval_request *req, const struct harness_plan *hp,
+                                const char *plan_path, const char *artifact,
+                                struct eval_outcome *out, struct kiln_err *err)
+{
+    int ntimed = 0;
+    for (int c = 0; c < hp->ncases; c++)
+        ntimed += hp->cases[c].timed;
+    if (ntimed == 0 || ntimed == hp->ncases)
+        return run_harness_once(req, hp, plan_path, artifact, out, err);
+    struct harness_pass pass[2];
+    struct eval_request sub[2] = {*req, *req};
+    enum kiln_rc rc = KILN_OK;
+    memset(pass, 0, sizeof(pass));
+    for (int k = 0; k < 2 && rc == KILN_OK; k++) {
+        if ((rc = harness_pass_make(req, hp, k == 1, &pass[k], err)))
+            break;
+        sub[k].sets = &pass[k].sets;
+        struct eval_turnaround before = out->t;
+        if (k == 1) { /* the first pass's log is of no interest once it passed */
+            free(out->log_tail);
+            out->log_tail = NULL;
+        }
+        rc = run_harness_once(&sub[k], &pass[k].plan, pass[k].plan_path, artifact, out, err);
+        if (k == 1)
+            turnaround_add(&out->t, &before);
+        if (out->v.status != VERDICT_PASS || !all_correct(&out->v))
+            break;
+    }
+    harness_pass_free(&pass[0]);
+    harness_pass_free(&pass[1]);
     return rc;
 }
 
@@ -815,6 +922,75 @@ static const char *directive_error(const struct eval_request *req, const char *w
     else
         snprintf(dst, cap, "%s: %s: %s", file, what, msg);
     return dst;
+}
+
+/* The first launch whose kernel `defined` (found[] over the launches'
+ * names) lacks, said as compilers do: FILE:LINE, with the functions that
+ * do exist and the closest of them. */
+static void name_missing_kernel(const struct eval_request *req, const struct candidate *cand,
+                                const bool *found, const char *defined, char *why, size_t cap)
+{
+    size_t l = 0;
+    while (l + 1 < cand->nlaunches && found[l])
+        l++;
+    const char *k = cand->launches[l].kernel;
+    struct suggest sg;
+    suggest_init(&sg, k);
+    char names[1024], *save = NULL;
+    snprintf(names, sizeof(names), "%s", defined);
+    for (char *t = strtok_r(names, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+        suggest_consider(&sg, t);
+    char hint[128] = "";
+    if (sg.best)
+        snprintf(hint, sizeof(hint), "did you mean '%.64s'? ", sg.best);
+    snprintf(why, cap, "%s:%d: launch %zu names %s, which the candidate does not define (%s%s%s)%s",
+             shown_name(req), cand->launches[l].line, l + 1, k, hint,
+             defined[0] ? "it defines: " : "it defines no function kiln can launch", defined,
+             req->backend == KILN_BACKEND_CUDA
+                 ? "; a launched kernel is an extern \"C\" __global__ function of the file"
+                 : "; a launched function is a non-static function of the file");
+}
+
+/* The compiled artifact, judged before anything runs it: every launched
+ * function is defined in it (a misspelt `// kiln: launch` name is a compile
+ * error, not a failed run after inputs and references), and a cubin imports
+ * no device heap (cubin.h). False with out eliminated at stage compile. */
+static bool artifact_acceptable(const struct eval_request *req, const struct candidate *cand,
+                                struct eval_outcome *out)
+{
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    const char *what = cuda ? "candidate.cubin" : "candidate.so";
+    char *img = NULL;
+    size_t ilen = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    const char *want[CAND_MAX_LAUNCHES];
+    bool found[CAND_MAX_LAUNCHES];
+    char defined[512];
+    for (size_t i = 0; i < cand->nlaunches; i++)
+        want[i] = cand->launches[i].kernel;
+    enum kiln_rc rc = fs_read_file(out->compile.artifact, CUBIN_MAX_BYTES, &img, &ilen, &e);
+    /* A cubin that uses the device heap could keep results across the
+     * module reloads; refused before it reaches a GPU. */
+    if (rc == KILN_OK && cuda)
+        rc = cubin_check_heap(img, ilen, &e);
+    if (rc == KILN_OK)
+        rc = elf_find_functions(img, ilen, cuda, want, cand->nlaunches, found, defined,
+                                sizeof(defined), &e);
+    free(img);
+    if (rc != KILN_OK) {
+        eliminate(out, "compile", VERDICT_COMPILE_ERROR, "%s refused: %s", what, e.msg);
+        return false;
+    }
+    for (size_t i = 0; i < cand->nlaunches; i++) {
+        if (!found[i]) {
+            char why[1024];
+            name_missing_kernel(req, cand, found, defined, why, sizeof(why));
+            eliminate(out, "compile", VERDICT_COMPILE_ERROR, "%s", why);
+            return false;
+        }
+    }
+    return true;
 }
 
 static void conclude(const struct eval_request *req, struct eval_outcome *out, double t_start)
@@ -953,23 +1129,8 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
         goto finish;
     }
 
-    if (req->backend == KILN_BACKEND_CUDA) {
-        /* A cubin that uses the device heap could keep results across the
-         * module reloads; refused before it reaches a GPU (cubin.h). */
-        char *img = NULL;
-        size_t ilen = 0;
-        struct kiln_err herr;
-        kiln_err_clear(&herr);
-        enum kiln_rc crc = fs_read_file(out->compile.artifact, CUBIN_MAX_BYTES, &img, &ilen, &herr);
-        if (crc == KILN_OK)
-            crc = cubin_check_heap(img, ilen, &herr);
-        free(img);
-        if (crc != KILN_OK) {
-            eliminate(out, "compile", VERDICT_COMPILE_ERROR, "candidate.cubin refused: %s",
-                      herr.msg);
-            goto finish;
-        }
-    }
+    if (!artifact_acceptable(req, cand, out))
+        goto finish;
     /* The compile stage ends here: the cubin check is part of it, so a
      * compile-only run (kiln eval's fail-fast step, a compile worker)
      * judges it too, on a host without a GPU as well. */

@@ -14,6 +14,7 @@
 #include "plog.h"
 #include "suggest.h"
 #include "gpuinfo.h"
+#include "hostpaths.h"
 #include "sbexec.h"
 
 enum kiln_rc eval_fresh_seed(uint64_t *seed, struct kiln_err *err)
@@ -236,7 +237,7 @@ static enum kiln_rc prepare_visible(struct eval_session *s, bool layout_only, st
 
 /* A cuda session needs its GPU: checked when the session opens, before
  * anything slow runs. */
-static enum kiln_rc check_gpu(int gpu, struct kiln_err *err)
+enum kiln_rc eval_backend_check_gpu(int gpu, struct kiln_err *err)
 {
     struct gpuinfo g[GPUINFO_MAX];
     size_t ng = 0;
@@ -251,6 +252,56 @@ static enum kiln_rc check_gpu(int gpu, struct kiln_err *err)
         return kiln_fail(err, KILN_E_NOTFOUND, "GPU %d not found: this host has %zu (--gpu 0..%zu)",
                          gpu, ng, ng - 1);
     return KILN_OK;
+}
+
+/* nvcc where the compile sandbox finds it: the toolkit's bin/ (@cuda@) or
+ * the image's PATH (images/compile.json). */
+static bool have_nvcc(void)
+{
+    char cuda[PATH_MAX], nvcc[PATH_MAX + 16];
+    if (hostpaths_cuda(cuda, sizeof(cuda)))
+        return true;
+    const char *dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+        snprintf(nvcc, sizeof(nvcc), "%s/nvcc", dirs[i]);
+        if (access(nvcc, X_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The GPU and its driver's library (the harness's side). */
+static enum kiln_rc check_device(int gpu, struct kiln_err *err)
+{
+    enum kiln_rc rc = eval_backend_check_gpu(gpu, err);
+    char libs[PATH_MAX];
+    if (rc == KILN_OK && !hostpaths_nvidia_libs(libs, sizeof(libs)))
+        rc = kiln_fail(err, KILN_E_NOTFOUND,
+                       "the cuda backend needs the NVIDIA driver's libcuda.so.1 and this host has "
+                       "none in /usr/local/nvidia/lib64 or the system's library directories "
+                       "(install the driver's user-space libraries, or use --backend cpu with a "
+                       ".c candidate; kiln doctor says what is missing)");
+    return rc;
+}
+
+/* The compiler (the compile sandbox's side). */
+static enum kiln_rc check_compiler(enum compile_tool compiler, struct kiln_err *err)
+{
+    if (compiler != COMPILE_NVCC || have_nvcc())
+        return KILN_OK;
+    return kiln_fail(err, KILN_E_NOTFOUND,
+                     "the cuda backend compiles with nvcc and this host has none ($CUDA_HOME, "
+                     "$CUDA_PATH, /usr/local/cuda or /usr/bin; install the CUDA toolkit, try "
+                     "--compiler nvrtc, or use --backend cpu with a .c candidate)");
+}
+
+enum kiln_rc eval_backend_check(enum kiln_backend b, int gpu, enum compile_tool compiler,
+                                const struct sbexec_runner *runner, struct kiln_err *err)
+{
+    if (b != KILN_BACKEND_CUDA || runner)
+        return KILN_OK;
+    enum kiln_rc rc = check_device(gpu, err);
+    return rc != KILN_OK ? rc : check_compiler(compiler, err);
 }
 
 enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
@@ -272,14 +323,16 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
                            s->wl->name, kiln_backend_name(s->backend));
     }
     /* The GPU is checked here, before anything slow runs; with Slurm it is
-     * the node's (the submit host may have none). With deferred inputs the
-     * failure waits for the first run, so the compile stage is still judged. */
+     * the node's (the submit host may have none). With deferred inputs a
+     * missing GPU or driver waits for the first run, so the compile stage is
+     * still judged; a missing compiler cannot wait. */
     if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA && !opts->runner) {
         if (!opts->defer_inputs) {
-            rc = check_gpu(opts->gpu, err);
+            rc = eval_backend_check(s->backend, opts->gpu, opts->compiler, NULL, err);
         } else {
+            rc = check_compiler(opts->compiler, err);
             kiln_err_clear(&s->gpu_err);
-            s->gpu_missing = check_gpu(opts->gpu, &s->gpu_err) != KILN_OK;
+            s->gpu_missing = check_device(opts->gpu, &s->gpu_err) != KILN_OK;
         }
     }
     if (rc == KILN_OK)

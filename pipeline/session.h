@@ -74,6 +74,17 @@ struct eval_session;
 enum kiln_backend eval_backend_auto(enum kiln_backend requested, const char *hint,
                                     const struct workload *w);
 
+/* What the backend needs from this host, checked before anything is made
+ * (a run directory, inputs): for cuda an NVIDIA GPU `gpu` with its driver
+ * (libcuda.so.1) and, with the nvcc compiler, nvcc (eval_backend_check_gpu
+ * only the GPU). Nothing for cpu, or when the harness runs elsewhere
+ * (`runner`: a Slurm node has the GPU, not this host). KILN_E_NOTFOUND
+ * naming what is missing and the fix (--backend cpu, kiln doctor). */
+enum kiln_rc eval_backend_check(enum kiln_backend b, int gpu, enum compile_tool compiler,
+                                const struct sbexec_runner *runner,
+                                struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc eval_backend_check_gpu(int gpu, struct kiln_err *err) KILN_NODISCARD;
+
 /* A fresh base seed for the visible inputs, from the kernel's CSPRNG, in
  * 0 .. 2^52-1 (exact in JSON and numpy): the default of every evaluation,
  * so no candidate can precompute answers for inputs it can predict. The

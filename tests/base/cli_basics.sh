@@ -23,7 +23,17 @@ for cmd in $("$k" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{print $1}
     expect 0 0 "$k" "$cmd" --help
     "$k" "$cmd" --help | grep -q '^example' || { echo "FAIL: $cmd --help has no example"; fail=1; }
     expect 2 1 "$k" "$cmd" --no-such-option
+    # `kiln help CMD` is the command's help, not the list (issue 26 item 13).
+    if [ "$("$k" help "$cmd" 2>&1)" != "$("$k" "$cmd" --help 2>&1)" ]; then
+        echo "FAIL: 'kiln help $cmd' differs from 'kiln $cmd --help'"; fail=1
+    fi
 done
+expect 0 0 "$k" help
+suggests_help=$("$k" help optimise 2>&1); got=$?
+case "$got:$suggests_help" in
+2:*"unknown command 'optimise'; did you mean 'optimize'?"*) ;;
+*) echo "FAIL: 'kiln help optimise' exited $got: $suggests_help"; fail=1 ;;
+esac
 # "Did you mean": one line naming the closest command or flag; nothing
 # offered when nothing is close; getopt's own message never printed.
 suggests() { # suggests WANT-FRAGMENT CMD...
@@ -45,5 +55,15 @@ suggests "kiln eval: unknown option '--bakend'; did you mean '--backend'?" \
     "$k" eval --bakend cpu saxpy x.c
 out=$("$k" frobnicate 2>&1)
 case "$out" in *"did you mean"*) echo "FAIL: a far-off command got a suggestion: $out"; fail=1 ;; esac
+# README's command table: one row per command (optimize has two forms, a
+# workload and --description), and the best kernel's name on both backends
+# (issue 26 item 13).
+readme=${KILN_SOURCE_DIR:?KILN_SOURCE_DIR not set}/README.md
+for cmd in $("$k" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{print $1} /^$/{if(on)exit}'); do
+    rows=$(grep -c "^| \`kiln $cmd[ \`]" "$readme")
+    max=1; [ "$cmd" = optimize ] && max=2
+    [ "$rows" -le "$max" ] || { echo "FAIL: README's table lists kiln $cmd $rows times"; fail=1; }
+done
+grep -q 'best\.c`' "$readme" || { echo "FAIL: README names best.cu only (cpu runs write best.c)"; fail=1; }
 [ $fail -eq 0 ] && echo "cli_basics: all checks passed"
 exit $fail

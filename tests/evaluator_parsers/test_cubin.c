@@ -2,6 +2,7 @@
  * tests/evaluator_parsers/cubins/) and on damaged copies of them. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -196,6 +197,41 @@ static void damaged_images_never_crash(void **state)
     free(b);
 }
 
+/* elf_find_functions: a cubin's kernels by name, and the ones it has for
+ * the message (issue 26 item 4: a misspelt launch is a compile error). */
+static void launched_kernels_are_found_by_name(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *b = load("plain.cubin", &len);
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    const char *want[] = {"k", "kk"};
+    bool found[2];
+    char defined[64];
+    assert_int_equal(elf_find_functions(b, len, 1, want, 2, found, defined, sizeof(defined), &e),
+                     KILN_OK);
+    assert_true(found[0]);
+    assert_false(found[1]);
+    assert_string_equal(defined, "k");
+    /* A full list ends in "...", never past its buffer. */
+    char tiny[4];
+    assert_int_equal(elf_find_functions(b, len, 1, want, 1, found, tiny, sizeof(tiny), &e),
+                     KILN_OK);
+    assert_true(strlen(tiny) < sizeof(tiny));
+    /* Damage: never a crash, never a read outside the image (ASan). */
+    for (size_t n = 0; n < len; n += 7) {
+        kiln_err_clear(&e);
+        enum kiln_rc rc = elf_find_functions(b, n, 1, want, 2, found, defined, sizeof(defined), &e);
+        assert_true(rc == KILN_OK || rc == KILN_E_PARSE);
+    }
+    /* A cubin is not a host object when the caller wants one, and back. */
+    b[18] = 62; /* EM_X86_64 */
+    assert_int_equal(elf_find_functions(b, len, 1, want, 2, found, defined, sizeof(defined), &e),
+                     KILN_E_PARSE);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +240,7 @@ int main(void)
         cmocka_unit_test(not_a_cubin_is_refused),
         cmocka_unit_test(cubin_holds_no_host_code),
         cmocka_unit_test(damaged_images_never_crash),
+        cmocka_unit_test(launched_kernels_are_found_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

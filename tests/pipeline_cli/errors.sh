@@ -11,6 +11,14 @@
 #   dashdash       `--` ends options: a candidate named -mykernel.c
 #   workload_name  a mistyped built-in workload gets "did you mean"
 #   json_key       a mistyped workload.json key gets "did you mean"
+#   launch_name    a launch directive naming a function the candidate does
+#                  not define is a compile_error at stage compile, with the
+#                  functions it does define, before any input exists
+#                  (issue 26 item 4); the cubin's too where nvcc is
+#   run_counter    a directory run-2147483647 in --results: refused naming it
+#                  and kiln gc, never a run--2147483648 (issue 26 item 13)
+#   no_gpu         --backend cuda on a host without a GPU: exit 2 naming the
+#                  fix, before a run directory exists (issue 26 item 3)
 . "$(dirname "$0")/lib.sh"
 case_name=$1
 
@@ -118,6 +126,66 @@ json_key)
     [ "$rc" != 0 ] || fail "a mistyped key was accepted"
     cat "$T/out" "$T/err" >"$T/all"
     contains "$T/all" 'workload.json: (top level): unknown key "descripton"; did you mean "description"?'
+    ;;
+launch_name)
+    sed 's|^// kiln: launch saxpy |// kiln: launch saxpyy |' \
+        "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" >"$T/typo.c"
+    line=$(grep -n '^// kiln: launch' "$T/typo.c" | cut -d: -f1)
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy typo.c --backend cpu --seed 1 --work "$T/work" \
+        >"$T/out" 2>"$T/err"; echo $?)
+    expect_rc 1 "a launch of an undefined function"
+    contains "$T/out" "status: compile_error (stage compile)"
+    contains "$T/out" "typo.c:$line: launch 1 names saxpyy, which the candidate does not define"
+    contains "$T/out" "did you mean 'saxpy'? it defines: saxpy)"
+    not_contains "$T/out" "kiln_launch"
+    not_contains "$T/err" "generating inputs"
+    not_contains "$T/err" "evaluating reference"
+    sets=$(find "$T/work/inputs" -mindepth 2 -maxdepth 2 -type d ! -name scripts 2>/dev/null)
+    [ -z "$sets" ] || fail "input sets were generated before the launch was resolved: $sets"
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy typo.c --backend cpu --seed 1 --json >"$T/out" \
+        2>"$T/err"; echo $?)
+    expect_rc 1 "a launch of an undefined function (--json)"
+    expect_json "$T/out" 'd["status"], d["stage"]' "('compile_error', 'compile')"
+    # The cubin's kernels, where nvcc can compile one (no GPU needed).
+    if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+        sed 's|^extern "C" __global__|__global__|' "$KILN_SOURCE_DIR/workloads/saxpy/kernel.cu" \
+            >"$T/mangled.cu"
+        rc=$(cd "$T" && "$KILN_BIN" eval saxpy mangled.cu --backend cuda --seed 1 \
+            >"$T/out" 2>"$T/err"; echo $?)
+        expect_rc 1 "a launch of a C++ (mangled) kernel"
+        contains "$T/out" "status: compile_error (stage compile)"
+        contains "$T/out" "launch 1 names saxpy, which the candidate does not define"
+        contains "$T/out" 'extern "C" __global__'
+    fi
+    ;;
+run_counter)
+    mkdir -p "$T/results/run-2147483647"
+    run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --results "$T/results" \
+        --max-iterations 1 --seed 1
+    expect_rc 2 "kiln optimize past the last run number"
+    contains "$T/err" "$T/results/run-2147483647: run numbers stop at 999999999"
+    contains "$T/err" "kiln gc"
+    [ "$(ls "$T/results")" = run-2147483647 ] || fail "a run directory was made: $(ls "$T/results")"
+    ;;
+no_gpu)
+    if ls /proc/driver/nvidia/gpus/* >/dev/null 2>&1; then
+        echo "skipped: this host has a GPU"
+        exit 77
+    fi
+    mkdir "$T/cwd"
+    rc=$(cd "$T/cwd" && "$KILN_BIN" optimize saxpy --backend cuda --max-iterations 1 \
+        >"$T/out" 2>"$T/err"; echo $?)
+    expect_rc 2 "kiln optimize --backend cuda without a GPU"
+    contains "$T/err" "the cuda backend needs an NVIDIA GPU"
+    contains "$T/err" "--backend cpu"
+    not_contains "$T/err" "kiln resume"
+    [ -z "$(ls -A "$T/cwd")" ] || fail "left behind: $(find "$T/cwd")"
+    rc=$(cd "$T/cwd" && "$KILN_BIN" eval saxpy "$KILN_SOURCE_DIR/workloads/saxpy/kernel.cu" \
+        --backend cuda >"$T/out" 2>"$T/err"; echo $?)
+    expect_rc 2 "kiln eval --backend cuda without a GPU"
+    contains "$T/err" "the cuda backend needs an NVIDIA GPU"
+    contains "$T/err" "--backend cpu"
+    [ -z "$(ls -A "$T/cwd")" ] || fail "left behind: $(find "$T/cwd")"
     ;;
 *)
     fail "unknown case $case_name"

@@ -134,9 +134,34 @@ wrong)
     expect_json "$T/out" 'd["status"]' wrong_answer
     expect_json "$T/out" 'd["detail"].startswith("case n1 (set 0): output out: 1 of 1 elements differ")' True
     expect_json "$T/out" 'any(c["correct"] for c in d["cases"])' False
+    # Correctness cases first, and the first wrong answer ends it: no
+    # performance case ran, none was timed (issue 26 item 5).
+    expect_json "$T/out" '[c["case"] for c in d["cases"] if c["timing"] or c["scored"]]' '[]'
+    expect_json "$T/out" 'sorted(set(c["case"] for c in d["cases"]))' \
+        '["n1", "n2", "n31", "n4097", "prime"]'
     check_junit "$T/junit.xml" failure
     grep -q 'name="n1" time="[0-9.]*">' "$T/junit.xml" && grep -qF '1 of 1 elements differ' "$T/junit.xml" ||
         fail "the JUnit report does not name case n1's mismatch"
+    ;;
+set)
+    # --set NAME=VALUE judges one configuration of the tunables (issue 26
+    # item 13): WRONG=1 is compiled in, so the answer is wrong; the others
+    # keep their defaults, and the verdict says what was evaluated.
+    eval_candidate "$FIX/saxpy_tunable.c" --set WRONG=1
+    expect_rc 1 "--set WRONG=1"
+    expect_json "$T/out" 'd["status"]' wrong_answer
+    expect_json "$T/out" 'd["config"] == {"WRONG": 1, "UNROLL": 1}' True
+    # Unknown names and values outside a tunable's set are usage errors that
+    # name the tunables there are; nothing is compiled.
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_tunable.c" --backend cpu --set WORNG=1
+    expect_rc 2 "--set of an unknown tunable"
+    contains "$T/err" "--set WORNG=1: no tunable WORNG; did you mean 'WRONG'? the candidate's: WRONG {0, 1} = 0, UNROLL {1, 2} = 1"
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_tunable.c" --backend cpu --set UNROLL=3
+    expect_rc 2 "--set of a value outside the set"
+    contains "$T/err" "--set UNROLL=3: not one of UNROLL's values"
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_tunable.c" --backend cpu --set UNROLL
+    expect_rc 2 "--set without a value"
+    contains "$T/err" "--set needs NAME=VALUE"
     ;;
 junit_pass)
     # A passing candidate's JUnit report has no failure element.

@@ -14,6 +14,9 @@
 #   dotenv            a world-readable .env is refused before any work
 #   keep_inputs       a finished run drops work/inputs* unless --keep-inputs;
 #                     --input-cases of a run without them says how to get them
+#   sigint_once       one Ctrl-C (SIGINT to the process group, as a terminal
+#                     sends it) while a candidate runs: the stop notice once
+#                     (issue 26 item 7), exit 130, the run resumable
 #   findings          --tuner-run: a tune run's findings in an llm run's prompt; a
 #                     run of another workload, a corrupted history.json and a
 #                     changed record at resume refused; the start from best.c
@@ -46,6 +49,11 @@ check_run()
     expect_json "$run/history.json" '[h["iteration"] for h in d] == list(range(1, len(d) + 1))' True
     expect_json "$run/summary.json" 'len(d["candidates"])' "$n"
     expect_json "$run/summary.json" 'd["workload"] + " " + d["backend"]' "saxpy cpu"
+    # run.json records the values in effect, once, and the compiler used
+    # (issue 26 item 13): FAST's counts, cc on the cpu backend.
+    expect_json "$run/run.json" '[d["timed_runs"][k] for k in ("warmups", "iterations")]' '[1, 5]'
+    expect_json "$run/run.json" '"warmups" in d or "iterations" in d' False
+    expect_json "$run/run.json" 'd["compiler"]' cc
     # best is the result (the starting kernel when no candidate beat it
     # beyond noise, as short timing runs usually are); best_candidate the
     # best candidate, which passed the held-out check either way.
@@ -525,6 +533,32 @@ dotenv)
     # Refused before any work: no run directory, no inputs generated.
     [ ! -e "$RES/run-001" ] || fail "a run directory was created before the key was checked"
     [ $((SECONDS - start)) -lt 10 ] || fail "the refusal took $((SECONDS - start)) s"
+    ;;
+sigint_once)
+    # Its own session and process group, SIGINT at its default (a script's
+    # background job starts with it ignored), as a terminal's foreground job.
+    python3 -c 'import os, signal, sys; os.setsid(); signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+        "$KILN_BIN" optimize saxpy --backend cpu "${FAST[@]}" --results "$RES" --max-iterations 3 \
+        >"$T/out" 2>"$T/err" &
+    pgid=$!
+    _kiln_bg_pids+=("$pgid")
+    run=$RES/run-001
+    # The first candidate is being evaluated: its compile and harness run in
+    # children of kiln, which the signal reaches too.
+    wait_for 300 test -d "$run/work/cand-001" ||
+        fail "no candidate started within 300 s: $(cat "$T/err")"
+    kill -INT -- "-$pgid"
+    gone() { ! kill -0 "$pgid" 2>/dev/null; }
+    if ! wait_for 120 gone; then
+        kill -9 -- "-$pgid" 2>/dev/null
+        fail "kiln did not stop within 120 s of one SIGINT"
+    fi
+    wait "$pgid"
+    rc=$?
+    expect_rc 130 "kiln optimize after one SIGINT"
+    n=$(grep -c "kiln: stopping" "$T/err")
+    [ "$n" = 1 ] || fail "the stop notice was printed $n times: $(cat "$T/err")"
+    contains "$T/err" "kiln resume $run"
     ;;
 *)
     fail "unknown case $case_name"
