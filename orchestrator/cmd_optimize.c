@@ -57,6 +57,7 @@ static int optimize_command(int argc, char **argv, char **typed)
                                          CLI_OPTS_EXECUTOR,
                                          {"iterations", required_argument, NULL, 'i'},
                                          {"warmups", required_argument, NULL, 'W'},
+                                         CLI_OPTS_TIMING,
                                          {"env-file", required_argument, NULL, 'e'},
                                          {"profile", no_argument, NULL, 'P'},
                                          {"keep-inputs", no_argument, NULL, 'I'},
@@ -178,6 +179,9 @@ static int optimize_command(int argc, char **argv, char **typed)
     o.seed = common.seed;
     o.seed_random = !common.seed_set;
     o.input_cases = common.input_cases;
+    o.adaptive = common.adaptive;
+    o.target_rse = common.target_rse;
+    o.budget_ms = common.budget_ms;
     if (description && argc - optind != 0)
         return cli_usage_error("optimize", "give either a WORKLOAD or --description TEXT (the "
                                            "model writes the workload), not both");

@@ -174,6 +174,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
     r.o.seed =
         (uint64_t)json_integer_value(json_object_get(json_object_get(run, "seeds"), "inputs"));
     runrec_timed_runs(run, &r.o.warmups, &r.o.iterations);
+    runrec_timing_rule(run, &r.o.adaptive, &r.o.target_rse, &r.o.budget_ms);
     r.o.seed_random = !strcmp(jstr(json_object_get(run, "seeds"), "source")
                                   ? jstr(json_object_get(run, "seeds"), "source")
                                   : "",

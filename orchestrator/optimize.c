@@ -115,9 +115,18 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
      * `iterations`, where 0 meant the default: runrec_timed_runs reads both). */
     json_object_set_new(json_object_get(doc, "seeds"), "source",
                         json_string(r->o.seed_random ? "random" : "--seed"));
-    json_object_set_new(doc, "timed_runs",
-                        json_pack("{s:i, s:i}", "warmups", eval_warmups_resolved(r->o.warmups),
-                                  "iterations", eval_iterations_resolved(r->o.iterations)));
+    json_object_set_new(
+        doc, "timed_runs",
+        json_pack("{s:i, s:i, s:s, s:o, s:o}", "warmups", eval_warmups_resolved(r->o.warmups),
+                  "iterations", eval_iterations_resolved(r->o.iterations), "rule",
+                  r->o.adaptive ? "adaptive" : "fixed", "target_rse",
+                  r->o.adaptive
+                      ? json_real(r->o.target_rse > 0 ? r->o.target_rse : EVAL_DEFAULT_TARGET_RSE)
+                      : json_null(),
+                  "budget_ms",
+                  r->o.adaptive
+                      ? json_real(r->o.budget_ms > 0 ? r->o.budget_ms : EVAL_DEFAULT_BUDGET_MS)
+                      : json_null()));
     json_object_set_new(doc, "profile", json_boolean(r->o.profile));
     json_object_set_new(doc, "keep_inputs", json_boolean(r->o.keep_inputs));
     if (r->o.description)
@@ -270,6 +279,9 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
                                    .seed = r->o.seed,
                                    .warmups = r->o.warmups,
                                    .iterations = r->o.iterations,
+                                   .adaptive = r->o.adaptive,
+                                   .target_rse = r->o.target_rse,
+                                   .budget_ms = r->o.budget_ms,
                                    .compiler = r->o.compiler,
                                    .verbose = !r->o.quiet && !r->o.json,
                                    .runner = r->o.runner,

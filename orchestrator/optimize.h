@@ -44,6 +44,8 @@ struct opt_options {
     uint64_t seed;              /* base seed of the inputs and the tuner */
     bool seed_random;           /* drawn fresh (no --seed): recorded as such in run.json */
     int warmups, iterations;    /* as in eval_request (evaluate.h) */
+    bool adaptive;              /* --until-rse: as in eval_session_opts (session.h) */
+    double target_rse, budget_ms;
     bool quiet, json;
     bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
     /* --keep-inputs: work/inputs* stay after finalize; otherwise they are

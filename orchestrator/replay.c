@@ -701,6 +701,7 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         .reference = given_ref ? refpath : NULL,
     };
     runrec_timed_runs(s.run, &so.warmups, &so.iterations);
+    runrec_timing_rule(s.run, &so.adaptive, &so.target_rse, &so.budget_ms);
     struct eval_session *sess = NULL;
     if (rc == KILN_OK && (rc = fs_mkdirs(work, err)) == KILN_OK)
         rc = eval_session_open(&so, &sess, err);

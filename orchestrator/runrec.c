@@ -247,6 +247,15 @@ int runrec_lock_dir(const char *dir, bool *in_progress)
     return -1;
 }
 
+void runrec_timing_rule(const json_t *run, bool *adaptive, double *target_rse, double *budget_ms)
+{
+    const json_t *timed = json_object_get(run, "timed_runs");
+    const char *rule = json_string_value(json_object_get(timed, "rule"));
+    *adaptive = rule && !strcmp(rule, "adaptive");
+    *target_rse = *adaptive ? json_number_value(json_object_get(timed, "target_rse")) : 0;
+    *budget_ms = *adaptive ? json_number_value(json_object_get(timed, "budget_ms")) : 0;
+}
+
 void runrec_timed_runs(const json_t *run, int *warmups, int *iterations)
 {
     const json_t *timed = json_object_get(run, "timed_runs");

@@ -104,6 +104,9 @@ enum kiln_rc runrec_path(const struct runrec *rr, const char *rel, char *out, si
  * none: EVAL_NO_WARMUPS); runs older than it have only the top-level
  * `warmups`/`iterations`, where 0 meant the default, passed on as such. */
 void runrec_timed_runs(const json_t *run, int *warmups, int *iterations);
+/* run.json's timing rule (timed_runs.rule): *adaptive false for "fixed"
+ * and for runs recorded before the rule was; target and budget 0 then. */
+void runrec_timing_rule(const json_t *run, bool *adaptive, double *target_rse, double *budget_ms);
 
 /* run.json's `compiler`: "nvcc" or "nvrtc" (the cuda backend's), "cc" (a
  * cpu run's: *tool is then the cuda default, which cpu runs ignore), absent

@@ -50,4 +50,21 @@ for c in d["cases"]:
         n[c["case"]] += c["timing"]["n"]
 assert n and all(v == 3 for v in n.values()), n
 PY
+# kiln optimize: the rule reaches every candidate and run.json (resume and
+# replay read it back from there).
+run_kiln "$T/out" "$T/err" optimize "$WL" --backend cpu --proposer tune --max-iterations 1 \
+    --warmups 1 --iterations 3 --seed 1 --until-rse 5% --time-budget 60 --results "$T/res" --quiet
+expect_rc 0 "kiln optimize --until-rse 5%"
+python3 - "$T/res" <<'PY' || fail "optimize: run.json's timed_runs and the candidates' rule"
+import glob, json, os, sys
+run = glob.glob(os.path.join(sys.argv[1], "run-*"))[0]
+t = json.load(open(os.path.join(run, "run.json")))["timed_runs"]
+assert t == {"warmups": 1, "iterations": 3, "rule": "adaptive", "target_rse": 0.05,
+             "budget_ms": 60000.0}, t
+vs = glob.glob(os.path.join(run, "candidates", "*", "verdict.json"))
+assert vs, os.listdir(run)
+for v in vs:
+    r = json.load(open(v)).get("timing_rule")
+    assert r and r["rule"] == "adaptive" and r["target_rse"] == 0.05, (v, r)
+PY
 echo "timing_rule: ok"
