@@ -14,6 +14,8 @@
 #include "digest.h"
 #include "eval_junit.h"
 #include "eval_output.h"
+#include "eval_rows.h"
+#include "compile.h"
 #include "evaluate.h"
 #include "session.h"
 #include "fsutil.h"
@@ -34,38 +36,77 @@ struct eval_cli {
     struct cli_common common; /* --gpu, --seed, --timeout, --input-cases, --executor */
 };
 
-static void print_table(const struct eval_outcome *o, const char *title)
+/* "NAME=V NAME=V" of the tunables evaluated ("" for none). */
+static void config_text(const json_t *config, char *out, size_t cap)
+{
+    size_t len = 0;
+    const char *k;
+    const json_t *v;
+    out[0] = '\0';
+    json_object_foreach((json_t *)config, k, v)
+    {
+        if (len < cap)
+            len += (size_t)snprintf(out + len, cap - len, "%s%s=%lld", len ? " " : "", k,
+                                    (long long)json_integer_value(v));
+    }
+}
+
+/* One cell of the text table from a row (eval_rows.h): `decimals` places
+ * of value * scale, then `suffix`; "-" when unknown. */
+static const char *fmt_cell(const json_t *r, const char *col, int decimals, double scale,
+                            const char *suffix, char *buf, size_t cap)
+{
+    const json_t *v = json_object_get(r, col);
+    if (json_is_number(v))
+        snprintf(buf, cap, "%.*f%s", decimals, json_number_value(v) * scale, suffix);
+    else
+        snprintf(buf, cap, "-");
+    return buf;
+}
+
+/* The visible cases, from the same rows as --csv and --markdown (the text
+ * adds each failing case's detail and notes on thin timings). */
+static void print_table(const struct eval_outcome *o, const char *title,
+                        const struct eval_rows_context *ctx)
 {
     const struct verdict *v = &o->v;
     printf("%s\n", title);
+    json_t *rows = eval_rows_json(ctx, v, NULL), *cx = eval_rows_context_json(ctx);
+    printf("  device %s; compiled with %s%s%s; timing %s\n", ctx->device, ctx->compile_flags,
+           ctx->config && ctx->config[0] ? "; " : "", ctx->config ? ctx->config : "",
+           json_string_value(json_object_get(cx, "timing_rule")));
+    json_decref(cx);
     if (v->ncases) /* none ran (refused before the first run): no empty table */
-        printf("  %-14s %-4s %-6s %12s %10s %11s %8s\n", "case", "set", "status", "median ms",
-               "vs ref", "vs baseline", "% SOL");
+        printf("  %-14s %-4s %-6s %-16s %7s %11s %7s %9s %9s %8s %11s %6s\n", "case", "set",
+               "status", "sizes", "samples", "median ms", "noise %", "GB/s", "GFLOP/s", "vs ref",
+               "vs baseline", "% SOL");
     for (size_t i = 0; i < v->ncases; i++) {
         const struct verdict_case *c = &v->cases[i];
-        char med[32] = "-", ref[32] = "-", base[32] = "-", sol[32] = "-";
-        if (c->timed) {
-            snprintf(med, sizeof(med), "%.4f", c->timing.median);
-            if (c->ref_median_ms > 0)
-                snprintf(ref, sizeof(ref), "%.2fx", c->ref_median_ms / c->timing.median);
-            if (c->speedup_vendor > 0)
-                snprintf(base, sizeof(base), "%.2fx", c->speedup_vendor);
-            if (c->sol > 0)
-                snprintf(sol, sizeof(sol), "%.1f", 100 * c->sol);
-        }
+        const json_t *r = json_array_get(rows, i);
+        char n[32], med[32], noise[32], gbs[32], gfs[32], ref[32], base[32], sol[32];
+        const char *sizes = json_string_value(json_object_get(r, "sizes"));
         char few[64] = "";
         if (c->timed && !stats_has_interval(&c->timing))
             snprintf(few, sizeof(few), "  (%zu sample%s: no interval)", c->timing.n,
                      c->timing.n == 1 ? "" : "s");
         else if (c->scored && !c->timed && c->correct)
             snprintf(few, sizeof(few), "  (not timed: fewer iterations than sets)");
-        printf("  %-14s %-4d %-6s %12s %10s %11s %8s%s%s\n", c->name, c->set,
-               c->correct ? "ok" : "FAIL", med, ref, base, sol, c->scored ? "" : "  (not scored)",
-               few);
+        printf("  %-14s %-4d %-6s %-16s %7s %11s %7s %9s %9s %8s %11s %6s%s%s\n", c->name, c->set,
+               c->correct ? "pass" : "FAIL", sizes ? sizes : "-",
+               fmt_cell(r, "samples", 0, 1, "", n, sizeof(n)),
+               fmt_cell(r, "median_ms", 4, 1, "", med, sizeof(med)),
+               fmt_cell(r, "noise_pct", 2, 1, "", noise, sizeof(noise)),
+               fmt_cell(r, "gb_per_s", 1, 1, "", gbs, sizeof(gbs)),
+               fmt_cell(r, "gflop_per_s", 1, 1, "", gfs, sizeof(gfs)),
+               fmt_cell(r, "speedup_vs_reference", 2, 1, "x", ref, sizeof(ref)),
+               fmt_cell(r, "speedup_vs_baseline", 2, 1, "x", base, sizeof(base)),
+               fmt_cell(r, "fraction_of_floor", 1, 100, "", sol, sizeof(sol)),
+               c->scored ? "" : "  (not scored)", few);
         char esc[sizeof(c->detail) * 4];
         if (!c->correct && c->detail[0])
             printf("      %s\n", text_escape_control(esc, sizeof(esc), c->detail));
     }
+    json_decref(rows);
     char sum[sizeof(v->summary) * 4];
     /* The compiler's messages are printed once, whole, under the table. */
     bool diag_below = v->status == VERDICT_COMPILE_ERROR && !strcmp(o->stage, "compile") &&
@@ -429,6 +470,24 @@ int cmd_eval(int argc, char **argv)
     sha256_hex_of(src, len, digest);
     struct eval_device dev;
     eval_device_describe(eval_session_backend(s), o.common.gpu, &dev);
+    /* The rows' context: what every row of every format was judged in. */
+    char flags[256], device[400], cpu[256], cfg[512];
+    compile_flags_describe(eval_session_backend(s), o.compiler, "sm_90", flags, sizeof(flags));
+    eval_cpu_model(cpu, sizeof(cpu));
+    if (eval_session_backend(s) == KILN_BACKEND_CPU)
+        snprintf(device, sizeof(device), "cpu (%s)", cpu[0] ? cpu : "model unknown");
+    else
+        snprintf(device, sizeof(device), "%s", dev.text);
+    config_text(config_json, cfg, sizeof(cfg));
+    const struct eval_rows_context rctx = {.wl = eval_session_workload(s),
+                                           .candidate_sha256 = digest,
+                                           .seed = seed,
+                                           .device = device,
+                                           .compile_flags = flags,
+                                           .config = cfg,
+                                           .held_draw =
+                                               have_held ? eval_session_held_out_draw(s) : NULL,
+                                           .rule = &out.v.rule};
     if (o.output == CLI_OUT_JSON) {
         struct eval_doc_info info = {.workload_source = o.workload,
                                      .wl = eval_session_workload(s),
@@ -461,17 +520,23 @@ int cmd_eval(int argc, char **argv)
         json_object_set_new(doc, "seed", json_integer((json_int_t)seed));
         json_object_set_new(doc, "seed_source", json_string(seed_given ? "--seed" : "random"));
         add_held_out_json(doc, s, have_held);
+        /* The same rows as --csv and --markdown, held-out ones included. */
+        json_object_set_new(doc, "rows_version", json_integer(EVAL_ROWS_VERSION));
+        json_object_set_new(doc, "rows", eval_rows_json(&rctx, &out.v, have_held ? &held.v : NULL));
+        json_object_set_new(doc, "row_context", eval_rows_context_json(&rctx));
         json_dumpf(doc, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(doc);
     } else if (o.output == CLI_OUT_CSV || o.output == CLI_OUT_MARKDOWN) {
-        eval_table_print(stdout, o.output == CLI_OUT_CSV ? EVAL_TABLE_CSV : EVAL_TABLE_MARKDOWN,
-                         &out.v, have_held ? &held.v : NULL);
+        json_t *rows = eval_rows_json(&rctx, &out.v, have_held ? &held.v : NULL);
+        eval_rows_print(stdout, o.output == CLI_OUT_CSV ? EVAL_ROWS_CSV : EVAL_ROWS_MARKDOWN, &rctx,
+                        rows);
+        json_decref(rows);
     } else if (o.output == CLI_OUT_TEXT) {
         char title[300];
         snprintf(title, sizeof(title), "kiln eval %s %s (%s backend)", o.workload, o.candidate,
                  kiln_backend_name(eval_session_backend(s)));
-        print_table(&out, title);
+        print_table(&out, title, &rctx);
         if (eval_session_workload(s)->provenance == WL_PROVENANCE_MODEL)
             printf("  reference generated by the model: not an independent oracle\n");
         if (!o.no_baseline && compiled)
@@ -518,7 +583,8 @@ int cmd_eval(int argc, char **argv)
         struct eval_junit_info ji = {.candidate = o.candidate,
                                      .candidate_sha256 = digest,
                                      .device = dev.text,
-                                     .backend = eval_session_backend(s)};
+                                     .backend = eval_session_backend(s),
+                                     .wall_s = out.t.total};
         char *xml = NULL;
         if (eval_junit_text(eval_session_workload(s), &ji, &out, have_held ? &held : NULL, &xml,
                             &err) != KILN_OK ||

@@ -27,11 +27,23 @@ static bool status_is_failure(enum verdict_status s)
 struct suite_count {
     size_t tests, failures, errors;
     double time_s;
+    bool detail_written; /* the verdict's detail went into one element's body */
 };
 
-/* One <testcase>: `problem` NULL for a pass. */
+/* A message attribute: the first line of `text`, at most 200 characters
+ * (attributes lose newlines; the whole text goes in the element's body). */
+static void put_message(struct strbuf *sb, const char *text)
+{
+    char line[201];
+    size_t n = strcspn(text, "\n");
+    snprintf(line, sizeof(line), "%.*s", (int)(n < 200 ? n : 200), text);
+    put_text(sb, line);
+}
+
+/* One <testcase>: `problem` NULL for a pass; `body` (NULL: none) the whole
+ * text under the failure or error element. */
 static void put_case(struct strbuf *sb, const char *workload, const char *name, double time_s,
-                     bool failure, const char *problem, struct suite_count *n)
+                     bool failure, const char *problem, const char *body, struct suite_count *n)
 {
     strbuf_puts(sb, "    <testcase classname=\"");
     put_text(sb, workload);
@@ -47,8 +59,24 @@ static void put_case(struct strbuf *sb, const char *workload, const char *name, 
     const char *tag = failure ? "failure" : "error";
     *(failure ? &n->failures : &n->errors) += 1;
     strbuf_printf(sb, ">\n      <%s message=\"", tag);
-    put_text(sb, problem);
-    strbuf_printf(sb, "\"/>\n    </testcase>\n");
+    put_message(sb, problem);
+    if (body && body[0]) {
+        strbuf_puts(sb, "\">");
+        put_text(sb, body);
+        strbuf_printf(sb, "</%s>\n    </testcase>\n", tag);
+    } else {
+        strbuf_puts(sb, "\"/>\n    </testcase>\n");
+    }
+}
+
+/* The verdict's detail (it may quote the whole compiler output) goes into
+ * the body of the first element that needs it, and nowhere else. */
+static const char *detail_once(const struct verdict *v, struct suite_count *n)
+{
+    if (n->detail_written || !v->detail[0])
+        return NULL;
+    n->detail_written = true;
+    return v->detail;
 }
 
 /* A visible case: every input set the verdict has of it must be correct;
@@ -74,16 +102,18 @@ static void visible_case(struct strbuf *sb, const char *workload, const char *na
     bool failure = status_is_failure(v->status);
     if (bad) {
         snprintf(msg, sizeof(msg), "set %d: %s", bad->set, bad->detail[0] ? bad->detail : "wrong");
+        put_case(sb, workload, name, time_s, failure, msg, msg, n);
     } else if (!seen && v->status != VERDICT_PASS) {
         /* Not reached: after a wrong answer (the evaluation stops at the
          * first, correctness cases first) a failure like the held-out
          * check's; after a crash or a compile error an error. */
-        snprintf(msg, sizeof(msg), "not run: %s: %s", verdict_status_name(v->status), v->detail);
+        const char *body = detail_once(v, n);
+        snprintf(msg, sizeof(msg), "not run: %s%s", verdict_status_name(v->status),
+                 body ? "" : " (the detail is in the first element that says why)");
+        put_case(sb, workload, name, time_s, failure, body ? body : msg, body, n);
     } else {
-        put_case(sb, workload, name, time_s, false, NULL, n);
-        return;
+        put_case(sb, workload, name, time_s, false, NULL, NULL, n);
     }
-    put_case(sb, workload, name, time_s, failure, msg, n);
 }
 
 /* The measured runs of every timed case of `v`, in seconds. */
@@ -102,18 +132,19 @@ static void held_out_case(struct strbuf *sb, const char *workload, const struct 
 {
     char msg[VERDICT_DETAIL_MAX + 64];
     if (held && held->v.status == VERDICT_PASS) {
-        put_case(sb, workload, "held_out", measured_s(&held->v), false, NULL, n);
+        put_case(sb, workload, "held_out", measured_s(&held->v), false, NULL, NULL, n);
         return;
     }
     if (held) {
         snprintf(msg, sizeof(msg), "%s: %s", verdict_status_name(held->v.status), held->v.detail);
         put_case(sb, workload, "held_out", measured_s(&held->v), status_is_failure(held->v.status),
-                 msg, n);
+                 msg, msg, n);
         return;
     }
-    snprintf(msg, sizeof(msg), "not run: the visible cases did not pass: %s: %s",
-             verdict_status_name(v->status), v->detail);
-    put_case(sb, workload, "held_out", 0, status_is_failure(v->status), msg, n);
+    const char *body = detail_once(v, n);
+    snprintf(msg, sizeof(msg), "not run: the visible cases did not pass (%s)",
+             verdict_status_name(v->status));
+    put_case(sb, workload, "held_out", 0, status_is_failure(v->status), msg, body, n);
 }
 
 static void put_property(struct strbuf *sb, const char *name, const char *value)
@@ -140,14 +171,17 @@ enum kiln_rc eval_junit_text(const struct workload *wl, const struct eval_junit_
     struct strbuf sb;
     strbuf_init(&sb);
     strbuf_puts(&sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    /* The suites' time is the evaluation's wall time (inputs, start,
+     * baseline, compile, runs, held-out check); a case's, its measured runs. */
+    double wall = info->wall_s > 0 ? info->wall_s : n.time_s;
     strbuf_printf(&sb,
                   "<testsuites name=\"kiln eval\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
                   "time=\"%.6f\">\n",
-                  n.tests, n.failures, n.errors, n.time_s);
+                  n.tests, n.failures, n.errors, wall);
     strbuf_puts(&sb, "  <testsuite name=\"");
     put_text(&sb, wl->name);
     strbuf_printf(&sb, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.6f\">\n", n.tests,
-                  n.failures, n.errors, n.time_s);
+                  n.failures, n.errors, wall);
     strbuf_puts(&sb, "    <properties>\n");
     put_property(&sb, "candidate", info->candidate);
     put_property(&sb, "candidate_sha256", info->candidate_sha256);

@@ -9,7 +9,11 @@
  * <failure> is a wrong result (wrong answer, impossible or inconsistent
  * timing); <error> is a candidate that could not be judged to the end
  * (compile error, crash, timeout, limit, sandbox violation, rejected
- * output). A case's time is the sum of its measured runs, in seconds.
+ * output). A case's time is the sum of its measured runs, in seconds; the
+ * suite's (and testsuites') time is the whole evaluation's wall time. A
+ * message attribute is one line (at most 200 characters); the whole text
+ * is the element's body, and the verdict's detail (which may quote all of
+ * the compiler's output) is written once, in the first element needing it.
  */
 #ifndef KILN_EVAL_JUNIT_H
 #define KILN_EVAL_JUNIT_H
@@ -24,6 +28,7 @@ struct eval_junit_info {
     const char *candidate_sha256; /* of the bytes judged */
     const char *device;           /* "cpu" or "NVIDIA H200 GPU-... driver 580.1" */
     enum kiln_backend backend;
+    double wall_s; /* the evaluation's wall time (turnaround total); 0: the cases' sum */
 };
 
 /* The document as text (*out, free()); `held` is NULL when the held-out

@@ -1,9 +1,7 @@
 /*
- * eval_output.h - what `kiln eval` prints besides its text table: the
- * `--json` document (format in evaluator/VERDICT.md, "kiln eval --json")
- * and the per-case `--csv` / `--markdown` tables (nvbench's conventions:
- * one header row, one row per case and input set, plain numbers in ms,
- * an empty CSV field or "-" where a value is unknown).
+ * eval_output.h - the `--json` document of `kiln eval` (format in
+ * evaluator/VERDICT.md, "kiln eval --json"); its per-case rows and the
+ * `--csv` / `--markdown` tables come from one schema (eval_rows.h).
  */
 #ifndef KILN_EVAL_OUTPUT_H
 #define KILN_EVAL_OUTPUT_H
@@ -54,14 +52,5 @@ struct eval_doc_info {
  * "candidate". The caller adds the session's keys (stage, baseline...). */
 enum kiln_rc eval_doc_json(const struct verdict *v, const struct eval_doc_info *info, json_t **out,
                            struct kiln_err *err) KILN_NODISCARD;
-
-enum eval_table_format { EVAL_TABLE_CSV, EVAL_TABLE_MARKDOWN };
-
-/* The per-case table on `f`: case, set, status, median_ms, min_ms, max_ms,
- * speedup_vs_reference, speedup_vs_baseline, fraction_of_floor, check.
- * `v`'s rows read check "visible"; then, when `held` is not NULL (the
- * held-out check ran), its rows read "held_out". */
-void eval_table_print(FILE *f, enum eval_table_format fmt, const struct verdict *v,
-                      const struct verdict *held);
 
 #endif

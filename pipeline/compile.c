@@ -148,6 +148,61 @@ void compile_request_hash(const struct compile_request *req, char hex[65])
     sha256_hex(d, hex);
 }
 
+/* The compiler's command line before the -D flags (argv needs room for
+ * 11): the one definition of what a candidate is compiled with, which
+ * compile_flags_describe reports. */
+static size_t compiler_head(bool cuda, bool nvrtc, const char *arch, const char **argv)
+{
+    static const char *const nvrtc_head[] = {"/in/kiln-nvrtc", "ARCH", "-o", "/out/candidate.cubin",
+                                             "/in/candidate.cu"};
+    static const char *const nvcc_head[] = {"nvcc",
+                                            "-cubin",
+                                            "ARCH",
+                                            "-O3",
+                                            "-Xptxas",
+                                            "-v",
+                                            "-o",
+                                            "/out/candidate.cubin",
+                                            "/in/candidate.cu"};
+    static const char *const cc_head[] = {"cc",
+                                          "-std=c11",
+                                          "-O2",
+                                          "-fPIC",
+                                          "-shared",
+                                          "-Wall",
+                                          "-o",
+                                          "/out/candidate.so",
+                                          "/in/candidate.c",
+                                          "/in/trampoline.c",
+                                          "-lm"};
+    const char *const *h = nvrtc ? nvrtc_head : cuda ? nvcc_head : cc_head;
+    size_t k = nvrtc  ? sizeof(nvrtc_head) / sizeof(*nvrtc_head)
+               : cuda ? sizeof(nvcc_head) / sizeof(*nvcc_head)
+                      : sizeof(cc_head) / sizeof(*cc_head);
+    for (size_t i = 0; i < k; i++)
+        argv[i] = strcmp(h[i], "ARCH") ? h[i] : arch;
+    return k;
+}
+
+void compile_flags_describe(enum kiln_backend backend, enum compile_tool tool, const char *arch,
+                            char *out, size_t cap)
+{
+    char a[48];
+    snprintf(a, sizeof(a), "-arch=%s", arch ? arch : "sm_90");
+    bool cuda = backend == KILN_BACKEND_CUDA;
+    const char *argv[16];
+    size_t n = compiler_head(cuda, cuda && tool == COMPILE_NVRTC, a, argv), len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && len < cap; i++) {
+        /* The sandbox's paths and the output option say nothing of the code. */
+        if (!strcmp(argv[i], "-o") || !strncmp(argv[i], "/out/", 5) ||
+            (i > 0 && !strncmp(argv[i], "/in/", 4)))
+            continue;
+        const char *w = !strcmp(argv[i], "/in/kiln-nvrtc") ? "nvrtc" : argv[i];
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? " " : "", w);
+    }
+}
+
 enum kiln_rc compile_candidate(const struct compile_request *req, struct compile_result *res,
                                struct kiln_err *err)
 {
@@ -183,42 +238,10 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
     char arch[48];
     snprintf(arch, sizeof(arch), "-arch=%s", req->arch ? req->arch : "sm_90");
     const char *argv[24 + COMPILE_MAX_DEFINES];
-    size_t n = 0;
     bool nvrtc = cuda && req->tool == COMPILE_NVRTC;
     if (nvrtc && !req->nvrtc)
         return kiln_fail(err, KILN_E_INTERNAL, "--compiler nvrtc without the kiln-nvrtc path");
-    if (nvrtc) {
-        const char *head[] = {"/in/kiln-nvrtc", arch, "-o", "/out/candidate.cubin",
-                              "/in/candidate.cu"};
-        for (size_t i = 0; i < sizeof(head) / sizeof(*head); i++)
-            argv[n++] = head[i];
-    } else if (cuda) {
-        const char *head[] = {"nvcc",
-                              "-cubin",
-                              arch,
-                              "-O3",
-                              "-Xptxas",
-                              "-v",
-                              "-o",
-                              "/out/candidate.cubin",
-                              "/in/candidate.cu"};
-        for (size_t i = 0; i < sizeof(head) / sizeof(*head); i++)
-            argv[n++] = head[i];
-    } else {
-        const char *head[] = {"cc",
-                              "-std=c11",
-                              "-O2",
-                              "-fPIC",
-                              "-shared",
-                              "-Wall",
-                              "-o",
-                              "/out/candidate.so",
-                              "/in/candidate.c",
-                              "/in/trampoline.c",
-                              "-lm"};
-        for (size_t i = 0; i < sizeof(head) / sizeof(*head); i++)
-            argv[n++] = head[i];
-    }
+    size_t n = compiler_head(cuda, nvrtc, arch, argv);
     for (size_t i = 0; i < req->ndefines; i++)
         argv[n++] = req->defines[i];
     argv[n] = NULL;

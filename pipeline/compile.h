@@ -86,6 +86,13 @@ char *compile_diagnostics_for_user(const char *diag, enum kiln_backend backend, 
 
 void compile_result_free(struct compile_result *res);
 
+/* What a candidate of `backend` is compiled with, for reports: the
+ * compiler and its flags without the sandbox's paths ("nvcc -cubin
+ * -arch=sm_90 -O3 -Xptxas -v", "cc -std=c11 -O2 -fPIC -shared -Wall -lm");
+ * -D flags are the candidate's configuration, reported apart. */
+void compile_flags_describe(enum kiln_backend backend, enum compile_tool tool, const char *arch,
+                            char *out, size_t cap);
+
 /* SHA-256 (hex) over everything that decides the artifact: backend, tool,
  * arch, the -D flags, the source and the trampoline. A result is reused only for
  * a request with the same hash. */

@@ -33,7 +33,19 @@ errs = [c for c in cases if c.find("error") is not None]
 for el in (root, suite):
     assert el.get("tests") == str(len(want)), el.attrib
     assert el.get("failures") == str(len(fails)) and el.get("errors") == str(len(errs)), el.attrib
-    assert abs(float(el.get("time")) - sum(float(c.get("time")) for c in cases)) < 1e-5, el.attrib
+    # The suite's time is the evaluation's wall time: more than its runs.
+    assert float(el.get("time")) >= sum(float(c.get("time")) for c in cases) - 1e-6, el.attrib
+    assert float(el.get("time")) > 0, el.attrib
+# Every message is one line of at most 200 characters; the verdict's detail
+# (a compile error quotes the compiler) appears once in the whole report.
+for c in cases:
+    for p in list(c.iter("failure")) + list(c.iter("error")):
+        assert len(p.get("message")) <= 200 and "\n" not in p.get("message"), p.attrib
+if kind == "error":
+    bodies = [p for c in cases for p in c.iter("error") if "kiln_undeclared_thing" in (p.text or "")]
+    msgs = [p for c in cases for p in c.iter("error")
+            if "kiln_undeclared_thing" in p.get("message")]
+    assert len(bodies) == 1 and len(msgs) <= 1, (len(bodies), len(msgs))
 props = {p.get("name"): p.get("value") for p in suite.find("properties")}
 assert len(props["candidate_sha256"]) == 64 and props["device"] == "cpu", props
 assert props["kiln_version"], props
@@ -255,9 +267,36 @@ formats)
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 doc = json.load(open(sys.argv[3]))
-assert list(rows[0]) == ["case", "set", "status", "median_ms", "min_ms", "max_ms",
-                         "speedup_vs_reference", "speedup_vs_baseline", "fraction_of_floor",
-                         "check"], list(rows[0])
+cols = ["case", "set", "check", "status", "sizes", "samples", "median_ms", "min_ms", "max_ms",
+        "noise_pct", "gb_per_s", "gflop_per_s", "speedup_vs_reference", "speedup_vs_baseline",
+        "fraction_of_floor"]
+ctx = ["rows_version", "kiln", "workload", "workload_sha256", "candidate_sha256", "seed", "device",
+       "compile_flags", "config", "timing_rule"]
+assert list(rows[0]) == cols + ctx, list(rows[0])
+# One schema: --json's rows have the same columns, the same rows (held-out
+# ones included) and the same values as the CSV; its context is every CSV
+# row's last columns.
+# (Each table is its own run: timings and the secret held-out draw differ;
+# the cases, their sizes and which values are known do not.)
+assert doc["rows_version"] == 1 and [list(r) for r in doc["rows"]] == [cols] * len(doc["rows"])
+jvis = [r for r in doc["rows"] if r["check"] == "visible"]
+cvis = [r for r in rows if r["check"] == "visible"]
+assert len(jvis) == len(cvis), (len(jvis), len(cvis))
+for j, r in zip(jvis, cvis):
+    for k in cols:
+        # noise_pct needs 2 samples of the set: which set gets the odd run varies.
+        assert k == "noise_pct" or (r[k] == "") == (j[k] is None), (k, r[k], j[k])
+        if k in ("case", "set", "check", "status", "sizes"):
+            assert r[k] == str(j[k]), (k, r[k], j[k])
+    assert all(r[k] == str(doc["row_context"][k]) for k in ctx if k not in ("kiln", "candidate_sha256")), r
+for j, c in zip(jvis, doc["cases"]):
+    assert j["samples"] == (c["timing"]["n"] if c["timing"] else None), (j, c["timing"])
+    assert j["median_ms"] == (c["timing"]["median"] if c["timing"] else None), (j, c["timing"])
+jheld = [r for r in doc["rows"] if r["check"] == "held_out"]
+assert jheld and {r["case"] for r in jheld} == {c["name"] for c in doc["held_out_draw"]["cases"]}, jheld
+assert all(r["workload"] == "saxpy" and len(r["candidate_sha256"]) == 64
+           and r["device"].startswith("cpu") and r["compile_flags"].startswith("cc ")
+           and r["seed"] == "1" and r["timing_rule"].startswith("fixed") for r in rows), rows[0]
 # The visible cases, then the held-out check's, each row saying which.
 held = [r for r in rows if r["check"] == "held_out"]
 rows = [r for r in rows if r["check"] == "visible"]
@@ -267,16 +306,23 @@ assert held and {r["case"] for r in held} == {c["name"] for c in doc["held_out_d
 assert all(r["status"] == "pass" for r in held), held
 for r, c in zip(rows, doc["cases"]):
     assert r["status"] == "pass", r
+    assert r["sizes"].startswith("n="), r
     # No reference, baseline or floor (cpu): empty, never 0; untimed cases too.
     assert r["speedup_vs_reference"] == r["speedup_vs_baseline"] == r["fraction_of_floor"] == "", r
     assert (r["median_ms"] != "") == (c["timing"] is not None), (r, c["timing"])
     if r["median_ms"]:
         assert float(r["min_ms"]) <= float(r["median_ms"]) <= float(r["max_ms"]), r
+        assert int(r["samples"]) >= 1, r
+        # Throughput from the workload's cost model: saxpy moves 12 bytes an element.
+        n = int(r["sizes"].split("=")[1])
+        assert abs(float(r["gb_per_s"]) - 12 * n / (float(r["median_ms"]) / 1e3) / 1e9) \
+            <= 1e-3 * float(r["gb_per_s"]), r
 md = open(sys.argv[2]).read().splitlines()
-assert md[0].startswith("| case | set | status | median_ms"), md[0]
-assert md[1].startswith("|---|---|---|---:"), md[1]
-assert len(md) == 2 + len(rows) + len(held) and all(l.startswith("| ") and l.endswith(" |") for l in md[2:]), md
-assert md[-1].endswith(" | held_out |"), md[-1]
+assert md[0].startswith("kiln eval rows v1: workload saxpy") and md[1] == "", md[:2]
+assert md[2] == "| " + " | ".join(cols) + " |", md[2]
+assert md[3].startswith("|---|---|---|---|---|---:"), md[3]
+assert len(md) == 4 + len(rows) + len(held) and all(l.startswith("| ") and l.endswith(" |") for l in md[4:]), md
+assert " | held_out | " in md[-1], md[-1]
 PY
     run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --json --csv
     expect_rc 2 "--json with --csv"
