@@ -174,17 +174,54 @@ static void keep_log_file(struct opt_run *r, const char *from_dir, const char *n
     free(tail);
 }
 
-/* Copies a small file of the candidate's scratch into its record. */
-static void keep_file(struct opt_run *r, const char *from_dir, const char *name, const char *id)
+/* Copies a JSON file the harness returned (timings.json, status.json) into
+ * the candidate's record. The sandbox lets it grow to TIMINGS_MAX_BYTES, and
+ * a candidate shares the harness's process on the cpu backend: a passing
+ * candidate's is kept up to OPT_JSON_PASS_MAX (a legitimate one is KBs), a
+ * failed one's up to OPT_LOG_FILE_MAX, both within the run's log budget.
+ * A JSON document cut in two would not parse: one over its cap is not
+ * kept, and candidates/NNN/cut.txt says which file, how big, and why. */
+static void keep_json_file(struct opt_run *r, const char *from_dir, const char *name,
+                           const char *id, bool passed)
 {
     char path[PATH_MAX + 32], rel[96];
     snprintf(path, sizeof(path), "%s/%s", from_dir, name);
     snprintf(rel, sizeof(rel), "candidates/%s/%s", id, name);
-    char *data;
-    size_t len;
+    size_t left = r->log_bytes < OPT_LOG_RUN_MAX ? OPT_LOG_RUN_MAX - r->log_bytes : 0;
+    size_t cap = passed ? OPT_JSON_PASS_MAX : OPT_LOG_FILE_MAX;
+    cap = cap < left ? cap : left;
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (fs_read_file(path, 32u << 20, &data, &len, &e) == KILN_OK) {
+    if ((size_t)st.st_size > cap) {
+        char note[512];
+        int n = snprintf(note, sizeof(note),
+                         "%s not kept: %lld bytes, over the %zu KiB kiln keeps of it for a %s "
+                         "candidate (run budget %u MiB; results/README.md \"Log limits\")\n",
+                         name, (long long)st.st_size, cap >> 10, passed ? "passing" : "failed",
+                         OPT_LOG_RUN_MAX >> 20);
+        snprintf(rel, sizeof(rel), "candidates/%s/cut.txt", id);
+        char *old = NULL, *both = NULL;
+        size_t olen = 0;
+        if (runrec_read(&r->rr, rel, 64u << 10, &old, &olen, &e) != KILN_OK)
+            olen = 0;
+        kiln_err_clear(&e);
+        both = malloc(olen + (size_t)n);
+        if (both) {
+            memcpy(both, old, olen);
+            memcpy(both + olen, note, (size_t)n);
+            (void)(runrec_write(&r->rr, rel, both, olen + (size_t)n, &e) == KILN_OK);
+        }
+        free(old);
+        free(both);
+        return;
+    }
+    char *data;
+    size_t len;
+    if (fs_read_file(path, cap, &data, &len, &e) == KILN_OK) {
+        r->log_bytes += len;
         (void)(runrec_write(&r->rr, rel, data, len, &e) == KILN_OK);
         free(data);
     }
@@ -274,8 +311,8 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     eval_session_candidate_dir(r->s, a->id, false, cdir, sizeof(cdir));
     char run_out[PATH_MAX + 8];
     snprintf(run_out, sizeof(run_out), "%s/run", cdir);
-    keep_file(r, run_out, "timings.json", a->id);
-    keep_file(r, run_out, "status.json", a->id);
+    keep_json_file(r, run_out, "timings.json", a->id, a->status == VERDICT_PASS);
+    keep_json_file(r, run_out, "status.json", a->id, a->status == VERDICT_PASS);
     keep_log_file(r, run_out, "log.txt", a->id);
     /* --profile: a new best is profiled while its scratch still exists. */
     json_t *prof = rc == KILN_OK
@@ -284,6 +321,9 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     struct kiln_err ignore;
     kiln_err_clear(&ignore);
     (void)(fs_remove_tree(cdir, &ignore) == KILN_OK); /* big outputs: not kept */
+    /* Its held-out check's scratch too: one per candidate, they add up. */
+    eval_session_candidate_dir(r->s, a->id, true, cdir, sizeof(cdir));
+    (void)(fs_remove_tree(cdir, &ignore) == KILN_OK);
     if (rc != KILN_OK) {
         json_decref(prof);
         return rc;

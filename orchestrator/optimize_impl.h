@@ -33,6 +33,8 @@
  * OPT_LOG_RUN_MAX; past that a log is replaced by a line with its size. */
 #define OPT_LOG_FILE_MAX (256u << 10)
 #define OPT_LOG_RUN_MAX  (64u << 20)
+/* A passing candidate's timings.json / status.json (opt_candidate.c). */
+#define OPT_JSON_PASS_MAX (4u << 20)
 
 struct opt_profile;
 struct docs_index;

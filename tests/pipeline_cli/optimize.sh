@@ -12,8 +12,11 @@
 #                     process survives kiln; resume redoes only what was in flight
 #   nvrtc_gpu         (GPU) --compiler nvrtc --jobs 2 on the cuda backend
 #   dotenv            a world-readable .env is refused before any work
-#   keep_inputs       a finished run drops work/inputs* unless --keep-inputs;
+#   keep_inputs       a finished run drops work/inputs* unless --keep-inputs, and
+#                     every candidate's scratch (work/cand-*) always;
 #                     --input-cases of a run without them says how to get them
+#   record_caps       a candidate that grows its timings.json to 8 MiB: not kept,
+#                     candidates/NNN/cut.txt says so
 #   findings          --tuner-run: a tune run's findings in an llm run's prompt; a
 #                     run of another workload, a corrupted history.json and a
 #                     changed record at resume refused; the start from best.c
@@ -395,6 +398,17 @@ keep_inputs)
         fail "the finished run kept its inputs: $(ls "$run/work")"
     [ -s "$run/summary.json" ] && [ -s "$run/best.c" ] || fail "the record is incomplete"
     expect_json "$run/run.json" 'd["keep_inputs"]' False
+    # The record only: no candidate's scratch (its laid-out cases), a few MB.
+    [ "$(ls "$run/work" | tr '\n' ' ')" = "baseline lock " ] ||
+        fail "the finished run kept scratch: $(ls "$run/work")"
+    [ -z "$(find "$run" -name cases)" ] || fail "cases left: $(find "$run" -name cases)"
+    kb=$(du -sk "$run" | cut -f1)
+    [ "$kb" -lt 4096 ] || fail "the finished run holds ${kb} KiB"
+    # Its archive says what it lacks and what replay will do instead.
+    run_kiln "$T/out" "$T/err" archive "$run" -o "$T/run-001.tar.zst"
+    expect_rc 0 "kiln archive of a run without inputs"
+    contains "$T/err" "holds no inputs: the run was made without --keep-inputs"
+    contains "$T/err" "kiln replay regenerates the inputs and references from that seed"
     run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --max-iterations 1 --results "$RES" \
         "${FAST[@]}" --input-cases "$run"
     expect_rc 2 "--input-cases of a run without its inputs"
@@ -406,7 +420,24 @@ keep_inputs)
     run=$RES/run-002
     ls "$run"/work/inputs/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs"
     ls "$run"/work/inputs-held/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs-held"
+    [ -z "$(find "$run" -name 'cand-*')" ] || fail "--keep-inputs kept scratch: $(ls "$run/work")"
     expect_json "$run/run.json" 'd["keep_inputs"]' True
+    ;;
+record_caps)
+    python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
+    _kiln_bg_pids+=($!)
+    wait_for 10 test -s "$T/port" || fail "the fake server did not start"
+    url="http://127.0.0.1:$(cat "$T/port")/v1"
+    KILN_API_KEY=sk-test run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
+        --model saxpy_file:saxpy_big_timings.c --base-url "$url" --max-iterations 1 \
+        --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize of a candidate with a huge timings.json"
+    run=$RES/run-001
+    expect_json "$run/history.json" 'd[0]["status"]' runtime_error
+    [ ! -e "$run/candidates/001/timings.json" ] || fail "the 8 MiB timings.json was kept"
+    contains "$run/candidates/001/cut.txt" "timings.json not kept: 8388608 bytes, over the 256 KiB"
+    kb=$(du -sk "$run" | cut -f1)
+    [ "$kb" -lt 4096 ] || fail "the run holds ${kb} KiB"
     ;;
 findings)
     python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
