@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "candidate.h"
+#include "digest.h"
 #include "fdio.h"
 #include "fsutil.h"
+#include "hwdesc.h"
 #include "opt_profile.h"
 #include "optimize_impl.h"
 #include "runrec.h"
@@ -376,6 +378,12 @@ enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct propo
                            .max_iterations = r->o.max_iterations,
                            .profile = opt_profile_text(r->op),
                            .findings = r->findings.text};
+    if (!r->hardware_known && strcmp(proposer_name(r->prop), "llm") == 0) {
+        /* Asked once: the prompt names the device the candidates run on. */
+        hwdesc_describe(st.backend, r->o.gpu, r->hardware, sizeof(r->hardware));
+        r->hardware_known = true;
+    }
+    st.hardware = r->hardware;
     if (!replaying)
         opt_progress(r, it, "propose");
     enum kiln_rc rc = proposer_propose(r->prop, &st, p, err);
@@ -409,15 +417,60 @@ enum kiln_rc opt_write_proposal(struct opt_run *r, int it, const struct proposal
     return rc;
 }
 
+/* A proposal with no candidate to compile (the model call failed, or its
+ * reply was refused: not JSON, a field missing, another language): its
+ * own status, so neither the model nor a reader takes it for a compiler's
+ * verdict on a kernel. */
 void opt_invalid_outcome(const struct proposal *p, int it, struct eval_outcome *o)
 {
     char id[8];
     snprintf(id, sizeof(id), "%03d", it);
     memset(o, 0, sizeof(*o));
     verdict_init(&o->v, id);
-    verdict_fail(&o->v, VERDICT_COMPILE_ERROR, "%s", p->invalid);
+    verdict_fail(&o->v, VERDICT_REPLY_REFUSED, "%s", p->invalid);
     verdict_finish(&o->v, NULL);
     snprintf(o->stage, sizeof(o->stage), "propose");
+}
+
+/* The recorded candidate `p` repeats byte for byte (its source, and its
+ * tunable values when it has them), or -1. */
+static int duplicate_of(const struct opt_run *r, const struct proposal *p)
+{
+    if (!p->source)
+        return -1;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct opt_attempt *a = &r->hist[i];
+        if (!a->source || a->len != p->len || memcmp(a->source, p->source, p->len) != 0 ||
+            a->has_config != p->has_config)
+            continue;
+        if (p->has_config && (a->nconfig != p->nconfig ||
+                              memcmp(a->config, p->config, p->nconfig * sizeof(p->config[0]))))
+            continue;
+        return (int)i;
+    }
+    return -1;
+}
+
+bool opt_duplicate_outcome(const struct opt_run *r, const struct proposal *p, int it,
+                           struct eval_outcome *o)
+{
+    int d = p->invalid[0] ? -1 : duplicate_of(r, p);
+    if (d < 0)
+        return false;
+    const struct opt_attempt *a = &r->hist[d];
+    char id[8], hex[SHA256_HEX_LEN + 1];
+    snprintf(id, sizeof(id), "%03d", it);
+    sha256_hex_of(p->source, p->len, hex);
+    memset(o, 0, sizeof(*o));
+    verdict_init(&o->v, id);
+    verdict_fail(&o->v, VERDICT_DUPLICATE,
+                 "duplicate of %s: the same source (SHA-256 %.16s)%s, not evaluated again; %s "
+                 "was %s%s%.200s",
+                 a->id, hex, p->has_config ? " and tunables" : "", a->id,
+                 verdict_status_name(a->status), a->reason[0] ? ": " : "", a->reason);
+    verdict_finish(&o->v, NULL);
+    snprintf(o->stage, sizeof(o->stage), "propose");
+    return true;
 }
 
 enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, struct eval_outcome *o,
@@ -443,6 +496,8 @@ static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, st
     memset(&o, 0, sizeof(o));
     if (rc == KILN_OK && p.invalid[0]) {
         opt_invalid_outcome(&p, it, &o);
+    } else if (rc == KILN_OK && opt_duplicate_outcome(r, &p, it, &o)) {
+        /* judged: the model hears it in the next prompt's history */
     } else if (rc == KILN_OK) {
         opt_progress(r, it, "evaluate");
         eval_session_set_short_run(r->s, p.iterations);

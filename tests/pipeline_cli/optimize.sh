@@ -17,6 +17,9 @@
 #                     --input-cases of a run without them says how to get them
 #   record_caps       a candidate that grows its timings.json to 8 MiB: not kept,
 #                     candidates/NNN/cut.txt says so
+#   duplicate         the model sends the same reply three times: evaluated once, then
+#                     recorded as duplicates of 001, which the next prompt says; the
+#                     prompt names this host's CPU and only the cpu cases
 #   findings          --tuner-run: a tune run's findings in an llm run's prompt; a
 #                     run of another workload, a corrupted history.json and a
 #                     changed record at resume refused; the start from best.c
@@ -216,7 +219,8 @@ llm)
     expect_rc 0 "kiln optimize --proposer llm"
     run=$RES/run-001
     check_run "$run" 6
-    statuses='["pass", "compile_error", "compile_error", "compile_error", "pass", "compile_error"]'
+    # Replies with no candidate to compile are reply_refused, not compile_error.
+    statuses='["pass", "reply_refused", "reply_refused", "compile_error", "pass", "reply_refused"]'
     expect_json "$run/history.json" '[h["status"] for h in d]' "$statuses"
     expect_json "$run/history.json" '[h["stage"] for h in d]' \
         '["pass", "propose", "propose", "compile", "pass", "propose"]'
@@ -422,6 +426,26 @@ keep_inputs)
     ls "$run"/work/inputs-held/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs-held"
     [ -z "$(find "$run" -name 'cand-*')" ] || fail "--keep-inputs kept scratch: $(ls "$run/work")"
     expect_json "$run/run.json" 'd["keep_inputs"]' True
+    ;;
+duplicate)
+    python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
+    _kiln_bg_pids+=($!)
+    wait_for 10 test -s "$T/port" || fail "the fake server did not start"
+    url="http://127.0.0.1:$(cat "$T/port")/v1"
+    KILN_API_KEY=sk-test run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
+        --model saxpy_good:2 --base-url "$url" --max-iterations 3 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize with identical replies"
+    run=$RES/run-001
+    expect_json "$run/history.json" '[h["status"] for h in d]' '["pass", "duplicate", "duplicate"]'
+    expect_json "$run/history.json" 'd[1]["reason"].startswith("duplicate of 001: the same source (SHA-256 ")' True
+    expect_json "$run/history.json" '[h["stage"] for h in d]' '["pass", "propose", "propose"]'
+    [ ! -e "$run/candidates/002/compile.json" ] || fail "the duplicate was compiled"
+    prompt3='d["request"]' # the request's JSON text: the prompt is in it
+    expect_json "$run/candidates/003/exchange.json" "'- 002: duplicate: duplicate of 001' in $prompt3" True
+    prompt1='d["request"]'
+    expect_json "$run/candidates/001/exchange.json" "'Hardware: ' in $prompt1 and 'cores online)' in $prompt1" True
+    expect_json "$run/candidates/001/exchange.json" "'- big (' in $prompt1 or '- big_odd (' in $prompt1" False
+    expect_json "$run/candidates/001/exchange.json" "'- cpu_4m (' in $prompt1" True
     ;;
 record_caps)
     python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
