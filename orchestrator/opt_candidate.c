@@ -212,7 +212,8 @@ static void keep_json_file(struct opt_run *r, const char *from_dir, const char *
         kiln_err_clear(&e);
         both = malloc(olen + (size_t)n);
         if (both) {
-            memcpy(both, old, olen);
+            if (olen)
+                memcpy(both, old, olen);
             memcpy(both + olen, note, (size_t)n);
             (void)(runrec_write(&r->rr, rel, both, olen + (size_t)n, &e) == KILN_OK);
         }
