@@ -380,8 +380,10 @@ enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct propo
                            .profile = opt_profile_text(r->op),
                            .findings = r->findings.text};
     if (!r->hardware_known && strcmp(proposer_name(r->prop), "llm") == 0) {
-        /* Asked once: the prompt names the device the candidates run on. */
-        hwdesc_describe(st.backend, r->o.gpu, r->hardware, sizeof(r->hardware));
+        /* Asked once: the prompt names the device the candidates run on;
+         * with --executor slurm that is a node's, not this host's: none. */
+        if (!r->o.runner)
+            hwdesc_describe(st.backend, r->o.gpu, r->hardware, sizeof(r->hardware));
         r->hardware_known = true;
     }
     st.hardware = r->hardware;
