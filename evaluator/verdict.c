@@ -23,6 +23,8 @@ static const char *const status_names[] = {
     [VERDICT_REJECTED_OUTPUT] = "rejected_output",
     [VERDICT_IMPOSSIBLE_TIMING] = "impossible_timing",
     [VERDICT_INCONSISTENT_TIMING] = "inconsistent_timing",
+    [VERDICT_REPLY_REFUSED] = "reply_refused",
+    [VERDICT_DUPLICATE] = "duplicate",
 };
 
 #define NSTATUS (sizeof(status_names) / sizeof(status_names[0]))

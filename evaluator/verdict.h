@@ -44,6 +44,9 @@ enum verdict_status {
     VERDICT_REJECTED_OUTPUT = 7,
     VERDICT_IMPOSSIBLE_TIMING = 8,
     VERDICT_INCONSISTENT_TIMING = 9, /* held-out times do not fit the visible ones */
+    /* Only kiln optimize's proposer side: nothing was compiled or run. */
+    VERDICT_REPLY_REFUSED = 10, /* no candidate: the model call failed or its reply was refused */
+    VERDICT_DUPLICATE = 11,     /* the same source and tunables as an earlier candidate */
 };
 
 struct verdict_output {

@@ -6,12 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "fsutil.h"
 #include "replay.h"
 #include "runarchive.h"
+#include "text.h"
 
 /* The command line as one string, for ARCHIVE.json. */
 static void join_argv(int argc, char **argv, char *out, size_t cap)
@@ -19,6 +22,31 @@ static void join_argv(int argc, char **argv, char *out, size_t cap)
     size_t off = (size_t)snprintf(out, cap, "kiln");
     for (int i = 0; i < argc && off < cap; i++)
         off += (size_t)snprintf(out + off, cap - off, " %s", argv[i]);
+}
+
+/* A run made without --keep-inputs dropped work/inputs when it finished:
+ * its archive holds the record but not the data the candidates ran on.
+ * Said once, with what that means for kiln replay. */
+static void note_no_inputs(const char *run_dir)
+{
+    char path[PATH_MAX], given[PATH_MAX];
+    struct stat st;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (fs_join(path, sizeof(path), run_dir, "work/inputs", &e) != KILN_OK ||
+        fs_join(given, sizeof(given), run_dir, "given/inputs", &e) != KILN_OK ||
+        (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
+        (lstat(given, &st) == 0 && S_ISDIR(st.st_mode)))
+        return;
+    char shown[PATH_MAX * 4];
+    fprintf(stderr,
+            "kiln: note: %s holds no inputs: the run was made without --keep-inputs, so its "
+            "generated inputs and references were removed when it finished. The archive holds "
+            "its record (sources, verdicts, timings, logs, the workload with its scripts and "
+            "seed); kiln replay regenerates the inputs and references from that seed and "
+            "re-runs the candidates on them, it cannot re-check them against the original "
+            "bytes. To archive those, run kiln optimize --keep-inputs.\n",
+            text_escape_control(shown, sizeof(shown), run_dir));
 }
 
 static int exit_for(const struct kiln_err *err)
@@ -60,6 +88,7 @@ int cmd_archive(int argc, char **argv)
         cli_report("archive", &err);
         return exit_for(&err);
     }
+    note_no_inputs(o.run_dir);
     printf("kiln: archived %s to %s%s\n", o.run_dir, written, o.sign_key ? " (signed)" : "");
     return KILN_EXIT_OK;
 }

@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "candidate.h"
+#include "digest.h"
 #include "fdio.h"
 #include "fsutil.h"
+#include "hwdesc.h"
 #include "opt_profile.h"
 #include "optimize_impl.h"
 #include "runrec.h"
@@ -174,17 +176,55 @@ static void keep_log_file(struct opt_run *r, const char *from_dir, const char *n
     free(tail);
 }
 
-/* Copies a small file of the candidate's scratch into its record. */
-static void keep_file(struct opt_run *r, const char *from_dir, const char *name, const char *id)
+/* Copies a JSON file the harness returned (timings.json, status.json) into
+ * the candidate's record. The sandbox lets it grow to TIMINGS_MAX_BYTES, and
+ * a candidate shares the harness's process on the cpu backend: a passing
+ * candidate's is kept up to OPT_JSON_PASS_MAX (a legitimate one is KBs), a
+ * failed one's up to OPT_LOG_FILE_MAX, both within the run's log budget.
+ * A JSON document cut in two would not parse: one over its cap is not
+ * kept, and candidates/NNN/cut.txt says which file, how big, and why. */
+static void keep_json_file(struct opt_run *r, const char *from_dir, const char *name,
+                           const char *id, bool passed)
 {
     char path[PATH_MAX + 32], rel[96];
     snprintf(path, sizeof(path), "%s/%s", from_dir, name);
     snprintf(rel, sizeof(rel), "candidates/%s/%s", id, name);
-    char *data;
-    size_t len;
+    size_t left = r->log_bytes < OPT_LOG_RUN_MAX ? OPT_LOG_RUN_MAX - r->log_bytes : 0;
+    size_t cap = passed ? OPT_JSON_PASS_MAX : OPT_LOG_FILE_MAX;
+    cap = cap < left ? cap : left;
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (fs_read_file(path, 32u << 20, &data, &len, &e) == KILN_OK) {
+    if ((size_t)st.st_size > cap) {
+        char note[512];
+        int n = snprintf(note, sizeof(note),
+                         "%s not kept: %lld bytes, over the %zu KiB kiln keeps of it for a %s "
+                         "candidate (run budget %u MiB; results/README.md \"Log limits\")\n",
+                         name, (long long)st.st_size, cap >> 10, passed ? "passing" : "failed",
+                         OPT_LOG_RUN_MAX >> 20);
+        snprintf(rel, sizeof(rel), "candidates/%s/cut.txt", id);
+        char *old = NULL, *both = NULL;
+        size_t olen = 0;
+        if (runrec_read(&r->rr, rel, 64u << 10, &old, &olen, &e) != KILN_OK)
+            olen = 0;
+        kiln_err_clear(&e);
+        both = malloc(olen + (size_t)n);
+        if (both) {
+            if (olen)
+                memcpy(both, old, olen);
+            memcpy(both + olen, note, (size_t)n);
+            (void)(runrec_write(&r->rr, rel, both, olen + (size_t)n, &e) == KILN_OK);
+        }
+        free(old);
+        free(both);
+        return;
+    }
+    char *data;
+    size_t len;
+    if (fs_read_file(path, cap, &data, &len, &e) == KILN_OK) {
+        r->log_bytes += len;
         (void)(runrec_write(&r->rr, rel, data, len, &e) == KILN_OK);
         free(data);
     }
@@ -274,8 +314,8 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     eval_session_candidate_dir(r->s, a->id, false, cdir, sizeof(cdir));
     char run_out[PATH_MAX + 8];
     snprintf(run_out, sizeof(run_out), "%s/run", cdir);
-    keep_file(r, run_out, "timings.json", a->id);
-    keep_file(r, run_out, "status.json", a->id);
+    keep_json_file(r, run_out, "timings.json", a->id, a->status == VERDICT_PASS);
+    keep_json_file(r, run_out, "status.json", a->id, a->status == VERDICT_PASS);
     keep_log_file(r, run_out, "log.txt", a->id);
     /* --profile: a new best is profiled while its scratch still exists. */
     json_t *prof = rc == KILN_OK
@@ -284,6 +324,9 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     struct kiln_err ignore;
     kiln_err_clear(&ignore);
     (void)(fs_remove_tree(cdir, &ignore) == KILN_OK); /* big outputs: not kept */
+    /* Its held-out check's scratch too: one per candidate, they add up. */
+    eval_session_candidate_dir(r->s, a->id, true, cdir, sizeof(cdir));
+    (void)(fs_remove_tree(cdir, &ignore) == KILN_OK);
     if (rc != KILN_OK) {
         json_decref(prof);
         return rc;
@@ -336,6 +379,14 @@ enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct propo
                            .max_iterations = r->o.max_iterations,
                            .profile = opt_profile_text(r->op),
                            .findings = r->findings.text};
+    if (!r->hardware_known && strcmp(proposer_name(r->prop), "llm") == 0) {
+        /* Asked once: the prompt names the device the candidates run on;
+         * with --executor slurm that is a node's, not this host's: none. */
+        if (!r->o.runner)
+            hwdesc_describe(st.backend, r->o.gpu, r->hardware, sizeof(r->hardware));
+        r->hardware_known = true;
+    }
+    st.hardware = r->hardware;
     if (!replaying)
         opt_progress(r, it, "propose");
     enum kiln_rc rc = proposer_propose(r->prop, &st, p, err);
@@ -369,15 +420,60 @@ enum kiln_rc opt_write_proposal(struct opt_run *r, int it, const struct proposal
     return rc;
 }
 
+/* A proposal with no candidate to compile (the model call failed, or its
+ * reply was refused: not JSON, a field missing, another language): its
+ * own status, so neither the model nor a reader takes it for a compiler's
+ * verdict on a kernel. */
 void opt_invalid_outcome(const struct proposal *p, int it, struct eval_outcome *o)
 {
     char id[8];
     snprintf(id, sizeof(id), "%03d", it);
     memset(o, 0, sizeof(*o));
     verdict_init(&o->v, id);
-    verdict_fail(&o->v, VERDICT_COMPILE_ERROR, "%s", p->invalid);
+    verdict_fail(&o->v, VERDICT_REPLY_REFUSED, "%s", p->invalid);
     verdict_finish(&o->v, NULL);
     snprintf(o->stage, sizeof(o->stage), "propose");
+}
+
+/* The recorded candidate `p` repeats byte for byte (its source, and its
+ * tunable values when it has them), or -1. */
+static int duplicate_of(const struct opt_run *r, const struct proposal *p)
+{
+    if (!p->source)
+        return -1;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct opt_attempt *a = &r->hist[i];
+        if (!a->source || a->len != p->len || memcmp(a->source, p->source, p->len) != 0 ||
+            a->has_config != p->has_config)
+            continue;
+        if (p->has_config && (a->nconfig != p->nconfig ||
+                              memcmp(a->config, p->config, p->nconfig * sizeof(p->config[0]))))
+            continue;
+        return (int)i;
+    }
+    return -1;
+}
+
+bool opt_duplicate_outcome(const struct opt_run *r, const struct proposal *p, int it,
+                           struct eval_outcome *o)
+{
+    int d = p->invalid[0] ? -1 : duplicate_of(r, p);
+    if (d < 0)
+        return false;
+    const struct opt_attempt *a = &r->hist[d];
+    char id[8], hex[SHA256_HEX_LEN + 1];
+    snprintf(id, sizeof(id), "%03d", it);
+    sha256_hex_of(p->source, p->len, hex);
+    memset(o, 0, sizeof(*o));
+    verdict_init(&o->v, id);
+    verdict_fail(&o->v, VERDICT_DUPLICATE,
+                 "duplicate of %s: the same source (SHA-256 %.16s)%s, not evaluated again; %s "
+                 "was %s%s%.200s",
+                 a->id, hex, p->has_config ? " and tunables" : "", a->id,
+                 verdict_status_name(a->status), a->reason[0] ? ": " : "", a->reason);
+    verdict_finish(&o->v, NULL);
+    snprintf(o->stage, sizeof(o->stage), "propose");
+    return true;
 }
 
 enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, struct eval_outcome *o,
@@ -403,6 +499,8 @@ static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, st
     memset(&o, 0, sizeof(o));
     if (rc == KILN_OK && p.invalid[0]) {
         opt_invalid_outcome(&p, it, &o);
+    } else if (rc == KILN_OK && opt_duplicate_outcome(r, &p, it, &o)) {
+        /* judged: the model hears it in the next prompt's history */
     } else if (rc == KILN_OK) {
         opt_progress(r, it, "evaluate");
         eval_session_set_short_run(r->s, p.iterations);

@@ -7,6 +7,7 @@
  */
 #include "optimize.h"
 
+#include <dirent.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -175,6 +176,41 @@ enum kiln_rc opt_record_environment(struct opt_run *r, const char *when, struct 
     return rc;
 }
 
+/* The run's scratch: every candidate's work/cand-* (its inputs laid out
+ * for the sandbox, its artifact, its outputs), the baseline's, profiles.
+ * Nothing of it is read again, by this run or by kiln resume (the record is
+ * in candidates/; resume needs work/inputs* and work/lock, which stay, as
+ * does work/baseline: the baseline's few KB of raw samples and log).
+ * Gone however the run ends: a finished run, Ctrl-C or an error. */
+static void drop_scratch(const struct opt_run *r)
+{
+    static const char *const kept[] = {"inputs", "inputs-held", "lock", "baseline"};
+    char work[PATH_MAX];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    /* Only a run this process holds: a resume refused for a live run must
+     * not touch that run's scratch. */
+    if (r->lock_fd < 0 || !r->rr.dir[0] ||
+        runrec_path(&r->rr, "work", work, sizeof(work), &e) != KILN_OK)
+        return;
+    DIR *d = opendir(work);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        bool keep = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+        for (size_t i = 0; !keep && i < sizeof(kept) / sizeof(kept[0]); i++)
+            keep = strcmp(de->d_name, kept[i]) == 0;
+        char path[PATH_MAX];
+        if (keep || fs_join(path, sizeof(path), work, de->d_name, &e) != KILN_OK)
+            continue;
+        if (fs_remove_tree(path, &e) != KILN_OK)
+            fprintf(stderr, "kiln: warning: scratch %s stays: %s\n", path, e.msg);
+        kiln_err_clear(&e);
+    }
+    closedir(d);
+}
+
 void opt_run_free(struct opt_run *r)
 {
     /* A status line still on screen ends before the caller's message. */
@@ -194,6 +230,7 @@ void opt_run_free(struct opt_run *r)
     proposer_free(r->prop);
     opt_profile_close(r->op);
     eval_session_close(r->s);
+    drop_scratch(r); /* after the session: its workers are stopped */
     opt_given_free(&r->given);
     docs_index_close(r->docs);
     tuner_findings_free(&r->findings);

@@ -33,6 +33,8 @@
  * OPT_LOG_RUN_MAX; past that a log is replaced by a line with its size. */
 #define OPT_LOG_FILE_MAX (256u << 10)
 #define OPT_LOG_RUN_MAX  (64u << 20)
+/* A passing candidate's timings.json / status.json (opt_candidate.c). */
+#define OPT_JSON_PASS_MAX (4u << 20)
 
 struct opt_profile;
 struct docs_index;
@@ -82,7 +84,9 @@ struct opt_run {
     struct tuner_findings findings; /* --tuner-run; text NULL without */
     char replay_start[4096];        /* --proposer replay: the replayed run's own start, or "" */
     size_t log_bytes;               /* logs this run has kept so far (OPT_LOG_RUN_MAX) */
-    int lock_fd;                    /* runrec_lock's, held until opt_run_free; -1: none */
+    char hardware[384];             /* the prompt's hardware line (hwdesc.h), once asked */
+    bool hardware_known;
+    int lock_fd; /* runrec_lock's, held until opt_run_free; -1: none */
     /* The status line (opt_progress): drawn on a terminal only, redrawn
      * under each log line (opt_log); its count never goes backwards, also
      * when --jobs N candidates finish out of order. */
@@ -139,6 +143,11 @@ enum kiln_rc opt_write_proposal(struct opt_run *r, int it, const struct proposal
 
 /* The outcome of an invalid proposal (stage "propose"). */
 void opt_invalid_outcome(const struct proposal *p, int it, struct eval_outcome *o);
+/* When `p` repeats a recorded candidate (same source, same tunables): its
+ * outcome, status duplicate naming the earlier one, and true; it is not
+ * evaluated again. */
+bool opt_duplicate_outcome(const struct opt_run *r, const struct proposal *p, int it,
+                           struct eval_outcome *o);
 
 /* Records candidate `it` (takes the verdict's cases out of *o), appends its
  * history entry, feeds the proposer back. */

@@ -158,7 +158,10 @@ static enum kiln_rc slot_start(struct opt_run *r, struct opt_slot *sl, bool *jud
         *judged = true;
         return KILN_OK;
     }
-    return wait_compile(r, sl, err);
+    enum kiln_rc rc = wait_compile(r, sl, err); /* reaped either way */
+    if (rc == KILN_OK && opt_duplicate_outcome(r, &sl->p, sl->it, &sl->o))
+        *judged = true;
+    return rc;
 }
 
 /* Evaluates the candidate up to its harness run, which is submitted on the

@@ -56,6 +56,8 @@ struct opt_state {
     /* --tuner-run: an earlier tuner run's findings, kiln's own text
      * (tuner_findings.h); NULL: the tuned attempts of this run's history */
     const char *findings;
+    /* The hardware the candidates run on, one line (hwdesc.h), or NULL */
+    const char *hardware;
 };
 
 struct proposal {

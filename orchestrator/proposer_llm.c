@@ -35,7 +35,7 @@ static const char format_rules[] =
     "- Scalar types: int32 -> int, int64 -> long long, float32 -> float, float64 -> double; "
     "tensors are pointers (const for inputs).\n";
 
-static void put_signature(struct strbuf *sb, const struct workload *wl)
+static void put_signature(struct strbuf *sb, const struct workload *wl, enum kiln_backend b)
 {
     strbuf_puts(sb, "Signature (argument order):\n");
     for (size_t i = 0; i < wl->nargs; i++) {
@@ -56,6 +56,8 @@ static void put_signature(struct strbuf *sb, const struct workload *wl)
     }
     strbuf_puts(sb, "Cases (sizes):\n");
     for (size_t c = 0; c < wl->ncases; c++) {
+        if (!(wl->cases[c].backends & b)) /* another backend's case: never run here */
+            continue;
         strbuf_printf(sb, "- %s (%s):", wl->cases[c].name,
                       wl->cases[c].kind == WL_CASE_PERFORMANCE ? "performance, scored"
                                                                : "correctness only");
@@ -118,9 +120,12 @@ char *proposer_build_prompt(const struct opt_state *st)
     struct strbuf sb;
     strbuf_init(&sb);
     const struct workload *wl = st->wl;
-    strbuf_printf(&sb, "Workload %s (%s backend). %s\n\n", wl->name, kiln_backend_name(st->backend),
+    strbuf_printf(&sb, "Workload %s (%s backend). %s\n", wl->name, kiln_backend_name(st->backend),
                   wl->description);
-    put_signature(&sb, wl);
+    if (st->hardware && st->hardware[0])
+        strbuf_printf(&sb, "Hardware: %s.\n", st->hardware);
+    strbuf_puts(&sb, "\n");
+    put_signature(&sb, wl, st->backend);
     strbuf_printf(&sb, "\n%s\n", format_rules);
     if (st->reference)
         strbuf_printf(&sb, "The starting kernel: %s\n", st->reference->v.summary);

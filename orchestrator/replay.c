@@ -718,7 +718,9 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         verdict_status_of(s.dir, id, old, sizeof(old));
         if (stage && !strcmp(stage, "propose")) { /* nothing was run: nothing to redo */
             if (o->format == REPLAY_TEXT)
-                printf("candidate %s: an invalid proposal in the run, nothing to re-run\n", id);
+                printf("candidate %s: %s in the run, before anything was compiled: nothing to "
+                       "re-run\n",
+                       id, old);
             continue;
         }
         snprintf(src_path, sizeof(src_path), "%s/candidates/%s/candidate.%s", s.dir, id,

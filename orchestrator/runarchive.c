@@ -7,10 +7,12 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -406,9 +408,9 @@ enum kiln_rc runarchive_write(const struct runarchive_write_opts *o, char *writt
 
 /* -------------------------------------------------------------- reading */
 
-/* Decompresses the zstd stream into `tfd`, at most lim->max_tar_bytes. */
-static enum kiln_rc decompress(struct archive *a, int tfd, const struct runarchive_limits *lim,
-                               struct kiln_err *err)
+/* Decompresses the zstd stream into `tfd`, at most `bound` bytes (what the
+ * survey found the tar to hold, with its end blocks and padding). */
+static enum kiln_rc decompress(struct archive *a, int tfd, uint64_t bound, struct kiln_err *err)
 {
     struct archive_entry *e;
     int r = archive_read_next_header(a, &e);
@@ -430,11 +432,11 @@ static enum kiln_rc decompress(struct archive *a, int tfd, const struct runarchi
                              (unsigned long long)total,
                              archive_error_string(a) ? archive_error_string(a) : "zstd error");
         total += (uint64_t)n;
-        if (total > lim->max_tar_bytes)
-            return kiln_fail(err, KILN_E_LIMIT,
-                             "the archive unpacks to more than %llu bytes: not a kiln archive, "
-                             "or a larger limit is needed",
-                             (unsigned long long)lim->max_tar_bytes);
+        if (total > bound)
+            return kiln_fail(err, KILN_E_REJECTED,
+                             "the archive's stream goes on past the end of its tar (%llu bytes "
+                             "with padding): not a kiln archive",
+                             (unsigned long long)bound);
         const char *p = buf;
         for (size_t left = (size_t)n; left > 0;) {
             ssize_t wn = write(tfd, p, left);
@@ -504,6 +506,188 @@ static enum kiln_rc check_signature(const struct runarchive *ar, const char *all
     return KILN_OK;
 }
 
+/* Where the archive comes from; read twice (survey, then extraction). */
+struct source {
+    int fd; /* -1: data/len */
+    const void *data;
+    size_t len;
+};
+
+/* A fresh reader of `src`: the tar format (the survey) or the raw stream. */
+static struct archive *reader_open(const struct source *src, bool tar, struct kiln_err *err)
+{
+    struct archive *a = archive_read_new();
+    if (!a || archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
+        (tar ? archive_read_support_format_tar(a) : archive_read_support_format_raw(a)) !=
+            ARCHIVE_OK) {
+        if (a)
+            archive_read_free(a);
+        kiln_fail(err, KILN_E_UNSUPPORTED, "libarchive without zstd support");
+        return NULL;
+    }
+    int r;
+    if (src->fd < 0) {
+        r = archive_read_open_memory(a, src->data, src->len);
+    } else if (lseek(src->fd, 0, SEEK_SET) != 0) {
+        archive_read_free(a);
+        kiln_fail_errno(err, KILN_E_USAGE, "the archive must be a regular file (read twice)");
+        return NULL;
+    } else {
+        r = archive_read_open_fd(a, src->fd, 1 << 16);
+    }
+    if (r != ARCHIVE_OK) {
+        kiln_fail(err, KILN_E_REJECTED, "not a readable archive: %s",
+                  archive_error_string(a) ? archive_error_string(a) : "?");
+        archive_read_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* Bytes free to this user in the filesystem of `dir`; UINT64_MAX unknown. */
+static uint64_t free_bytes(const char *dir)
+{
+    struct statvfs vs;
+    if (statvfs(dir, &vs) != 0)
+        return UINT64_MAX;
+    return (uint64_t)vs.f_bavail * (uint64_t)vs.f_frsize;
+}
+
+/* One tar entry as its header declares it. */
+struct declared {
+    char *name;
+    uint64_t size;
+    bool dir;
+};
+
+/* Bytes of tar entries MANIFEST does not account for (an extra file, one
+ * grown) let through to the full check, which names them: changed, extra,
+ * renamed. Past that, the survey refuses at the entry. */
+#define UNDECLARED_MAX (1u << 20)
+
+struct survey {
+    struct declared *e;
+    size_t n, cap;
+    char *manifest; /* TOP/MANIFEST's text */
+    size_t manifest_len;
+    uint64_t tar_bytes; /* headers, data and padding as declared, with the end blocks */
+};
+
+static void survey_free(struct survey *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->e[i].name);
+    free(s->e);
+    free(s->manifest);
+    memset(s, 0, sizeof(*s));
+}
+
+static enum kiln_rc survey_entry(struct archive *a, struct archive_entry *ae, struct survey *s,
+                                 const struct runarchive_limits *lim, uint64_t room,
+                                 const char *root, struct kiln_err *err)
+{
+    const char *name = archive_entry_pathname(ae) ? archive_entry_pathname(ae) : "";
+    int64_t sz = archive_entry_size_is_set(ae) ? archive_entry_size(ae) : 0;
+    uint64_t size = sz > 0 ? (uint64_t)sz : 0;
+    if (s->n >= lim->max_files)
+        return kiln_fail(err, KILN_E_LIMIT, "the archive holds more than %zu entries",
+                         lim->max_files);
+    if (size > lim->max_file_bytes)
+        return kiln_fail(err, KILN_E_LIMIT,
+                         "tar entry \"%.255s\" declares %llu bytes, more than "
+                         "%zu",
+                         name, (unsigned long long)size, lim->max_file_bytes);
+    s->tar_bytes += 512 + (size + 511) / 512 * 512;
+    /* The stream lands twice: unpacked into a temporary file, then its
+     * files into the directory. Said before a byte of it is written. */
+    if (s->tar_bytes > lim->max_tar_bytes || (room != UINT64_MAX && s->tar_bytes > room / 2))
+        return kiln_fail(
+            err, KILN_E_LIMIT,
+            "tar entry \"%.255s\" (%llu bytes) brings the archive to %llu bytes of "
+            "tar, more than %s (%llu bytes): free space in %s (or set TMPDIR), or "
+            "not a kiln archive",
+            name, (unsigned long long)size, (unsigned long long)s->tar_bytes,
+            s->tar_bytes > lim->max_tar_bytes ? "kiln's limit" : "half of the free space",
+            (unsigned long long)(s->tar_bytes > lim->max_tar_bytes ? lim->max_tar_bytes : room / 2),
+            root);
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        struct declared *grown = realloc(s->e, cap * sizeof(*grown));
+        if (!grown)
+            return kiln_fail(err, KILN_E_NOMEM, "archive: out of memory");
+        s->e = grown;
+        s->cap = cap;
+    }
+    s->e[s->n] = (struct declared){strdup(name), size, archive_entry_filetype(ae) == AE_IFDIR};
+    if (!s->e[s->n].name)
+        return kiln_fail(err, KILN_E_NOMEM, "archive: out of memory");
+    s->n++;
+    const char *slash = strchr(name, '/');
+    if (!slash || strcmp(slash + 1, MANIFEST_NAME) != 0 || s->manifest)
+        return archive_read_data_skip(a) == ARCHIVE_OK
+                   ? KILN_OK
+                   : kiln_fail(err, KILN_E_REJECTED, "the archive is truncated or corrupt: %s",
+                               archive_error_string(a) ? archive_error_string(a) : "?");
+    if (size > MANIFEST_MAX_BYTES)
+        return kiln_fail(err, KILN_E_LIMIT, "%s is larger than %u bytes", name, MANIFEST_MAX_BYTES);
+    s->manifest = malloc(size + 1);
+    if (!s->manifest)
+        return kiln_fail(err, KILN_E_NOMEM, "archive: out of memory");
+    la_ssize_t got = archive_read_data(a, s->manifest, size);
+    if (got != (la_ssize_t)size)
+        return kiln_fail(err, KILN_E_REJECTED, "%s is truncated", name);
+    s->manifest_len = size;
+    return KILN_OK;
+}
+
+/* Pass one, nothing written: the tar's headers as declared, each bounded by
+ * kiln's limits and the free space as it comes, then every entry's size
+ * against what the archive's MANIFEST declares for it. A zstd stream of
+ * zeros (an empty tar followed by gigabytes) stops here at once. */
+static enum kiln_rc survey_archive(const struct source *src, const struct runarchive_limits *lim,
+                                   const char *root, struct survey *s, struct kiln_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    struct archive *a = reader_open(src, true, err);
+    if (!a)
+        return err->rc;
+    uint64_t room = free_bytes(root);
+    enum kiln_rc rc = KILN_OK;
+    struct archive_entry *ae;
+    int r;
+    while (rc == KILN_OK && (r = archive_read_next_header(a, &ae)) == ARCHIVE_OK)
+        rc = survey_entry(a, ae, s, lim, room, root, err);
+    if (rc == KILN_OK && r != ARCHIVE_EOF)
+        rc = kiln_fail(err, KILN_E_REJECTED, "not a readable archive: %s",
+                       archive_error_string(a) ? archive_error_string(a) : "?");
+    archive_read_free(a);
+    s->tar_bytes += 1024; /* the two end blocks */
+    if (rc == KILN_OK && !s->manifest)
+        rc = kiln_fail(err, KILN_E_REJECTED, "the archive has no MANIFEST: not a kiln archive");
+    struct manifest m;
+    memset(&m, 0, sizeof(m));
+    if (rc == KILN_OK)
+        rc = manifest_parse(s->manifest, s->manifest_len, &m, err);
+    uint64_t undeclared = 0;
+    for (size_t i = 0; rc == KILN_OK && i < s->n; i++) {
+        const char *slash = strchr(s->e[i].name, '/');
+        const char *rel = slash ? slash + 1 : "";
+        if (!strcmp(rel, MANIFEST_NAME) || !strcmp(rel, SIG_NAME) || !rel[0] || s->e[i].dir)
+            continue;
+        const struct manifest_entry *me = manifest_find(&m, rel);
+        uint64_t over = me && me->size >= s->e[i].size ? 0 : s->e[i].size - (me ? me->size : 0);
+        undeclared += over;
+        if (undeclared > UNDECLARED_MAX)
+            rc = kiln_fail(err, KILN_E_REJECTED,
+                           "tar entry \"%.255s\" declares %llu bytes, but MANIFEST %s: the "
+                           "archive was changed after it was sealed (not extracted)",
+                           s->e[i].name, (unsigned long long)s->e[i].size,
+                           me ? "declares fewer" : "does not list it");
+    }
+    manifest_free(&m);
+    return rc;
+}
+
 static enum kiln_rc make_root(const char *parent, char *out, size_t cap, struct kiln_err *err)
 {
     if (!parent)
@@ -515,7 +699,7 @@ static enum kiln_rc make_root(const char *parent, char *out, size_t cap, struct 
     return KILN_OK;
 }
 
-static enum kiln_rc open_common(struct archive *a, const char *tmp_parent,
+static enum kiln_rc open_common(const struct source *src, const char *tmp_parent,
                                 const struct runarchive_limits *lim, const char *allowed,
                                 struct runarchive *out, struct kiln_err *err)
 {
@@ -524,12 +708,22 @@ static enum kiln_rc open_common(struct archive *a, const char *tmp_parent,
     enum kiln_rc rc = make_root(tmp_parent, out->root, sizeof(out->root), err);
     if (rc != KILN_OK)
         return rc;
-    int dfd = open(out->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct survey sv;
+    rc = survey_archive(src, lim, out->root, &sv, err);
+    /* Room for the tar's end: a tar writer pads to its record size. */
+    uint64_t bound = sv.tar_bytes + 20 * 512;
+    survey_free(&sv);
+    struct archive *a = rc == KILN_OK ? reader_open(src, false, err) : NULL;
+    if (rc == KILN_OK && !a)
+        rc = err->rc;
+    int dfd = rc == KILN_OK ? open(out->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     int tfd = dfd < 0 ? -1 : openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (dfd < 0 || tfd < 0)
+    if (rc == KILN_OK && (dfd < 0 || tfd < 0))
         rc = kiln_fail_errno(err, KILN_E_IO, "a temporary file in %s", out->root);
     if (rc == KILN_OK)
-        rc = decompress(a, tfd, lim, err);
+        rc = decompress(a, tfd, bound, err);
+    if (a)
+        archive_read_free(a);
     /* Any depth up to MANIFEST's: top/x, top/x/y, ... */
     char *pats[MAX_DEPTH];
     size_t np = 0;
@@ -546,7 +740,8 @@ static enum kiln_rc open_common(struct archive *a, const char *tmp_parent,
     struct tar_rules rules = {.patterns = (const char *const *)pats,
                               .n_patterns = np,
                               .max_file_bytes = lim->max_file_bytes,
-                              .max_total_bytes = (size_t)lim->max_tar_bytes,
+                              .max_total_bytes =
+                                  (size_t)(bound < lim->max_tar_bytes ? bound : lim->max_tar_bytes),
                               .max_files = lim->max_files};
     struct tar_names names;
     memset(&names, 0, sizeof(names));
@@ -600,17 +795,6 @@ static enum kiln_rc open_common(struct archive *a, const char *tmp_parent,
     return rc;
 }
 
-static struct archive *reader_new(void)
-{
-    struct archive *a = archive_read_new();
-    if (a && (archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
-              archive_read_support_format_raw(a) != ARCHIVE_OK)) {
-        archive_read_free(a);
-        a = NULL;
-    }
-    return a;
-}
-
 enum kiln_rc runarchive_open(const char *path, const char *tmp_parent,
                              const struct runarchive_limits *lim, const char *allowed_signers,
                              struct runarchive *out, struct kiln_err *err)
@@ -620,17 +804,8 @@ enum kiln_rc runarchive_open(const char *path, const char *tmp_parent,
     if (fd < 0)
         return kiln_fail_errno(err, errno == ENOENT ? KILN_E_NOTFOUND : KILN_E_IO, "opening %s",
                                path);
-    struct archive *a = reader_new();
-    enum kiln_rc rc = KILN_OK;
-    if (!a)
-        rc = kiln_fail(err, KILN_E_UNSUPPORTED, "libarchive without zstd support");
-    else if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
-        rc = kiln_fail(err, KILN_E_REJECTED, "not a readable archive: %s",
-                       archive_error_string(a) ? archive_error_string(a) : "?");
-    if (rc == KILN_OK)
-        rc = open_common(a, tmp_parent, lim, allowed_signers, out, err);
-    if (a)
-        archive_read_free(a);
+    struct source src = {fd, NULL, 0};
+    enum kiln_rc rc = open_common(&src, tmp_parent, lim, allowed_signers, out, err);
     close(fd);
     if (rc != KILN_OK)
         kiln_err_prefix(err, "%s", path);
@@ -642,18 +817,8 @@ enum kiln_rc runarchive_open_mem(const void *data, size_t len, const char *tmp_p
                                  struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
-    struct archive *a = reader_new();
-    enum kiln_rc rc = KILN_OK;
-    if (!a)
-        rc = kiln_fail(err, KILN_E_UNSUPPORTED, "libarchive without zstd support");
-    else if (archive_read_open_memory(a, data, len) != ARCHIVE_OK)
-        rc = kiln_fail(err, KILN_E_REJECTED, "not a readable archive: %s",
-                       archive_error_string(a) ? archive_error_string(a) : "?");
-    if (rc == KILN_OK)
-        rc = open_common(a, tmp_parent, lim, NULL, out, err);
-    if (a)
-        archive_read_free(a);
-    return rc;
+    struct source src = {-1, data, len};
+    return open_common(&src, tmp_parent, lim, NULL, out, err);
 }
 
 void runarchive_close(struct runarchive *a)

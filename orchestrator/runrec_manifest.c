@@ -44,9 +44,10 @@ struct in_flight {
 static bool candidate_in_flight(const char *path, void *ctx)
 {
     struct in_flight *f = ctx;
-    static const char *const files[] = {
-        "exchange.json", "candidate.cu", "candidate.c", "verdict.json", "compile.log",
-        "compile.json",  "timings.json", "status.json", "log.txt",      "profile.json"};
+    static const char *const files[] = {"exchange.json", "candidate.cu", "candidate.c",
+                                        "verdict.json",  "compile.log",  "compile.json",
+                                        "timings.json",  "status.json",  "log.txt",
+                                        "profile.json",  "cut.txt"};
     const char *p = path + 11;
     if (strncmp(path, "candidates/", 11) || p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9' ||
         p[2] < '0' || p[2] > '9' || p[3] != '/')

@@ -50,14 +50,12 @@ static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_
     verdict_fail(&out->v, s, "%s", why);
 }
 
-enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
-                                  struct kiln_err *err)
+enum kiln_rc eval_device_props(const char *harness_cuda, int gpu, struct gpu_props *props,
+                               struct kiln_err *err)
 {
     struct gpuinfo g[GPUINFO_MAX];
     size_t ng = 0;
     enum kiln_rc rc;
-    *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
-                                   .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
     if ((rc = gpuinfo_list("/proc", g, &ng, err)) != KILN_OK)
         return rc;
     if (gpu < 0 || (size_t)gpu >= ng)
@@ -70,9 +68,18 @@ enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stat
     if (status != 0)
         return kiln_fail(err, KILN_E_CHILD, "%s --device-props %s failed (status %d): %.200s",
                          harness_cuda, g[gpu].bus_id, status, text);
+    return gpupeak_parse_props(text, props, err);
+}
+
+enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
+                                  struct kiln_err *err)
+{
+    *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
+                                   .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
     struct gpu_props props;
     struct gpu_peaks peaks;
-    if ((rc = gpupeak_parse_props(text, &props, err)) != KILN_OK ||
+    enum kiln_rc rc;
+    if ((rc = eval_device_props(harness_cuda, gpu, &props, err)) != KILN_OK ||
         (rc = gpupeak_compute(&props, &peaks, err)) != KILN_OK)
         return rc;
     out->bytes_per_s = peaks.bytes_per_s;

@@ -152,6 +152,12 @@ struct json_t *eval_ran_on_json(const struct eval_outcome *out);
 
 void eval_outcome_free(struct eval_outcome *out);
 
+/* What GPU `gpu` (kiln's index, gpuinfo.h) says about itself, from
+ * `harness_cuda --device-props` (kiln's own program, no sandbox needed). */
+struct gpu_props;
+enum kiln_rc eval_device_props(const char *harness_cuda, int gpu, struct gpu_props *props,
+                               struct kiln_err *err) KILN_NODISCARD;
+
 /* The physics floor's ceilings of GPU `gpu` (kiln's index, gpuinfo.h):
  * its properties from `harness_cuda --device-props`, peaks from
  * gpupeak_compute. On failure `out` holds no ceilings (no floor). */

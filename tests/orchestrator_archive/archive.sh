@@ -13,6 +13,9 @@
 #              not by number; a kernel without a partner is listed as unpaired,
 #              never judged; replay does not judge a kernel it cannot re-run as
 #              recorded
+#   bombs      a zstd stream of zeros and an entry grown past what MANIFEST
+#              declares are refused before anything is unpacked (under a 64 MiB
+#              file size limit, which unpacking them would break), naming why
 #   resume     kiln resume refuses a changed, missing or extra file and a
 #              run without MANIFEST, naming them
 . "${KILN_SOURCE_DIR:?KILN_SOURCE_DIR is not set (run through ctest)}/tests/pipeline_cli/lib.sh" || exit 1
@@ -103,6 +106,24 @@ roundtrip)
     env_line=$(grep -n '^environment' "$T/out" | head -1 | cut -d: -f1)
     first=$(grep -n '^candidate 00' "$T/out" | head -1 | cut -d: -f1)
     [ "$env_line" -lt "$first" ] || fail "the environment came after a judgement"
+    ;;
+bombs)
+    # 256 MiB of zeros: an empty tar, then the rest. kiln must not write it.
+    head -c 256M /dev/zero | zstd -q -1 -o "$T/zeros.tar.zst" || fail "zstd"
+    (ulimit -f 65536 && exec "$KILN_BIN" verify "$T/zeros.tar.zst") >"$T/out" 2>"$T/err"
+    rc=$?
+    [ "$rc" = 1 ] || fail "kiln verify of zeros: exit status $rc, expected 1 ($(cat "$T/err"))"
+    contains "$T/err" "the archive has no MANIFEST: not a kiln archive"
+    # A file grown by 200 MiB after sealing: refused at its entry.
+    "$KILN_BIN" archive "$RUN" -o "$T/good.tar.zst" >/dev/null || fail "kiln archive"
+    unpack "$T/good.tar.zst" "$T/u"
+    head -c 200M /dev/zero >>"$T/u/run-001/candidates/002/log.txt"
+    repack "$T/u" "$T/grown.tar.zst"
+    (ulimit -f 65536 && exec "$KILN_BIN" replay "$T/grown.tar.zst") >"$T/out" 2>"$T/err"
+    rc=$?
+    [ "$rc" = 1 ] || [ "$rc" = 2 ] || fail "kiln replay of a grown file: exit status $rc ($(cat "$T/err"))"
+    contains "$T/err" 'tar entry "run-001/candidates/002/log.txt" declares'
+    contains "$T/err" "but MANIFEST declares fewer"
     ;;
 tamper)
     "$KILN_BIN" archive "$RUN" -o "$T/good.tar.zst" >/dev/null || fail "kiln archive"

@@ -235,6 +235,10 @@ sigint)
     contains "$T/first.err" "continue it with: kiln resume $run"
     left=$(kiln_cgroups "$pid")
     [ -z "$left" ] || fail "cgroups left behind: $left"
+    # Stopped: its scratch is gone, the inputs resume reuses stay.
+    [ -z "$(find "$run/work" -maxdepth 1 -name 'cand-*')" ] ||
+        fail "scratch left after SIGINT: $(ls "$run/work")"
+    [ -d "$run/work/inputs" ] || fail "SIGINT dropped the inputs kiln resume needs"
     # The record is consistent: every history entry has its verdict, and no
     # verdict was recorded for the candidate that was interrupted.
     n=$(history_len "$run/history.json")

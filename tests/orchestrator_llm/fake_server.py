@@ -31,6 +31,8 @@ HUGE = 10 * 1024 * 1024
 # pipeline tests): the workload's own kernel.c with another UNROLL default.
 SAXPY_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads",
                        "saxpy", "kernel.c")
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline_cli",
+                        "fixtures")
 # saxpy_mix, by request number: a good candidate, malformed JSON, a missing
 # field, a source that does not compile, 500 then (the retry) a good one,
 # 401; good ones after that.
@@ -193,6 +195,12 @@ def saxpy_answer(kind):
         unroll = int(kind.split(":")[1]) if ":" in kind else 2
         return 200, envelope(json.dumps({"source": saxpy_source(unroll),
                                          "rationale": "UNROLL=%d" % unroll, "language": "c"}))
+    if kind.startswith("file:"):
+        # A fixture of tests/pipeline_cli/fixtures as the candidate.
+        name = os.path.basename(kind[len("file:"):])
+        with open(os.path.join(FIXTURES, name)) as f:
+            return 200, envelope(json.dumps({"source": f.read(), "rationale": name,
+                                             "language": "c"}))
     if kind == "utf8":
         # 601 bytes of rationale: a byte limit of 500 cuts inside an "é".
         return 200, envelope(json.dumps({"source": saxpy_source(2),

@@ -12,11 +12,17 @@
 #                     process survives kiln; resume redoes only what was in flight
 #   nvrtc_gpu         (GPU) --compiler nvrtc --jobs 2 on the cuda backend
 #   dotenv            a world-readable .env is refused before any work
-#   keep_inputs       a finished run drops work/inputs* unless --keep-inputs;
+#   keep_inputs       a finished run drops work/inputs* unless --keep-inputs, and
+#                     every candidate's scratch (work/cand-*) always;
 #                     --input-cases of a run without them says how to get them
 #   sigint_once       one Ctrl-C (SIGINT to the process group, as a terminal
 #                     sends it) while a candidate runs: the stop notice once
 #                     (issue 26 item 7), exit 130, the run resumable
+#   record_caps       a candidate that grows its timings.json to 8 MiB: not kept,
+#                     candidates/NNN/cut.txt says so
+#   duplicate         the model sends the same reply three times: evaluated once, then
+#                     recorded as duplicates of 001, which the next prompt says; the
+#                     prompt names this host's CPU and only the cpu cases
 #   findings          --tuner-run: a tune run's findings in an llm run's prompt; a
 #                     run of another workload, a corrupted history.json and a
 #                     changed record at resume refused; the start from best.c
@@ -221,7 +227,8 @@ llm)
     expect_rc 0 "kiln optimize --proposer llm"
     run=$RES/run-001
     check_run "$run" 6
-    statuses='["pass", "compile_error", "compile_error", "compile_error", "pass", "compile_error"]'
+    # Replies with no candidate to compile are reply_refused, not compile_error.
+    statuses='["pass", "reply_refused", "reply_refused", "compile_error", "pass", "reply_refused"]'
     expect_json "$run/history.json" '[h["status"] for h in d]' "$statuses"
     expect_json "$run/history.json" '[h["stage"] for h in d]' \
         '["pass", "propose", "propose", "compile", "pass", "propose"]'
@@ -403,6 +410,17 @@ keep_inputs)
         fail "the finished run kept its inputs: $(ls "$run/work")"
     [ -s "$run/summary.json" ] && [ -s "$run/best.c" ] || fail "the record is incomplete"
     expect_json "$run/run.json" 'd["keep_inputs"]' False
+    # The record only: no candidate's scratch (its laid-out cases), a few MB.
+    [ "$(ls "$run/work" | tr '\n' ' ')" = "baseline lock " ] ||
+        fail "the finished run kept scratch: $(ls "$run/work")"
+    [ -z "$(find "$run" -name cases)" ] || fail "cases left: $(find "$run" -name cases)"
+    kb=$(du -sk "$run" | cut -f1)
+    [ "$kb" -lt 4096 ] || fail "the finished run holds ${kb} KiB"
+    # Its archive says what it lacks and what replay will do instead.
+    run_kiln "$T/out" "$T/err" archive "$run" -o "$T/run-001.tar.zst"
+    expect_rc 0 "kiln archive of a run without inputs"
+    contains "$T/err" "holds no inputs: the run was made without --keep-inputs"
+    contains "$T/err" "kiln replay regenerates the inputs and references from that seed"
     run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --max-iterations 1 --results "$RES" \
         "${FAST[@]}" --input-cases "$run"
     expect_rc 2 "--input-cases of a run without its inputs"
@@ -414,7 +432,44 @@ keep_inputs)
     run=$RES/run-002
     ls "$run"/work/inputs/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs"
     ls "$run"/work/inputs-held/*/*-*/ok >/dev/null 2>&1 || fail "--keep-inputs dropped work/inputs-held"
+    [ -z "$(find "$run" -name 'cand-*')" ] || fail "--keep-inputs kept scratch: $(ls "$run/work")"
     expect_json "$run/run.json" 'd["keep_inputs"]' True
+    ;;
+duplicate)
+    python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
+    _kiln_bg_pids+=($!)
+    wait_for 10 test -s "$T/port" || fail "the fake server did not start"
+    url="http://127.0.0.1:$(cat "$T/port")/v1"
+    KILN_API_KEY=sk-test run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
+        --model saxpy_good:2 --base-url "$url" --max-iterations 3 --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize with identical replies"
+    run=$RES/run-001
+    expect_json "$run/history.json" '[h["status"] for h in d]' '["pass", "duplicate", "duplicate"]'
+    expect_json "$run/history.json" 'd[1]["reason"].startswith("duplicate of 001: the same source (SHA-256 ")' True
+    expect_json "$run/history.json" '[h["stage"] for h in d]' '["pass", "propose", "propose"]'
+    [ ! -e "$run/candidates/002/compile.json" ] || fail "the duplicate was compiled"
+    prompt3='d["request"]' # the request's JSON text: the prompt is in it
+    expect_json "$run/candidates/003/exchange.json" "'- 002: duplicate: duplicate of 001' in $prompt3" True
+    prompt1='d["request"]'
+    expect_json "$run/candidates/001/exchange.json" "'Hardware: ' in $prompt1 and 'cores online)' in $prompt1" True
+    expect_json "$run/candidates/001/exchange.json" "'- big (' in $prompt1 or '- big_odd (' in $prompt1" False
+    expect_json "$run/candidates/001/exchange.json" "'- cpu_4m (' in $prompt1" True
+    ;;
+record_caps)
+    python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &
+    _kiln_bg_pids+=($!)
+    wait_for 10 test -s "$T/port" || fail "the fake server did not start"
+    url="http://127.0.0.1:$(cat "$T/port")/v1"
+    KILN_API_KEY=sk-test run_kiln "$T/out" "$T/err" optimize saxpy --backend cpu --proposer llm \
+        --model saxpy_file:saxpy_big_timings.c --base-url "$url" --max-iterations 1 \
+        --results "$RES" "${FAST[@]}"
+    expect_rc 0 "kiln optimize of a candidate with a huge timings.json"
+    run=$RES/run-001
+    expect_json "$run/history.json" 'd[0]["status"]' runtime_error
+    [ ! -e "$run/candidates/001/timings.json" ] || fail "the 8 MiB timings.json was kept"
+    contains "$run/candidates/001/cut.txt" "timings.json not kept: 8388608 bytes, over the 256 KiB"
+    kb=$(du -sk "$run" | cut -f1)
+    [ "$kb" -lt 4096 ] || fail "the run holds ${kb} KiB"
     ;;
 findings)
     python3 "$KILN_SOURCE_DIR/tests/orchestrator_llm/fake_server.py" "$T/port" &

@@ -262,6 +262,35 @@ uids)
     expect_rc 2
     grep -qF "KILN_SANDBOX_UIDS='0:10' must be BASE:COUNT with BASE >= 65536" "$T/err" || fail "bad range not named"
     ;;
+mountinfo)
+    # SECURITY.md "What /proc/self/mountinfo shows": the sandbox's own mounts
+    # only (the host's root is detached), the image's binds and each --in
+    # source's host path as that mount's root, and nothing else of the host.
+    mkdir -p "$T/host-secret-dir" && echo x >"$T/host-secret-dir/f"
+    chmod -R a+rX "$T/host-secret-dir"
+    run script --in "$T/host-secret-dir:data" -- /usr/bin/cat /proc/self/mountinfo
+    expect_rc 0
+    python3 - "$T/out" "$T" "$SRC/images/script.json" <<'PY' || fail "mountinfo shows more than documented"
+import json, sys
+lines = [l.split(" ") for l in open(sys.argv[1]).read().splitlines() if l]
+host_tmp = sys.argv[2]
+binds = [b["path"] for b in json.load(open(sys.argv[3]))["binds"]]
+allowed = {"/", "/proc", "/tmp", "/out", "/in", "/dev", "/in/attack", "/in/data"}
+for f in lines:
+    root, point = f[3], f[4]
+    ok = point in allowed or point.startswith("/dev/") or any(
+        point == b or point.startswith(b.rstrip("/") + "/") or b.startswith("@") for b in binds)
+    if not ok:
+        sys.exit("unexpected mount point %s (root %s)" % (point, root))
+    # The one documented leak: an --in source's host path, as its root.
+    if host_tmp in root and point not in ("/in/attack", "/in/data"):
+        sys.exit("host path %s shown for %s" % (root, point))
+seen = {f[4]: f[3] for f in lines}
+if not seen.get("/in/data", "").endswith("/host-secret-dir"):
+    sys.exit("the documented leak changed: update SECURITY.md (root of /in/data: %r)"
+             % seen.get("/in/data"))
+PY
+    ;;
 secrets)
     # Issue 13.6: the API key in kiln's environment never reaches a sandbox:
     # not in the program's environment, not through /proc/1/environ (init
