@@ -80,15 +80,93 @@ def log_of(out, label, part, step):
         return tar.extractfile(name).read().decode("utf-8", "replace")
 
 
+def load_script():
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("gpu_check", SCRIPT)
+    spec = importlib.util.spec_from_loader("gpu_check", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def gpu_parsers(top):
+    """The readers of the GPU-only outputs, which no dry run reaches, on
+    synthetic outputs in the benches' formats: figures and goals judged."""
+    g = load_script()
+    work = os.path.join(top, "parsers")
+    os.makedirs(work)
+    ctx = g.Ctx(False, work)
+    log = os.path.join(work, "x.log")
+
+    def rec_with(text):
+        with open(log, "w") as f:
+            f.write(text)
+        return {"log": log}
+
+    lines = ["%d/8 Test #%d: t%d ......   Passed   3.2 sec" % (i, i, i) for i in range(1, 8)]
+    ok = "\n".join(lines + ["8/8 Test #8: service_gpu ....   Passed   9.1 sec",
+                            "100% tests passed, 0 tests failed out of 8"])
+    fig, met, _ = g.ctest_parse(ctx, rec_with(ok))
+    check(fig == "8 passed, 0 failed, 0 skipped of 8" and met, "ctest all passed: %s" % fig)
+    bad = "\n".join(lines + ["8/8 Test #8: baseline_eval_gpu ....***Failed   20.1 sec",
+                             "88% tests passed, 1 tests failed out of 8"])
+    fig, met, _ = g.ctest_parse(ctx, rec_with(bad))
+    check("1 failed" in fig and "baseline_eval_gpu" in fig and not met, "ctest failure: %s" % fig)
+    fig, met, _ = g.ctest_parse(ctx, rec_with("\n".join(lines[:3])))
+    check(fig.startswith("3 passed") and "no ctest summary" in fig and not met,
+          "ctest cut short: %s" % fig)
+
+    timing = ("spread of medians: 0.04% (target < 1%)\n"
+              "turnaround total      : median 3.400 s  (min 3.3, max 3.5)\n"
+              "ratio kiln/ncu 1.0056 (target within 3%)\n")
+    fig, met, _ = g.gpu_timing_parse(ctx, rec_with(timing))
+    check(fig == "spread 0.04%, kiln/ncu 1.0056, turnaround 3.400 s" and met, "gpu-timing: " + fig)
+    fig, met, _ = g.gpu_timing_parse(ctx, rec_with(timing.replace("1.0056", "1.0400")))
+    check(not met, "kiln/ncu 1.04 misses the goal")
+
+    for compiler, total in (("nvrtc", 0.31), ("nvcc", 0.31)):
+        with open(ctx.path("turnaround-%s.json" % compiler), "w") as f:
+            json.dump({"sizes": [1048576], "passed": True,
+                       "median_s": {"compile": 0.09, "run": 0.15, "total": total}}, f)
+    fig, met, _ = g.turnaround_parse("nvrtc")(ctx, {})
+    check(fig.startswith("total 0.310 s") and not met, "nvrtc 0.31 s misses < 0.3 s: " + fig)
+    check(g.turnaround_parse("nvcc")(ctx, {})[1], "nvcc 0.31 s meets < 0.45 s")
+
+    os.makedirs(ctx.path("optimize-sgemm", "sgemm", "run-001"))
+    row = {"workload": "sgemm", "vs_start": 6.5, "vs_vendor": 0.81, "floor": None,
+           "config": {}, "wall_s": 200.0}
+    with open(ctx.path("optimize-sgemm", "rows.jsonl"), "w") as f:
+        f.write(json.dumps(row) + "\n")
+    fig, met, _ = g.optimize_parse("sgemm")(ctx, {})
+    check(fig == "6.50x start, 0.81x cuBLAS, - floor, 200 s" and met, "sgemm: " + fig)
+    check(ctx.runs.get("sgemm", "").endswith("run-001"), "the sgemm run noted for the report")
+    with open(ctx.path("optimize-sgemm", "rows.jsonl"), "a") as f:
+        f.write(json.dumps(dict(row, wall_s=250.0)) + "\n")
+    check(not g.optimize_parse("sgemm")(ctx, {})[1], "a run over 240 s misses the goal")
+
+    os.makedirs(ctx.path("kernelbench"))
+    with open(ctx.path("kernelbench", "rows.jsonl"), "w") as f:
+        f.write(json.dumps({"workload": "kb_19_relu", "kiln_ms": 0.02, "torch_ms": 0.019,
+                            "speedup": 0.95, "config": {}}) + "\n")
+        f.write(json.dumps({"workload": "kb_23_softmax", "error": True}) + "\n")
+    fig, met, _ = g.kernelbench_parse("kb_19_relu")(ctx, {})
+    check(fig.endswith("0.95x torch") and not met, "relu 0.95x misses >= 1.0x: " + fig)
+    fig, met, res = g.kernelbench_parse("kb_23_softmax")(ctx, {})
+    check(res == "failed (kiln optimize)" and not met, "a failed kernelbench optimize")
+
+
 def main():
     top = tempfile.mkdtemp(prefix="kiln-test-gpu-check-")
     try:
+        gpu_parsers(top)
         # --list: every part within 9 minutes of budgets
         p = run(["--list"], top)
         check(p.returncode == 0, "--list exits 0")
         parts = re.findall(r"^(part\d+) .*\(budgets (\d+) s", p.stdout, re.M)
         check(len(parts) >= 3, "--list names the parts: %s" % parts)
-        check(all(int(b) <= 540 for _, b in parts), "every part's budgets fit 9 minutes: %s" % parts)
+        check(all(int(b) <= 540 for _, b in parts),
+              "every part's budgets fit 9 minutes: %s" % parts)
         check("ctest-gpu" in p.stdout and "optimize-sgemm" in p.stdout, "--list names the steps")
 
         # part1 with the build failing and doctor hanging: ctest -L gpu still runs
@@ -129,7 +207,8 @@ def main():
                 KILN_GPU_CHECK_HANG="build")
         t = rows(p.stdout)
         check(t.get("build", [""])[0].startswith("cut by its budget"), "build cut by the window")
-        check(all(t.get(s, [""])[0].startswith("skipped (the part's 25 s") for s in ("doctor", "ctest-gpu")),
+        check(all(t.get(s, [""])[0].startswith("skipped (the part's 25 s")
+                  for s in ("doctor", "ctest-gpu")),
               "the rest skipped once the part's window is spent: %s" % t)
 
         # part2's steps on the cpu backend: figures, a GPU-only step skipped, the report kept
