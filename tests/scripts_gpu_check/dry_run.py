@@ -121,16 +121,17 @@ def gpu_parsers(top):
               "turnaround total      : median 3.400 s  (min 3.3, max 3.5)\n"
               "ratio kiln/ncu 1.0056 (target within 3%)\n")
     fig, met, _ = g.gpu_timing_parse(ctx, rec_with(timing))
-    check(fig == "spread 0.04%, kiln/ncu 1.0056, turnaround 3.400 s" and met, "gpu-timing: " + fig)
+    check(fig == "spread 0.04%, kiln/ncu 1.0056, eval total 3.400 s" and met, "gpu-timing: " + fig)
     fig, met, _ = g.gpu_timing_parse(ctx, rec_with(timing.replace("1.0056", "1.0400")))
     check(not met, "kiln/ncu 1.04 misses the goal")
 
-    for compiler, total in (("nvrtc", 0.31), ("nvcc", 0.31)):
+    for compiler, own in (("nvrtc", 0.31), ("nvcc", 0.31)):
         with open(ctx.path("turnaround-%s.json" % compiler), "w") as f:
-            json.dump({"sizes": [1048576], "passed": True,
-                       "median_s": {"compile": 0.09, "run": 0.15, "total": total}}, f)
+            json.dump({"sizes": [1048576], "passed": True, "median_s": {
+                "compile": 0.09, "run": 0.15, "candidate": own, "total": 2.5}}, f)
     fig, met, _ = g.turnaround_parse("nvrtc")(ctx, {})
-    check(fig.startswith("total 0.310 s") and not met, "nvrtc 0.31 s misses < 0.3 s: " + fig)
+    check(fig.startswith("candidate 0.310 s") and "eval total 2.500 s" in fig and not met,
+          "nvrtc 0.31 s misses < 0.3 s, judged on the candidate's own: " + fig)
     check(g.turnaround_parse("nvcc")(ctx, {})[1], "nvcc 0.31 s meets < 0.45 s")
 
     os.makedirs(ctx.path("optimize-sgemm", "sgemm", "run-001"))
@@ -216,7 +217,7 @@ def main():
         p = run(["--dry-run", "turnaround-nvcc", "gpu-timing", "optimize-saxpy", "report"], out)
         t = rows(p.stdout)
         check(p.returncode == 0, "the cpu steps pass")
-        check(re.match(r"total [0-9.]+ s", t.get("turnaround-nvcc", ["", ""])[1]) is not None,
+        check(re.match(r"candidate [0-9.]+ s", t.get("turnaround-nvcc", ["", ""])[1]) is not None,
               "turnaround's figure: %s" % t.get("turnaround-nvcc"))
         check(t.get("gpu-timing", [""])[0] == "skipped (no GPU)", "gpu-timing skipped (no GPU)")
         check(re.match(r"[0-9.]+x start", t.get("optimize-saxpy", ["", ""])[1]) is not None,
