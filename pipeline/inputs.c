@@ -219,8 +219,10 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
             return rc;
         if (!exists(path))
             return kiln_fail(err, KILN_E_REJECTED, "%s did not write %s", script, e->names[i]);
-        struct tensor t = {0};
-        rc = npy_read_file(path, (size_t)s->nbytes, &t, err);
+        /* Mapped, not read: a gigabyte input's shape check touches only its
+         * header, and the weak check reads the reference in place. */
+        struct npy_map m;
+        rc = npy_map_file(path, (size_t)s->nbytes, &m, err);
         if (rc == KILN_E_LIMIT) {
             /* The cap is the signature's size, so a wider dtype or a bigger
              * shape lands here: say what the signature expects. */
@@ -232,17 +234,17 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
                            e->names[i], tensor_dtype_name(s->dtype), shape);
         }
         if (rc == KILN_OK)
-            rc = tensor_check_shape(&t, e->names[i], s->dtype, s->ndim, s->shape, err);
+            rc = tensor_check_shape(&m.t, e->names[i], s->dtype, s->ndim, s->shape, err);
         if (rc == KILN_OK && weak) {
             const struct wl_arg *a = &wl->args[s->arg];
             struct compare_tol tol = workload_tolerance(wl, s->arg);
             char w[200] = "";
-            unsigned bits = compare_weak_reference(&t, &tol, w, sizeof(w));
+            unsigned bits = compare_weak_reference(&m.t, &tol, w, sizeof(w));
             if (bits && !*weak)
                 snprintf(why, why_len, "%s: %s", a->name, w);
             *weak |= bits;
         }
-        tensor_free(&t);
+        npy_unmap(&m);
         if (rc != KILN_OK) {
             kiln_err_prefix(err, "%s", script);
             return rc;
@@ -489,16 +491,25 @@ static enum kiln_rc set_cost(const struct workload *wl, const struct wl_case *c,
 /* Sets generated at a time: the request's, else $KILN_INPUT_JOBS (1 ..
  * INPUTS_MAX_JOBS: a shared host's share, or 1 to compare with parallel
  * runs), else the CPUs, at most INPUTS_MAX_JOBS. */
-static int input_jobs(const struct inputs_request *req)
+static enum kiln_rc input_jobs(const struct inputs_request *req, int *jobs, struct kiln_err *err)
 {
-    if (req->jobs > 0)
-        return req->jobs;
+    *jobs = req->jobs;
+    if (*jobs > 0)
+        return KILN_OK;
+    *jobs = forkpool_default_jobs(INPUTS_MAX_JOBS);
     const char *env = getenv("KILN_INPUT_JOBS");
+    if (!env || !*env)
+        return KILN_OK;
     char *end = NULL;
-    long v = env && *env ? strtol(env, &end, 10) : 0;
-    if (env && *env && *end == '\0' && v >= 1 && v <= INPUTS_MAX_JOBS)
-        return (int)v;
-    return forkpool_default_jobs(INPUTS_MAX_JOBS);
+    errno = 0;
+    long v = strtol(env, &end, 10);
+    if (errno || *end || v < 1 || v > INPUTS_MAX_JOBS)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "KILN_INPUT_JOBS=%.40s: expected a number of sets at a time, 1 to %d "
+                         "(or unset it: as many as there are CPUs)",
+                         env, INPUTS_MAX_JOBS);
+    *jobs = (int)v;
+    return KILN_OK;
 }
 
 struct prepare_job {
@@ -517,12 +528,14 @@ static enum kiln_rc prepare_job_run(size_t i, void *arg, struct kiln_err *err)
     return prepare_set(j->req, j->sc, j->scripts, j->req->given ? k : 0, &j->sets[k], err);
 }
 
-/* The order the pool starts the sets in: the costliest first, ties in set
- * order. The big performance cases come last in a workload's list; started
- * last, one of them would run alone at the end while the other cores idle.
- * A pure function of the costs, so the error reported (the first failing
- * task's, forkpool.h) does not depend on timing. */
-static void costliest_first(const long long *cost, size_t n, size_t *order)
+/* The order the pool starts the sets in: the cheapest set first, as a
+ * smoke test (a broken script fails there in a second, and its error is
+ * the one reported), then the others costliest first, ties in set order.
+ * The big performance cases come last in a workload's list; started last,
+ * one of them would run alone at the end while the other cores idle. A
+ * pure function of the costs, so the error reported (the first failing
+ * task's in this order, forkpool.h) does not depend on timing. */
+static void smoke_then_costliest(const long long *cost, size_t n, size_t *order)
 {
     for (size_t i = 0; i < n; i++) {
         size_t j = i;
@@ -530,6 +543,14 @@ static void costliest_first(const long long *cost, size_t n, size_t *order)
             order[j] = order[j - 1];
         order[j] = i;
     }
+    if (n < 2)
+        return;
+    size_t first = n - 1; /* the cheapest set that comes first in set order */
+    while (first > 0 && cost[order[first - 1]] == cost[order[n - 1]])
+        first--;
+    size_t smoke = order[first];
+    memmove(order + 1, order, first * sizeof(*order));
+    order[0] = smoke;
 }
 
 /* Reads back the weak flags a worker recorded in set s's `ok` mark: the
@@ -629,14 +650,16 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
         rc = kiln_fail(err, KILN_E_NOMEM, "input sets");
     for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
         rc = set_cost(wl, out->sets[i].wcase, &cost[i], err);
+    int jobs = 1;
+    if (rc == KILN_OK)
+        rc = input_jobs(req, &jobs, err);
     if (rc == KILN_OK) {
-        costliest_first(cost, out->n, order);
+        smoke_then_costliest(cost, out->n, order);
         for (size_t i = 0; i < out->n; i++)
             pool_cost[i] = cost[order[i]];
         struct prepare_job job = {req, &sc, scripts, out->sets, order};
-        struct forkpool_opts fo = {.jobs = input_jobs(req),
-                                   .cost = pool_cost,
-                                   .budget = forkpool_memory_budget(4ll << 30)};
+        struct forkpool_opts fo = {
+            .jobs = jobs, .cost = pool_cost, .budget = forkpool_memory_budget(4ll << 30)};
         rc = forkpool_run(out->n, prepare_job_run, &job, &fo, err);
     }
     free(cost);

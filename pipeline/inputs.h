@@ -18,9 +18,10 @@
  * without it is incomplete and is rebuilt).
  *
  * Sets are generated in parallel worker processes (forkpool.h), the
- * costliest first, each set's result left in its directory; a set is
- * complete once `ok` exists. The parent then reads each set's weak flags
- * from its `ok`, in set order: the worker digested the files, once.
+ * cheapest first (a smoke test), then the costliest first; each leaves its
+ * result in its directory, complete once `ok` exists. The parent then
+ * reads each set's weak flags from its `ok`, in set order: the worker
+ * digested the files, once.
  *
  * Lifecycle: inputs_prepare fills a caller-owned `struct input_sets`;
  * input_sets_free releases it.

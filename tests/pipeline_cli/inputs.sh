@@ -2,15 +2,17 @@
 # inputs.sh MODE - how inputs and references are prepared (pipeline/inputs.c).
 #
 # parallel: sets generated one at a time and three at a time
-#           (KILN_INPUT_JOBS) are the same bytes, `ok` marks included.
+#           (KILN_INPUT_JOBS) are the same bytes, `ok` marks included; a
+#           bad KILN_INPUT_JOBS is refused.
 # cache:    a second check of the same cache generates nothing (a file planted
 #           in every set directory survives; a regenerated set is rebuilt from
 #           an empty directory); a damaged set is rebuilt, and only it; one
 #           `kiln eval` runs each set's scripts once.
-# order:    the costliest set is generated first (one at a time, the log
-#           says the order).
+# order:    the cheapest set is generated first (a smoke test), then the
+#           costliest (one at a time, the log says the order).
 # errors:   with two sets failing, the error reported is the same one at any
-#           parallelism.
+#           parallelism: the costliest's; with every set failing, the
+#           cheapest's (run first).
 # weak:     a weak reference's flag and explanation reach the table from the
 #           set's `ok` mark.
 . "$(dirname "$0")/lib.sh"
@@ -89,6 +91,11 @@ parallel)
     [ "$(set_dirs "$T/c1" | wc -l)" -ge 8 ] || fail "too few sets: $(set_dirs "$T/c1")"
     diff -r "$T/c1" "$T/c3" >"$T/diff" || fail "parallel sets differ: $(head -5 "$T/diff")"
     diff "$T/table1" "$T/table3" >"$T/diff" || fail "tables differ: $(head -5 "$T/diff")"
+    # A KILN_INPUT_JOBS that is not 1 to 16 is refused, naming the variable.
+    KILN_INPUT_JOBS=lots run_kiln "$T/out" "$T/err" workload check saxpy --backend cpu \
+        --cache "$T/c1"
+    expect_rc 1 "KILN_INPUT_JOBS=lots"
+    contains "$T/out" "KILN_INPUT_JOBS=lots: expected a number of sets at a time, 1 to 16"
     ;;
 cache)
     make_workload "" "2 * x + y"
@@ -129,8 +136,8 @@ order)
     expect_rc 0 "kiln eval"
     grep -o 'generating inputs and reference for case [a-z]* set [0-9]*' "$T/err" |
         awk '{print $7 "/" $9}' | head -5 | tr '\n' ' ' >"$T/order"
-    [ "$(cat "$T/order")" = "perf/0 perf/1 perf/2 mid/0 small/0 " ] ||
-        fail "sets not generated costliest first: $(cat "$T/order")"
+    [ "$(cat "$T/order")" = "small/0 perf/0 perf/1 perf/2 mid/0 " ] ||
+        fail "sets not generated cheapest, then costliest first: $(cat "$T/order")"
     ;;
 errors)
     # mid and perf fail; the report must not depend on which finished first.
@@ -142,8 +149,13 @@ errors)
         python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["problems"])' \
             "$T/out" | sed -e "s#$T/c$j##g" -e "s/ in [0-9.]* s;/ in N s;/" >"$T/problems$j"
     done
-    contains "$T/problems1" "is too big"
+    contains "$T/problems1" "n=40000 is too big"
     diff "$T/problems1" "$T/problems3" >"$T/diff" || fail "errors differ: $(cat "$T/diff")"
+    make_workload 'assert n < 0, "n=%d is too big" % n' "2 * x + y"
+    KILN_INPUT_JOBS=3 run_kiln "$T/out" "$T/err" workload check "$T/wl" --backend cpu \
+        --cache "$T/c4"
+    expect_rc 1 "check with every set failing"
+    contains "$T/out" "visible cases on cpu: inputs.py (case small,"
     ;;
 weak)
     # A constant reference: every set is weak; the perf one fails the check.
