@@ -16,18 +16,19 @@ WL = sys.argv[1]
 SEEDS = (1, 2, 977)
 
 
-def load(workload, script):
+def load(workload, script, shrink=True):
     spec = importlib.util.spec_from_file_location(
         "%s_%s" % (workload, script), os.path.join(WL, workload, script + ".py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    for name in ("CHUNK", "CHUNK_ELEMS", "BAND_ELEMS"):
+    # Small cases cross chunk and tile boundaries.
+    for name, value in () if not shrink else (("CHUNK", 64), ("CHUNK_ELEMS", 64), ("BAND_ELEMS", 64), ("TILE", 4)):
         if hasattr(mod, name):
-            setattr(mod, name, 64)  # small cases cross chunk boundaries
+            setattr(mod, name, value)
     return mod
 
 
-def run(workload, sizes, seed, tmp):
+def run(workload, sizes, seed, tmp, shrink=True):
     """inputs.py then reference.py; {name: array} of both directories."""
     case = os.path.join(tmp, "case.json")
     ind, outd = os.path.join(tmp, "in"), os.path.join(tmp, "out")
@@ -42,7 +43,7 @@ def run(workload, sizes, seed, tmp):
         sys.argv = ["inputs.py", case, ind]
         load(workload, "inputs").main()
         sys.argv = ["reference.py", case, ind, outd]
-        load(workload, "reference").main()
+        load(workload, "reference", shrink).main()
     finally:
         sys.argv = argv
     arrays = {}
@@ -124,7 +125,7 @@ CHECKS = [
     ("reduce_sum", "out", oracle_reduce_sum, [dict(n=1), dict(n=301)]),
     ("sgemm", "C", oracle_sgemm, [dict(m=1, n=1, k=1), dict(m=13, n=7, k=11), dict(m=70, n=3, k=5)]),
     ("transpose", "out", oracle_transpose, [dict(rows=1, cols=1), dict(rows=37, cols=5),
-                                            dict(rows=3, cols=70)]),
+                                            dict(rows=3, cols=70), dict(rows=9, cols=13)]),
     ("softmax_rows", "out", oracle_softmax_rows, [dict(rows=1, cols=1), dict(rows=33, cols=7),
                                                   dict(rows=2, cols=70)]),
     ("layernorm", "out", oracle_layernorm, [dict(rows=5, cols=1), dict(rows=33, cols=7),
@@ -136,9 +137,31 @@ CHECKS = [
 ]
 
 
+def old_transpose(t, z):
+    """transpose's reference before it was tiled: numpy's one-shot copy."""
+    return np.ascontiguousarray(t["x"].T)
+
+
+# Former implementations kept as oracles, at sizes past the real tiles and
+# chunks: the new form must give the same bytes.
+FORMER = [("transpose", "out", old_transpose, [dict(rows=700, cols=1100), dict(rows=1, cols=3000),
+                                               dict(rows=3000, cols=1)])]
+
+
 def main():
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
+        for workload, name, former, cases in FORMER:
+            for sizes in cases:
+                for seed in SEEDS:
+                    t = run(workload, sizes, seed, tmp, shrink=False)
+                    want = former(t, sizes)
+                    if t[name].dtype != want.dtype or t[name].tobytes() != want.tobytes():
+                        failures += 1
+                        print("FAIL: %s %s seed %d: not the former implementation's bytes" %
+                              (workload, sizes, seed))
+            print("ok: %s reference gives its former implementation's bytes (%d cases x %d "
+                  "seeds)" % (workload, len(cases), len(SEEDS)))
         for workload, name, oracle, cases in CHECKS:
             for sizes in cases:
                 for seed in SEEDS:
