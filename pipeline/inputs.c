@@ -219,8 +219,10 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
             return rc;
         if (!exists(path))
             return kiln_fail(err, KILN_E_REJECTED, "%s did not write %s", script, e->names[i]);
-        struct tensor t = {0};
-        rc = npy_read_file(path, (size_t)s->nbytes, &t, err);
+        /* Mapped, not read: a gigabyte input's shape check touches only its
+         * header, and the weak check reads the reference in place. */
+        struct npy_map m;
+        rc = npy_map_file(path, (size_t)s->nbytes, &m, err);
         if (rc == KILN_E_LIMIT) {
             /* The cap is the signature's size, so a wider dtype or a bigger
              * shape lands here: say what the signature expects. */
@@ -232,17 +234,17 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
                            e->names[i], tensor_dtype_name(s->dtype), shape);
         }
         if (rc == KILN_OK)
-            rc = tensor_check_shape(&t, e->names[i], s->dtype, s->ndim, s->shape, err);
+            rc = tensor_check_shape(&m.t, e->names[i], s->dtype, s->ndim, s->shape, err);
         if (rc == KILN_OK && weak) {
             const struct wl_arg *a = &wl->args[s->arg];
             struct compare_tol tol = workload_tolerance(wl, s->arg);
             char w[200] = "";
-            unsigned bits = compare_weak_reference(&t, &tol, w, sizeof(w));
+            unsigned bits = compare_weak_reference(&m.t, &tol, w, sizeof(w));
             if (bits && !*weak)
                 snprintf(why, why_len, "%s: %s", a->name, w);
             *weak |= bits;
         }
-        tensor_free(&t);
+        npy_unmap(&m);
         if (rc != KILN_OK) {
             kiln_err_prefix(err, "%s", script);
             return rc;
@@ -486,18 +488,98 @@ static enum kiln_rc set_cost(const struct workload *wl, const struct wl_case *c,
     return KILN_OK;
 }
 
+/* Sets generated at a time: the request's, else $KILN_INPUT_JOBS (1 ..
+ * INPUTS_MAX_JOBS: a shared host's share, or 1 to compare with parallel
+ * runs), else the CPUs, at most INPUTS_MAX_JOBS. */
+static enum kiln_rc input_jobs(const struct inputs_request *req, int *jobs, struct kiln_err *err)
+{
+    *jobs = req->jobs;
+    if (*jobs > 0)
+        return KILN_OK;
+    *jobs = forkpool_default_jobs(INPUTS_MAX_JOBS);
+    const char *env = getenv("KILN_INPUT_JOBS");
+    if (!env || !*env)
+        return KILN_OK;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(env, &end, 10);
+    if (errno || *end || v < 1 || v > INPUTS_MAX_JOBS)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "KILN_INPUT_JOBS=%.40s: expected a number of sets at a time, 1 to %d "
+                         "(or unset it: as many as there are CPUs)",
+                         env, INPUTS_MAX_JOBS);
+    *jobs = (int)v;
+    return KILN_OK;
+}
+
 struct prepare_job {
     const struct inputs_request *req;
     const struct scripts *sc;
     const char *scripts;
     struct input_set *sets;
+    const size_t *order; /* pool task i builds set order[i] */
 };
 
 static enum kiln_rc prepare_job_run(size_t i, void *arg, struct kiln_err *err)
 {
     struct prepare_job *j = arg;
-    /* Set i is the given set i when the inputs were given (given.h order). */
-    return prepare_set(j->req, j->sc, j->scripts, j->req->given ? i : 0, &j->sets[i], err);
+    size_t k = j->order[i];
+    /* Set k is the given set k when the inputs were given (given.h order). */
+    return prepare_set(j->req, j->sc, j->scripts, j->req->given ? k : 0, &j->sets[k], err);
+}
+
+/* The order the pool starts the sets in: the cheapest set first, as a
+ * smoke test (a broken script fails there in a second, and its error is
+ * the one reported), then the others costliest first, ties in set order.
+ * The big performance cases come last in a workload's list; started last,
+ * one of them would run alone at the end while the other cores idle. A
+ * pure function of the costs, so the error reported (the first failing
+ * task's in this order, forkpool.h) does not depend on timing. */
+static void smoke_then_costliest(const long long *cost, size_t n, size_t *order)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        for (; j > 0 && cost[order[j - 1]] < cost[i]; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    if (n < 2)
+        return;
+    size_t first = n - 1; /* the cheapest set that comes first in set order */
+    while (first > 0 && cost[order[first - 1]] == cost[order[n - 1]])
+        first--;
+    size_t smoke = order[first];
+    memmove(order + 1, order, first * sizeof(*order));
+    order[0] = smoke;
+}
+
+/* Reads back the weak flags a worker recorded in set s's `ok` mark: the
+ * line "weak N" after the digest lines, then the explanation. The worker
+ * wrote the mark, or checked it against the files' digests, in this call,
+ * so the files are not digested again here (they can be gigabytes). */
+static enum kiln_rc read_mark(struct input_set *s, struct kiln_err *err)
+{
+    char ok[PATH_MAX], *text = NULL;
+    size_t len = 0;
+    enum kiln_rc rc = fs_join(ok, sizeof(ok), s->dir, "ok", err);
+    if (rc == KILN_OK)
+        rc = fs_read_file(ok, 64u << 10, &text, &len, err);
+    if (rc != KILN_OK)
+        return rc;
+    const char *p = text;
+    while (strncmp(p, "sha256 ", 7) == 0 && strchr(p, '\n'))
+        p = strchr(p, '\n') + 1;
+    int consumed = 0;
+    if (sscanf(p, "weak %u\n%n", &s->weak, &consumed) == 1 && consumed > 0) {
+        text_copy_utf8(s->weak_why, sizeof(s->weak_why), p + consumed);
+    } else {
+        rc = kiln_fail(err, KILN_E_REJECTED,
+                       "%s changed while its set was prepared (no \"weak\" line): something else "
+                       "writes into the cache directory; use a private --work directory",
+                       ok);
+    }
+    free(text);
+    return rc;
 }
 
 enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
@@ -560,23 +642,31 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
     if (rc == KILN_OK && req->layout_only)
         return KILN_OK;
     /* The sets are independent: generate them in parallel workers, then
-     * read every set's result (its `ok` mark) back here, in order. */
+     * read every set's weak flags (its `ok` mark) back here, in set order. */
     long long *cost = rc == KILN_OK ? calloc(out->n, sizeof(*cost)) : NULL;
-    if (rc == KILN_OK && !cost)
+    long long *pool_cost = rc == KILN_OK ? calloc(out->n, sizeof(*pool_cost)) : NULL;
+    size_t *order = rc == KILN_OK ? calloc(out->n, sizeof(*order)) : NULL;
+    if (rc == KILN_OK && (!cost || !pool_cost || !order))
         rc = kiln_fail(err, KILN_E_NOMEM, "input sets");
     for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
         rc = set_cost(wl, out->sets[i].wcase, &cost[i], err);
+    int jobs = 1;
+    if (rc == KILN_OK)
+        rc = input_jobs(req, &jobs, err);
     if (rc == KILN_OK) {
-        struct prepare_job job = {req, &sc, scripts, out->sets};
-        struct forkpool_opts fo = {.jobs = req->jobs > 0 ? req->jobs
-                                                         : forkpool_default_jobs(INPUTS_MAX_JOBS),
-                                   .cost = cost,
-                                   .budget = forkpool_memory_budget(4ll << 30)};
+        smoke_then_costliest(cost, out->n, order);
+        for (size_t i = 0; i < out->n; i++)
+            pool_cost[i] = cost[order[i]];
+        struct prepare_job job = {req, &sc, scripts, out->sets, order};
+        struct forkpool_opts fo = {
+            .jobs = jobs, .cost = pool_cost, .budget = forkpool_memory_budget(4ll << 30)};
         rc = forkpool_run(out->n, prepare_job_run, &job, &fo, err);
     }
     free(cost);
+    free(pool_cost);
+    free(order);
     for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
-        rc = prepare_set(req, &sc, scripts, req->given ? i : 0, &out->sets[i], err);
+        rc = read_mark(&out->sets[i], err);
     if (rc != KILN_OK)
         input_sets_free(out);
     return rc;

@@ -17,8 +17,11 @@
  * ref/<tensor>.npy for out/inout tensors, and `ok` (written last: a set
  * without it is incomplete and is rebuilt).
  *
- * Sets are generated in parallel worker processes (forkpool.h), each set's
- * result left in its directory; a set is complete once `ok` exists.
+ * Sets are generated in parallel worker processes (forkpool.h), the
+ * cheapest first (a smoke test), then the costliest first; each leaves its
+ * result in its directory, complete once `ok` exists. The parent then
+ * reads each set's weak flags from its `ok`, in set order: the worker
+ * digested the files, once.
  *
  * Lifecycle: inputs_prepare fills a caller-owned `struct input_sets`;
  * input_sets_free releases it.
@@ -66,8 +69,8 @@ struct inputs_request {
     bool verbose;                            /* progress lines on stderr */
     const struct given_inputs *given;        /* NULL: inputs.py generates (visible only) */
     const struct given_reference *reference; /* NULL: the workload's reference.py */
-    int jobs; /* sets generated at a time; 0: the CPUs, at most INPUTS_MAX_JOBS,
-                 within half the free memory */
+    int jobs; /* sets generated at a time; 0: $KILN_INPUT_JOBS (1 .. INPUTS_MAX_JOBS),
+                 else the CPUs, at most INPUTS_MAX_JOBS; within half the free memory */
     /* Lay the sets out (cases, seeds, directories) and generate nothing: a
      * candidate's launch plan can be resolved and compiled against them
      * before any input exists (fail fast). */
@@ -75,7 +78,7 @@ struct inputs_request {
     const struct plog *log; /* where `verbose` lines go (plog.h); NULL: stderr */
 };
 
-#define INPUTS_MAX_JOBS 8
+#define INPUTS_MAX_JOBS 16
 
 /* True when the set counts towards the score: a performance case whose
  * reference is not weak, or is weak and accepted by name in accept_weak. */
