@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compile.h"
 #include "report_impl.h"
 
 static const char page_style[] =
@@ -185,6 +186,63 @@ static void passed_over_list(struct strbuf *sb, const json_t *best)
                       json_array_size(po) - REPORT_MAX_ROWS);
 }
 
+/* How the run compiled and timed its candidates (run.json), as nvbench's
+ * tables say it: the compiler's flags and the timing rule. */
+static void how_rows(struct strbuf *sb, const struct report_run *r)
+{
+    enum kiln_backend b = kiln_backend_from_name(rpt_str(r->run, "backend"));
+    enum compile_tool tool = COMPILE_NVCC;
+    char flags[256], t[160];
+    if (b) {
+        if (!compile_tool_from_name(rpt_str(r->run, "compiler"), &tool))
+            tool = COMPILE_NVCC; /* "cc" on the cpu backend, or an older record */
+        compile_flags_describe(b, tool, "sm_90", flags, sizeof(flags));
+        kv_row(sb, "compiled with", flags, 256);
+    }
+    const json_t *tr = json_object_get(r->run, "timed_runs");
+    if (json_is_object(tr)) {
+        if (!strcmp(rpt_str(tr, "rule"), "adaptive"))
+            snprintf(t, sizeof(t), "adaptive: each case until its noise (RSE) is under %g%%, or %g s",
+                     100 * rpt_num(tr, "target_rse"), rpt_num(tr, "budget_ms") / 1e3);
+        else
+            snprintf(t, sizeof(t), "fixed: %lld runs a case after %lld warmups",
+                     (long long)json_integer_value(json_object_get(tr, "iterations")),
+                     (long long)json_integer_value(json_object_get(tr, "warmups")));
+        kv_row(sb, "timing", t, 160);
+    }
+}
+
+/* The best candidate's cases: samples, median, noise (nvbench's columns). */
+static void best_cases(struct strbuf *sb, const json_t *v)
+{
+    const json_t *cases = json_object_get(v, "cases");
+    if (json_array_size(cases) == 0)
+        return;
+    strbuf_puts(sb, "<table id=\"best-cases\"><tr><th>case</th><th>set</th><th>samples</th>"
+                    "<th>median</th><th>noise</th><th>roofline</th></tr>\n");
+    for (size_t i = 0; i < json_array_size(cases) && i < REPORT_MAX_ROWS; i++) {
+        const json_t *c = json_array_get(cases, i), *t = json_object_get(c, "timing");
+        if (!json_is_object(t))
+            continue;
+        char n[32], noise[32];
+        snprintf(n, sizeof(n), "%lld", (long long)json_integer_value(json_object_get(t, "n")));
+        if (json_integer_value(json_object_get(t, "n")) > 1)
+            snprintf(noise, sizeof(noise), "%.2f%%", 100 * rpt_num(t, "rse"));
+        else
+            snprintf(noise, sizeof(noise), "-");
+        strbuf_puts(sb, "<tr>");
+        td_text(sb, "", rpt_str(c, "case"), 64);
+        strbuf_printf(sb, "<td class=\"num\">%lld</td>",
+                      (long long)json_integer_value(json_object_get(c, "set")));
+        td_text(sb, "num", n, 32);
+        td_ms(sb, rpt_num(t, "median"));
+        td_text(sb, "num", noise, 32);
+        td_floor(sb, rpt_num(c, "sol"));
+        strbuf_puts(sb, "</tr>\n");
+    }
+    strbuf_puts(sb, "</table>\n");
+}
+
 static void best_section(struct strbuf *sb, const struct report_run *r)
 {
     const json_t *best = json_object_get(r->summary, "best");
@@ -234,7 +292,9 @@ static void best_section(struct strbuf *sb, const struct report_run *r)
     kv_row(sb, "verdict", rpt_str(best, "summary"), RPT_MAX_TEXT);
     if (*rpt_str(best, "why"))
         kv_row(sb, "why this one", rpt_str(best, "why"), RPT_MAX_TEXT);
+    how_rows(sb, r);
     strbuf_puts(sb, "</table>\n");
+    best_cases(sb, v);
     passed_over_list(sb, best);
     strbuf_puts(sb, "</section>\n");
 }

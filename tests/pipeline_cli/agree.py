@@ -118,6 +118,17 @@ for row in re.findall(r'<tr class="rank">(.*?)</tr>', page, re.S):
     check(printed(cells[4].rstrip("x"), c["speedup_vs_reference"]),
           "report.html: %s vs start %s vs %r" % (cid, cells[4], c["speedup_vs_reference"]))
 
+# nvbench's columns for the best (issue 26 item 10): how it was compiled and
+# timed, and per case its samples and noise from its own verdict.json.
+check(re.search(r"<th>compiled with</th><td[^>]*>cc -std=c11 [^<]*</td>", page) is not None,
+      "report.html: the compile flags")
+check(re.search(r"<th>timing</th><td[^>]*>fixed: 20 runs a case after 1 warmups</td>", page)
+      is not None, "report.html: the timing rule")
+rows = re.findall(r"<tr><td[^>]*>(p16k|p64k)</td><td[^>]*>(\d+)</td><td[^>]*>(\d+)</td>",
+                  page.split('id="best-cases"')[1].split("</table>")[0]) if 'id="best-cases"' in page else []
+check(rows and all(int(n) >= 1 for _, _, n in rows),
+      "report.html: the best's cases with their sample counts: %r" % rows)
+
 if problems:
     print("\n".join(problems))
     sys.exit(1)
