@@ -3,6 +3,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,24 +14,44 @@
 #include "fsutil.h"
 #include "kbimport.h"
 
-/* "19_ReLU.py" -> "kb_19_relu": the workload name ([a-z0-9_]{1,64}). */
-static void name_from_path(const char *path, char *out, size_t cap)
+#define KB_WORKLOAD_NAME_MAX 64 /* workload.json's name limit */
+
+/* "19_ReLU.py" -> "kb_19_relu": the workload name ([a-z0-9_]{1,64}), from
+ * the file's base name with anything outside [a-z0-9] folded to '_'. A
+ * longer one keeps its first 55 characters (the problem number and a
+ * readable prefix) and ends in '_' and 8 hex digits of a hash of the whole
+ * base name, so it is never refused for length and stays deterministic. */
+static void name_from_path(const char *path, char out[KB_WORKLOAD_NAME_MAX + 1])
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    size_t n = snprintf(out, cap, "kb_");
-    for (const char *p = base; *p && n + 1 < cap && strcmp(p, ".py") != 0; p++) {
-        char c = *p;
+    size_t blen = strlen(base);
+    if (blen >= 3 && strcmp(base + blen - 3, ".py") == 0)
+        blen -= 3;
+    char full[PATH_MAX + 4] = "kb_";
+    size_t n = 3;
+    uint32_t h = 2166136261u; /* FNV-1a over the base name's bytes */
+    for (size_t i = 0; i < blen && n + 1 < sizeof(full); i++) {
+        h = (h ^ (unsigned char)base[i]) * 16777619u;
+        char c = base[i];
         c = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
             c = '_';
-        if (c == '_' && out[n - 1] == '_')
+        if (c == '_' && full[n - 1] == '_')
             continue;
-        out[n++] = c;
+        full[n++] = c;
     }
-    while (n > 3 && out[n - 1] == '_')
+    while (n > 3 && full[n - 1] == '_')
         n--;
-    out[n] = '\0';
+    full[n] = '\0';
+    if (n <= KB_WORKLOAD_NAME_MAX) {
+        memcpy(out, full, n + 1);
+        return;
+    }
+    size_t keep = KB_WORKLOAD_NAME_MAX - 9;
+    while (keep > 3 && full[keep - 1] == '_')
+        keep--;
+    snprintf(out, KB_WORKLOAD_NAME_MAX + 1, "%.*s_%08x", (int)keep, full, (unsigned)h);
 }
 
 /* --json: what was written and what to run next, as one object. */
@@ -100,8 +121,8 @@ int cmd_import(int argc, char **argv)
         return cli_usage_error("import", "usage: kiln import kernelbench PROBLEM.py --out-shape "
                                          "DIMS [-o DIR]");
     const char *problem = argv[optind + 1];
-    char auto_name[72];
-    name_from_path(problem, auto_name, sizeof(auto_name));
+    char auto_name[KB_WORKLOAD_NAME_MAX + 1];
+    name_from_path(problem, auto_name);
     o.name = name ? name : auto_name;
     o.origin = problem;
     for (const char *p = o.name; *p; p++)

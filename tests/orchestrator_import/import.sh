@@ -40,8 +40,26 @@ PY
 "$K" import kernelbench "$T/19_ReLU.py" --out-shape "dim" -o "$T/relu" >"$T/out" 2>&1
 [ $? = 1 ] && grep -q "kiln does not overwrite" "$T/out" || fail "existing dir: $(cat "$T/out")"
 
+# A long file name gets a default --name within the 64-character limit: a
+# readable prefix with the problem number and a hash, the same every time.
+long=75_conv_transposed_2D_asymmetric_input_asymmetric_kernel_strided__grouped____padded____dilated__
+cp "$T/19_ReLU.py" "$T/$long.py"
+for run in 1 2; do
+    "$K" import kernelbench "$T/$long.py" --out-shape "batch_size, dim" -o "$T/long$run" --json \
+        >"$T/out" 2>"$T/err" || fail "import of a long name: $(cat "$T/err")"
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["workload"])' "$T/out" \
+        >"$T/name$run" || fail "--json: $(cat "$T/out")"
+done
+name=$(cat "$T/name1")
+cmp -s "$T/name1" "$T/name2" || fail "the derived name changed between runs: $name, $(cat "$T/name2")"
+[ ${#name} -le 64 ] || fail "derived name $name is ${#name} characters"
+[[ $name =~ ^kb_75_conv_transposed_2d_asymmetric_input_asymmetric_ke_[0-9a-f]{8}$ ]] ||
+    fail "derived name $name is not a readable prefix and a hash"
+
 has_torch=0
-python3 -c "import torch" 2>/dev/null && has_torch=1
+# The sandbox's python3 (not this shell's): the policy must let torch load.
+"$K" sandbox --policy script -- python3 -c "import torch" >"$T/out" 2>&1 && has_torch=1
+grep -q "refused syscall" "$T/out" && fail "the script sandbox refuses torch: $(cat "$T/out")"
 for d in "$kb"/kb_*/; do
     "$K" workload check "$d" >"$T/out" 2>&1
     rc=$?
