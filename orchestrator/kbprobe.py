@@ -1,0 +1,263 @@
+# kbprobe.py - run by `kiln import kernelbench` in the script sandbox (never
+# on the host): evaluates an untrusted KernelBench problem to learn what its
+# workload needs. argv: plan.json problem.py out.json.
+#
+# plan.json: {"consts": {NAME: int}, "budgets": {CASE: bytes},
+#             "odd": [CASE...], "perf": CASE, "real_cap": bytes}
+# For every case it halves the problem's largest constant (pinned in the
+# module's source, so constants derived from it follow) until the tensors'
+# bytes (inputs, parameters, output) fit the case's budget; the perf case
+# keeps the problem's own sizes when they fit. Shapes come from torch's
+# "meta" device (no memory, no arithmetic); where the model does not run on
+# meta, from a real run at sizes whose inputs fit real_cap. Writes out.json:
+#   {"mode": "meta"|"real", "inputs": [{"dtype"}], "params": [{"name",
+#    "dtype"}], "out": {"dtype"}, "cases": [{"name", "consts": {NAME: int},
+#    "shapes": [[dims] per input, per param, then the output]}],
+#    "scaled": [[NAME, from, to]]}  or  {"error": "one line"}
+import ast
+import json
+import sys
+
+plan = json.load(open(sys.argv[1]))
+SRC = open(sys.argv[2], encoding="utf-8").read()
+OUT = sys.argv[3]
+
+
+def finish(doc):
+    with open(OUT, "w") as f:
+        json.dump(doc, f)
+    sys.exit(0)
+
+
+try:
+    import torch
+except ImportError as e:
+    finish({"error": "importing torch in the script sandbox failed (%s); install torch for "
+            "the sandbox's python3 (Debian: python3-torch)" % e})
+
+torch.set_num_threads(1)
+DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
+          torch.int64: "int64", torch.int32: "int32", torch.int16: "int16", torch.int8: "int8",
+          torch.uint8: "uint8", torch.bool: "bool"}
+FACTORIES = ["randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "full",
+             "arange", "eye", "linspace", "tensor", "normal", "randn_like", "rand_like",
+             "randint_like", "zeros_like", "ones_like", "empty_like", "full_like"]
+CONSTS = {k: int(v) for k, v in plan["consts"].items()}
+
+
+def assigned_names(node):
+    """`NAME = ...` and `A, B = ...` at module level: the names bound."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return []
+    t = node.targets[0]
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts):
+        return [e.id for e in t.elts]
+    return []
+
+
+class Refusal(Exception):
+    pass
+
+
+def pinned_source(pins):
+    """The problem's module with `NAME = value` for each pinned constant, so
+    constants computed from it at module level follow."""
+    tree = ast.parse(SRC)
+    for node in tree.body:
+        names = assigned_names(node)
+        if any(n in pins for n in names):
+            # Bound as before, then the pinned ones replaced.
+            tmp = ast.Name("_kiln_pin", ast.Store())
+            node.targets = [tmp]
+            fix = [ast.Assign([ast.Name(n, ast.Store())],
+                              ast.Constant(pins[n]) if n in pins else
+                              (ast.Name("_kiln_pin", ast.Load()) if len(names) == 1 else
+                               ast.Subscript(ast.Name("_kiln_pin", ast.Load()),
+                                             ast.Constant(i), ast.Load())))
+                   for i, n in enumerate(names)]
+            node.kiln_fix = fix
+    body = []
+    for node in tree.body:
+        body.append(node)
+        body.extend(getattr(node, "kiln_fix", []))
+    tree.body = body
+    ast.fix_missing_locations(tree)
+    return compile(tree, "PROBLEM.py", "exec")
+
+
+def discover_consts():
+    """Module-level names bound to an int by `NAME = ...` / `A, B = ...`."""
+    ns = {"__name__": "kernelbench_problem"}
+    with OnMeta():
+        exec(compile(SRC, "PROBLEM.py", "exec"), ns)
+    for node in ast.parse(SRC).body:
+        for n in assigned_names(node):
+            v = ns.get(n)
+            if type(v) is int and 1 <= v <= (1 << 40) and n not in CONSTS:
+                CONSTS[n] = v
+
+
+class OnMeta:
+    """Tensor factories default to the meta device; .cuda() is a no-op."""
+
+    def __enter__(self):
+        self.saved = {n: getattr(torch, n) for n in FACTORIES if hasattr(torch, n)}
+        for n, f in self.saved.items():
+            def wrap(*a, _f=f, **k):
+                if k.get("device") is None:
+                    k["device"] = "meta"
+                return _f(*a, **k)
+            setattr(torch, n, wrap)
+        return self
+
+    def __exit__(self, *exc):
+        for n, f in self.saved.items():
+            setattr(torch, n, f)
+
+
+def nbytes(shape, dtype):
+    n = torch.tensor([], dtype=dtype).element_size()
+    for d in shape:
+        n *= d
+    return n
+
+
+def describe(pins, meta, forward=True):
+    """Runs the problem at `pins`; returns (consts, inputs, params, out)."""
+    ns = {"__name__": "kernelbench_problem"}
+    torch.manual_seed(0)
+    with torch.no_grad():
+        if meta:
+            with OnMeta():
+                exec(pinned_source(pins), ns)
+                model = ns["Model"](*list(ns["get_init_inputs"]()))
+                xs = list(ns["get_inputs"]())
+        else:
+            exec(pinned_source(pins), ns)
+            model = ns["Model"](*list(ns["get_init_inputs"]()))
+            xs = list(ns["get_inputs"]())
+        for i, x in enumerate(xs):
+            if not isinstance(x, torch.Tensor):
+                raise Refusal("get_inputs()[%d] is a python %s, not a tensor" %
+                              (i, type(x).__name__))
+            if x.dtype not in DTYPES:
+                raise Refusal("get_inputs()[%d] has dtype %s" % (i, x.dtype))
+        params = list(model.named_parameters())
+        for name, p in params:
+            if p.dtype not in DTYPES:
+                raise Refusal("parameter %s has dtype %s" % (name, p.dtype))
+        y = None
+        if forward:
+            y = model(*xs)
+            if not isinstance(y, torch.Tensor):
+                raise Refusal("forward() returns a %s, not one tensor" % type(y).__name__)
+            if y.dtype not in DTYPES:
+                raise Refusal("forward() returns dtype %s" % y.dtype)
+    consts = {k: ns[k] for k in CONSTS if isinstance(ns.get(k), int)}
+    return consts, xs, params, y
+
+
+def total_bytes(xs, params, y):
+    t = sum(nbytes(x.shape, x.dtype) for x in xs)
+    t += sum(nbytes(p.shape, p.dtype) for _, p in params)
+    return t + (nbytes(y.shape, y.dtype) if y is not None else 0)
+
+
+MODE = "meta"
+
+
+def measure(pins):
+    """Bytes of every tensor at `pins`, or None when the problem fails there."""
+    try:
+        if MODE == "meta":
+            return total_bytes(*describe(pins, True)[1:])
+        _, xs, params, _ = describe(pins, True, forward=False)
+        if total_bytes(xs, params, None) > plan["real_cap"]:
+            return float("inf")
+        return total_bytes(*describe(pins, False)[1:])
+    except Refusal:
+        raise
+    except Exception:
+        return None
+
+
+def shrink(budget):
+    """Halves the largest constant until the bytes fit the budget."""
+    pins, frozen = {}, set()
+    have = measure(pins)
+    if have is None:
+        return None, None
+    while have > budget:
+        values = dict(CONSTS, **pins)
+        cands = [k for k in values if k not in frozen and values[k] >= 8]
+        if not cands:
+            return None, have
+        k = max(cands, key=lambda c: (values[c], c))
+        trial = dict(pins, **{k: (values[k] + 1) // 2})
+        got = measure(trial)
+        if got is None or got >= have:
+            frozen.add(k)  # the problem breaks there, or it sizes nothing
+            continue
+        pins, have = trial, got
+    return pins, have
+
+
+def make_odd(pins, budget):
+    """Each shrunk constant made odd where the problem still runs."""
+    for k in sorted(pins):
+        if pins[k] % 2 == 0:
+            trial = dict(pins, **{k: pins[k] + 1})
+            got = measure(trial)
+            if got is not None and got <= budget * 2:
+                pins = trial
+    return pins
+
+
+def main():
+    global MODE
+    discover_consts()
+    try:
+        describe({}, True)
+    except Refusal:
+        raise
+    except Exception:
+        MODE = "real"  # shapes from small real runs only
+    cases, scaled = [], []
+    for name, budget in plan["budgets"].items():
+        pins, have = shrink(budget)
+        if pins is None:
+            if have is None:
+                raise Refusal("the problem does not run at its own sizes (nor at the meta "
+                              "device's): %s" % why_fails({}))
+            raise Refusal("case %s: no constant can be halved to fit %d bytes (%d needed)" %
+                          (name, budget, have))
+        if name in plan["odd"]:
+            pins = make_odd(pins, budget)
+        big = name == plan["perf"] and MODE == "meta"
+        consts, xs, params, y = describe(pins, big)
+        if name == plan["perf"]:
+            scaled = [[k, CONSTS[k], v] for k, v in sorted(pins.items()) if v != CONSTS[k]]
+        cases.append({"name": name, "consts": consts,
+                      "shapes": [list(x.shape) for x in xs] +
+                      [list(p.shape) for _, p in params] + [list(y.shape)]})
+    finish({"mode": MODE, "inputs": [{"dtype": DTYPES[x.dtype]} for x in xs],
+            "params": [{"name": n, "dtype": DTYPES[p.dtype]} for n, p in params],
+            "out": {"dtype": DTYPES[y.dtype]}, "cases": cases, "scaled": scaled})
+
+
+def why_fails(pins):
+    try:
+        describe(pins, False if MODE == "real" else True)
+        return "?"
+    except Exception as e:
+        return "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:160] if str(e) else "")
+
+
+try:
+    main()
+except Refusal as e:
+    finish({"error": str(e)})
+except Exception as e:
+    finish({"error": "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])})
