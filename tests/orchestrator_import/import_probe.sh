@@ -24,7 +24,9 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; 
     fail "folder import: $(cat "$T/err" "$T/out")"
 json "$T/out" '
 rows = {r["problem"]: r for r in d["rows"]}
-assert d["problems"] == 4 and d["imported"] == 3 and d["scaled"] == 1, d
+assert d["problems"] == 5 and d["imported"] == 4 and d["scaled"] == 2, d
+hinge = rows["5_Pairwise_Hinge_Mean.py"]
+assert hinge["scaled"] == "batch_size 32768 -> 8192, input_shape__0 32768 -> 8192", hinge
 assert not rows["4_Returns_Tuple.py"]["imported"], rows
 assert rows["4_Returns_Tuple.py"]["reason"] == "forward() returns a tuple, not one tensor", rows
 conv = rows["2_Conv2d_GroupNorm_Tanh.py"]
@@ -49,6 +51,11 @@ sig = {a["name"]: a for a in d["signature"]}
 assert sig["out"]["dtype"] == "int64" and sig["bias"]["shape"] == ["N"], sig
 assert list(sig)[-4:] == ["A", "B", "bias", "out"], list(sig)
 ' || fail "argmax workload"
+# A 0-d output; the tuple's element, always equal to batch_size, named so.
+json "$T/all/kb_5_pairwise_hinge_mean/workload.json" '
+sig = {a["name"]: a for a in d["signature"]}
+assert sig["out"]["shape"] == [] and sig["in0"]["shape"] == ["batch_size", "batch_size"], sig
+' || fail "hinge workload"
 # The whole check, the performance case too (a kernel file is all it lacks).
 cp -r "$T/all/kb_3_matmul_bias_argmax" "$T/wl3"
 touch "$T/wl3/kernel.cu"
