@@ -537,7 +537,8 @@ static void script_prologue(struct strbuf *b, const struct kb_problem *p, const 
     /* Every name below was checked to be [A-Za-z0-9_.]: safe in a literal. */
     strbuf_printf(b, ").decode(\"utf-8\")\nINPUTS = [");
     for (size_t i = 0; i < pr->ninputs; i++)
-        strbuf_printf(b, "%s(\"%s\", \"%s\")", i ? ", " : "", pr->t[i].name, pr->t[i].dtype);
+        strbuf_printf(b, "%s(\"%s\", \"%s\", %s)", i ? ", " : "", pr->t[i].name, pr->t[i].dtype,
+                      pr->t[i].scalar ? "True" : "False");
     strbuf_printf(b, "]\nPARAMS = [");
     for (size_t i = pr->ninputs; i < pr->ninputs + pr->nparams; i++)
         strbuf_printf(b, "%s(\"%s\", \"%s\", \"%s\")", i > pr->ninputs ? ",\n          " : "",
@@ -642,8 +643,9 @@ static void write_scripts(struct strbuf *in, struct strbuf *ref, const struct kb
                       "if len(tensors) != len(INPUTS):\n"
                       "    sys.exit(\"get_inputs returned %%d tensors, expected %%d\" %% "
                       "(len(tensors), len(INPUTS)))\n"
-                      "for (name, dtype), t in zip(INPUTS, tensors):\n"
-                      "    save(sys.argv[2], name, t, dtype)\n"
+                      "for (name, dtype, scalar), t in zip(INPUTS, tensors):\n"
+                      "    # A python number travels as a 0-d tensor.\n"
+                      "    save(sys.argv[2], name, torch.tensor(t) if scalar else t, dtype)\n"
                       "params = dict(model.named_parameters())\n"
                       "for source, name, dtype in PARAMS:\n"
                       "    save(sys.argv[2], name, params[source], dtype)\n");
@@ -657,8 +659,9 @@ static void write_scripts(struct strbuf *in, struct strbuf *ref, const struct kb
                        "    for source, name, dtype in PARAMS:\n"
                        "        params[source].copy_(load(name))\n"
                        "model = model.double()  # float64: an oracle for float32 kernels\n"
-                       "xs = [load(n) for n, _ in INPUTS]\n"
-                       "xs = [x.double() if x.is_floating_point() else x for x in xs]\n"
+                       "xs = [load(n) for n, _, _ in INPUTS]\n"
+                       "xs = [x.item() if s else x.double() if x.is_floating_point() else x\n"
+                       "      for x, (_, _, s) in zip(xs, INPUTS)]\n"
                        "with torch.no_grad():\n"
                        "    y = model(*xs)\n"
                        "save(sys.argv[3], \"out\", y, OUT_DTYPE)\n");

@@ -102,6 +102,10 @@ static enum kiln_rc parse_tensor_list(json_t *list, enum kbp_role role, const st
         if (!json_is_object(v) || !dt || !dtype_known(dt))
             return bad(err, "a dtype");
         snprintf(t->dtype, sizeof(t->dtype), "%s", dt);
+        json_t *scalar = json_object_get(v, "scalar");
+        if (scalar && (!json_is_boolean(scalar) || role != KBP_IN))
+            return bad(err, "an input's scalar flag");
+        t->scalar = json_is_true(scalar);
         if (role == KBP_IN) {
             /* The names the text parse found (safe identifiers), in order. */
             if (p->ninputs == json_array_size(list) && !name_taken(pr, p->inputs[i].name))

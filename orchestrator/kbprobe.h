@@ -31,6 +31,7 @@ struct kbp_tensor {
     char source[KB_NAME_MAX + 1]; /* a parameter's dotted name, folded to [A-Za-z0-9_.] */
     enum kbp_role role;
     char dtype[12];
+    bool scalar; /* an input get_inputs() gives as a python number: a 0-d tensor */
     int ndims;
     int64_t dims[KBP_CASES][KB_MAX_DIMS];
 };

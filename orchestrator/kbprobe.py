@@ -149,6 +149,11 @@ def describe(pins, meta, forward=True):
             exec(pinned_source(pins), ns)
             model = ns["Model"](*list(ns["get_init_inputs"]()))
             xs = list(ns["get_inputs"]())
+        raw = xs
+        # A python int or float (a scale factor) travels as a 0-d tensor of
+        # float64 / int64; forward() gets the python value back.
+        xs = [torch.tensor(x, dtype=torch.float64 if type(x) is float else torch.int64)
+              if type(x) in (int, float) else x for x in raw]
         for i, x in enumerate(xs):
             if not isinstance(x, torch.Tensor):
                 raise Refusal("get_inputs()[%d] is a python %s, not a tensor" %
@@ -161,7 +166,7 @@ def describe(pins, meta, forward=True):
                 raise Refusal("parameter %s has dtype %s" % (name, p.dtype))
         y = None
         if forward:
-            y = model(*xs)
+            y = model(*raw)
             if not isinstance(y, torch.Tensor):
                 raise Refusal("forward() returns a %s, not one tensor" % type(y).__name__)
             if y.dtype not in DTYPES:
@@ -173,6 +178,7 @@ def describe(pins, meta, forward=True):
         v = v[int(i)] if i and type(v) in (tuple, list) and int(i) < len(v) else v
         if type(v) is int and 1 <= v <= (1 << 40):
             consts[k] = v
+    SCALAR[:] = [type(x) in (int, float) for x in raw]
     return consts, xs, params, y
 
 
@@ -183,6 +189,7 @@ def total_bytes(xs, params, y):
 
 
 MODE = "meta"
+SCALAR = []  # per input: a python number (True) or a tensor
 VALIDATE_BELOW = 4 << 20
 
 
@@ -276,7 +283,8 @@ def main():
         cases.append({"name": name, "consts": consts,
                       "shapes": [list(x.shape) for x in xs] +
                       [list(p.shape) for _, p in params] + [list(y.shape)]})
-    finish({"mode": MODE, "inputs": [{"dtype": DTYPES[x.dtype]} for x in xs],
+    finish({"mode": MODE, "inputs": [{"dtype": DTYPES[x.dtype], "scalar": s}
+                                     for x, s in zip(xs, SCALAR)],
             "params": [{"name": n, "dtype": DTYPES[p.dtype]} for n, p in params],
             "out": {"dtype": DTYPES[y.dtype]}, "cases": cases, "scaled": scaled})
 

@@ -56,6 +56,12 @@ json "$T/all/kb_5_pairwise_hinge_mean/workload.json" '
 sig = {a["name"]: a for a in d["signature"]}
 assert sig["out"]["shape"] == [] and sig["in0"]["shape"] == ["batch_size", "batch_size"], sig
 ' || fail "hinge workload"
+# A python float input: a 0-d float64 tensor, given back to forward() as a number.
+json "$T/all/kb_1_scaled_relu/workload.json" '
+sig = {a["name"]: a for a in d["signature"]}
+assert sig["in1"]["shape"] == [] and sig["in1"]["dtype"] == "float64", sig
+' || fail "relu workload"
+grep -q '"in1", "float64", True' "$T/all/kb_1_scaled_relu/inputs.py" || fail "relu inputs.py"
 # The whole check, the performance case too (a kernel file is all it lacks).
 cp -r "$T/all/kb_3_matmul_bias_argmax" "$T/wl3"
 touch "$T/wl3/kernel.cu"

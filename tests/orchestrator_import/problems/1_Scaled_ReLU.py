@@ -1,4 +1,5 @@
-# Made for kiln's tests, in KernelBench's format: no parameters, fits as is.
+# Made for kiln's tests, in KernelBench's format: no parameters, fits as is,
+# a python float among the inputs.
 import torch
 import torch.nn as nn
 
@@ -10,8 +11,8 @@ class Model(nn.Module):
         super(Model, self).__init__()
         self.scale = scale
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(x * self.scale)
+    def forward(self, x: torch.Tensor, shift: float) -> torch.Tensor:
+        return torch.relu(x * self.scale + shift)
 
 
 batch_size = 16
@@ -23,7 +24,7 @@ def get_inputs():
     """Docstrings and *shapes are fine: the sandbox runs this."""
     shape = (batch_size, dim)
     x = torch.randn(*shape)
-    return [x]
+    return [x, 0.5]
 
 
 def get_init_inputs():
