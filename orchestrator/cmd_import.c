@@ -1,73 +1,384 @@
-/* cmd_import.c - `kiln import kernelbench PROBLEM.py`: a KernelBench level-1
- * problem as a kiln workload (kbimport.h). */
+/* cmd_import.c - `kiln import kernelbench PROBLEM.py|DIR`: KernelBench
+ * problems as kiln workloads (kbimport.h, kbprobe.h), each checked as it is
+ * written. */
 #include <jansson.h>
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "fsutil.h"
 #include "kbimport.h"
+#include "kbprobe.h"
+#include "wlcheck.h"
+#include "workload.h"
 
-/* "19_ReLU.py" -> "kb_19_relu": the workload name ([a-z0-9_]{1,64}). */
-static void name_from_path(const char *path, char *out, size_t cap)
+#define KB_WORKLOAD_NAME_MAX 64 /* workload.json's name limit */
+
+/* "19_ReLU.py" -> "kb_19_relu": the workload name ([a-z0-9_]{1,64}), from
+ * the file's base name with anything outside [a-z0-9] folded to '_'. A
+ * longer one keeps its first 55 characters (the problem number and a
+ * readable prefix) and ends in '_' and 8 hex digits of a hash of the whole
+ * base name, so it is never refused for length and stays deterministic. */
+static void name_from_path(const char *path, char out[KB_WORKLOAD_NAME_MAX + 1])
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    size_t n = snprintf(out, cap, "kb_");
-    for (const char *p = base; *p && n + 1 < cap && strcmp(p, ".py") != 0; p++) {
-        char c = *p;
+    size_t blen = strlen(base);
+    if (blen >= 3 && strcmp(base + blen - 3, ".py") == 0)
+        blen -= 3;
+    char full[PATH_MAX + 4] = "kb_";
+    size_t n = 3;
+    uint32_t h = 2166136261u; /* FNV-1a over the base name's bytes */
+    for (size_t i = 0; i < blen && n + 1 < sizeof(full); i++) {
+        h = (h ^ (unsigned char)base[i]) * 16777619u;
+        char c = base[i];
         c = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
             c = '_';
-        if (c == '_' && out[n - 1] == '_')
+        if (c == '_' && full[n - 1] == '_')
             continue;
-        out[n++] = c;
+        full[n++] = c;
     }
-    while (n > 3 && out[n - 1] == '_')
+    while (n > 3 && full[n - 1] == '_')
         n--;
-    out[n] = '\0';
+    full[n] = '\0';
+    if (n <= KB_WORKLOAD_NAME_MAX) {
+        memcpy(out, full, n + 1);
+        return;
+    }
+    size_t keep = KB_WORKLOAD_NAME_MAX - 9;
+    while (keep > 3 && full[keep - 1] == '_')
+        keep--;
+    snprintf(out, KB_WORKLOAD_NAME_MAX + 1, "%.*s_%08x", (int)keep, full, (unsigned)h);
 }
 
-/* --json: what was written and what to run next, as one object. */
-static int print_json(const char *dir, const struct kb_options *o, size_t ninputs, bool kernel)
+/* One problem's outcome: a row of the table, an element of --json. */
+struct import_row {
+    char problem[256]; /* the file's base name, safe charset */
+    char name[KB_WORKLOAD_NAME_MAX + 1];
+    char dir[PATH_MAX];
+    bool imported;
+    char reason[KILN_ERR_MSG_MAX]; /* why not (one line), or the check's problems */
+    char scaled[512];
+    size_t ninputs, nparams;
+};
+
+struct import_opts {
+    const char *flops;
+    const char *kernel; /* bytes of --kernel, or NULL */
+    size_t kernel_len;
+    bool check; /* run the import-time check (--no-check: not) */
+    long long timeout_ms;
+};
+
+#define IMPORT_CHECKED                                                                             \
+    "kiln workload check's script stage on the correctness and held-out cases (inputs.py and "     \
+    "reference.py in the script sandbox, every tensor against the signature); the "                \
+    "performance case's shapes were checked by the probe"
+
+/* The import-time check: `kiln workload check` on the correctness and
+ * held-out cases. The performance case's reference (the problem's own
+ * sizes) can take minutes on a CPU; its shapes come from the probe. */
+static void remove_written(const char *dir)
+{
+    struct kiln_err rm;
+    kiln_err_clear(&rm);
+    if (fs_remove_tree(dir, &rm) != KILN_OK)
+        fprintf(stderr, "kiln import: warning: %s\n", rm.msg);
+}
+
+/* kiln's loader wants the backend's kernel file, which the check never
+ * compiles: without --kernel the check loads a copy of the workload with an
+ * empty kernel.cu in `copy`. */
+static enum kiln_rc copy_for_check(const char *dir, const char *copy, struct kiln_err *err)
+{
+    static const char *const files[] = {"workload.json", "inputs.py", "reference.py"};
+    enum kiln_rc rc = fs_mkdirs(copy, err);
+    for (size_t i = 0; rc == KILN_OK && i < 3; i++) {
+        char from[PATH_MAX], to[PATH_MAX], *data = NULL;
+        size_t len = 0;
+        if ((rc = fs_join(from, sizeof(from), dir, files[i], err)) ||
+            (rc = fs_join(to, sizeof(to), copy, files[i], err)) ||
+            (rc = fs_read_file(from, 64u << 20, &data, &len, err)))
+            break;
+        rc = fs_write_atomic(to, data, len, err);
+        free(data);
+    }
+    char kernel[PATH_MAX];
+    if (rc == KILN_OK && (rc = fs_join(kernel, sizeof(kernel), copy, "kernel.cu", err)) == KILN_OK)
+        rc = fs_write_atomic(kernel, "", 0, err);
+    return rc;
+}
+
+static enum kiln_rc check_written(const char *dir, bool has_kernel, char *problems, size_t cap,
+                                  struct kiln_err *err)
+{
+    char tmp[PATH_MAX], copy[PATH_MAX], cache[PATH_MAX];
+    enum kiln_rc rc = fs_make_tempdir("kbcheck", tmp, sizeof(tmp), err);
+    if (rc != KILN_OK)
+        return rc;
+    if ((rc = fs_join(copy, sizeof(copy), tmp, "workload", err)) ||
+        (rc = fs_join(cache, sizeof(cache), tmp, "cache", err)) ||
+        (!has_kernel && (rc = copy_for_check(dir, copy, err)))) {
+        remove_written(tmp);
+        return rc;
+    }
+    struct workload *w = NULL;
+    rc = workload_load(has_kernel ? dir : copy, &w, err);
+    if (rc != KILN_OK) {
+        kiln_err_prefix(err, "the written workload does not load");
+        remove_written(tmp);
+        return rc;
+    }
+    struct workload *only = malloc(sizeof(*only));
+    if (!only) {
+        workload_free(w);
+        remove_written(tmp);
+        return kiln_fail(err, KILN_E_NOMEM, "checking %s", dir);
+    }
+    *only = *w; /* a shallow view: its cases filtered, freed with free() only */
+    only->ncases = 0;
+    for (size_t i = 0; i < w->ncases; i++)
+        if (w->cases[i].kind != WL_CASE_PERFORMANCE)
+            only->cases[only->ncases++] = w->cases[i];
+    struct wlcheck_opts co = {.backends = KILN_BACKEND_ALL, .cache_dir = cache, .seed = 1};
+    struct wlcheck_result res;
+    wlcheck_run(only, &co, &res);
+    if (res.nproblems) {
+        snprintf(problems, cap, "%s", res.problems);
+        rc = kiln_fail(err, res.environment != KILN_OK ? res.environment : KILN_E_REJECTED,
+                       "the written workload fails kiln workload check: %s", res.problems);
+    }
+    remove_written(tmp);
+    free(only);
+    workload_free(w);
+    return rc;
+}
+
+/* Imports one problem into `dir`; the row says how it went. */
+static enum kiln_rc import_one(const char *problem, const char *name, const char *dir,
+                               const struct import_opts *io, struct import_row *row,
+                               struct kiln_err *err)
+{
+    const char *base = strrchr(problem, '/');
+    kbimport_safe_text(base ? base + 1 : problem, row->problem, sizeof(row->problem));
+    snprintf(row->name, sizeof(row->name), "%s", name);
+    snprintf(row->dir, sizeof(row->dir), "%s", dir);
+    char *src = NULL;
+    size_t len = 0;
+    struct kb_problem p;
+    memset(&p, 0, sizeof(p));
+    struct kb_probe *pr = calloc(1, sizeof(*pr));
+    if (!pr)
+        return kiln_fail(err, KILN_E_NOMEM, "%s", problem);
+    struct kb_options o = {.name = name,
+                           .origin = problem,
+                           .flops = io->flops,
+                           .kernel = io->kernel,
+                           .kernel_len = io->kernel_len};
+    enum kiln_rc rc = fs_read_file(problem, KB_MAX_SRC, &src, &len, err);
+    if (rc == KILN_OK)
+        rc = kbimport_parse(src, len, &p, err);
+    if (rc == KILN_OK)
+        rc = kbprobe_run(&p, io->timeout_ms, pr, err);
+    if (rc == KILN_OK)
+        rc = kbimport_write(&p, pr, &o, dir, err);
+    bool written = rc == KILN_OK;
+    if (rc == KILN_OK && io->check)
+        rc = check_written(dir, io->kernel != NULL, row->reason, sizeof(row->reason), err);
+    if (written && rc != KILN_OK)
+        remove_written(dir); /* never leave a workload that fails its check */
+    row->imported = rc == KILN_OK;
+    row->ninputs = pr->ninputs;
+    row->nparams = pr->nparams;
+    snprintf(row->scaled, sizeof(row->scaled), "%s", pr->scaled);
+    if (rc != KILN_OK) {
+        /* One line for the table. */
+        char esc[sizeof(row->reason)];
+        snprintf(esc, sizeof(esc), "%s", err->msg);
+        for (char *c = esc; *c; c++)
+            if ((unsigned char)*c < 0x20)
+                *c = ' ';
+        snprintf(row->reason, sizeof(row->reason), "%s", esc);
+    }
+    kbimport_free(&p);
+    free(pr);
+    free(src);
+    return rc;
+}
+
+static json_t *row_json(const struct import_row *r, bool checked)
 {
     char next[PATH_MAX + 64];
-    snprintf(next, sizeof(next), "kiln workload check %s", dir);
-    json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:b, s:s}", "version", 1, "workload",
-                            o->name, "dir", dir, "source", o->origin, "inputs", (json_int_t)ninputs,
-                            "out_shape", o->out_shape, "kernel", kernel, "next", next);
+    snprintf(next, sizeof(next), "kiln workload check %s", r->dir);
+    return json_pack("{s:s, s:s, s:s, s:b, s:s?, s:I, s:I, s:s?, s:s?, s:s?}", "problem",
+                     r->problem, "workload", r->name, "dir", r->dir, "imported", r->imported,
+                     "reason", r->imported ? NULL : r->reason, "inputs", (json_int_t)r->ninputs,
+                     "params", (json_int_t)r->nparams, "scaled", r->scaled[0] ? r->scaled : NULL,
+                     "checked", r->imported && checked ? IMPORT_CHECKED : NULL, "next",
+                     r->imported ? next : NULL);
+}
+
+static int print_json(json_t *doc)
+{
     if (!doc) {
-        fprintf(stderr,
-                "kiln import: wrote %s, but the --json report could not be made (a path or name "
-                "that is not UTF-8?)\n",
-                dir);
+        fprintf(stderr, "kiln import: the --json report could not be made (a path that is not "
+                        "UTF-8?)\n");
         return KILN_EXIT_FAIL;
     }
-    json_dumpf(doc, stdout, JSON_INDENT(2));
+    json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(doc);
     return KILN_EXIT_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+#define IMPORT_MAX_FILES 4096
+
+/* The folder's *.py regular files, sorted; NULL-terminated heap list. */
+static char **list_problems(const char *dir, size_t *n, struct kiln_err *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        kiln_fail_errno(err, KILN_E_NOTFOUND, "%s", dir);
+        return NULL;
+    }
+    char **names = calloc(IMPORT_MAX_FILES + 1, sizeof(*names));
+    *n = 0;
+    struct dirent *e;
+    while (names && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".py") != 0 || e->d_name[0] == '.')
+            continue;
+        char path[PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
+            lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue; /* links and odd files are not problems */
+        if (*n >= IMPORT_MAX_FILES) {
+            kiln_fail(err, KILN_E_LIMIT, "%s: more than %d *.py files", dir, IMPORT_MAX_FILES);
+            for (size_t i = 0; i < *n; i++)
+                free(names[i]);
+            free(names);
+            closedir(d);
+            return NULL;
+        }
+        names[(*n)++] = strdup(path);
+    }
+    closedir(d);
+    if (!names) {
+        kiln_fail(err, KILN_E_NOMEM, "listing %s", dir);
+        return NULL;
+    }
+    for (size_t i = 0; i < *n; i++)
+        if (!names[i]) {
+            for (size_t j = 0; j < *n; j++)
+                free(names[j]);
+            free(names);
+            kiln_fail(err, KILN_E_NOMEM, "listing %s", dir);
+            return NULL;
+        }
+    qsort(names, *n, sizeof(*names), cmp_str);
+    return names;
+}
+
+static void print_row(const struct import_row *r)
+{
+    if (r->imported)
+        printf("%-60.60s imported  %s%s%s%s\n", r->problem, r->name,
+               r->scaled[0] ? "  (scaled: " : "", r->scaled, r->scaled[0] ? ")" : "");
+    else
+        printf("%-60.60s refused   %s\n", r->problem, r->reason);
+}
+
+/* kiln import kernelbench DIR: every *.py in DIR into OUT/<name>/. */
+static int import_folder(const char *folder, const char *out_dir, const struct import_opts *io,
+                         enum cli_output out)
+{
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    size_t n = 0;
+    char **files = list_problems(folder, &n, &err);
+    if (!files) {
+        cli_report("import", &err);
+        return KILN_EXIT_USAGE;
+    }
+    if (mkdir(out_dir, 0755) != 0 && errno != EEXIST) {
+        kiln_fail_errno(&err, KILN_E_IO, "-o %s", out_dir);
+        cli_report("import", &err);
+        for (size_t i = 0; i < n; i++)
+            free(files[i]);
+        free(files);
+        return KILN_EXIT_FAIL;
+    }
+    json_t *rows = json_array();
+    size_t imported = 0, scaled = 0;
+    struct import_row *r = malloc(sizeof(*r));
+    for (size_t i = 0; r && i < n; i++) {
+        memset(r, 0, sizeof(*r));
+        char name[KB_WORKLOAD_NAME_MAX + 1], dir[PATH_MAX];
+        name_from_path(files[i], name);
+        snprintf(dir, sizeof(dir), "%s/%s", out_dir, name);
+        kiln_err_clear(&err);
+        if (import_one(files[i], name, dir, io, r, &err) == KILN_OK) {
+            imported++;
+            scaled += r->scaled[0] != 0;
+        }
+        if (out == CLI_OUT_TEXT) {
+            print_row(r);
+            fflush(stdout);
+        }
+        json_array_append_new(rows, row_json(r, io->check));
+        free(files[i]);
+    }
+    free(r);
+    free(files);
+    int status = imported ? KILN_EXIT_OK : KILN_EXIT_FAIL;
+    if (out == CLI_OUT_TEXT)
+        printf("kiln: %zu of %zu problems imported (%zu scaled down to fit), %zu refused%s%s\n",
+               imported, n, scaled, n - imported, io->check ? "; each checked by " : "",
+               io->check ? IMPORT_CHECKED : "");
+    else if (out == CLI_OUT_JSON)
+        status = print_json(json_pack("{s:i, s:s, s:I, s:I, s:I, s:o}", "version", 1, "folder",
+                                      folder, "problems", (json_int_t)n, "imported",
+                                      (json_int_t)imported, "scaled", (json_int_t)scaled, "rows",
+                                      rows ? rows : json_array())) == KILN_EXIT_OK
+                     ? status
+                     : KILN_EXIT_FAIL;
+    if (out != CLI_OUT_JSON)
+        json_decref(rows);
+    return status;
 }
 
 int cmd_import(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"output", required_argument, NULL, 'o'},
-                                         {"out-shape", required_argument, NULL, 's'},
                                          {"flops", required_argument, NULL, 'f'},
                                          {"kernel", required_argument, NULL, 'k'},
                                          {"name", required_argument, NULL, 'n'},
+                                         {"no-check", no_argument, NULL, 'C'},
+                                         CLI_OPTS_TIMEOUT,
                                          CLI_OPTS_JSON,
                                          CLI_OPTS_QUIET,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("import");
     const char *dir = NULL, *kernel_path = NULL, *name = NULL;
-    struct kb_options o = {.flops = "0"};
+    struct import_opts io = {.flops = "0", .check = true};
+    struct cli_common common = {0};
     enum cli_output out = CLI_OUT_TEXT;
     int done = 0, c;
     optind = 1;
@@ -76,11 +387,8 @@ int cmd_import(int argc, char **argv)
         case 'o':
             dir = optarg;
             break;
-        case 's':
-            o.out_shape = optarg;
-            break;
         case 'f':
-            o.flops = optarg;
+            io.flops = optarg;
             break;
         case 'k':
             kernel_path = optarg;
@@ -88,8 +396,12 @@ int cmd_import(int argc, char **argv)
         case 'n':
             name = optarg;
             break;
+        case 'C':
+            io.check = false;
+            break;
         default:
-            if (cli_output_option("import", c, &out) < 0)
+            if (cli_common_option("import", c, optarg, &common) < 0 ||
+                cli_output_option("import", c, &out) < 0)
                 return KILN_EXIT_USAGE;
             break;
         }
@@ -97,63 +409,69 @@ int cmd_import(int argc, char **argv)
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind + 2 != argc || strcmp(argv[optind], "kernelbench") != 0)
-        return cli_usage_error("import", "usage: kiln import kernelbench PROBLEM.py --out-shape "
-                                         "DIMS [-o DIR]");
+        return cli_usage_error("import", "usage: kiln import kernelbench PROBLEM.py|DIR [-o DIR]");
+    io.timeout_ms = common.timeout_s > 0 ? 1000LL * common.timeout_s : 120000;
     const char *problem = argv[optind + 1];
-    char auto_name[72];
-    name_from_path(problem, auto_name, sizeof(auto_name));
-    o.name = name ? name : auto_name;
-    o.origin = problem;
-    for (const char *p = o.name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
-            return cli_usage_error("import", "--name '%s': use [a-z0-9_], at most 64", o.name);
-    if (strlen(o.name) > 64 || !o.name[0])
-        return cli_usage_error("import", "--name '%s': use [a-z0-9_], at most 64", o.name);
-    if (!o.out_shape)
-        return cli_usage_error("import",
-                               "--out-shape is needed: the output's dimensions over the "
-                               "problem's constants, e.g. --out-shape \"M, N\" (kiln never runs "
-                               "the problem outside the sandbox to find it)");
-    if (!dir)
-        dir = o.name;
-
+    struct stat st;
+    bool folder = stat(problem, &st) == 0 && S_ISDIR(st.st_mode);
+    if (folder && name)
+        return cli_usage_error("import", "--name names one workload; a folder's are derived "
+                                         "from its files' names");
     struct kiln_err err;
     kiln_err_clear(&err);
-    char *src = NULL, *kernel = NULL;
-    size_t len = 0, klen = 0;
-    struct kb_problem p;
-    memset(&p, 0, sizeof(p));
-    enum kiln_rc rc = fs_read_file(problem, KB_MAX_SRC, &src, &len, &err);
-    if (rc == KILN_OK && kernel_path)
-        rc = fs_read_file(kernel_path, 1u << 20, &kernel, &klen, &err);
-    o.kernel = kernel;
-    o.kernel_len = klen;
-    if (rc == KILN_OK) {
-        rc = kbimport_parse(src, len, &p, &err);
-        if (rc != KILN_OK)
-            kiln_err_prefix(&err, "%s", problem);
+    char *kernel = NULL;
+    if (kernel_path &&
+        fs_read_file(kernel_path, 1u << 20, &kernel, &io.kernel_len, &err) != KILN_OK) {
+        cli_report("import", &err);
+        return KILN_EXIT_USAGE;
     }
-    if (rc == KILN_OK)
-        rc = kbimport_write(&p, &o, dir, &err);
-    size_t ninputs = p.ninputs;
-    kbimport_free(&p);
-    free(src);
+    io.kernel = kernel;
+    if (folder) {
+        int status = import_folder(problem, dir ? dir : ".", &io, out);
+        free(kernel);
+        return status;
+    }
+    char auto_name[KB_WORKLOAD_NAME_MAX + 1];
+    name_from_path(problem, auto_name);
+    if (!name)
+        name = auto_name;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) {
+            free(kernel);
+            return cli_usage_error("import", "--name: use [a-z0-9_], at most 64");
+        }
+    if (strlen(name) > KB_WORKLOAD_NAME_MAX || !name[0]) {
+        free(kernel);
+        return cli_usage_error("import", "--name: use [a-z0-9_], at most 64");
+    }
+    if (!dir)
+        dir = name;
+    struct import_row *r = calloc(1, sizeof(*r));
+    enum kiln_rc rc = r ? import_one(problem, name, dir, &io, r, &err)
+                        : kiln_fail(&err, KILN_E_NOMEM, "importing %s", problem);
     free(kernel);
+    int status = KILN_EXIT_OK;
     if (rc != KILN_OK) {
         cli_report("import", &err);
-        return rc == KILN_E_USAGE ? KILN_EXIT_USAGE : KILN_EXIT_FAIL;
+        status = KILN_EXIT_FAIL;
+    } else if (out == CLI_OUT_JSON) {
+        json_t *doc = row_json(r, io.check);
+        if (doc)
+            json_object_set_new(doc, "version", json_integer(1));
+        status = print_json(doc);
+    } else if (out == CLI_OUT_TEXT) {
+        printf("kiln: wrote %s (workload %s: %zu inputs, %zu parameters)\n", dir, name, r->ninputs,
+               r->nparams);
+        if (r->scaled[0])
+            printf("kiln: the performance case is scaled down to fit: %s\n", r->scaled);
+        if (io.check)
+            printf("kiln: checked: %s\n", IMPORT_CHECKED);
+        if (!io.kernel)
+            printf("kiln: add %s/kernel.cu (a starting kernel; evaluator/CANDIDATE.md): kiln's "
+                   "workload loader needs one, then:\n",
+                   dir);
+        printf("kiln: next: kiln workload check %s   (every case, the performance one too)\n", dir);
     }
-    if (out == CLI_OUT_JSON)
-        return print_json(dir, &o, ninputs, kernel_path != NULL);
-    if (out == CLI_OUT_QUIET)
-        return KILN_EXIT_OK;
-    printf("kiln: wrote %s (workload %s: %zu inputs, output (%s))\n", dir, o.name, ninputs,
-           o.out_shape);
-    if (!kernel_path)
-        printf("kiln: add %s/kernel.cu (a starting kernel; evaluator/CANDIDATE.md), then:\n"
-               "  kiln workload check %s    (needs torch in the script sandbox)\n",
-               dir, dir);
-    else
-        printf("kiln: next: kiln workload check %s    (needs torch in the script sandbox)\n", dir);
-    return KILN_EXIT_OK;
+    free(r);
+    return status;
 }

@@ -250,6 +250,14 @@ static void check_json(const char *dir, const struct workload *w, const char *pr
     json_decref(doc);
 }
 
+/* A workload's backends as its workload.json spells them. */
+static const char *backends_text(unsigned backends)
+{
+    return backends == KILN_BACKEND_ALL    ? "[\"cuda\", \"cpu\"]"
+           : backends == KILN_BACKEND_CUDA ? "[\"cuda\"]"
+                                           : "[\"cpu\"]";
+}
+
 /* workload check once the arguments are in: load, then every backend. */
 static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const char *cache,
                         long long timeout_ms, const struct check_given *cg, enum cli_output out)
@@ -266,6 +274,21 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
         else if (out == CLI_OUT_JSON)
             check_json(dir, NULL, err.msg, KILN_OK);
         return KILN_EXIT_FAIL;
+    }
+    /* An explicit --backend the workload does not list would check nothing
+     * and "pass": say so instead (usage error, exit 2). */
+    if ((w->backends & backends) == 0) {
+        const char *asked = kiln_backend_name((enum kiln_backend)backends);
+        fprintf(stderr,
+                "kiln workload check: %s does not list the %s backend (workload.json "
+                "\"backends\": %s), so there is nothing to check on it. Fix: check it with "
+                "--backend %s, or add \"%s\" to its backends (with a kernel for it)\n",
+                w->name, asked ? asked : "asked", backends_text(w->backends),
+                (w->backends & KILN_BACKEND_CUDA) ? "cuda" : "cpu", asked ? asked : "?");
+        if (out == CLI_OUT_JSON)
+            check_json(dir, w, "the workload does not list the backend asked for", KILN_OK);
+        workload_free(w);
+        return KILN_EXIT_USAGE;
     }
     if (text)
         printf("ok    %s/workload.json parses: %s, %zu cases, %zu fixed held-out, %d drawn per "

@@ -1,6 +1,8 @@
 /* kbimport.c - KernelBench problem -> kiln workload (kbimport.h). The file
  * is read line by line as bytes; only module-level `NAME = <integer
- * expression>` lines and the body of get_inputs() are interpreted. */
+ * expression>` lines and (for the tensors' names) the body of get_inputs()
+ * are interpreted. What the code makes is learned in the sandbox
+ * (kbprobe.h); this file writes the workload from that. */
 #include "kbimport.h"
 
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "expr.h"
+#include "kbprobe.h"
 #include "fsutil.h"
 #include "strbuf.h"
 
@@ -284,7 +287,7 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *p, s
         return kiln_fail(err, KILN_E_REJECTED, "the problem file has a NUL byte: not python text");
     enum { TOP, GET_INPUTS, MODEL, OTHER } state = TOP;
     bool have_model = false, have_forward = false, have_gi = false, have_init = false;
-    bool returned = false;
+    bool returned = false, names_unknown = false;
     struct kb_input vars[KB_MAX_INPUTS];
     size_t nvars = 0;
     enum kiln_rc rc = KILN_OK;
@@ -329,21 +332,19 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *p, s
             }
             continue;
         }
-        /* Layers and parameters hold weights the kernel would need as
-         * inputs; kiln does not export them yet, so it refuses. */
-        if (state == MODEL && (strstr(s, "nn.Parameter") || strstr(s, "= nn.") ||
-                               strstr(s, "=nn.") || strstr(s, "register_buffer"))) {
-            rc = kiln_fail(err, KILN_E_REJECTED,
-                           "line %d: the Model has parameters or layers ('%.60s'): their "
-                           "weights would have to be inputs of the kernel, which kiln import "
-                           "does not export yet; only parameter-free models are supported",
-                           lineno, s);
-            break;
-        }
         if (state == MODEL && strncmp(s, "def forward(", 12) == 0)
             have_forward = true;
-        if (state == GET_INPUTS)
-            rc = body_line(p, s, lineno, vars, &nvars, &returned, err);
+        /* get_inputs' text only names the tensors; what it makes is learned
+         * by running it in the sandbox (kbprobe.h), so a body this reader
+         * does not follow just leaves the names in0, in1, ... */
+        if (state == GET_INPUTS && !names_unknown) {
+            struct kiln_err ignore;
+            kiln_err_clear(&ignore);
+            if (body_line(p, s, lineno, vars, &nvars, &returned, &ignore) != KILN_OK) {
+                names_unknown = true;
+                p->ninputs = 0;
+            }
+        }
     }
     if (rc == KILN_OK && (!have_model || !have_forward || !have_gi || !have_init))
         rc = kiln_fail(err, KILN_E_REJECTED,
@@ -351,8 +352,6 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *p, s
                        "get_inputs() and get_init_inputs() (missing: %s%s%s%s)",
                        have_model ? "" : "class Model ", have_forward ? "" : "forward() ",
                        have_gi ? "" : "get_inputs() ", have_init ? "" : "get_init_inputs()");
-    if (rc == KILN_OK && p->ninputs == 0)
-        rc = kiln_fail(err, KILN_E_REJECTED, "get_inputs returns no tensor");
     if (rc == KILN_OK) {
         p->source = malloc(len + 1);
         if (!p->source)
@@ -376,36 +375,86 @@ void kbimport_free(struct kb_problem *p)
 
 /* ---- writing the workload ---- */
 
-/* The sizes: constants named by any dimension or by the output shape. */
-static size_t collect_sizes(const struct kb_problem *p, const char *const *texts, size_t ntexts,
-                            const struct kb_const **sizes)
+const char *const kbp_case_names[KBP_CASES] = {"small", "odd", "held", "kb"};
+
+/* The workload's sizes: problem constants a shape follows, and derived
+ * sizes for dimensions no constant gives (a conv's output height). */
+struct sizes {
+    size_t n;
+    char names[KB_SIZES_MAX][KB_NAME_MAX + 1];
+    int64_t v[KB_SIZES_MAX][KBP_CASES];
+};
+
+static bool same_vec(const int64_t *a, const int64_t *b)
 {
-    size_t n = 0;
-    for (size_t c = 0; c < p->nconsts; c++) {
-        const char *name = p->consts[c].name;
-        size_t nl = strlen(name);
-        bool used = false;
-        for (size_t t = 0; t < ntexts && !used; t++)
-            for (const char *q = texts[t]; *q && !used; q++)
-                if ((q == texts[t] || !is_ident_char(q[-1])) && strncmp(q, name, nl) == 0 &&
-                    !is_ident_char(q[nl]))
-                    used = true;
-        if (used)
-            sizes[n++] = &p->consts[c];
-    }
-    return n;
+    for (int c = 0; c < KBP_CASES; c++)
+        if (a[c] != b[c])
+            return false;
+    return true;
 }
 
-static void json_sizes(struct strbuf *b, const struct kb_const **sizes, size_t n, int64_t cap)
+static bool ident_used(const struct kb_probe *pr, const struct sizes *sz, const char *name)
 {
-    strbuf_printf(b, "{");
-    for (size_t i = 0; i < n; i++) {
-        int64_t v = sizes[i]->value;
-        if (cap > 0 && v > cap)
-            v = cap;
-        strbuf_printf(b, "%s\"%s\": %lld", i ? ", " : "", sizes[i]->name, (long long)v);
+    for (size_t i = 0; i < pr->ntensors; i++)
+        if (strcmp(pr->t[i].name, name) == 0)
+            return true;
+    for (size_t i = 0; i < pr->nconsts; i++)
+        if (strcmp(pr->const_names[i], name) == 0)
+            return true;
+    for (size_t i = 0; i < sz->n; i++)
+        if (strcmp(sz->names[i], name) == 0)
+            return true;
+    return false;
+}
+
+static enum kiln_rc add_size(struct sizes *sz, const char *name, const int64_t *vec,
+                             struct kiln_err *err)
+{
+    if (sz->n >= KB_SIZES_MAX)
+        return kiln_fail(err, KILN_E_LIMIT,
+                         "the shapes need more than %d distinct sizes (kiln's limit is 16)",
+                         KB_SIZES_MAX);
+    snprintf(sz->names[sz->n], KB_NAME_MAX + 1, "%s", name);
+    memcpy(sz->v[sz->n++], vec, sizeof(int64_t) * KBP_CASES);
+    return KILN_OK;
+}
+
+/* The expression for one dimension (its value in every case): a literal
+ * when it never changes, a constant that takes the same values, else a
+ * derived size "<tensor>_d<axis>". */
+static enum kiln_rc dim_expr(const struct kb_probe *pr, const struct kbp_tensor *t, int axis,
+                             struct sizes *sz, char *out, size_t cap, struct kiln_err *err)
+{
+    int64_t vec[KBP_CASES];
+    bool constant = true;
+    for (int c = 0; c < KBP_CASES; c++) {
+        vec[c] = t->dims[c][axis];
+        constant = constant && vec[c] == vec[0];
     }
-    strbuf_printf(b, "}");
+    if (constant) {
+        snprintf(out, cap, "%lld", (long long)vec[0]);
+        return KILN_OK;
+    }
+    for (size_t i = 0; i < sz->n; i++)
+        if (same_vec(sz->v[i], vec)) {
+            snprintf(out, cap, "%s", sz->names[i]);
+            return KILN_OK;
+        }
+    for (size_t j = 0; j < pr->nconsts; j++) {
+        int64_t cv[KBP_CASES];
+        for (int c = 0; c < KBP_CASES; c++)
+            cv[c] = pr->consts[c][j];
+        if (same_vec(cv, vec)) {
+            snprintf(out, cap, "%s", pr->const_names[j]);
+            return add_size(sz, pr->const_names[j], vec, err);
+        }
+    }
+    char name[KB_NAME_MAX + 1];
+    snprintf(name, sizeof(name), "%.40s_d%d", t->name, axis);
+    for (int k = 2; ident_used(pr, sz, name); k++)
+        snprintf(name, sizeof(name), "%.40s_d%d_%d", t->name, axis, k);
+    snprintf(out, cap, "%s", name);
+    return add_size(sz, name, vec, err);
 }
 
 static void json_string(struct strbuf *b, const char *s)
@@ -423,45 +472,52 @@ static void json_string(struct strbuf *b, const char *s)
     strbuf_printf(b, "\"");
 }
 
-static void json_shape(struct strbuf *b, char dims[][KB_EXPR_MAX + 1], int n)
+static size_t dtype_bytes(const char *d)
 {
-    strbuf_printf(b, "[");
-    for (int d = 0; d < n; d++) {
-        strbuf_printf(b, "%s", d ? ", " : "");
-        json_string(b, dims[d]);
-    }
-    strbuf_printf(b, "]");
+    return strstr(d, "64") ? 8 : strstr(d, "32") ? 4 : strstr(d, "16") ? 2 : 1;
 }
 
-/* The problem file's name as the scripts' comment shows it: the name is
- * the user's (or a downloaded archive's), so a newline in it would end the
- * comment and add code that runs in the script sandbox. Only [A-Za-z0-9._-]
- * and '/' pass, anything else is '_'; cut at KB_ORIGIN_SHOWN bytes. */
-#define KB_ORIGIN_SHOWN 200
-static char *origin_shown(char *out, size_t cap, const char *origin)
+static bool dtype_float(const char *d)
 {
-    size_t n = 0;
-    for (const char *s = origin ? origin : "?"; *s && n + 1 < cap && n < KB_ORIGIN_SHOWN; s++) {
-        unsigned char c = (unsigned char)*s;
-        bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-' || c == '/';
-        out[n++] = safe ? (char)c : '_';
-    }
-    out[n] = '\0';
-    return out;
+    return strncmp(d, "float", 5) == 0;
 }
 
-/* The python both scripts start with: torch (or a clear error), and the
- * problem's own source, hex-encoded so no byte of it can end a literal. */
-static void script_prologue(struct strbuf *b, const struct kb_problem *p, const char *origin)
+/* The case's sizes as a JSON object. */
+static void json_case_sizes(struct strbuf *b, const struct sizes *sz, int c)
 {
-    char shown[KB_ORIGIN_SHOWN + 1];
+    strbuf_printf(b, "{");
+    for (size_t i = 0; i < sz->n; i++)
+        strbuf_printf(b, "%s\"%s\": %lld", i ? ", " : "", sz->names[i], (long long)sz->v[i][c]);
+    strbuf_printf(b, "}");
+}
+
+/* cost.bytes over the tensors of the given roles (mask of 1 << role). */
+static void cost_bytes(struct strbuf *b, const struct kb_probe *pr,
+                       char exprs[][KB_MAX_DIMS][KB_NAME_MAX + 24], unsigned roles)
+{
+    bool first = true;
+    for (size_t i = 0; i < pr->ntensors; i++) {
+        if (!(roles & (1u << pr->t[i].role)))
+            continue;
+        strbuf_printf(b, "%s%zu", first ? "" : " + ", dtype_bytes(pr->t[i].dtype));
+        for (int d = 0; d < pr->t[i].ndims; d++)
+            strbuf_printf(b, "*%s", exprs[i][d]);
+        first = false;
+    }
+}
+
+/* The python both scripts start with: torch (or a clear error), the
+ * problem's own source, hex-encoded so no byte of it can end a literal, and
+ * load_problem(), which runs it with the case's constants pinned. */
+static void script_prologue(struct strbuf *b, const struct kb_problem *p, const struct kb_probe *pr,
+                            const char *origin)
+{
     strbuf_printf(
         b,
         "# Generated by `kiln import kernelbench` from %s.\n"
         "# The KernelBench problem's source is embedded below (PROBLEM, hex) and runs\n"
-        "# with the case's sizes in place of its module-level constants.\n"
-        "import json\nimport os\nimport sys\n\n"
+        "# with the case's constants (PINS) in place of its module-level ones.\n"
+        "import ast\nimport json\nimport os\nimport sys\n\n"
         "try:\n"
         "    import torch\n"
         "except ImportError as e:\n"
@@ -471,25 +527,72 @@ static void script_prologue(struct strbuf *b, const struct kb_problem *p, const 
         "             \"python3), or install torch for it.\" %% e)\n"
         "import numpy as np\n\n"
         "PROBLEM = bytes.fromhex(\n",
-        origin_shown(shown, sizeof(shown), origin));
+        origin);
     for (size_t i = 0; i < p->len; i += 48) {
         strbuf_printf(b, "    \"");
         for (size_t j = i; j < p->len && j < i + 48; j++)
             strbuf_printf(b, "%02x", (unsigned char)p->source[j]);
         strbuf_printf(b, "\"\n");
     }
-    strbuf_printf(b, ").decode(\"utf-8\")\nNAMES = [");
-    for (size_t i = 0; i < p->ninputs; i++)
-        strbuf_printf(b, "%s\"%s\"", i ? ", " : "", p->inputs[i].name);
-    strbuf_printf(b, "]\n\n\n"
-                     "def load_problem(case):\n"
-                     "    ns = {\"__name__\": \"kernelbench_problem\"}\n"
-                     "    exec(compile(PROBLEM, \"PROBLEM.py\", \"exec\"), ns)\n"
-                     "    ns.update(case[\"sizes\"])  # get_inputs reads these at call time\n"
-                     "    torch.set_num_threads(max(1, min(8, os.cpu_count() or 1)))\n"
-                     "    return ns\n\n\n"
-                     "case = json.load(open(sys.argv[1]))\n"
-                     "ns = load_problem(case)\n");
+    /* Every name below was checked to be [A-Za-z0-9_.]: safe in a literal. */
+    strbuf_printf(b, ").decode(\"utf-8\")\nINPUTS = [");
+    for (size_t i = 0; i < pr->ninputs; i++)
+        strbuf_printf(b, "%s(\"%s\", \"%s\", %s)", i ? ", " : "", pr->t[i].name, pr->t[i].dtype,
+                      pr->t[i].scalar ? "True" : "False");
+    strbuf_printf(b, "]\nPARAMS = [");
+    for (size_t i = pr->ninputs; i < pr->ninputs + pr->nparams; i++)
+        strbuf_printf(b, "%s(\"%s\", \"%s\", \"%s\")", i > pr->ninputs ? ",\n          " : "",
+                      pr->t[i].source, pr->t[i].name, pr->t[i].dtype);
+    strbuf_printf(b, "]\nOUT_DTYPE = \"%s\"\nPINS = {", pr->t[pr->ntensors - 1].dtype);
+    for (int c = 0; c < KBP_CASES; c++) {
+        strbuf_printf(b, "%s\"%s\": {", c ? ",\n        " : "", kbp_case_names[c]);
+        for (size_t j = 0; j < pr->nconsts; j++)
+            strbuf_printf(b, "%s\"%s\": %lld", j ? ", " : "", pr->const_names[j],
+                          (long long)pr->consts[c][j]);
+        strbuf_printf(b, "}");
+    }
+    strbuf_printf(
+        b,
+        "}\n\n\n"
+        "def load_problem(case):\n"
+        "    \"\"\"Runs PROBLEM with each module-level `NAME = ...` followed by\n"
+        "    `NAME = _kiln_pin(NAME, \"NAME\")`: an int constant, or a tuple's element\n"
+        "    (\"NAME__i\"), takes the case's value, as kiln's import probe did.\"\"\"\n"
+        "    pins = PINS.get(case[\"case\"])\n"
+        "    if pins is None:\n"
+        "        sys.exit(\"kiln: case %%s is not one `kiln import kernelbench` probed; its \"\n"
+        "                 \"constants are unknown (cases: %%s)\" %% (case[\"case\"], \", "
+        "\".join(PINS)))\n"
+        "\n"
+        "    def pin(v, n):\n"
+        "        if type(v) is int:\n"
+        "            return pins.get(n, v)\n"
+        "        if type(v) in (tuple, list):\n"
+        "            return type(v)(pins.get(\"%%s__%%d\" %% (n, i), x) for i, x in enumerate(v))\n"
+        "        return v\n"
+        "\n"
+        "    tree = ast.parse(PROBLEM)\n"
+        "    body = []\n"
+        "    for node in tree.body:\n"
+        "        body.append(node)\n"
+        "        t = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 "
+        "else None\n"
+        "        names = [t.id] if isinstance(t, ast.Name) else [e.id for e in t.elts] if "
+        "isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts) else []\n"
+        "        body += [ast.parse(\"%%s = _kiln_pin(%%s, %%r)\" %% (n, n, n)).body[0] for n in "
+        "names]\n"
+        "    tree.body = body\n"
+        "    ast.fix_missing_locations(tree)\n"
+        "    ns = {\"__name__\": \"kernelbench_problem\", \"_kiln_pin\": pin}\n"
+        "    exec(compile(tree, \"PROBLEM.py\", \"exec\"), ns)\n"
+        "    torch.set_num_threads(max(1, min(8, os.cpu_count() or 1)))\n"
+        "    return ns\n\n\n"
+        "def save(directory, name, t, dtype):\n"
+        "    a = t.detach().cpu().numpy().astype(dtype)\n"
+        "    a = np.ascontiguousarray(a) if a.ndim else a  # it makes a 0-d array 1-d\n"
+        "    np.save(os.path.join(directory, name + \".npy\"), a)\n\n\n"
+        "case = json.load(open(sys.argv[1]))\n"
+        "ns = load_problem(case)\n");
 }
 
 static enum kiln_rc write_file(const char *dir, const char *name, const char *data, size_t len,
@@ -502,138 +605,165 @@ static enum kiln_rc write_file(const char *dir, const char *name, const char *da
     return rc;
 }
 
-enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_options *o, const char *dir,
-                            struct kiln_err *err)
+void kbimport_safe_text(const char *in, char *out, size_t cap)
 {
-    /* The output shape: expressions over the constants. */
-    char out_dims[KB_MAX_DIMS][KB_EXPR_MAX + 1];
-    int nout = 0;
-    if (!o->out_shape || strlen(o->out_shape) > KB_MAX_LINE)
-        return kiln_fail(err, KILN_E_USAGE,
-                         "the output's shape is needed (--out-shape \"M, N\"): kiln does not run "
-                         "the problem to find it");
-    char shape[KB_MAX_LINE + 1];
-    snprintf(shape, sizeof(shape), "%s", o->out_shape);
-    char *save = NULL;
-    struct expr_var vars[KB_MAX_CONSTS];
-    size_t nv = const_vars(p, vars);
-    for (char *tok = strtok_r(shape, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *d = trim(tok);
-        if (!*d)
-            continue;
-        int64_t v;
-        if (nout >= KB_MAX_DIMS || strlen(d) > KB_EXPR_MAX)
-            return kiln_fail(err, KILN_E_LIMIT, "--out-shape: at most %d dimensions of %d bytes",
-                             KB_MAX_DIMS, KB_EXPR_MAX);
-        enum kiln_rc rc = expr_evaluate(d, vars, nv, &v, err);
-        if (rc != KILN_OK) {
-            kiln_err_prefix(err, "--out-shape: '%s' (use the problem's constants)", d);
-            return KILN_E_USAGE;
-        }
-        snprintf(out_dims[nout++], KB_EXPR_MAX + 1, "%s", d);
+    size_t n = 0;
+    for (; *in && n + 1 < cap; in++) {
+        char c = *in;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.' || c == '/' || c == '-';
+        out[n++] = ok ? c : '_';
     }
-    if (nout == 0)
-        return kiln_fail(err, KILN_E_USAGE, "--out-shape has no dimension");
+    out[n] = '\0';
+}
 
-    const char *texts[KB_MAX_INPUTS * KB_MAX_DIMS + KB_MAX_DIMS];
-    size_t nt = 0;
-    for (size_t i = 0; i < p->ninputs; i++)
-        for (int d = 0; d < p->inputs[i].ndims; d++)
-            texts[nt++] = p->inputs[i].dims[d];
-    for (int d = 0; d < nout; d++)
-        texts[nt++] = out_dims[d];
-    const struct kb_const *sizes[KB_MAX_CONSTS];
-    size_t ns = collect_sizes(p, texts, nt, sizes);
-    if (ns == 0)
+/* The held-out case must have sizes no visible case has. */
+static bool held_is_new(const struct sizes *sz)
+{
+    for (int c = 0; c < KBP_CASES; c++) {
+        if (c == 2)
+            continue;
+        bool same = true;
+        for (size_t i = 0; i < sz->n; i++)
+            same = same && sz->v[i][c] == sz->v[i][2];
+        if (same)
+            return false;
+    }
+    return true;
+}
+
+static void write_scripts(struct strbuf *in, struct strbuf *ref, const struct kb_problem *p,
+                          const struct kb_probe *pr, const char *origin)
+{
+    script_prologue(in, p, pr, origin);
+    strbuf_printf(in, "torch.manual_seed(int(case[\"seed\"]) %% (1 << 63))\n"
+                      "# The model first: its parameters are drawn from the case's seed too.\n"
+                      "model = ns[\"Model\"](*ns[\"get_init_inputs\"]())\n"
+                      "tensors = list(ns[\"get_inputs\"]())\n"
+                      "if len(tensors) != len(INPUTS):\n"
+                      "    sys.exit(\"get_inputs returned %%d tensors, expected %%d\" %% "
+                      "(len(tensors), len(INPUTS)))\n"
+                      "for (name, dtype, scalar), t in zip(INPUTS, tensors):\n"
+                      "    # A python number travels as a 0-d tensor.\n"
+                      "    save(sys.argv[2], name, torch.tensor(t) if scalar else t, dtype)\n"
+                      "params = dict(model.named_parameters())\n"
+                      "for source, name, dtype in PARAMS:\n"
+                      "    save(sys.argv[2], name, params[source], dtype)\n");
+    script_prologue(ref, p, pr, origin);
+    strbuf_printf(ref, "torch.manual_seed(0)\n"
+                       "model = ns[\"Model\"](*ns[\"get_init_inputs\"]())\n"
+                       "params = dict(model.named_parameters())\n"
+                       "load = lambda n: torch.from_numpy(np.load(os.path.join(sys.argv[2], n + "
+                       "\".npy\")))\n"
+                       "with torch.no_grad():\n"
+                       "    for source, name, dtype in PARAMS:\n"
+                       "        params[source].copy_(load(name))\n"
+                       "model = model.double()  # float64: an oracle for float32 kernels\n"
+                       "xs = [load(n) for n, _, _ in INPUTS]\n"
+                       "xs = [x.item() if s else x.double() if x.is_floating_point() else x\n"
+                       "      for x, (_, _, s) in zip(xs, INPUTS)]\n"
+                       "with torch.no_grad():\n"
+                       "    y = model(*xs)\n"
+                       "save(sys.argv[3], \"out\", y, OUT_DTYPE)\n");
+}
+
+enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_probe *pr,
+                            const struct kb_options *o, const char *dir, struct kiln_err *err)
+{
+    static char exprs[KBP_MAX_TENSORS][KB_MAX_DIMS][KB_NAME_MAX + 24];
+    struct sizes sz = {0};
+    enum kiln_rc rc = KILN_OK;
+    for (size_t i = 0; rc == KILN_OK && i < pr->ntensors; i++)
+        for (int d = 0; rc == KILN_OK && d < pr->t[i].ndims; d++)
+            rc = dim_expr(pr, &pr->t[i], d, &sz, exprs[i][d], sizeof(exprs[i][d]), err);
+    if (rc != KILN_OK)
+        return rc;
+    if (sz.n + pr->ntensors > 32)
+        return kiln_fail(err, KILN_E_LIMIT,
+                         "the kernel would take %zu sizes and %zu tensors: kiln's signature "
+                         "holds 32 arguments",
+                         sz.n, pr->ntensors);
+    if (sz.n == 0 || !held_is_new(&sz))
         return kiln_fail(err, KILN_E_REJECTED,
-                         "the shapes use no module-level constant: kiln needs named sizes "
-                         "(N = 2048, then torch.randn(N, N)) to draw smaller cases");
-    bool all_small = true;
-    for (size_t i = 0; i < ns; i++)
-        all_small = all_small && sizes[i]->value <= 13;
-    if (all_small)
-        return kiln_fail(err, KILN_E_REJECTED,
-                         "every size is at most 13: kiln could not draw a held-out case that "
+                         "the problem's shapes do not change when its constants are halved "
+                         "(or are too small to halve): kiln could not draw a held-out case that "
                          "differs from the visible ones");
+    char origin[256];
+    kbimport_safe_text(o->origin, origin, sizeof(origin));
 
     struct strbuf b;
     strbuf_init(&b);
     strbuf_printf(&b, "{\n  \"name\": \"%s\",\n  \"description\": ", o->name);
-    char desc[1024];
+    char desc[2048];
     snprintf(desc, sizeof(desc),
-             "Imported from KernelBench (%s) by kiln import kernelbench. The reference runs the "
-             "problem's torch Model in float64 on float32 inputs from get_inputs() (torch.randn "
-             "or torch.rand, seeded per case) with the case's sizes in place of the module "
-             "constants; the kernel writes the float32 output out. Read the problem's forward() "
-             "in inputs.py (PROBLEM) for what to compute.",
-             o->origin);
+             "Imported from KernelBench (%s) by kiln import kernelbench. The kernel computes the "
+             "problem's torch Model (training mode, as KernelBench runs it) on the inputs of "
+             "get_inputs() in order, then the model's parameters in named_parameters() order "
+             "(%zu of them), and writes its output to out. The reference runs the Model in "
+             "float64 with those parameters; inputs and parameters are drawn from each case's "
+             "seed. Read the problem's forward() in inputs.py (PROBLEM) for what to compute.%s%s",
+             origin, pr->nparams,
+             pr->scaled[0] ? " The performance case is scaled down to fit: " : "", pr->scaled);
     json_string(&b, desc);
     strbuf_printf(&b, ",\n  \"sizes\": [");
-    for (size_t i = 0; i < ns; i++)
-        strbuf_printf(&b, "%s\"%s\"", i ? ", " : "", sizes[i]->name);
+    for (size_t i = 0; i < sz.n; i++)
+        strbuf_printf(&b, "%s\"%s\"", i ? ", " : "", sz.names[i]);
     strbuf_printf(&b, "],\n  \"signature\": [\n");
-    for (size_t i = 0; i < ns; i++)
+    for (size_t i = 0; i < sz.n; i++)
         strbuf_printf(&b,
                       "    {\"name\": \"%s\", \"kind\": \"scalar\", \"type\": \"int64\", \"expr\": "
                       "\"%s\"},\n",
-                      sizes[i]->name, sizes[i]->name);
-    for (size_t i = 0; i < p->ninputs; i++) {
-        strbuf_printf(&b,
-                      "    {\"name\": \"%s\", \"kind\": \"tensor\", \"dtype\": \"float32\", "
-                      "\"shape\": ",
-                      p->inputs[i].name);
-        json_shape(&b, (char(*)[KB_EXPR_MAX + 1]) p->inputs[i].dims, p->inputs[i].ndims);
-        strbuf_printf(&b, ", \"role\": \"in\"},\n");
+                      sz.names[i], sz.names[i]);
+    for (size_t i = 0; i < pr->ntensors; i++) {
+        strbuf_printf(
+            &b, "    {\"name\": \"%s\", \"kind\": \"tensor\", \"dtype\": \"%s\", \"shape\": [",
+            pr->t[i].name, pr->t[i].dtype);
+        for (int d = 0; d < pr->t[i].ndims; d++)
+            strbuf_printf(&b, "%s\"%s\"", d ? ", " : "", exprs[i][d]);
+        strbuf_printf(&b, "], \"role\": \"%s\"}%s\n", pr->t[i].role == KBP_OUT ? "out" : "in",
+                      i + 1 < pr->ntensors ? "," : "");
     }
-    strbuf_printf(&b, "    {\"name\": \"out\", \"kind\": \"tensor\", \"dtype\": \"float32\", "
-                      "\"shape\": ");
-    json_shape(&b, out_dims, nout);
-    strbuf_printf(&b, ", \"role\": \"out\"}\n  ],\n  \"cases\": [\n");
-    /* Small shapes for correctness (every edge of a tile), the problem's own
-     * for performance, a third size for the held-out check. */
-    strbuf_printf(&b, "    {\"name\": \"small\", \"kind\": \"correctness\", \"sizes\": ");
-    json_sizes(&b, sizes, ns, 13);
-    strbuf_printf(&b, "},\n    {\"name\": \"odd\", \"kind\": \"correctness\", \"sizes\": ");
-    json_sizes(&b, sizes, ns, 67);
-    strbuf_printf(&b, "},\n    {\"name\": \"kb\", \"kind\": \"performance\", \"sizes\": ");
-    json_sizes(&b, sizes, ns, 0);
-    strbuf_printf(&b, "}\n  ],\n  \"held_out\": [{\"name\": \"held\", \"sizes\": ");
-    json_sizes(&b, sizes, ns, 41);
-    strbuf_printf(&b, "}],\n  \"tolerance\": {\"out\": {\"atol\": 1e-5, \"rtol\": 1e-3}},\n"
-                      "  \"cost\": {\"bytes\": \"4*(");
-    for (size_t i = 0; i <= p->ninputs; i++) {
-        int n = i < p->ninputs ? p->inputs[i].ndims : nout;
-        strbuf_printf(&b, "%s", i ? " + " : "");
-        for (int d = 0; d < n; d++)
-            strbuf_printf(&b, "%s(%s)", d ? "*" : "",
-                          i < p->ninputs ? p->inputs[i].dims[d] : out_dims[d]);
+    /* small and odd check correctness at every edge; kb is the problem's own
+     * sizes (or scaled to fit); held is the held-out check. */
+    strbuf_printf(&b, "  ],\n  \"cases\": [\n");
+    static const char *const kinds[] = {"correctness", "correctness", NULL, "performance"};
+    for (int c = 0; c < KBP_CASES; c++) {
+        if (!kinds[c])
+            continue;
+        strbuf_printf(&b, "    {\"name\": \"%s\", \"kind\": \"%s\", \"sizes\": ", kbp_case_names[c],
+                      kinds[c]);
+        json_case_sizes(&b, &sz, c);
+        strbuf_printf(&b, "}%s\n", c == 3 ? "" : ",");
     }
-    strbuf_printf(&b, ")\", \"flops\": ");
+    strbuf_printf(&b, "  ],\n  \"held_out\": [{\"name\": \"held\", \"sizes\": ");
+    json_case_sizes(&b, &sz, 2);
+    strbuf_printf(&b, "}],\n  \"tolerance\": {");
+    if (dtype_float(pr->t[pr->ntensors - 1].dtype))
+        strbuf_printf(&b, "\"out\": {\"atol\": 1e-5, \"rtol\": 1e-3}");
+    /* cost.bytes: every tensor once; shorter forms where that is too long
+     * for the 256-character limit. */
+    struct strbuf cost;
+    strbuf_init(&cost);
+    static const unsigned role_sets[] = {1u << KBP_IN | 1u << KBP_PARAM | 1u << KBP_OUT,
+                                         1u << KBP_IN | 1u << KBP_OUT, 1u << KBP_OUT};
+    for (size_t r = 0; r < 3; r++) {
+        cost.len = 0;
+        if (cost.data)
+            cost.data[0] = '\0';
+        cost_bytes(&cost, pr, exprs, role_sets[r]);
+        if (!cost.oom && cost.len <= 250)
+            break;
+    }
+    strbuf_printf(&b, "},\n  \"cost\": {\"bytes\": \"%s\", \"flops\": ",
+                  cost.oom || cost.len > 250 ? "0" : cost.data);
+    strbuf_free(&cost);
     json_string(&b, o->flops ? o->flops : "0");
     strbuf_printf(&b, "},\n  \"backends\": [\"cuda\"]\n}\n");
 
     struct strbuf in, ref;
     strbuf_init(&in);
     strbuf_init(&ref);
-    script_prologue(&in, p, o->origin);
-    strbuf_printf(&in, "torch.manual_seed(int(case[\"seed\"]) %% (1 << 63))\n"
-                       "tensors = list(ns[\"get_inputs\"]())\n"
-                       "if len(tensors) != len(NAMES):\n"
-                       "    sys.exit(\"get_inputs returned %%d tensors, expected %%d\" %% "
-                       "(len(tensors), len(NAMES)))\n"
-                       "for name, t in zip(NAMES, tensors):\n"
-                       "    a = np.ascontiguousarray(t.detach().cpu().numpy().astype(np.float32))\n"
-                       "    np.save(os.path.join(sys.argv[2], name + \".npy\"), a)\n");
-    script_prologue(&ref, p, o->origin);
-    strbuf_printf(&ref, "model = ns[\"Model\"](*ns[\"get_init_inputs\"]()).double().eval()\n"
-                        "xs = [torch.from_numpy(np.load(os.path.join(sys.argv[2], n + \".npy\")))"
-                        ".double() for n in NAMES]\n"
-                        "with torch.no_grad():\n"
-                        "    y = model(*xs)\n"
-                        "a = np.ascontiguousarray(y.detach().cpu().numpy().astype(np.float32))\n"
-                        "np.save(os.path.join(sys.argv[3], \"out.npy\"), a)\n");
-
-    enum kiln_rc rc = KILN_OK;
+    write_scripts(&in, &ref, p, pr, origin);
     if (b.oom || in.oom || ref.oom)
         rc = kiln_fail(err, KILN_E_NOMEM, "writing the workload");
     if (rc == KILN_OK && mkdir(dir, 0755) != 0)

@@ -1,22 +1,24 @@
 /*
- * kbimport.h - `kiln import kernelbench`: a KernelBench level-1 problem (a
- * python file with a torch `Model`, `get_inputs()` and `get_init_inputs()`)
- * turned into a kiln workload directory.
+ * kbimport.h - `kiln import kernelbench`: a KernelBench level-1 or level-2
+ * problem (a python file with a torch `Model`, `get_inputs()` and
+ * `get_init_inputs()`) turned into a kiln workload directory.
  *
- * The problem file is untrusted text and is never executed here.
- * kbimport_parse() reads it as bytes with the caps below and extracts only:
- * the module-level integer constants (`N = 2048`), and from `get_inputs()`
- * the tensors it makes (`A = torch.randn(M, K)` or `torch.rand(...)`) and
- * the order it returns them in. Anything else in get_inputs() is refused with
- * the line, so the workload's signature is exactly what the script makes.
- * The constants the shapes use become the workload's sizes.
+ * The problem file is untrusted text and is never executed on the host.
+ * kbimport_parse() reads it as bytes with the caps below and extracts only
+ * what must be known before anything runs: the module-level integer
+ * constants (`N = 2048`) and, where get_inputs() is plain enough
+ * (`A = torch.randn(M, K)` ... `return [A, B]`), the names of its tensors
+ * (in0, in1, ... otherwise). Everything else - the tensors' shapes and
+ * dtypes, the model's parameters, the output - is learned by running the
+ * problem in the `script` sandbox (kbprobe.h).
  *
  * The generated inputs.py and reference.py embed the problem's source and
  * run it inside the `script` sandbox, where torch must exist: without it
  * they stop with an error naming the missing module and the fix.
  *
  * Lifecycle: kbimport_parse() fills a `struct kb_problem` the caller frees
- * with kbimport_free(); kbimport_write() writes the directory.
+ * with kbimport_free(); kbprobe_run() learns the rest; kbimport_write()
+ * writes the directory.
  */
 #ifndef KILN_KBIMPORT_H
 #define KILN_KBIMPORT_H
@@ -33,6 +35,7 @@
 #define KB_MAX_DIMS   8
 #define KB_NAME_MAX   64
 #define KB_EXPR_MAX   256
+#define KB_SIZES_MAX  16 /* workload.json: at most 16 sizes */
 
 struct kb_const {
     char name[KB_NAME_MAX + 1];
@@ -64,17 +67,27 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *out,
 void kbimport_free(struct kb_problem *p);
 
 struct kb_options {
-    const char *name;      /* workload name ([a-z0-9_]{1,64}) */
-    const char *origin;    /* where the problem came from, for the description */
-    const char *out_shape; /* the output's shape, "M, N" over the sizes */
-    const char *flops;     /* cost.flops expression ("0" when unknown) */
-    const char *kernel;    /* a starting kernel.cu's bytes, or NULL */
+    const char *name;   /* workload name ([a-z0-9_]{1,64}) */
+    const char *origin; /* where the problem came from, for the description */
+    const char *flops;  /* cost.flops expression ("0" when unknown) */
+    const char *kernel; /* a starting kernel.cu's bytes, or NULL */
     size_t kernel_len;
 };
 
+struct kb_probe;
+
 /* Writes workload.json, inputs.py, reference.py (and kernel.cu when given)
- * into `dir`, which must not exist yet (created 0755). */
-enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_options *o, const char *dir,
+ * into `dir`, which must not exist yet (created 0755), from the problem and
+ * what the probe learned. The kernel's signature: the sizes (int64), the
+ * inputs of get_inputs() in order, the model's parameters in
+ * named_parameters() order, then `out`. */
+enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_probe *pr,
+                            const struct kb_options *o, const char *dir,
                             struct kiln_err *err) KILN_NODISCARD;
+
+/* `in` with every byte outside [A-Za-z0-9_./-] replaced by '_', cut to
+ * cap - 1: untrusted text (a file name) as it may appear in generated
+ * files. */
+void kbimport_safe_text(const char *in, char *out, size_t cap);
 
 #endif

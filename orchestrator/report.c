@@ -202,7 +202,8 @@ static void how_rows(struct strbuf *sb, const struct report_run *r)
     const json_t *tr = json_object_get(r->run, "timed_runs");
     if (json_is_object(tr)) {
         if (!strcmp(rpt_str(tr, "rule"), "adaptive"))
-            snprintf(t, sizeof(t), "adaptive: each case until its noise (RSE) is under %g%%, or %g s",
+            snprintf(t, sizeof(t),
+                     "adaptive: each case until its noise (RSE) is under %g%%, or %g s",
                      100 * rpt_num(tr, "target_rse"), rpt_num(tr, "budget_ms") / 1e3);
         else
             snprintf(t, sizeof(t), "fixed: %lld runs a case after %lld warmups",

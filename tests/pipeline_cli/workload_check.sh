@@ -98,6 +98,21 @@ hostile)
         echo "ok: workload hostile control"
         exit 0
         ;;
+    wrong_backend)
+        # A backend the workload does not list: said so, exit 2, nothing run
+        # (it used to "pass" having checked nothing).
+        make_workload control
+        for fmt in "" --json; do
+            run_kiln "$T/out" "$T/err" workload check "$T/wl" --backend cuda --cache "$T/cache" $fmt
+            expect_rc 2 "kiln workload check --backend cuda $fmt of a cpu-only workload"
+            contains "$T/err" 'tiny_axpy does not list the cuda backend (workload.json "backends": ["cpu"])'
+            not_contains "$T/out" "workload check passed"
+        done
+        expect_json "$T/out" 'd["status"]' problems
+        [ ! -d "$T/cache" ] || [ -z "$(ls -A "$T/cache")" ] || fail "--backend cuda ran scripts"
+        echo "ok: workload hostile wrong_backend"
+        exit 0
+        ;;
     wrong_dtype)
         want="x.npy" want2="(the signature says x.npy is float32 (3,))"
         ;;
