@@ -241,35 +241,6 @@ static void writes_a_workload_kiln_loads(void **state)
     assert_int_equal(fs_remove_tree(tmp, &e), KILN_OK);
 }
 
-/* The problem file's name is pasted into the scripts' first comment: a
- * newline in it must not start a line of python. */
-static void hostile_origin_stays_in_the_comment(void **state)
-{
-    (void)state;
-    struct kb_problem p;
-    struct kiln_err e;
-    kiln_err_clear(&e);
-    assert_int_equal(kbimport_parse(sum_py, strlen(sum_py), &p, &e), KILN_OK);
-    char tmp[4096], dir[4200];
-    assert_int_equal(fs_make_tempdir("kbimport", tmp, sizeof(tmp), &e), KILN_OK);
-    snprintf(dir, sizeof(dir), "%s/wl", tmp);
-    struct kb_options o = {.name = "kb_sum",
-                           .origin = "x.py\nimport os; os.system('id')\r\n#\"",
-                           .out_shape = "batch_size, 1, dim2",
-                           .flops = "0"};
-    assert_int_equal(kbimport_write(&p, &o, dir, &e), KILN_OK);
-    const char *files[] = {"inputs.py", "reference.py"};
-    for (size_t f = 0; f < 2; f++) {
-        char *py = slurp(dir, files[f]);
-        assert_null(strstr(py, "\nimport os;"));
-        assert_null(strchr(py, '\r'));
-        assert_non_null(strstr(py, "from x.py_import_os__os.system__id______.\n"));
-        free(py);
-    }
-    kbimport_free(&p);
-    assert_int_equal(fs_remove_tree(tmp, &e), KILN_OK);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,7 +248,6 @@ int main(void)
         cmocka_unit_test(only_structure_is_refused),
         cmocka_unit_test(probe_report_is_untrusted),
         cmocka_unit_test(writes_a_workload_kiln_loads),
-        cmocka_unit_test(hostile_origin_stays_in_the_comment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
