@@ -28,9 +28,14 @@ def main(work, servers):
     v = doc["verdict"]
     check(v["status"] == "pass" and v["verified"] and "NVIDIA" in v["gpu_model"],
           "judged on the GPU and verified: %s" % v)
-    st, board = s.request("GET", "/v1/leaderboards/saxpy")
-    check([e["submission"] for e in board["gpus"].get(v["gpu_model"], [])] == [sid],
-          "ranked under the GPU's model")
+    # The entry names its submission to its owner only (tenancy, issue #25).
+    st, board = s.request("GET", "/v1/leaderboards/saxpy", token=tok)
+    check([e.get("submission") for e in board["gpus"].get(v["gpu_model"], [])] == [sid],
+          "ranked under the GPU's model (a CUDA verdict is ranked, a cpu one never)")
+    st, public = s.request("GET", "/v1/leaderboards/saxpy")
+    check(len(public["gpus"].get(v["gpu_model"], [])) == 1
+          and "submission" not in public["gpus"][v["gpu_model"]][0],
+          "the public board shows the entry without its submission id")
 
 
 run(main)
