@@ -162,6 +162,8 @@ struct fn_lookup {
 static void list_defined(struct fn_lookup *l, const char *name)
 {
     size_t n = strlen(name);
+    if (n == 0) /* a name at a NUL byte: strstr would find "" forever */
+        return;
     for (const char *p = l->defined; (p = strstr(p, name)) != NULL; p += n)
         if ((p == l->defined || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
             return;
