@@ -93,14 +93,20 @@ class Server:
                 return self
             if self.proc.poll() is not None:
                 if expect_ok:
-                    fail("kiln serve exited %d: %s" % (self.proc.returncode, self.stderr()))
+                    fail("kiln serve exited %d: %s" % (self.proc.returncode, self.stderr_tail()))
                 return self
             time.sleep(0.05)
         fail("kiln serve did not start within %ds" % timeout)
 
     def stderr(self):
+        """The server's whole log: a line a test looks for can be long past
+        (every request adds a line, and wait_done asks every 0.3 s)."""
         with open(self.log) as f:
-            return f.read()[-3000:]
+            return f.read()
+
+    def stderr_tail(self):
+        """The end of the log, for failure messages."""
+        return self.stderr()[-3000:]
 
     def kill9(self):
         """kill -9 of the server alone; its workers die of PR_SET_PDEATHSIG."""
@@ -171,7 +177,7 @@ class Server:
             time.sleep(0.3)
         if pending:
             fail("%d submission(s) not done after %ds: %s\n%s" %
-                 (len(pending), timeout, sorted(pending), self.stderr()))
+                 (len(pending), timeout, sorted(pending), self.stderr_tail()))
 
 
 def submission(source=KERNEL_C, workload="saxpy", backend="cpu"):
