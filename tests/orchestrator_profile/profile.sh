@@ -46,7 +46,8 @@ sandbox)
 s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(5)
 print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/port" &
     _kiln_bg_pids+=($!)
-    for i in $(seq 1 25); do [ -s "$T/port" ] && break; sleep 0.2; done
+    # Bounded (30 s): python3's start on a loaded host can take seconds.
+    wait_for 30 test -s "$T/port"
     port=$(cat "$T/port")
     [ -n "$port" ] || fail "the host listener did not start"
     sb profile -- /in/attack connect "$port"
