@@ -309,14 +309,20 @@ secrets)
     run script --image minimal --env "GITHUB_TOKEN=x" -- /bin/true
     grep -qF "env GITHUB_TOKEN looks like a secret" "$T/err" || fail "a *TOKEN* in --env was not refused"
     if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-        MARK=2.$$
+        # The program outlives the checks (stopped below): had it ended
+        # first, the reads of /proc would fail and the checks pass unchecked.
+        MARK=60.$$
         OPENAI_API_KEY=$SECRET "$K" sandbox --policy script --image minimal -- /bin/sleep "$MARK" >/dev/null 2>&1 &
+        SB=$!
+        trap 'kill "$SB" 2>/dev/null; rm -rf "$T"' EXIT
         PROG=
-        for i in $(seq 50); do PROG=$(pgrep -f "^/bin/sleep $MARK\$") && break; sleep 0.1; done
-        [ -n "$PROG" ] || fail "the sandboxed program did not show up"
+        for i in $(seq 300); do PROG=$(pgrep -f "^/bin/sleep $MARK\$") && break; sleep 0.1; done
+        [ -n "$PROG" ] || fail "the sandboxed program did not show up within 30 s"
         INIT=$(awk '/^PPid:/ {print $2}' "/proc/$PROG/status")
         SETUP=$(awk '/^PPid:/ {print $2}' "/proc/$INIT/status")
         UID_=$(awk '/^Uid:/ {print $2}' "/proc/$INIT/status")
+        [ -n "$INIT" ] && [ -n "$SETUP" ] && [ -n "$UID_" ] ||
+            fail "cannot read the sandbox's processes (init '$INIT', set-up '$SETUP', uid '$UID_')"
         PIDS="$INIT $SETUP"
         for p in $PIDS; do
             if setpriv --reuid="$UID_" --regid="$UID_" --clear-groups cat "/proc/$p/environ" >"$T/env" 2>/dev/null; then
@@ -327,6 +333,8 @@ secrets)
             fi
             tr '\0' '\n' <"/proc/$p/environ" | grep -qF "$SECRET" && fail "the key is still in /proc/$p/environ"
         done
+        kill -0 "$PROG" 2>/dev/null || fail "the sandboxed program ended before the checks were done"
+        kill "$SB"
         wait
     fi
     ;;
