@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devlimits.h"
+
 /* A cursor over one NUL-terminated directive line. */
 struct cursor {
     const char *s;
@@ -108,10 +110,11 @@ static enum kiln_rc parse_tunable(struct candidate *cand, struct cursor *c)
     enum kiln_rc rc = read_ident(c, t->name, "a tunable name");
     if (rc != KILN_OK)
         return rc;
-    if (!expr_ident_valid(t->name) || strncmp(t->name, "__", 2) == 0)
+    if (!expr_ident_valid(t->name) || strncmp(t->name, "__", 2) == 0 ||
+        strncmp(t->name, "DEVICE_", 7) == 0)
         return kiln_fail(c->err, KILN_E_PARSE,
                          "line %d: tunable name '%s' is reserved (cdiv, min, max and names "
-                         "starting with __ cannot be tunables)",
+                         "starting with __ or DEVICE_ cannot be tunables)",
                          c->line, t->name);
     if (candidate_tunable_index(cand, t->name) >= 0)
         return kiln_fail(c->err, KILN_E_PARSE, "line %d: tunable %s is declared twice", c->line,
@@ -289,16 +292,23 @@ static enum kiln_rc parse_require(struct candidate *cand, struct cursor *c)
  * a require cannot depend on a case, so it prunes configurations alone. */
 static enum kiln_rc check_require_names(const struct candidate *cand, struct kiln_err *err)
 {
-    const char *names[CAND_MAX_TUNABLES];
+    const char *names[CAND_MAX_TUNABLES + DEVLIMITS_NVARS];
+    size_t n = 0;
     for (size_t i = 0; i < cand->ntunables; i++)
-        names[i] = cand->tunables[i].name;
+        names[n++] = cand->tunables[i].name;
+    struct expr_var dev[DEVLIMITS_NVARS];
+    const struct device_limits any = DEVICE_LIMITS_H200;
+    devlimits_vars(&any, dev);
+    for (size_t i = 0; i < DEVLIMITS_NVARS; i++)
+        names[n++] = dev[i].name;
     for (size_t i = 0; i < cand->nrequires; i++) {
         const struct cand_require *r = &cand->requires[i];
-        enum kiln_rc rc = expr_check_names(r->lhs, names, cand->ntunables, err);
+        enum kiln_rc rc = expr_check_names(r->lhs, names, n, err);
         if (rc == KILN_OK)
-            rc = expr_check_names(r->rhs, names, cand->ntunables, err);
+            rc = expr_check_names(r->rhs, names, n, err);
         if (rc != KILN_OK) {
-            kiln_err_prefix(err, "line %d: require may name only tunables", r->line);
+            kiln_err_prefix(err, "line %d: require may name only tunables and DEVICE_* limits",
+                            r->line);
             return rc;
         }
     }
@@ -475,7 +485,7 @@ enum kiln_rc candidate_parse(const char *src, size_t len, enum kiln_backend back
         /* The defaults are the configuration run when nothing is chosen. */
         int64_t defaults[CAND_MAX_TUNABLES];
         candidate_default_config(cand, defaults);
-        rc = candidate_check_config(cand, defaults, err);
+        rc = candidate_check_config(cand, defaults, NULL, err);
         if (rc != KILN_OK)
             kiln_err_prefix(err, "the tunables' defaults");
     }
@@ -520,9 +530,20 @@ int candidate_tunable_index(const struct candidate *c, const char *name)
     return -1;
 }
 
-enum kiln_rc candidate_check_config(const struct candidate *c, const int64_t *values,
-                                    struct kiln_err *err)
+/* Whether require `r` reads a DEVICE_* limit (its failure then names the
+ * device the limits came from). */
+static bool uses_device(const struct cand_require *r)
 {
+    const char *t[2] = {expr_text(r->lhs), expr_text(r->rhs)};
+    return strstr(t[0], "DEVICE_") || strstr(t[1], "DEVICE_");
+}
+
+enum kiln_rc candidate_check_config(const struct candidate *c, const int64_t *values,
+                                    const struct device_limits *dev, struct kiln_err *err)
+{
+    static const struct device_limits h200 = DEVICE_LIMITS_H200;
+    if (!dev)
+        dev = &h200;
     for (size_t i = 0; i < c->ntunables; i++) {
         const struct cand_tunable *t = &c->tunables[i];
         bool found = false;
@@ -533,15 +554,17 @@ enum kiln_rc candidate_check_config(const struct candidate *c, const int64_t *va
                              "tunable %s: %" PRId64 " is not one of its values (line %d)", t->name,
                              values[i], t->line);
     }
-    struct expr_var vars[CAND_MAX_TUNABLES];
+    struct expr_var vars[CAND_MAX_TUNABLES + DEVLIMITS_NVARS];
     for (size_t i = 0; i < c->ntunables; i++)
         vars[i] = (struct expr_var){c->tunables[i].name, values[i]};
+    devlimits_vars(dev, vars + c->ntunables);
+    size_t nvars = c->ntunables + DEVLIMITS_NVARS;
     for (size_t i = 0; i < c->nrequires; i++) {
         const struct cand_require *r = &c->requires[i];
         int64_t a, b;
-        enum kiln_rc rc = expr_eval(r->lhs, vars, c->ntunables, &a, err);
+        enum kiln_rc rc = expr_eval(r->lhs, vars, nvars, &a, err);
         if (rc == KILN_OK)
-            rc = expr_eval(r->rhs, vars, c->ntunables, &b, err);
+            rc = expr_eval(r->rhs, vars, nvars, &b, err);
         if (rc != KILN_OK) {
             kiln_err_prefix(err, "require on line %d", r->line);
             return KILN_E_REJECTED;
@@ -552,19 +575,25 @@ enum kiln_rc candidate_check_config(const struct candidate *c, const int64_t *va
                   : r->op == CAND_GT ? a > b
                   : r->op == CAND_EQ ? a == b
                                      : a != b;
-        if (!ok)
+        if (!ok) {
+            char on[96];
+            devlimits_describe(dev, on, sizeof(on));
             return kiln_fail(err, KILN_E_REJECTED,
-                             "require on line %d fails: %s %s %s is %" PRId64 " %s %" PRId64,
+                             "require on line %d fails: %s %s %s is %" PRId64 " %s %" PRId64
+                             "%s%s%s",
                              r->line, expr_text(r->lhs), cmp_text(r->op), expr_text(r->rhs), a,
-                             cmp_text(r->op), b);
+                             cmp_text(r->op), b, uses_device(r) ? " (device: " : "",
+                             uses_device(r) ? on : "", uses_device(r) ? ")" : "");
+        }
     }
     return KILN_OK;
 }
 
 enum kiln_rc candidate_defines(const struct candidate *c, const int64_t *values,
-                               char defines[][CAND_DEFINE_MAX], struct kiln_err *err)
+                               const struct device_limits *dev, char defines[][CAND_DEFINE_MAX],
+                               struct kiln_err *err)
 {
-    enum kiln_rc rc = candidate_check_config(c, values, err);
+    enum kiln_rc rc = candidate_check_config(c, values, dev, err);
     if (rc != KILN_OK)
         return rc;
     for (size_t i = 0; i < c->ntunables; i++)

@@ -91,15 +91,18 @@ void candidate_default_config(const struct candidate *c, int64_t *values);
 int candidate_tunable_index(const struct candidate *c, const char *name);
 
 /* Checks values[i] is in tunable i's set, for every tunable, and that every
- * `require` holds (KILN_E_REJECTED naming the tunable and value, or the
- * require line and both sides' values, otherwise). */
+ * `require` holds on device `dev` (its DEVICE_* names; NULL: the H200's,
+ * as when a candidate is parsed) (KILN_E_REJECTED naming the tunable and
+ * value, or the require line and both sides' values, otherwise). */
+struct device_limits; /* devlimits.h */
 enum kiln_rc candidate_check_config(const struct candidate *c, const int64_t *values,
+                                    const struct device_limits *dev,
                                     struct kiln_err *err) KILN_NODISCARD;
 
 /* Fills defines[0 .. c->ntunables) with "-DNAME=value" for a checked
  * configuration (calls candidate_check_config first). */
 enum kiln_rc candidate_defines(const struct candidate *c, const int64_t *values,
-                               char defines[][CAND_DEFINE_MAX],
+                               const struct device_limits *dev, char defines[][CAND_DEFINE_MAX],
                                struct kiln_err *err) KILN_NODISCARD;
 
 #endif

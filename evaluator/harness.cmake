@@ -46,14 +46,16 @@ endfunction()
 kiln_harness_binary(kiln-harness-cpu harness/main_cpu.c harness/hx_cpu.c)
 
 if(KILN_HAVE_CUDA)
-  # The helper kernels (fingerprint): sm_90 SASS plus compute_90 PTX, so a
-  # newer GPU JIT-compiles them. Embedded as an 8-byte aligned array.
+  # The helper kernels (fingerprint): SASS for every architecture the
+  # toolkit supports from sm_75 on (KILN_CUDA_ARCHS, cmake/KilnDeps.cmake),
+  # plus PTX of the lowest (KILN_CUDA_GENCODE), so a GPU newer than the
+  # toolkit JIT-compiles them. Embedded as an 8-byte aligned array.
   set(_hx_fatbin ${CMAKE_CURRENT_BINARY_DIR}/kiln_helpers.fatbin)
   set(_hx_fatbin_h ${CMAKE_CURRENT_BINARY_DIR}/generated/kiln_helpers_fatbin.h)
   add_custom_command(
     OUTPUT ${_hx_fatbin}
     COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -fatbin -O3
-            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+            ${KILN_CUDA_GENCODE}
             -I${CMAKE_CURRENT_SOURCE_DIR}/harness
             -o ${_hx_fatbin} ${CMAKE_CURRENT_SOURCE_DIR}/harness/kiln_helpers.cu
     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/harness/kiln_helpers.cu

@@ -93,11 +93,14 @@ static enum kiln_rc resolve_launch(const struct candidate *cand, const struct wo
     if (cl->smem) {
         if ((rc = eval_dim(cl->smem, vars, nvars, l, cl, c, "smem", &pl->smem, err)) != KILN_OK)
             return rc;
-        if (pl->smem < 0 || pl->smem > lim->max_smem_optin)
+        if (pl->smem < 0 || pl->smem > lim->max_smem_optin) {
+            char on[96];
+            devlimits_describe(lim, on, sizeof(on));
             return kiln_fail(err, KILN_E_REJECTED,
                              "launch %zu (%s), case %s: smem %" PRId64
-                             " bytes is not in 0..%" PRId64 " (the device's opt-in limit)",
-                             l + 1, cl->kernel, c->name, pl->smem, lim->max_smem_optin);
+                             " bytes is not in 0..%" PRId64 " (the device's opt-in limit; %s)",
+                             l + 1, cl->kernel, c->name, pl->smem, lim->max_smem_optin, on);
+        }
     }
     for (size_t a = 0; a < cl->nargs; a++) {
         int ai = workload_arg_index(w, cl->args[a]);
@@ -147,7 +150,7 @@ enum kiln_rc plan_resolve(const struct candidate *cand, const struct workload *w
     if (!(c->backends & cand->backend))
         return kiln_fail(err, KILN_E_USAGE, "case %s does not run on the %s backend", c->name,
                          kiln_backend_name(cand->backend));
-    if ((rc = candidate_check_config(cand, values, err)) != KILN_OK)
+    if ((rc = candidate_check_config(cand, values, limits, err)) != KILN_OK)
         return rc;
     /* Sizes then tunables; names are distinct (checked above). */
     struct expr_var vars[WL_MAX_SIZES + CAND_MAX_TUNABLES];

@@ -19,22 +19,9 @@
 #include <stdint.h>
 
 #include "candidate.h"
+#include "devlimits.h"
 #include "error.h"
 #include "workload.h"
-
-struct device_limits {
-    int64_t max_threads_per_block;
-    int64_t max_block_dim[3];
-    int64_t max_grid[3];
-    int64_t max_smem_optin; /* dynamic shared memory per block, bytes */
-};
-
-/* The H200 (sm_90) limits, the defaults when no device was queried. */
-#define DEVICE_LIMITS_H200                                                                         \
-    {                                                                                              \
-        .max_threads_per_block = 1024, .max_block_dim = {1024, 1024, 64},                          \
-        .max_grid = {2147483647, 65535, 65535}, .max_smem_optin = 232448                           \
-    }
 
 enum plan_arg_kind { PLAN_ARG_TENSOR, PLAN_ARG_SCALAR };
 

@@ -1,5 +1,6 @@
 /* cli_common.c - see cli_common.h. */
 #include "cli_common.h"
+#include "gpuarch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,15 @@ int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_comm
     case CLI_OPT_INPUT_CASES:
         o->input_cases = arg;
         return 1;
+    case CLI_OPT_ARCH: {
+        int cc;
+        struct kiln_err e;
+        kiln_err_clear(&e);
+        if (gpuarch_check(arg, "--arch", &cc, &e) != KILN_OK)
+            return USAGE("%s", e.msg);
+        o->arch = arg;
+        return 1;
+    }
     case CLI_OPT_UNTIL_RSE: {
         o->timing_set = true;
         if (!strcmp(arg, "off")) {

@@ -5,6 +5,8 @@
  *   --seed N         0..2^52
  *   --timeout S      1..86400 seconds (each harness or script run)
  *   --input-cases P  a path (given.h checks it)
+ *   --arch sm_XX     the GPU architecture candidates are compiled for (one the
+ *                    toolkit supports: base/gpuarch.h); default the GPU's own
  *   --executor E     local (default) or slurm, with --spool DIR, --partition P,
  *                    --account A, --slurm-kiln PATH, --slurm-gres G
  *   --until-rse R    time each case until the relative standard error of its
@@ -31,6 +33,7 @@ struct cli_common {
     uint64_t seed;
     long timeout_s; /* 0: the policy's default */
     const char *input_cases;
+    const char *arch; /* --arch; NULL: the GPU's own (checked by the parser) */
     enum cli_executor executor;
     struct slurm_config slurm; /* spool, partition, account, node_kiln, gres */
     /* --until-rse / --time-budget: timing_set when either was given;
@@ -59,6 +62,7 @@ enum {
     CLI_OPT_SLURM_ARRAY_LIMIT,
     CLI_OPT_UNTIL_RSE,
     CLI_OPT_TIME_BUDGET,
+    CLI_OPT_ARCH,
 };
 
 /* What a command prints: its text (default), or one of the formats below;
@@ -114,6 +118,17 @@ int cli_output_option(const char *cmd, int opt, enum cli_output *out);
     {                                                                                              \
         "slurm-array-limit", required_argument, NULL, CLI_OPT_SLURM_ARRAY_LIMIT                    \
     }
+
+#define CLI_OPTS_ARCH                                                                              \
+    {                                                                                              \
+        "arch", required_argument, NULL, CLI_OPT_ARCH                                              \
+    }
+
+/* The help line of --arch. */
+#define CLI_ARCH_HELP                                                                              \
+    "  --arch sm_XX       compile candidates for this GPU architecture (default:\n"                \
+    "                     the GPU's own, or sm_90 where none can be asked, as\n"                   \
+    "                     under --executor slurm; kiln doctor lists the others)\n"
 
 #define CLI_OPTS_TIMING                                                                            \
     {"until-rse", required_argument, NULL, CLI_OPT_UNTIL_RSE},                                     \

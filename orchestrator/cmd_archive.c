@@ -236,5 +236,6 @@ int cmd_compare(int argc, char **argv)
         cli_report("compare", &err);
         return KILN_EXIT_USAGE; /* not a regression: the comparison could not be made */
     }
-    return res.verdicts_changed || res.slow ? KILN_EXIT_FAIL : KILN_EXIT_OK;
+    /* Timings of two architectures cannot show there is no regression. */
+    return res.verdicts_changed || res.slow || res.not_compared ? KILN_EXIT_FAIL : KILN_EXIT_OK;
 }

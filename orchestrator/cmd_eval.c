@@ -258,7 +258,7 @@ static enum kiln_rc configure(const struct eval_cli *o, const char *src, size_t 
     enum kiln_rc rc = KILN_OK;
     for (size_t i = 0; rc == KILN_OK && i < o->nsets; i++)
         rc = apply_set(cand, o->sets[i], config, seen, err);
-    if (rc == KILN_OK && candidate_check_config(cand, config, &perr) != KILN_OK)
+    if (rc == KILN_OK && candidate_check_config(cand, config, NULL, &perr) != KILN_OK)
         rc = kiln_fail(err, KILN_E_USAGE, "--set: that configuration is not allowed: %s", perr.msg);
     *have = rc == KILN_OK && o->nsets > 0;
     /* The configuration evaluated, for --json's "config" and the text. */
@@ -288,6 +288,7 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          {"no-baseline", no_argument, NULL, 'B'},
                                          CLI_OPTS_TIMEOUT,
                                          CLI_OPTS_TIMING,
+                                         CLI_OPTS_ARCH,
                                          CLI_OPTS_INPUTS,
                                          CLI_OPTS_EXECUTOR,
                                          {"reference", required_argument, NULL, 'F'},
@@ -396,6 +397,7 @@ int cmd_eval(int argc, char **argv)
                                    .adaptive = o.common.adaptive,
                                    .target_rse = o.common.target_rse,
                                    .budget_ms = o.common.budget_ms,
+                                   .arch = o.common.arch,
                                    .hot = o.hot,
                                    .run_timeout_ms = 1000LL * o.common.timeout_s,
                                    .candidate_hint = o.candidate,
@@ -472,7 +474,9 @@ int cmd_eval(int argc, char **argv)
     eval_device_describe(eval_session_backend(s), o.common.gpu, &dev);
     /* The rows' context: what every row of every format was judged in. */
     char flags[256], device[400], cpu[256], cfg[512];
-    compile_flags_describe(eval_session_backend(s), o.compiler, "sm_90", flags, sizeof(flags));
+    const struct eval_target *target = eval_session_target(s);
+    compile_flags_describe(eval_session_backend(s), o.compiler, target ? target->arch : NULL, flags,
+                           sizeof(flags));
     eval_cpu_model(cpu, sizeof(cpu));
     if (eval_session_backend(s) == KILN_BACKEND_CPU)
         snprintf(device, sizeof(device), "cpu (%s)", cpu[0] ? cpu : "model unknown");
@@ -504,6 +508,8 @@ int cmd_eval(int argc, char **argv)
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out.t));
         json_object_set_new(doc, "ran_as", out.where[0] ? json_string(out.where) : json_null());
         json_object_set_new(doc, "ran_on", eval_ran_on_json(&out));
+        json_object_set_new(doc, "arch", eval_arch_json(&out));
+        json_object_set_new(doc, "target", eval_target_json(target));
         json_object_set_new(doc, "backend",
                             json_string(kiln_backend_name(eval_session_backend(s))));
         json_object_set_new(doc, "held_out",

@@ -58,6 +58,7 @@ static int optimize_command(int argc, char **argv, char **typed)
                                          {"iterations", required_argument, NULL, 'i'},
                                          {"warmups", required_argument, NULL, 'W'},
                                          CLI_OPTS_TIMING,
+                                         CLI_OPTS_ARCH,
                                          {"env-file", required_argument, NULL, 'e'},
                                          {"profile", no_argument, NULL, 'P'},
                                          {"keep-inputs", no_argument, NULL, 'I'},
@@ -182,6 +183,7 @@ static int optimize_command(int argc, char **argv, char **typed)
     o.adaptive = common.adaptive;
     o.target_rse = common.target_rse;
     o.budget_ms = common.budget_ms;
+    o.arch = common.arch;
     if (description && argc - optind != 0)
         return cli_usage_error("optimize", "give either a WORKLOAD or --description TEXT (the "
                                            "model writes the workload), not both");

@@ -74,8 +74,9 @@ void hwdesc_describe(enum kiln_backend b, int gpu, char *out, size_t cap)
         return;
     char harness[4096];
     struct gpu_props props;
+    struct device_limits lim;
     bool have = eval_harness_path(KILN_BACKEND_CUDA, harness, sizeof(harness), &e) == KILN_OK &&
-                eval_device_props(harness, gpu, &props, &e) == KILN_OK;
+                eval_device_probe(harness, gpu, &props, &lim, &e) == KILN_OK;
     char model[HWDESC_MODEL_MAX + 1];
     plain_copy(model, sizeof(model), g[gpu].model);
     hwdesc_gpu_format(model, have ? &props : NULL, out, cap);

@@ -290,6 +290,7 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
         json_object_set_new(vj, "config", config_json(a, p->source, eval_session_backend(r->s)));
         json_object_set_new(vj, "turnaround_s", eval_turnaround_json(&o->t));
         json_object_set_new(vj, "ran_on", eval_ran_on_json(o));
+        json_object_set_new(vj, "arch", eval_arch_json(o));
         snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", a->id);
         rc = runrec_write_json(&r->rr, rel, vj, err);
     }

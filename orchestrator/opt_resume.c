@@ -246,6 +246,7 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
         json_object_del(vj, "config");
         json_object_del(vj, "turnaround_s");
         json_object_del(vj, "ran_on");
+        json_object_del(vj, "arch");
         char *clean = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
         json_decref(vj);
         struct proposal p;

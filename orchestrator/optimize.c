@@ -270,8 +270,9 @@ static enum kiln_rc make_proposer(struct opt_run *r, struct kiln_err *err)
     const char *p = r->o.proposer ? r->o.proposer : "tune";
     if (strcmp(p, "tune") == 0) {
         enum wl_file f = b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
-        return proposer_new_tune(wl->files[f].data, wl->files[f].len, wl, b, r->o.seed,
-                                 (size_t)r->o.max_iterations, &r->prop, err);
+        const struct eval_target *t = eval_session_target(r->s);
+        return proposer_new_tune(wl->files[f].data, wl->files[f].len, wl, t ? &t->limits : NULL, b,
+                                 r->o.seed, (size_t)r->o.max_iterations, &r->prop, err);
     }
     if (strcmp(p, "replay") == 0) {
         if (!r->o.replay_dir)
@@ -298,6 +299,30 @@ static enum kiln_rc make_proposer(struct opt_run *r, struct kiln_err *err)
     return kiln_fail(err, KILN_E_USAGE, "unknown proposer '%s' (tune, llm or replay)", p);
 }
 
+/* run.json's "target": what this run's candidates are compiled for, set by
+ * the session when it opens. A resumed run must compile for what it did:
+ * a different target (another GPU) is refused, naming both. */
+static enum kiln_rc record_target(struct opt_run *r, struct kiln_err *err)
+{
+    const struct eval_target *t = eval_session_target(r->s);
+    json_t *run = NULL;
+    enum kiln_rc rc = runrec_read_json(&r->rr, "run.json", 1u << 20, &run, err);
+    if (rc != KILN_OK)
+        return rc;
+    const char *was = json_string_value(json_object_get(json_object_get(run, "target"), "arch"));
+    if (t && was && strcmp(was, t->arch) != 0)
+        rc = kiln_fail(err, KILN_E_USAGE,
+                       "%s compiled its candidates for %s, but this session targets %s (%s): "
+                       "resume it where an %s GPU runs it (or --arch %s), or start a new run",
+                       r->rr.dir, was, t->arch, t->source, was, was);
+    else if (!was)
+        rc = json_object_set_new(run, "target", eval_target_json(t)) == 0
+                 ? runrec_write_json(&r->rr, "run.json", run, err)
+                 : kiln_fail(err, KILN_E_NOMEM, "run.json: target");
+    json_decref(run);
+    return rc;
+}
+
 /* Opens the session on the run's own copy of the workload. */
 static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
 {
@@ -320,6 +345,7 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
                                    .target_rse = r->o.target_rse,
                                    .budget_ms = r->o.budget_ms,
                                    .compiler = r->o.compiler,
+                                   .arch = r->o.arch,
                                    .verbose = !r->o.quiet && !r->o.json,
                                    .runner = r->o.runner,
                                    .log = &r->log};
@@ -334,6 +360,8 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
     /* Fail fast: the starting kernel compiles before inputs are generated. */
     so.defer_inputs = true;
     rc = eval_session_open(&so, &r->s, err);
+    if (rc == KILN_OK)
+        rc = record_target(r, err);
     if (rc == KILN_OK && r->o.initial_kernel)
         eval_session_show_source(r->s, "reference", r->o.initial_kernel);
     if (rc == KILN_OK)

@@ -46,6 +46,7 @@ struct opt_options {
     int warmups, iterations;    /* as in eval_request (evaluate.h) */
     bool adaptive;              /* --until-rse: as in eval_session_opts (session.h) */
     double target_rse, budget_ms;
+    const char *arch; /* --arch (session.h); NULL: the GPU's own */
     bool quiet, json;
     bool profile; /* --profile: Nsight Compute on each new best (opt_profile.h) */
     /* --keep-inputs: work/inputs* stay after finalize; otherwise they are

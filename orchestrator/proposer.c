@@ -89,12 +89,13 @@ struct tune_proposer {
     size_t len;
     struct candidate *cand;
     const struct workload *wl; /* borrowed: the session's */
+    struct device_limits limits;
     struct tune_search *search;
 };
 
 /* A configuration may run when it meets the candidate's `require`
- * directives and its launch plan fits the device (H200 limits: the GPU is
- * not queried while planning) for every case of the backend. */
+ * directives and its launch plan fits the target device's limits for every
+ * case of the backend. */
 static bool tune_valid(const size_t *idx, void *ctx)
 {
     struct tune_proposer *t = ctx;
@@ -103,12 +104,9 @@ static bool tune_valid(const size_t *idx, void *ctx)
         values[d] = t->cand->tunables[d].values[idx[d]];
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (candidate_check_config(t->cand, values, &e) != KILN_OK)
+    if (candidate_check_config(t->cand, values, &t->limits, &e) != KILN_OK)
         return false;
-    if (!t->wl)
-        return true;
-    const struct device_limits lim = DEVICE_LIMITS_H200;
-    return plan_check_all(t->cand, t->wl, values, &lim, &e) == KILN_OK;
+    return !t->wl || plan_check_all(t->cand, t->wl, values, &t->limits, &e) == KILN_OK;
 }
 
 static enum kiln_rc tune_propose(struct proposer *p, const struct opt_state *st,
@@ -166,8 +164,9 @@ static const struct proposer_ops tune_ops = {"tune", tune_propose, tune_feedback
                                              true};
 
 enum kiln_rc proposer_new_tune(const char *start_source, size_t len, const struct workload *wl,
-                               enum kiln_backend backend, uint64_t seed, size_t budget,
-                               struct proposer **out, struct kiln_err *err)
+                               const struct device_limits *limits, enum kiln_backend backend,
+                               uint64_t seed, size_t budget, struct proposer **out,
+                               struct kiln_err *err)
 {
     *out = NULL;
     struct tune_proposer *t = calloc(1, sizeof(*t));
@@ -175,6 +174,8 @@ enum kiln_rc proposer_new_tune(const char *start_source, size_t len, const struc
         return kiln_fail(err, KILN_E_NOMEM, "tune proposer");
     t->base.ops = &tune_ops;
     t->wl = wl;
+    const struct device_limits h200 = DEVICE_LIMITS_H200;
+    t->limits = limits ? *limits : h200;
     enum kiln_rc rc = candidate_parse(start_source, len, backend, &t->cand, err);
     if (rc != KILN_OK) {
         kiln_err_prefix(err, "the starting kernel");

@@ -100,11 +100,13 @@ void proposer_free(struct proposer *p);
 
 /* The embedded tuner (tune_search.h): successive halving over the starting
  * kernel's valid configurations, `budget` evaluations at most (0: 40).
- * Configurations that break a `require` or whose launch plan exceeds the
- * device limits for a case of `wl` (NULL: not checked) are never proposed. */
+ * Configurations that break a `require` on the target device `limits`
+ * (NULL: the H200's) or whose launch plan exceeds its limits for a case of
+ * `wl` (NULL: not checked) are never proposed. */
 enum kiln_rc proposer_new_tune(const char *start_source, size_t len, const struct workload *wl,
-                               enum kiln_backend backend, uint64_t seed, size_t budget,
-                               struct proposer **out, struct kiln_err *err) KILN_NODISCARD;
+                               const struct device_limits *limits, enum kiln_backend backend,
+                               uint64_t seed, size_t budget, struct proposer **out,
+                               struct kiln_err *err) KILN_NODISCARD;
 
 struct llm_settings {
     struct llm_config cfg;

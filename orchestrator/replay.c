@@ -11,6 +11,7 @@
 #include "candidate.h"
 #include "digest.h"
 #include "envcap.h"
+#include "gpuarch.h"
 #include "fsutil.h"
 #include "manifest.h"
 #include "perfcmp.h"
@@ -316,7 +317,41 @@ struct report {
     json_t *unpaired; /* --json */
     double clock_scale;
     const json_t *env_before, *env_now; /* borrowed */
+    /* The architectures the two sides compiled for ("" for cpu); timings
+     * of two architectures are never judged against each other. */
+    char arch_before[GPUARCH_NAME_MAX], arch_now[GPUARCH_NAME_MAX];
 };
+
+/* What a recorded run compiled its candidates for: run.json's target, or
+ * sm_90 for a cuda run older than targets (kiln compiled only for it then);
+ * "" for cpu. */
+static void arch_of_run(const json_t *run, char out[GPUARCH_NAME_MAX])
+{
+    const char *a = jstr(json_object_get(run, "target"), "arch");
+    const char *b = jstr(run, "backend");
+    int cc = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (a && gpuarch_parse(a, &cc, &e) == KILN_OK)
+        gpuarch_name(cc, out);
+    else if (b && !strcmp(b, "cuda"))
+        gpuarch_name(GPUARCH_DEFAULT, out);
+    else
+        out[0] = '\0';
+}
+
+/* Why the timings of a pair are not judged, or NULL when they are. */
+static const char *timings_not_compared(const struct report *r, char *buf, size_t cap)
+{
+    if (!strcmp(r->arch_before, r->arch_now))
+        return NULL;
+    snprintf(buf, cap,
+             "compiled for %s before and %s now: timings from two GPU architectures are "
+             "not compared",
+             r->arch_before[0] ? r->arch_before : "the cpu",
+             r->arch_now[0] ? r->arch_now : "the cpu");
+    return buf;
+}
 
 /* Judges one pair of runs of the same kernel (`k`): candidate `id` before,
  * `id_now` now. Status equal, then per case. `new_status` and `nt` are the
@@ -348,6 +383,15 @@ static enum kiln_rc judge_candidate(struct report *r, const char *id, const char
                new_status, equal ? "equal" : "**CHANGED**");
     enum kiln_rc rc = KILN_OK;
     size_t rows = 0;
+    char whybuf[200];
+    const char *skip = timings_not_compared(r, whybuf, sizeof(whybuf));
+    if (skip) {
+        r->res->not_compared++;
+        json_object_set_new(cj, "timings_not_compared", json_string(skip));
+        if (r->o->format == REPLAY_TEXT)
+            printf("  timings not judged: %s\n", skip);
+        ot = NULL;
+    }
     /* Cases in the order the old side lists them, each once. */
     for (size_t i = 0; rc == KILN_OK && ot && i < ot->ncases; i++) {
         bool seen = false;
@@ -427,6 +471,7 @@ static void environment(struct report *r, const json_t *before, const json_t *no
 {
     char drift[2048];
     r->res->drift = envcap_drift(before, now, drift, sizeof(drift));
+    r->res->arch_changed = strcmp(r->arch_before, r->arch_now) != 0;
     r->env_before = before;
     r->env_now = now;
     double ca = clock_of(before), cb = clock_of(now);
@@ -438,12 +483,19 @@ static void environment(struct report *r, const json_t *before, const json_t *no
         return;
     bool md = r->o->format == REPLAY_MARKDOWN;
     printf("%senvironment (recorded -> %s):\n", md ? "```\n" : "", now_label);
+    printf("  %-18s %s -> %s\n", "target arch", r->arch_before[0] ? r->arch_before : "-",
+           r->arch_now[0] ? r->arch_now : "-");
     static const char *const keys[] = {"gpu_model",         "gpu_uuid",      "driver",
                                        "cuda_toolkit_kiln", "nvcc",          "cc",
                                        "sm_clock_mhz",      "mem_clock_mhz", "host_kernel"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         printf("  %-18s %s -> %s\n", keys[i], jstr(before, keys[i]) ? jstr(before, keys[i]) : "?",
                jstr(now, keys[i]) ? jstr(now, keys[i]) : "?");
+    if (strcmp(r->arch_before, r->arch_now))
+        printf("ARCH: candidates were compiled for %s before and %s now: verdicts are "
+               "compared, timings are not (SAME, FAST and SLOW need one architecture)\n",
+               r->arch_before[0] ? r->arch_before : "the cpu",
+               r->arch_now[0] ? r->arch_now : "the cpu");
     if (r->res->drift)
         printf("DRIFT: %zu setting%s that matter for timing changed; timings below are "
                "judged anyway, read them with this in mind:\n%s",
@@ -475,6 +527,13 @@ static void finish(struct report *r, const char *what)
                       (json_int_t)x->drift, "results", json_incref(r->cands), "unpaired_count",
                       (json_int_t)x->unpaired, "unpaired", r->unpaired);
         if (doc)
+            json_object_set_new(doc, "arch",
+                                json_pack("{s:s?, s:s?, s:b, s:I}", "before",
+                                          r->arch_before[0] ? r->arch_before : NULL, "now",
+                                          r->arch_now[0] ? r->arch_now : NULL, "changed",
+                                          x->arch_changed, "timings_not_compared",
+                                          (json_int_t)x->not_compared));
+        if (doc)
             json_object_set_new(doc, "environment",
                                 json_pack("{s:O?, s:O?, s:f}", "recorded", r->env_before, "now",
                                           r->env_now, "clock_scale", r->clock_scale));
@@ -492,6 +551,9 @@ static void finish(struct report *r, const char *what)
            r->o->format == REPLAY_MARKDOWN ? "\n" : "", what, x->candidates,
            x->candidates == 1 ? "" : "s", x->verdicts_changed, x->verdicts_changed == 1 ? "" : "s",
            x->same, x->fast, x->slow, x->ambiguous, x->unpaired);
+    if (x->not_compared)
+        printf("%zu candidate%s' timings not judged: compiled for %s before and %s now\n",
+               x->not_compared, x->not_compared == 1 ? "'s" : "s", r->arch_before, r->arch_now);
 }
 
 /* The candidates a run recorded, each with what was run. */
@@ -581,8 +643,10 @@ enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_op
         rc = recorded_list(&sa, &ca, &na, err);
     if (rc == KILN_OK)
         rc = recorded_list(&sb, &cb, &nb, err);
-    struct report r = {o, res, json_array(), json_array(), 1.0, NULL, NULL};
+    struct report r = {o, res, json_array(), json_array(), 1.0, NULL, NULL, "", ""};
     if (rc == KILN_OK) {
+        arch_of_run(sa.run, r.arch_before);
+        arch_of_run(sb.run, r.arch_now);
         if (o->format == REPLAY_MARKDOWN)
             printf("## kiln compare\n\n`%s` (before) against `%s` (now)\n\n", a, b);
         environment(&r, sa.env, sb.env, "second run");
@@ -654,7 +718,7 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
         rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown backend");
     int gpu = o->gpu >= 0 ? o->gpu : (int)json_integer_value(json_object_get(s.run, "gpu_index"));
     json_t *now = NULL;
-    struct report r = {o, res, json_array(), json_array(), 1.0, NULL, NULL};
+    struct report r = {o, res, json_array(), json_array(), 1.0, NULL, NULL, "", ""};
     /* Everything is run first and judged after: the clocks right after this
      * replay's timing are what the run's own after-timing reading compares to. */
     size_t nh = json_array_size(s.history), nr = 0;
@@ -705,8 +769,14 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
     struct eval_session *sess = NULL;
     if (rc == KILN_OK && (rc = fs_mkdirs(work, err)) == KILN_OK)
         rc = eval_session_open(&so, &sess, err);
-    if (rc == KILN_OK)
+    if (rc == KILN_OK) {
+        /* This GPU's own architecture: a kernel compiled for the recorded
+         * one might not load here; its timings are then not judged. */
+        const struct eval_target *t = eval_session_target(sess);
+        arch_of_run(s.run, r.arch_before);
+        snprintf(r.arch_now, sizeof(r.arch_now), "%s", t ? t->arch : "");
         rc = eval_session_reference(sess, err);
+    }
     for (size_t i = 0; rc == KILN_OK && i < json_array_size(s.history); i++) {
         const json_t *h = json_array_get(s.history, i);
         const char *id = jstr(h, "candidate"), *stage = jstr(h, "stage");

@@ -49,6 +49,10 @@ struct replay_result {
     size_t verdicts_changed, slow, fast, same, ambiguous;
     size_t unpaired; /* candidates with no run of the same kernel on the other side */
     size_t drift;    /* environment keys that differ */
+    /* The two sides compiled for different GPU architectures: verdicts are
+     * compared, timings are not (not_compared pairs). */
+    bool arch_changed;
+    size_t not_compared;
 };
 
 enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,

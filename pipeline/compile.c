@@ -8,6 +8,7 @@
 #include "fsutil.h"
 #include "sbexec.h"
 #include "digest.h"
+#include "gpuarch.h"
 #include "strbuf.h"
 
 static int line_rank(const char *line, size_t len)
@@ -118,15 +119,25 @@ static double wall_now(void)
 static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct compile_result *res,
                                       struct kiln_err *err);
 
+/* The target `a`, or the default one (base/gpuarch.h) in `buf`. */
+static const char *arch_or_default(const char *a, char buf[GPUARCH_NAME_MAX])
+{
+    if (a)
+        return a;
+    gpuarch_name(GPUARCH_DEFAULT, buf);
+    return buf;
+}
+
 void compile_request_hash(const struct compile_request *req, char hex[65])
 {
+    char def[GPUARCH_NAME_MAX];
     struct sha256_ctx c;
     sha256_init(&c);
     /* Each field with its length first, so no two requests hash alike. */
     char head[96];
     int n =
         snprintf(head, sizeof(head), "kiln-compile-1 %d %s %zu%s", (int)req->backend,
-                 req->arch ? req->arch : "sm_90", req->ndefines,
+                 arch_or_default(req->arch, def), req->ndefines,
                  req->backend == KILN_BACKEND_CUDA && req->tool == COMPILE_NVRTC ? " nvrtc" : "");
     sha256_update(&c, head, (size_t)n + 1);
     const char *parts[COMPILE_MAX_DEFINES + 2];
@@ -187,8 +198,8 @@ static size_t compiler_head(bool cuda, bool nvrtc, const char *arch, const char 
 void compile_flags_describe(enum kiln_backend backend, enum compile_tool tool, const char *arch,
                             char *out, size_t cap)
 {
-    char a[48];
-    snprintf(a, sizeof(a), "-arch=%s", arch ? arch : "sm_90");
+    char a[48], def[GPUARCH_NAME_MAX];
+    snprintf(a, sizeof(a), "-arch=%s", arch_or_default(arch, def));
     bool cuda = backend == KILN_BACKEND_CUDA;
     const char *argv[16];
     size_t n = compiler_head(cuda, cuda && tool == COMPILE_NVRTC, a, argv), len = 0;
@@ -235,8 +246,8 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
         return kiln_fail(err, KILN_E_LIMIT, "%zu defines, at most %d", req->ndefines,
                          COMPILE_MAX_DEFINES);
 
-    char arch[48];
-    snprintf(arch, sizeof(arch), "-arch=%s", req->arch ? req->arch : "sm_90");
+    char arch[48], def[GPUARCH_NAME_MAX];
+    snprintf(arch, sizeof(arch), "-arch=%s", arch_or_default(req->arch, def));
     const char *argv[24 + COMPILE_MAX_DEFINES];
     bool nvrtc = cuda && req->tool == COMPILE_NVRTC;
     if (nvrtc && !req->nvrtc)

@@ -46,7 +46,7 @@ struct compile_request {
     const char *trampoline;     /* cpu: kiln-generated C; NULL for cuda */
     const char *const *defines; /* "-DNAME=value" */
     size_t ndefines;
-    const char *arch;     /* cuda: "sm_90" */
+    const char *arch;     /* cuda: "sm_90"; NULL: GPUARCH_DEFAULT */
     const char *work_dir; /* created; holds src/ and out/ */
     long long timeout_ms; /* 0: the policy's default */
     /* How diagnostics name the source: the user's file ("mykernel.cu"), not

@@ -21,6 +21,7 @@
 #include "cpu_trampoline.h"
 #include "fsutil.h"
 #include "gpuinfo.h"
+#include "gpuarch.h"
 #include "gpupeak.h"
 #include "harness_plan.h"
 #include "hstatus.h"
@@ -50,8 +51,8 @@ static void eliminate(struct eval_outcome *out, const char *stage, enum verdict_
     verdict_fail(&out->v, s, "%s", why);
 }
 
-enum kiln_rc eval_device_props(const char *harness_cuda, int gpu, struct gpu_props *props,
-                               struct kiln_err *err)
+enum kiln_rc eval_device_probe(const char *harness_cuda, int gpu, struct gpu_props *props,
+                               struct device_limits *limits, struct kiln_err *err)
 {
     struct gpuinfo g[GPUINFO_MAX];
     size_t ng = 0;
@@ -60,7 +61,7 @@ enum kiln_rc eval_device_props(const char *harness_cuda, int gpu, struct gpu_pro
         return rc;
     if (gpu < 0 || (size_t)gpu >= ng)
         return kiln_fail(err, KILN_E_NOTFOUND, "GPU %d not found (%zu GPUs on this host)", gpu, ng);
-    char text[512];
+    char text[1024];
     int status = -1;
     char *argv[] = {(char *)harness_cuda, "--device-props", g[gpu].bus_id, NULL};
     if ((rc = proc_capture(argv, text, sizeof(text), 30000, &status, err)) != KILN_OK)
@@ -68,7 +69,7 @@ enum kiln_rc eval_device_props(const char *harness_cuda, int gpu, struct gpu_pro
     if (status != 0)
         return kiln_fail(err, KILN_E_CHILD, "%s --device-props %s failed (status %d): %.200s",
                          harness_cuda, g[gpu].bus_id, status, text);
-    return gpupeak_parse_props(text, props, err);
+    return devprobe_parse(text, props, limits, err);
 }
 
 enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
@@ -77,10 +78,19 @@ enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stat
     *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
                                    .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
     struct gpu_props props;
+    struct device_limits lim;
+    enum kiln_rc rc = eval_device_probe(harness_cuda, gpu, &props, &lim, err);
+    return rc != KILN_OK ? rc : eval_ceilings_of(&props, out, err);
+}
+
+enum kiln_rc eval_ceilings_of(const struct gpu_props *props, struct stats_ceilings *out,
+                              struct kiln_err *err)
+{
+    *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
+                                   .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
     struct gpu_peaks peaks;
-    enum kiln_rc rc;
-    if ((rc = eval_device_props(harness_cuda, gpu, &props, err)) != KILN_OK ||
-        (rc = gpupeak_compute(&props, &peaks, err)) != KILN_OK)
+    enum kiln_rc rc = gpupeak_compute(props, &peaks, err);
+    if (rc != KILN_OK)
         return rc;
     out->bytes_per_s = peaks.bytes_per_s;
     out->flop_per_s = peaks.flop_per_s;
@@ -207,6 +217,14 @@ static enum kiln_rc plan_signature(const struct eval_request *req, const struct 
     return KILN_OK;
 }
 
+/* The limits the plan and the require directives are checked against: the
+ * target device's, or the H200's when the caller knows none. */
+static const struct device_limits *request_limits(const struct eval_request *req)
+{
+    static const struct device_limits h200 = DEVICE_LIMITS_H200;
+    return req->limits ? req->limits : &h200;
+}
+
 /* Adds one case (shapes, scalars, resolved launch dimensions, sets). */
 static enum kiln_rc plan_case(const struct eval_request *req, const struct candidate *cand,
                               const int64_t *values, const struct wl_case *c, int nsets,
@@ -214,8 +232,7 @@ static enum kiln_rc plan_case(const struct eval_request *req, const struct candi
                               struct kiln_err *err)
 {
     const struct workload *wl = req->wl;
-    static const struct device_limits h200 = DEVICE_LIMITS_H200;
-    enum kiln_rc rc = plan_resolve(cand, wl, c, values, req->limits ? req->limits : &h200, rp, err);
+    enum kiln_rc rc = plan_resolve(cand, wl, c, values, request_limits(req), rp, err);
     if (rc != KILN_OK)
         return rc;
     struct harness_case *hc;
@@ -669,11 +686,38 @@ static const struct eval_request *floor_from_node(const struct eval_request *req
     return with_node;
 }
 
+/* A node whose GPU cannot load what was compiled here is kiln's failure
+ * (the wrong --arch for the cluster), never the candidate's verdict. */
+static enum kiln_rc check_node_arch(const struct eval_outcome *out, const struct sbnode_device *dev,
+                                    struct kiln_err *err)
+{
+    int target = 0;
+    struct kiln_err perr;
+    kiln_err_clear(&perr);
+    if (!dev->has_props || !out->arch[0] || gpuarch_parse(out->arch, &target, &perr) != KILN_OK)
+        return KILN_OK;
+    int node = dev->props.cc_major * 10 + dev->props.cc_minor;
+    if (gpuarch_runs_on(target, node))
+        return KILN_OK;
+    return kiln_fail(err, KILN_E_UNSUPPORTED,
+                     "node %s's GPU is sm_%d, but candidates were compiled for %s, which does not "
+                     "run there: pass --arch sm_%d (or send the jobs to nodes with %s GPUs)",
+                     dev->node, node, out->arch, node, out->arch);
+}
+
 /* Judges what the harness step returned (rc: sbexec's) into out. */
 static enum kiln_rc harness_judge(const struct eval_request *req, const struct harness_run *hr,
                                   enum kiln_rc rc, struct sbexec_result *sr,
                                   struct eval_outcome *out, struct kiln_err *err)
 {
+    struct kiln_err aerr; /* err may hold the tarball's rejection already */
+    kiln_err_clear(&aerr);
+    if ((rc == KILN_OK || rc == KILN_E_REJECTED) &&
+        check_node_arch(out, &sr->device, &aerr) != KILN_OK) {
+        sbexec_result_free(sr);
+        *err = aerr;
+        return aerr.rc;
+    }
     out->ran_on = sr->device;
     struct eval_request with_node;
     req = floor_from_node(req, sr, &with_node, out);
@@ -1026,6 +1070,11 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
     double t_start = clock_mono_s();
     verdict_init(&out->v, req->name);
     snprintf(out->stage, sizeof(out->stage), "parse");
+    if (req->backend == KILN_BACKEND_CUDA) {
+        char a[GPUARCH_NAME_MAX];
+        gpuarch_name(GPUARCH_DEFAULT, a);
+        snprintf(out->arch, sizeof(out->arch), "%s", req->arch ? req->arch : a);
+    }
     struct candidate *cand = NULL;
     struct harness_plan hp;
     harness_plan_init(&hp);
@@ -1051,7 +1100,7 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
         memcpy(out->config, req->tunables, cand->ntunables * sizeof(int64_t));
     else
         candidate_default_config(cand, out->config);
-    if (candidate_check_config(cand, out->config, &cerr) != KILN_OK ||
+    if (candidate_check_config(cand, out->config, request_limits(req), &cerr) != KILN_OK ||
         plan_check_names(cand, req->wl, &cerr) != KILN_OK ||
         plan_signature(req, cand, &hp, &cerr) != KILN_OK) {
         eliminate(out, "plan", VERDICT_COMPILE_ERROR, "%s",
@@ -1097,7 +1146,7 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
     snprintf(out->stage, sizeof(out->stage), "compile");
     char defines[CAND_MAX_TUNABLES][CAND_DEFINE_MAX];
     const char *defs[CAND_MAX_TUNABLES];
-    if ((rc = candidate_defines(cand, out->config, defines, err)))
+    if ((rc = candidate_defines(cand, out->config, request_limits(req), defines, err)))
         goto out;
     for (size_t i = 0; i < cand->ntunables; i++)
         defs[i] = defines[i];
@@ -1249,6 +1298,11 @@ void eval_pending_drop(struct eval_pending *p)
         return;
     sbexec_drop(&p->hr.step, p->ticket);
     free(p);
+}
+
+json_t *eval_arch_json(const struct eval_outcome *out)
+{
+    return out->arch[0] ? json_string(out->arch) : json_null();
 }
 
 json_t *eval_ran_on_json(const struct eval_outcome *out)

@@ -72,14 +72,14 @@ struct eval_request {
     const char *work_dir; /* the candidate's scratch directory (created) */
     const char *harness;  /* path of kiln-harness-cuda / kiln-harness-cpu */
     int gpu;              /* GPU index for cuda; ignored for cpu */
-    const char *arch;     /* "sm_90" */
+    const char *arch;     /* cuda: the target, "sm_90" (gpuarch.h); NULL: the default */
     /* 0: the harness defaults (10, 100); warmups EVAL_NO_WARMUPS: none at
      * all (0 cannot say so: zeroed requests mean "the defaults"). */
     int warmups, iterations;
     bool adaptive; /* stop on target_rse or budget (0: the defaults below) */
     double target_rse, budget_ms;
     bool hot;                                     /* no L2 flush between runs */
-    const struct device_limits *limits;           /* NULL: H200 */
+    const struct device_limits *limits;           /* the target's; NULL: the H200's */
     const struct stats_ceilings *ceilings;        /* NULL: asked from the device (cuda only) */
     const struct eval_medians *reference;         /* NULL: no reference timings */
     const struct eval_medians *baseline;          /* NULL: no vendor baseline timings */
@@ -106,6 +106,7 @@ struct eval_outcome {
      * operator as likely as the candidate. The verdict says runtime_error;
      * the service retries instead of judging (service/worker.c). */
     bool host_killed;
+    char arch[16];   /* cuda: the architecture it was compiled for ("sm_90"); "" for cpu */
     char where[256]; /* where the harness ran, when not on this host ("slurm job ...") */
     struct sbnode_device ran_on; /* that host's GPU as it reported it; present false otherwise */
     /* The physics floor came from ran_on's properties: this host had no
@@ -150,17 +151,25 @@ void eval_pending_drop(struct eval_pending *pend);
 struct json_t;
 struct json_t *eval_ran_on_json(const struct eval_outcome *out);
 
+/* The architecture it was compiled for, for verdict.json's "arch": a
+ * string ("sm_90"), or null for cpu (a new reference, NULL: no memory). */
+struct json_t *eval_arch_json(const struct eval_outcome *out);
+
 void eval_outcome_free(struct eval_outcome *out);
 
 /* What GPU `gpu` (kiln's index, gpuinfo.h) says about itself, from
- * `harness_cuda --device-props` (kiln's own program, no sandbox needed). */
+ * `harness_cuda --device-props` (kiln's own program, no sandbox needed):
+ * the physics floor's properties and the launch limits (devlimits.h). */
 struct gpu_props;
-enum kiln_rc eval_device_props(const char *harness_cuda, int gpu, struct gpu_props *props,
-                               struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc eval_device_probe(const char *harness_cuda, int gpu, struct gpu_props *props,
+                               struct device_limits *limits, struct kiln_err *err) KILN_NODISCARD;
 
-/* The physics floor's ceilings of GPU `gpu` (kiln's index, gpuinfo.h):
- * its properties from `harness_cuda --device-props`, peaks from
- * gpupeak_compute. On failure `out` holds no ceilings (no floor). */
+/* The physics floor's ceilings of a GPU with properties `props` (peaks from
+ * gpupeak_compute). On failure `out` holds no ceilings (no floor). */
+enum kiln_rc eval_ceilings_of(const struct gpu_props *props, struct stats_ceilings *out,
+                              struct kiln_err *err) KILN_NODISCARD;
+
+/* Both: the ceilings of GPU `gpu`, probed. */
 enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
                                   struct kiln_err *err) KILN_NODISCARD;
 

@@ -138,9 +138,10 @@ struct eval_session {
     bool have_given_ref;
     struct stats_ceilings ceilings; /* the physics floor's, asked from the GPU once */
     bool probed_ceilings;
-    int short_iterations; /* eval_session_set_short_run; 0: opts.iterations */
-    bool inputs_ready;    /* `visible` holds generated sets, not only their layout */
-    double inputs_s;      /* wall time spent generating the visible sets */
+    struct eval_target target; /* cuda: what candidates are compiled for (resolve_target) */
+    int short_iterations;      /* eval_session_set_short_run; 0: opts.iterations */
+    bool inputs_ready;         /* `visible` holds generated sets, not only their layout */
+    double inputs_s;           /* wall time spent generating the visible sets */
     /* A cuda session on a host without its GPU, with deferred inputs: the
      * compile stage still runs (it needs no GPU: a cubin that imports the
      * device heap is refused there), the first run fails with this. */
@@ -304,6 +305,89 @@ enum kiln_rc eval_backend_check(enum kiln_backend b, int gpu, enum compile_tool 
     return rc != KILN_OK ? rc : check_compiler(compiler, err);
 }
 
+/* The local GPU's own architecture and limits, asked once; the same answer
+ * gives the physics floor. False (with a warning) when it cannot be asked. */
+static bool probe_local(struct eval_session *s, struct device_limits *lim)
+{
+    struct gpu_props props;
+    struct kiln_err perr;
+    kiln_err_clear(&perr);
+    if (eval_device_probe(s->harness, s->opts.gpu, &props, lim, &perr) != KILN_OK) {
+        plog_printf(s->opts.log, "kiln: warning: could not ask GPU %d what it is: %s\n",
+                    s->opts.gpu, perr.msg);
+        return false;
+    }
+    kiln_err_clear(&perr);
+    if (eval_ceilings_of(&props, &s->ceilings, &perr) != KILN_OK)
+        plog_printf(s->opts.log, "kiln: warning: no physics floor for GPU %d: %s\n", s->opts.gpu,
+                    perr.msg);
+    s->probed_ceilings = true;
+    return true;
+}
+
+enum kiln_rc eval_target_resolve(const char *arch, const struct device_limits *probed, int gpu,
+                                 struct eval_target *t, struct kiln_err *err)
+{
+    int cc = 0;
+    enum kiln_rc rc;
+    memset(t, 0, sizeof(*t));
+    if (arch && (rc = gpuarch_check(arch, "--arch", &cc, err)) != KILN_OK)
+        return rc;
+    if (probed && !cc) {
+        if ((rc = gpuarch_require(probed->cc, "the GPU", err)) != KILN_OK)
+            return rc;
+        cc = probed->cc;
+        t->source = "the GPU";
+    } else if (probed && !gpuarch_runs_on(cc, probed->cc)) {
+        return kiln_fail(err, KILN_E_USAGE,
+                         "--arch %s: GPU %d is sm_%d, and code compiled for %s does not run on "
+                         "it (a cubin runs only on its own major version, at the same or a "
+                         "higher minor): drop --arch to compile for the GPU's own",
+                         arch, gpu, probed->cc, arch);
+    } else {
+        t->source = cc ? "--arch" : "the default";
+        cc = cc ? cc : GPUARCH_DEFAULT;
+    }
+    if (probed)
+        t->limits = *probed;
+    else
+        (void)devlimits_for_arch(cc, &t->limits);
+    t->limits.cc = cc; /* DEVICE_CC is what the code is compiled for */
+    gpuarch_name(cc, t->arch);
+    return KILN_OK;
+}
+
+/* The session's target: the GPU is asked only when it runs here. */
+static enum kiln_rc resolve_target(struct eval_session *s, struct kiln_err *err)
+{
+    struct device_limits probed;
+    bool asked = !s->opts.runner && !s->gpu_missing && probe_local(s, &probed);
+    enum kiln_rc rc =
+        eval_target_resolve(s->opts.arch, asked ? &probed : NULL, s->opts.gpu, &s->target, err);
+    if (rc == KILN_OK && !strcmp(s->target.source, "the default"))
+        plog_printf(s->opts.log,
+                    "kiln: note: %s, so candidates are compiled for %s (the H200's); "
+                    "--arch sm_XX names the GPU that will run them\n",
+                    s->opts.runner ? "the GPU is on the cluster's node, not here"
+                                   : "no GPU could be asked",
+                    s->target.arch);
+    return rc;
+}
+
+const struct eval_target *eval_session_target(const struct eval_session *s)
+{
+    return s->backend == KILN_BACKEND_CUDA ? &s->target : NULL;
+}
+
+json_t *eval_target_json(const struct eval_target *t)
+{
+    if (!t)
+        return json_null();
+    return json_pack("{s:s, s:s, s:s, s:i}", "arch", t->arch, "from", t->source, "limits",
+                     t->limits.queried ? "queried" : "table", "smem_optin",
+                     (int)t->limits.max_smem_optin);
+}
+
 enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
                                struct kiln_err *err)
 {
@@ -339,6 +423,8 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
         rc = eval_harness_path(s->backend, s->harness, sizeof(s->harness), err);
     if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA && opts->compiler == COMPILE_NVRTC)
         rc = eval_program_path("kiln-nvrtc", s->nvrtc, sizeof(s->nvrtc), err);
+    if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA)
+        rc = resolve_target(s, err);
     if (rc == KILN_OK && opts->work_dir) {
         snprintf(s->dir, sizeof(s->dir), "%s", opts->work_dir);
         rc = fs_mkdirs(s->dir, err);
@@ -412,7 +498,8 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
                                .work_dir = work,
                                .harness = s->harness,
                                .gpu = s->opts.gpu,
-                               .arch = "sm_90",
+                               .arch = s->backend == KILN_BACKEND_CUDA ? s->target.arch : NULL,
+                               .limits = s->backend == KILN_BACKEND_CUDA ? &s->target.limits : NULL,
                                .warmups = s->opts.warmups,
                                .iterations = sets == &s->held || !s->short_iterations
                                                  ? s->opts.iterations

@@ -25,6 +25,7 @@
 #include "baseline.h"
 #include "evaluate.h"
 #include "given.h"
+#include "gpuarch.h"
 #include "heldout.h"
 
 /* Input sets per performance case of a session (the harness's minimum for a
@@ -51,6 +52,7 @@ struct eval_session_opts {
     const char *candidate_hint; /* a file name whose extension picks the backend */
     enum compile_tool compiler; /* cuda: nvcc (default) or nvrtc (kiln-nvrtc) */
     bool verbose;               /* progress on stderr */
+    const char *arch;           /* cuda: --arch sm_XX; NULL: the GPU's own (gpuarch.h) */
     const char *input_cases;    /* NULL: inputs.py generates the visible inputs */
     const char *reference;      /* NULL: the workload's reference.py */
     /* Non-NULL: the digest (given.h) the given data must have, checked
@@ -67,6 +69,16 @@ struct eval_session_opts {
 };
 
 struct eval_session;
+
+/* What a cuda session compiles candidates for and checks their plans
+ * against: the target architecture ("sm_90"), where it came from ("the
+ * GPU", "--arch", "the default": no GPU could be asked), and the limits
+ * (queried from the GPU, or CUDA's table for the target; devlimits.h). */
+struct eval_target {
+    char arch[GPUARCH_NAME_MAX];
+    const char *source;
+    struct device_limits limits;
+};
 
 /* The backend to use: `requested` if set; else from a candidate file's
  * extension (.cu, .c); else cuda when a GPU is present and the workload
@@ -193,6 +205,24 @@ void eval_session_candidate_dir(const struct eval_session *s, const char *name, 
                                 char *out, size_t cap);
 
 const struct workload *eval_session_workload(const struct eval_session *s);
+
+/* The target from --arch `arch` (NULL: none) and the limits `probed` from
+ * GPU `gpu` (NULL: no GPU could be asked): --arch, else the GPU's own, else
+ * GPUARCH_DEFAULT ("the default"); limits the GPU's, else CUDA's table for
+ * the target. KILN_E_USAGE for an --arch whose code the GPU cannot run,
+ * KILN_E_UNSUPPORTED for an architecture the toolkit cannot compile for. */
+enum kiln_rc eval_target_resolve(const char *arch, const struct device_limits *probed, int gpu,
+                                 struct eval_target *t, struct kiln_err *err) KILN_NODISCARD;
+
+/* The target of a cuda session; NULL for cpu. */
+const struct eval_target *eval_session_target(const struct eval_session *s);
+
+/* {"arch": "sm_90", "from": "the GPU" | "--arch" | "the default",
+ * "limits": "queried" | "table", "smem_optin": N}, or null for NULL (cpu):
+ * run.json's and kiln eval --json's "target" (a new reference; NULL: no
+ * memory). */
+struct json_t;
+struct json_t *eval_target_json(const struct eval_target *t);
 enum kiln_backend eval_session_backend(const struct eval_session *s);
 const char *eval_session_dir(const struct eval_session *s);
 /* Wall time spent generating the visible inputs and references so far (a

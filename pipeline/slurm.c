@@ -487,14 +487,15 @@ static void node_device(int gpu, const char *host, struct sbnode_device *d)
     snprintf(d->bus_id, sizeof(d->bus_id), "%s", gpus[gpu].bus_id);
     if (gpuinfo_driver_version("/proc", d->driver, sizeof(d->driver), &e) != KILN_OK)
         d->driver[0] = '\0';
-    char harness[PATH_MAX], text[512];
+    char harness[PATH_MAX], text[1024];
     int status = -1;
     kiln_err_clear(&e);
     if (eval_harness_path(KILN_BACKEND_CUDA, harness, sizeof(harness), &e) != KILN_OK)
         return;
     char *argv[] = {harness, "--device-props", gpus[gpu].bus_id, NULL};
+    struct device_limits lim;
     if (proc_capture(argv, text, sizeof(text), 30000, &status, &e) == KILN_OK && status == 0 &&
-        gpupeak_parse_props(text, &d->props, &e) == KILN_OK)
+        devprobe_parse(text, &d->props, &lim, &e) == KILN_OK)
         d->has_props = true;
 }
 

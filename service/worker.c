@@ -182,6 +182,7 @@ static enum kiln_rc write_record(struct worker *w, const struct sjob *j,
         json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out->t));
         /* Where the visible run ran (through Slurm: the node and its GPU). */
         json_object_set_new(doc, "ran_on", eval_ran_on_json(out));
+        json_object_set_new(doc, "arch", eval_arch_json(out));
     }
     char *txt = json_dumps(doc, JSON_INDENT(2));
     json_decref(doc);

@@ -128,7 +128,8 @@ extern const struct hx_ops hx_cpu_ops;
 extern const struct hx_ops hx_cuda_ops;
 
 /* `kiln-harness-cuda --device-props BUS_ID`: prints the GPU's properties
- * in base/gpupeak.h's GPUPEAK_PROPS_FORMAT on stdout and returns 0, or a
+ * in base/gpupeak.h's GPUPEAK_PROPS_FORMAT, then its launch limits in
+ * evaluator/devlimits.h's DEVLIMITS_FORMAT, on stdout and returns 0, or a
  * reason on stderr and 1. Runs no candidate. */
 int hx_cuda_device_props(const char *bus_id);
 

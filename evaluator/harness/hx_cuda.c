@@ -712,20 +712,31 @@ static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baselin
     return KILN_OK;
 }
 
-/* ---- --device-props: the physics floor's inputs (base/gpupeak.h) ---- */
+/* ---- --device-props: the physics floor's inputs (base/gpupeak.h) and the
+ * launch limits (evaluator/devlimits.h), one line each ---- */
 
 int hx_cuda_device_props(const char *bus_id)
 {
     static const CUdevice_attribute attr[] = {
-        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,     CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-        CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,        CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH};
-    int v[6];
+        CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+        /* the limits, in DEVLIMITS_FORMAT's order */
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+        CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR};
+    enum { N = sizeof(attr) / sizeof(*attr) };
+    int v[N];
     CUdevice dev;
     CUresult r = cuInit(0);
     if (r == CUDA_SUCCESS)
         r = cuDeviceGetByPCIBusId(&dev, bus_id);
-    for (int i = 0; r == CUDA_SUCCESS && i < 6; i++)
+    for (int i = 0; r == CUDA_SUCCESS && i < N; i++)
         r = cuDeviceGetAttribute(&v[i], attr[i], dev);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "kiln-harness-cuda: device %s: %s\n", bus_id, cu_name(r));
@@ -733,6 +744,9 @@ int hx_cuda_device_props(const char *bus_id)
     }
     printf("sm_count=%d sm_clock_khz=%d cc=%d.%d mem_clock_khz=%d bus_width_bits=%d\n", v[0], v[1],
            v[2], v[3], v[4], v[5]);
+    printf("limits threads_per_block=%d block=%d,%d,%d grid=%d,%d,%d smem_optin=%d "
+           "smem_per_sm=%d regs_per_block=%d regs_per_sm=%d threads_per_sm=%d\n",
+           v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[16], v[17]);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 

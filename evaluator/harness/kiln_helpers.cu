@@ -1,6 +1,7 @@
 /*
  * kiln_helpers.cu - the harness's own kernels, compiled at build time into a
- * fatbin (sm_90 SASS + compute_90 PTX) embedded in kiln-harness-cuda.
+ * fatbin (SASS for every supported architecture from sm_75 on, plus PTX of
+ * the lowest) embedded in kiln-harness-cuda.
  *
  * kiln_fingerprint: *out += the sum of hx_fp_term over the region's words
  * (hx_fp.h). The sum is order-independent, so blocks reduce with atomics

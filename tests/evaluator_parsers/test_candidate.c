@@ -71,11 +71,11 @@ static void saxpy_example(void **state)
     char defs[CAND_MAX_TUNABLES][CAND_DEFINE_MAX];
     struct kiln_err e;
     kiln_err_clear(&e);
-    assert_int_equal(candidate_defines(c, v, defs, &e), KILN_OK);
+    assert_int_equal(candidate_defines(c, v, NULL, defs, &e), KILN_OK);
     assert_string_equal(defs[0], "-DBLOCK=256");
     assert_string_equal(defs[1], "-DITEMS=1");
     v[0] = 64;
-    assert_int_equal(candidate_defines(c, v, defs, &e), KILN_E_REJECTED);
+    assert_int_equal(candidate_defines(c, v, NULL, defs, &e), KILN_E_REJECTED);
     assert_string_equal(e.msg, "tunable BLOCK: 64 is not one of its values (line 1)");
     assert_int_equal(candidate_tunable_index(c, "ITEMS"), 1);
     assert_int_equal(candidate_tunable_index(c, "items"), -1);
@@ -130,10 +130,10 @@ static void hostile_directives(void **state)
               "line 2: tunable B is declared twice");
     parse_bad("// kiln: tunable min {1} = 1\n", C, KILN_E_PARSE,
               "line 1: tunable name 'min' is reserved (cdiv, min, max and names starting with "
-              "__ cannot be tunables)");
+              "__ or DEVICE_ cannot be tunables)");
     parse_bad("// kiln: tunable __CUDA_ARCH__ {1} = 1\n", C, KILN_E_PARSE,
               "line 1: tunable name '__CUDA_ARCH__' is reserved (cdiv, min, max and names "
-              "starting with __ cannot be tunables)");
+              "starting with __ or DEVICE_ cannot be tunables)");
     parse_bad("// kiln: tunable B {} = 1\n", C, KILN_E_PARSE,
               "line 1: column 21: expected an integer");
     parse_bad("// kiln: tunable B {1, 2} = 1 extra\n", C, KILN_E_PARSE,
@@ -252,11 +252,11 @@ static void require_directives(void **state)
     struct kiln_err e;
     kiln_err_clear(&e);
     int64_t ok[] = {64, 4}, bad[] = {16, 4};
-    assert_int_equal(candidate_check_config(c, ok, &e), KILN_OK);
-    assert_int_equal(candidate_check_config(c, bad, &e), KILN_E_REJECTED);
+    assert_int_equal(candidate_check_config(c, ok, NULL, &e), KILN_OK);
+    assert_int_equal(candidate_check_config(c, bad, NULL, &e), KILN_E_REJECTED);
     assert_string_equal(e.msg, "require on line 3 fails: (BM / TM) * 8 >= 64 is 32 >= 64");
     char defs[2][CAND_DEFINE_MAX];
-    assert_int_equal(candidate_defines(c, bad, defs, &e), KILN_E_REJECTED);
+    assert_int_equal(candidate_defines(c, bad, NULL, defs, &e), KILN_E_REJECTED);
     candidate_free(c);
 
     parse_bad("// kiln: tunable A {1, 2} = 1\n// kiln: require A\n"
@@ -270,7 +270,8 @@ static void require_directives(void **state)
     parse_bad("// kiln: tunable A {1, 2} = 1\n// kiln: require A <= n\n"
               "// kiln: launch k grid(1) block(1) args(n)\n",
               KILN_BACKEND_CUDA, KILN_E_NOTFOUND,
-              "line 2: require may name only tunables: \"n\": column 1: unknown name 'n'");
+              "line 2: require may name only tunables and DEVICE_* limits: \"n\": column 1: "
+              "unknown name 'n'");
     parse_bad("// kiln: tunable A {1, 2} = 1\n// kiln: require A >= 2\n"
               "// kiln: launch k grid(1) block(1) args(n)\n",
               KILN_BACKEND_CUDA, KILN_E_REJECTED,

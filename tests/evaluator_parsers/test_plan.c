@@ -125,10 +125,10 @@ static void device_limits_and_names(void **state)
                 "launch 1 (k), case big: grid x = 4294967296 is not in 1..2147483647");
     resolve_bad("// kiln: launch k grid(1) block(1) smem(232449) args(x)\n", "n1", KILN_E_REJECTED,
                 "launch 1 (k), case n1: smem 232449 bytes is not in 0..232448 (the device's "
-                "opt-in limit)");
+                "opt-in limit; sm_90, from CUDA's table (no GPU queried))");
     resolve_bad("// kiln: launch k grid(1) block(1) smem(-1) args(x)\n", "n1", KILN_E_REJECTED,
                 "launch 1 (k), case n1: smem -1 bytes is not in 0..232448 (the device's opt-in "
-                "limit)");
+                "limit; sm_90, from CUDA's table (no GPU queried))");
     resolve_bad("// kiln: launch k grid(cdiv(n, 0)) block(1) args(x)\n", "n1", KILN_E_REJECTED,
                 "launch 1 (k), case n1: grid x: \"cdiv(n, 0)\": column 1: division by zero");
     resolve_bad("// kiln: launch k grid(n * n * n * n) block(1) args(x)\n", "big", KILN_E_REJECTED,

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int64_t v[CAND_MAX_TUNABLES];
         char defs[CAND_MAX_TUNABLES][CAND_DEFINE_MAX];
         candidate_default_config(c, v);
-        if (candidate_defines(c, v, defs, &err) != KILN_OK)
+        if (candidate_defines(c, v, &lim, defs, &err) != KILN_OK)
             abort(); /* defaults are always in their sets */
         kiln_err_clear(&err);
         (void)plan_resolve(c, saxpy(), &saxpy()->cases[0], v, &lim, &plan, &err);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuarch.h"
 #include "proposer.h"
 #include "workload.h"
 
@@ -23,9 +24,16 @@ int main(int argc, char **argv)
     struct proposer *p = NULL;
     enum kiln_rc rc = workload_load(argv[1], &wl, &e);
     /* A budget larger than any space: one rung holding every valid configuration. */
+    /* $KILN_TUNE_ARCH (sm_75, ...): that architecture's table limits, as
+     * a session targeting it without a GPU to ask uses; else the H200's. */
+    struct device_limits lim = DEVICE_LIMITS_H200;
+    const char *arch = getenv("KILN_TUNE_ARCH");
+    int cc = 0;
+    if (rc == KILN_OK && arch && *arch && (rc = gpuarch_parse(arch, &cc, &e)) == KILN_OK)
+        (void)devlimits_for_arch(cc, &lim);
     if (rc == KILN_OK)
         rc = proposer_new_tune(wl->files[WL_FILE_KERNEL_CU].data, wl->files[WL_FILE_KERNEL_CU].len,
-                               wl, KILN_BACKEND_CUDA, 1, (size_t)1 << 20, &p, &e);
+                               wl, &lim, KILN_BACKEND_CUDA, 1, (size_t)1 << 20, &p, &e);
     size_t n = 0, cap = 1024;
     char **lines = malloc(cap * sizeof(*lines));
     if (!lines)
