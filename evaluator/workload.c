@@ -1119,6 +1119,17 @@ static enum kiln_rc read_member(int dirfd, const char *dir, const char *name, si
     return KILN_OK;
 }
 
+enum wl_file workload_kernel_file(enum kiln_backend b)
+{
+    return b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
+}
+
+const struct wl_file_data *workload_start_kernel(const struct workload *w, enum kiln_backend b)
+{
+    const struct wl_file_data *f = &w->files[workload_kernel_file(b)];
+    return f->present ? f : NULL;
+}
+
 const char *workload_file_name(enum wl_file f)
 {
     switch (f) {
@@ -1184,18 +1195,19 @@ enum kiln_rc workload_load(const char *dir, struct workload **out, struct kiln_e
         enum wl_file f;
         size_t cap;
         unsigned backend; /* 0: every workload needs it */
+        bool required;    /* a starting kernel is optional (workloads/README.md) */
     } members[] = {
-        {WL_FILE_INPUTS, WL_MAX_SCRIPT, 0},
-        {WL_FILE_REFERENCE, WL_MAX_SCRIPT, 0},
-        {WL_FILE_KERNEL_CU, WL_MAX_KERNEL, KILN_BACKEND_CUDA},
-        {WL_FILE_KERNEL_C, WL_MAX_KERNEL, KILN_BACKEND_CPU},
+        {WL_FILE_INPUTS, WL_MAX_SCRIPT, 0, true},
+        {WL_FILE_REFERENCE, WL_MAX_SCRIPT, 0, true},
+        {WL_FILE_KERNEL_CU, WL_MAX_KERNEL, KILN_BACKEND_CUDA, false},
+        {WL_FILE_KERNEL_C, WL_MAX_KERNEL, KILN_BACKEND_CPU, false},
     };
     for (size_t i = 0; rc == KILN_OK && i < sizeof(members) / sizeof(members[0]); i++) {
         /* A kernel for a backend the workload lacks is neither read nor hashed. */
         if (members[i].backend && !(w->backends & members[i].backend))
             continue;
-        rc = read_member(dirfd, dir, workload_file_name(members[i].f), members[i].cap, true,
-                         &w->files[members[i].f], err);
+        rc = read_member(dirfd, dir, workload_file_name(members[i].f), members[i].cap,
+                         members[i].required, &w->files[members[i].f], err);
     }
     close(dirfd);
     if (rc != KILN_OK) {

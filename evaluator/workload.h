@@ -168,8 +168,10 @@ struct wl_shape {
 };
 
 /* Loads the workload in directory `dir`: workload.json, inputs.py,
- * reference.py and the kernel of each backend (kernel.cu / kernel.c), and
- * computes the content hash. */
+ * reference.py and, when there, the starting kernel of each backend
+ * (kernel.cu / kernel.c; optional: without one candidates are still judged
+ * against the reference, but no speedup vs a start exists and the tuner has
+ * nothing to tune), and computes the content hash. */
 enum kiln_rc workload_load(const char *dir, struct workload **out,
                            struct kiln_err *err) KILN_NODISCARD;
 
@@ -224,6 +226,12 @@ bool workload_draw_bounds(const struct workload *w, const struct wl_case *c, siz
 /* Name used in messages: "cuda"/"cpu" etc. live in backend.h; this gives
  * the workload-facing file name of `f` ("workload.json", "kernel.cu"). */
 const char *workload_file_name(enum wl_file f);
+
+/* The starting kernel's file of backend `b` (WL_FILE_KERNEL_CU / _C). */
+enum wl_file workload_kernel_file(enum kiln_backend b);
+
+/* The workload's starting kernel for backend `b`; NULL when it has none. */
+const struct wl_file_data *workload_start_kernel(const struct workload *w, enum kiln_backend b);
 
 /* The tolerance output argument `arg` is judged with (a verdict rule): the
  * dtype's default (compare.h) with the workload's overrides applied. */

@@ -96,44 +96,20 @@ static void remove_written(const char *dir)
         fprintf(stderr, "kiln import: warning: %s\n", rm.msg);
 }
 
-/* kiln's loader wants the backend's kernel file, which the check never
- * compiles: without --kernel the check loads a copy of the workload with an
- * empty kernel.cu in `copy`. */
-static enum kiln_rc copy_for_check(const char *dir, const char *copy, struct kiln_err *err)
+/* The written workload as kiln loads it (a starting kernel is optional),
+ * its non-performance cases run through kiln workload check. */
+static enum kiln_rc check_written(const char *dir, char *problems, size_t cap, struct kiln_err *err)
 {
-    static const char *const files[] = {"workload.json", "inputs.py", "reference.py"};
-    enum kiln_rc rc = fs_mkdirs(copy, err);
-    for (size_t i = 0; rc == KILN_OK && i < 3; i++) {
-        char from[PATH_MAX], to[PATH_MAX], *data = NULL;
-        size_t len = 0;
-        if ((rc = fs_join(from, sizeof(from), dir, files[i], err)) ||
-            (rc = fs_join(to, sizeof(to), copy, files[i], err)) ||
-            (rc = fs_read_file(from, 64u << 20, &data, &len, err)))
-            break;
-        rc = fs_write_atomic(to, data, len, err);
-        free(data);
-    }
-    char kernel[PATH_MAX];
-    if (rc == KILN_OK && (rc = fs_join(kernel, sizeof(kernel), copy, "kernel.cu", err)) == KILN_OK)
-        rc = fs_write_atomic(kernel, "", 0, err);
-    return rc;
-}
-
-static enum kiln_rc check_written(const char *dir, bool has_kernel, char *problems, size_t cap,
-                                  struct kiln_err *err)
-{
-    char tmp[PATH_MAX], copy[PATH_MAX], cache[PATH_MAX];
+    char tmp[PATH_MAX], cache[PATH_MAX];
     enum kiln_rc rc = fs_make_tempdir("kbcheck", tmp, sizeof(tmp), err);
     if (rc != KILN_OK)
         return rc;
-    if ((rc = fs_join(copy, sizeof(copy), tmp, "workload", err)) ||
-        (rc = fs_join(cache, sizeof(cache), tmp, "cache", err)) ||
-        (!has_kernel && (rc = copy_for_check(dir, copy, err)))) {
+    if ((rc = fs_join(cache, sizeof(cache), tmp, "cache", err))) {
         remove_written(tmp);
         return rc;
     }
     struct workload *w = NULL;
-    rc = workload_load(has_kernel ? dir : copy, &w, err);
+    rc = workload_load(dir, &w, err);
     if (rc != KILN_OK) {
         kiln_err_prefix(err, "the written workload does not load");
         remove_written(tmp);
@@ -194,7 +170,7 @@ static enum kiln_rc import_one(const char *problem, const char *name, const char
         rc = kbimport_write(&p, pr, &o, dir, err);
     bool written = rc == KILN_OK;
     if (rc == KILN_OK && io->check)
-        rc = check_written(dir, io->kernel != NULL, row->reason, sizeof(row->reason), err);
+        rc = check_written(dir, row->reason, sizeof(row->reason), err);
     if (written && rc != KILN_OK)
         remove_written(dir); /* never leave a workload that fails its check */
     row->imported = rc == KILN_OK;
@@ -466,11 +442,13 @@ int cmd_import(int argc, char **argv)
             printf("kiln: the performance case is scaled down to fit: %s\n", r->scaled);
         if (io.check)
             printf("kiln: checked: %s\n", IMPORT_CHECKED);
-        if (!io.kernel)
-            printf("kiln: add %s/kernel.cu (a starting kernel; evaluator/CANDIDATE.md): kiln's "
-                   "workload loader needs one, then:\n",
-                   dir);
         printf("kiln: next: kiln workload check %s   (every case, the performance one too)\n", dir);
+        if (!io.kernel)
+            printf("kiln: no starting kernel (optional): judge a kernel with kiln eval %s "
+                   "CANDIDATE.cu, or let a model write one with kiln optimize %s --proposer "
+                   "llm; the tuner and speedups vs the start need %s/kernel.cu (--kernel, "
+                   "evaluator/CANDIDATE.md)\n",
+                   dir, dir, dir);
     }
     free(r);
     return status;

@@ -258,6 +258,26 @@ static const char *backends_text(unsigned backends)
                                            : "[\"cpu\"]";
 }
 
+/* The check runs the scripts, never the starting kernels (kiln eval and
+ * kiln optimize compile them): it says which are there and which part is
+ * skipped for lack of one, since a starting kernel is optional. */
+static void print_kernels(const struct workload *w, unsigned backends)
+{
+    const enum kiln_backend all[] = {KILN_BACKEND_CUDA, KILN_BACKEND_CPU};
+    for (size_t b = 0; b < 2; b++) {
+        if (!(w->backends & backends & all[b]))
+            continue;
+        const char *f = workload_file_name(workload_kernel_file(all[b]));
+        if (workload_start_kernel(w, all[b]))
+            printf("ok    %s: starting kernel %s present\n", kiln_backend_name(all[b]), f);
+        else
+            printf("SKIP  %s: no starting kernel (%s), the kernel part is skipped: candidates "
+                   "are still judged against the reference, but speedups vs the start are not "
+                   "computed and the tuner has nothing to tune (use --proposer llm)\n",
+                   kiln_backend_name(all[b]), f);
+    }
+}
+
 /* workload check once the arguments are in: load, then every backend. */
 static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const char *cache,
                         long long timeout_ms, const struct check_given *cg, enum cli_output out)
@@ -296,6 +316,8 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
                dir, w->name, w->ncases, w->nheld_out, w->held_draw.draw,
                w->held_draw.draw ? "" : " (no held_out ranges: the held-out sizes are public)",
                w->hash);
+    if (text)
+        print_kernels(w, backends);
     if (cg->reference && text)
         printf("ok    reference: --reference %s (sha256 %.16s) instead of reference.py\n",
                cg->reference->path, cg->reference->sha256);

@@ -356,8 +356,14 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         rc = kiln_fail(err, KILN_E_NOMEM, "summary.json");
     if (json_is_object(bestj))
         json_object_set(bestj, "passed_over", passed_over);
-    if (summary)
+    if (summary) {
         opt_given_add_json(&r->given, summary);
+        /* The starting kernel's file; null when the workload has none (then
+         * every speedup_vs_reference is null: there is nothing to compare). */
+        json_object_set_new(summary, "starting_kernel",
+                            ref ? json_string(workload_file_name(workload_kernel_file(b)))
+                                : json_null());
+    }
     /* The drawn held-out sizes, recorded only now that the check is over. */
     const struct heldout_set *draw = eval_session_held_out_draw(r->s);
     if (summary)
@@ -383,6 +389,8 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         if (ref)
             printf("  %-4s %-18s %-9s %12.4f %9s  %sthe starting kernel\n", "ref", "pass", "-",
                    ref->v.score_ms, "1.00x", pick.start_kept ? "BEST " : "");
+        else
+            printf("  (no starting kernel: speedups are not computed)\n");
         for (size_t i = 0; i < r->n; i++) {
             const struct verdict *v = &r->verdicts[i];
             char g[32] = "-", sp[32] = "-";

@@ -539,6 +539,23 @@ static enum kiln_rc use_replayed_start(struct opt_run *r, const struct workload 
     return KILN_OK;
 }
 
+/* The tuner searches the starting kernel's tunables: a workload without
+ * one (kiln import kernelbench without --kernel) has nothing to tune, said
+ * before a run directory exists. */
+static enum kiln_rc check_tunable_start(const struct workload *wl, enum kiln_backend b,
+                                        struct kiln_err *err)
+{
+    if (workload_start_kernel(wl, b))
+        return KILN_OK;
+    const char *f = workload_file_name(workload_kernel_file(b));
+    return kiln_fail(err, KILN_E_USAGE,
+                     "workload %s has no starting kernel (%s), and the tuner can only tune the "
+                     "tunables of one. Fix: add %s with `// kiln: tunable` directives "
+                     "(evaluator/CANDIDATE.md), give one with --initial-kernel FILE, or start "
+                     "from the reference with --proposer llm",
+                     wl->name, f, f);
+}
+
 enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap,
                           struct kiln_err *err)
 {
@@ -597,6 +614,8 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = use_tuner_run(&r, wl, &initial, &ilen, err);
     else if (rc == KILN_OK && !initial && r.o.replay_dir && strcmp(r.o.proposer, "replay") == 0)
         rc = use_replayed_start(&r, wl, &initial, &ilen, err);
+    if (rc == KILN_OK && tune && !initial)
+        rc = check_tunable_start(wl, eval_backend_auto(o->backend, NULL, wl), err);
     /* Given data is checked before a run directory exists. */
     if (rc == KILN_OK && (o->input_cases || o->reference))
         rc = opt_given_prepare(&r.given, o->input_cases, o->reference, wl,

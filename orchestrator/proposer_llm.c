@@ -115,6 +115,19 @@ static void put_tuner_findings(struct strbuf *sb, const struct opt_state *st)
                     "code where the tuner's space ends.\n");
 }
 
+/* No starting kernel and nothing passed yet: the model writes the first
+ * kernel from the description and the reference script that judges it. */
+static void put_reference(struct strbuf *sb, const struct workload *wl)
+{
+    const struct wl_file_data *ref = &wl->files[WL_FILE_REFERENCE];
+    strbuf_puts(sb, "\nThere is no starting kernel: write the first one from the description "
+                    "above and the reference (reference.py, which computes the expected "
+                    "outputs your kernel is checked against):\n```python\n");
+    if (ref->present)
+        strbuf_append(sb, ref->data, ref->len < PROMPT_SRC_MAX ? ref->len : PROMPT_SRC_MAX);
+    strbuf_puts(sb, "\n```\n");
+}
+
 char *proposer_build_prompt(const struct opt_state *st)
 {
     struct strbuf sb;
@@ -132,10 +145,14 @@ char *proposer_build_prompt(const struct opt_state *st)
     const struct opt_attempt *b = st->best;
     const char *src = b && b->source ? b->source : st->start_source;
     size_t len = b && b->source ? b->len : st->start_len;
-    strbuf_printf(&sb, "\nCurrent best (%s%s):\n```\n", b ? "candidate " : "the starting kernel",
-                  b ? b->id : "");
-    strbuf_append(&sb, src, len < PROMPT_SRC_MAX ? len : PROMPT_SRC_MAX);
-    strbuf_puts(&sb, "\n```\n");
+    if (src) {
+        strbuf_printf(&sb, "\nCurrent best (%s%s):\n```\n",
+                      b ? "candidate " : "the starting kernel", b ? b->id : "");
+        strbuf_append(&sb, src, len < PROMPT_SRC_MAX ? len : PROMPT_SRC_MAX);
+        strbuf_puts(&sb, "\n```\n");
+    } else {
+        put_reference(&sb, wl);
+    }
     if (b)
         strbuf_printf(&sb, "Its result: %s\n", b->feedback);
     if (st->profile) /* kiln's own text from parsed, range-checked numbers */

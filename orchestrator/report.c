@@ -281,7 +281,13 @@ static void best_section(struct strbuf *sb, const struct report_run *r)
     rpt_ms(a, sizeof(a), rpt_num(best, "geomean_ms"));
     kv_row(sb, "geomean latency", a, 32);
     rpt_ms(b, sizeof(b), rpt_num(r->summary, "reference_geomean_ms"));
-    snprintf(t, sizeof(t), "%.2fx (starting kernel %s)", rpt_num(best, "speedup_vs_reference"), b);
+    double vs = rpt_num(best, "speedup_vs_reference");
+    if (vs > 0)
+        snprintf(t, sizeof(t), "%.2fx (starting kernel %s)", vs, b);
+    else if (json_is_null(json_object_get(r->summary, "starting_kernel")))
+        snprintf(t, sizeof(t), "none (no starting kernel: speedups are not computed)");
+    else
+        snprintf(t, sizeof(t), "none (the starting kernel was not timed)");
     kv_row(sb, "speedup vs start", t, 64);
     double vb = rpt_num(best, "speedup_vs_baseline");
     const json_t *base = json_object_get(r->summary, "baseline");

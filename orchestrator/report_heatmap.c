@@ -1,5 +1,6 @@
 /* report_heatmap.c - candidates x performance cases, coloured by speedup
  * against the starting kernel (report.h). */
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,8 +105,12 @@ enum kiln_rc report_heatmap_svg(const struct report_run *r, char **out, struct k
                   "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
                   "aria-label=\"speedup heatmap\">\n%s",
                   w, h, w, h, rpt_svg_style);
+    /* Older records lack "starting_kernel": they always had one. */
+    bool no_start = json_is_null(json_object_get(r->summary, "starting_kernel"));
     rpt_svg_text(&sb, 8, 18, w - 16, "class=\"title\"",
-                 "Speedup vs the starting kernel, per candidate and performance case");
+                 no_start ? "Speedup vs the starting kernel: no starting kernel: speedups are "
+                            "not computed"
+                          : "Speedup vs the starting kernel, per candidate and performance case");
     rpt_svg_text(&sb, 8, TOP - 8, label_w - 12, "class=\"dim\"", "candidate");
     for (size_t j = 0; j < nc; j++)
         rpt_svg_text(&sb, label_w + (double)j * cw + 4, TOP - 8, cw - 8, "class=\"colhead\"",

@@ -148,6 +148,7 @@ struct eval_session {
     bool gpu_missing;
     struct kiln_err gpu_err;
     char shown_for[64], shown[PATH_MAX]; /* eval_session_show_source */
+    bool said_no_start;                  /* say_no_start said it once */
 };
 
 void eval_session_show_source(struct eval_session *s, const char *name, const char *shown)
@@ -545,29 +546,33 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
     return rc;
 }
 
-/* The workload's starting kernel for the session's backend. */
-static enum kiln_rc starting_kernel(const struct eval_session *s, const struct wl_file_data **out,
-                                    enum wl_file *which, struct kiln_err *err)
+bool eval_session_has_start(const struct eval_session *s)
 {
-    enum wl_file f = s->backend == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
-    *which = f;
-    *out = &s->wl->files[f];
-    if (!(*out)->present)
-        return kiln_fail(err, KILN_E_USAGE, "workload %s has no %s", s->wl->name,
-                         workload_file_name(f));
-    return KILN_OK;
+    return workload_start_kernel(s->wl, s->backend) != NULL;
+}
+
+/* Without a starting kernel there is nothing to compile or time: the
+ * reference stays absent and every speedup vs the start unknown (0). */
+static void say_no_start(struct eval_session *s)
+{
+    if (s->opts.verbose && !s->said_no_start)
+        plog_printf(s->opts.log,
+                    "kiln: no starting kernel (%s): candidates are judged against the "
+                    "reference as usual, speedups vs the start are not computed\n",
+                    workload_file_name(workload_kernel_file(s->backend)));
+    s->said_no_start = true;
 }
 
 enum kiln_rc eval_session_check_reference(struct eval_session *s, struct kiln_err *err)
 {
-    const struct wl_file_data *k;
-    enum wl_file f;
-    enum kiln_rc rc = starting_kernel(s, &k, &f, err);
-    if (rc != KILN_OK)
-        return rc;
+    const struct wl_file_data *k = workload_start_kernel(s->wl, s->backend);
+    if (!k) {
+        say_no_start(s);
+        return KILN_OK;
+    }
     struct eval_outcome o;
-    rc = run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_COMPILE_ONLY, &o,
-                     NULL, err);
+    enum kiln_rc rc = run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL,
+                                  EVAL_COMPILE_ONLY, &o, NULL, err);
     if (rc == KILN_OK && o.v.status != VERDICT_PASS) {
         /* The compiler's own lines, named by the file (shown_source). */
         const char *why =
@@ -581,14 +586,15 @@ enum kiln_rc eval_session_check_reference(struct eval_session *s, struct kiln_er
 
 enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err)
 {
-    const struct wl_file_data *k;
-    enum wl_file f;
-    enum kiln_rc rc = starting_kernel(s, &k, &f, err);
-    if (rc != KILN_OK)
-        return rc;
+    const struct wl_file_data *k = workload_start_kernel(s->wl, s->backend);
+    if (!k) {
+        say_no_start(s);
+        return KILN_OK;
+    }
+    enum wl_file f = workload_kernel_file(s->backend);
     /* Precompiled: eval_session_check_reference's result when it ran. */
-    rc = run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL, EVAL_PRECOMPILED,
-                     &s->reference, NULL, err);
+    enum kiln_rc rc = run_on_mode(s, &s->visible, "reference", k->data, k->len, NULL,
+                                  EVAL_PRECOMPILED, &s->reference, NULL, err);
     if (rc != KILN_OK)
         return rc;
     s->have_reference = true;

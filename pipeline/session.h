@@ -113,7 +113,10 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
 
 /* Evaluates the workload's starting kernel; its per-case medians become the
  * reference for every later verdict's speedups. The outcome is kept and
- * readable with eval_session_reference_outcome. */
+ * readable with eval_session_reference_outcome. A workload without one
+ * (eval_session_has_start false) has nothing to evaluate: KILN_OK, the
+ * outcome stays NULL and speedups vs the start stay unknown (0); a verbose
+ * session says so once. Likewise eval_session_check_reference. */
 enum kiln_rc eval_session_reference(struct eval_session *s, struct kiln_err *err) KILN_NODISCARD;
 
 /* Fail fast: parses, plans and compiles the starting kernel alone, before
@@ -124,6 +127,9 @@ enum kiln_rc eval_session_check_reference(struct eval_session *s,
                                           struct kiln_err *err) KILN_NODISCARD;
 
 const struct eval_outcome *eval_session_reference_outcome(const struct eval_session *s);
+
+/* The workload has a starting kernel for the session's backend. */
+bool eval_session_has_start(const struct eval_session *s);
 
 /* Times the workload's vendor baseline once (baseline.h), in its own
  * sandboxed harness process; its per-case medians become every later

@@ -31,8 +31,8 @@ static const char *const patterns[] = {"workload/workload.json",
 
 static const char layout[] =
     "a community submission is a ustar tarball of workload/workload.json, "
-    "workload/inputs.py, workload/reference.py, workload/kernel.cu or "
-    "kernel.c (per backend) and the candidate, candidate.cu or candidate.c";
+    "workload/inputs.py, workload/reference.py, optionally workload/kernel.cu "
+    "and/or kernel.c (starting kernels) and the candidate, candidate.cu or candidate.c";
 
 static void steal(struct tar_contents *t, const char *name, char **data, size_t *len)
 {
@@ -135,17 +135,13 @@ enum kiln_rc serve_parse_community(const void *tar, size_t len, struct serve_com
     }
     snprintf(out->name, sizeof(out->name), "%s", w->name);
     unsigned b = kiln_backend_from_name(out->backend);
-    const char *kernel = cu ? "kernel.cu" : "kernel.c";
+    /* The starting kernels are optional (workloads/README.md): a candidate
+     * is judged against the reference, never against a start. */
     if (!(w->backends & b))
         rc = kiln_fail(err, KILN_E_PARSE,
                        "%s is a %s candidate, but workload/workload.json: backends does not list "
                        "\"%s\"",
                        cand, out->backend, out->backend);
-    else if (!out->files[cu ? 3 : 4].data)
-        rc = kiln_fail(err, KILN_E_PARSE,
-                       "the tarball has no workload/%s: a workload needs the starting kernel of "
-                       "each backend it lists",
-                       kernel);
     workload_free(w);
     if (rc == KILN_OK)
         return KILN_OK;

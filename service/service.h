@@ -121,12 +121,11 @@ void serve_submission_free(struct serve_submission *s);
 
 /* A community submission (Content-Type: application/x-tar): a ustar
  * tarball of workload/workload.json, workload/inputs.py,
- * workload/reference.py, workload/kernel.cu and/or kernel.c (one per backend
- * it lists) and exactly one candidate, candidate.cu (cuda) or candidate.c
- * (cpu). Read in memory by the strict tar reader of sandbox output
- * (tar_ingest.h: ustar only, canonical names, no links or devices, no
- * duplicates, size caps) and workload.json by the strict workload parser;
- * every refusal names the entry, file or field. The one parser of it. */
+ * workload/reference.py, optionally workload/kernel.cu and/or kernel.c
+ * (starting kernels, never needed to judge) and exactly one candidate, candidate.cu (cuda) or
+ * candidate.c (cpu). Read in memory by the strict tar reader of sandbox output (tar_ingest.h: ustar
+ * only, canonical names, no links or devices, no duplicates, size caps) and workload.json by the
+ * strict workload parser; every refusal names the entry, file or field. The one parser of it. */
 #define SERVE_COMMUNITY_FILES 5
 struct serve_community {
     char name[SERVE_WORKLOAD_NAME_MAX + 1]; /* workload.json's name */

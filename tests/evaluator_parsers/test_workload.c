@@ -338,15 +338,31 @@ static void directory_loading(void **state)
     put("inputs.py", "print('in')\n");
     put("reference.py", "print('ref')\n");
     put("kernel.cu", "// cu\n");
-    load_bad(KILN_E_NOTFOUND,
-             "kernel.c is missing (workloads/README.md lists the files each backend needs)");
-    put("kernel.c", "// c\n");
-
+    /* A starting kernel is optional (issue 29): loaded without kernel.c,
+     * absent, and the hash says so. */
     struct kiln_err e;
     kiln_err_clear(&e);
     struct workload *w = NULL;
     assert_int_equal(workload_load(dir, &w, &e), KILN_OK);
+    assert_false(w->files[WL_FILE_KERNEL_C].present);
+    assert_null(workload_start_kernel(w, KILN_BACKEND_CPU));
+    assert_ptr_equal(workload_start_kernel(w, KILN_BACKEND_CUDA), &w->files[WL_FILE_KERNEL_CU]);
+    char without[SHA256_HEX_LEN + 1];
+    strcpy(without, w->hash);
+    workload_free(w);
+    /* The scripts stay required. */
+    char ref[128];
+    snprintf(ref, sizeof(ref), "%s/reference.py", dir);
+    unlink(ref);
+    load_bad(KILN_E_NOTFOUND,
+             "reference.py is missing (workloads/README.md lists the files each backend needs)");
+    put("reference.py", "print('ref')\n");
+    put("kernel.c", "// c\n");
+
+    assert_int_equal(workload_load(dir, &w, &e), KILN_OK);
     assert_int_equal(strlen(w->hash), 64);
+    assert_string_not_equal(w->hash, without);
+    assert_ptr_equal(workload_start_kernel(w, KILN_BACKEND_CPU), &w->files[WL_FILE_KERNEL_C]);
     assert_string_equal(w->files[WL_FILE_INPUTS].data, "print('in')\n");
     assert_int_equal(w->files[WL_FILE_KERNEL_C].len, 5);
     char first[SHA256_HEX_LEN + 1];

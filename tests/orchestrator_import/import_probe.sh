@@ -62,10 +62,13 @@ sig = {a["name"]: a for a in d["signature"]}
 assert sig["in1"]["shape"] == [] and sig["in1"]["dtype"] == "float64", sig
 ' || fail "relu workload"
 grep -q '"in1", "float64", True' "$T/all/kb_1_scaled_relu/inputs.py" || fail "relu inputs.py"
-# The whole check, the performance case too (a kernel file is all it lacks).
+# The whole check, the performance case too, without a starting kernel
+# (optional, issue 29): the kernel part is said to be skipped.
 cp -r "$T/all/kb_3_matmul_bias_argmax" "$T/wl3"
-touch "$T/wl3/kernel.cu"
+[ ! -e "$T/wl3/kernel.cu" ] || fail "imported without --kernel, yet kernel.cu exists"
 "$K" workload check "$T/wl3" >"$T/out" 2>&1 || fail "workload check: $(tail -5 "$T/out")"
+grep -q "^SKIP  cuda: no starting kernel (kernel.cu), the kernel part is skipped" "$T/out" ||
+    fail "the check did not say the kernel part was skipped: $(head -5 "$T/out")"
 
 # None imported: exit 1, the table says why.
 mkdir "$T/bad" && cp "$P/4_Returns_Tuple.py" "$T/bad/"

@@ -111,11 +111,43 @@ static void hardware_lines(void **state)
     assert_int_equal(fs_remove_tree(tmp, &e), KILN_OK);
 }
 
+/* No starting kernel (issue 29): the prompt quotes reference.py instead of
+ * a "current best" kernel until a candidate passed. */
+static void prompt_without_start_quotes_the_reference(void **state)
+{
+    (void)state;
+    struct workload *wl = load_saxpy();
+    struct opt_state st = {
+        .wl = wl, .backend = KILN_BACKEND_CPU, .iteration = 1, .max_iterations = 3};
+    char *p = proposer_build_prompt(&st);
+    assert_non_null(p);
+    assert_non_null(strstr(p, "There is no starting kernel: write the first one"));
+    assert_non_null(strstr(p, wl->files[WL_FILE_REFERENCE].data));
+    assert_null(strstr(p, "Current best"));
+    assert_null(strstr(p, "The starting kernel:"));
+    free(p);
+    /* Once a candidate passed, it is the current best as usual. */
+    static struct opt_attempt best;
+    memset(&best, 0, sizeof(best));
+    snprintf(best.id, sizeof(best.id), "001");
+    best.status = VERDICT_PASS;
+    best.source = "void saxpy(void) {}";
+    best.len = strlen(best.source);
+    st.best = &best;
+    p = proposer_build_prompt(&st);
+    assert_non_null(p);
+    assert_non_null(strstr(p, "Current best (candidate 001):\n```\nvoid saxpy(void) {}"));
+    assert_null(strstr(p, "There is no starting kernel"));
+    free(p);
+    workload_free(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_prompt_has_its_cases_hardware_and_statuses),
         cmocka_unit_test(hardware_lines),
+        cmocka_unit_test(prompt_without_start_quotes_the_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

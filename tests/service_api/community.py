@@ -8,7 +8,8 @@ path-traversal, symlink, pax and incomplete tarballs are refused with a 4xx
 JSON error that names the entry, file or field. A check's outcome is
 remembered by the tarball's SHA-256: after a restart, the same tarball
 (passing or refused) is not checked again and gets the same verdict; a
-tarball one byte apart is checked."""
+tarball one byte apart is checked. A workload without a starting kernel
+(kernel.c/kernel.cu are optional) is accepted and judged."""
 import http.client
 import io
 import json
@@ -186,6 +187,17 @@ def main(work, servers):
     check(check_of(work, again["one byte apart"]) == "ran"
           and ran in events(s, tok, again["one byte apart"]) and o["verdict"]["status"] == "pass",
           "a tarball one byte apart is checked")
+
+    # No starting kernel (optional, issue 29): accepted, checked and judged
+    # against the reference like any other.
+    st, doc = post(tarball(files(workload__kernel_dot_c=None, workload__kernel_dot_cu=None)))
+    check(st == 202, "a tarball without workload/kernel.c|cu is accepted: %d %s" % (st, doc))
+    nok = doc["id"]
+    s.wait_done(tok, [nok], 300)
+    st, n = s.request("GET", "/v1/submissions/" + nok, token=tok)
+    check(n["verdict"]["status"] == "pass" and n["verdict"]["verified"] is True
+          and n["leaderboard"] not in (board, "saxpy"),
+          "a workload without a starting kernel: checked, judged, its own board: %s" % n["verdict"])
 
 
 run(main)
