@@ -89,6 +89,18 @@ struct fiber {
     char *stack;
 };
 
+/* A thread's cp.async copies not yet landed (emu_cp_async below). */
+struct async_copy {
+    void *dst;
+    const void *src;
+    unsigned bytes, src_bytes, group;
+};
+struct async_queue {
+    std::vector<async_copy> pending;
+    unsigned committed = 0; /* groups committed so far */
+};
+inline async_queue async_q[1024];
+
 struct machine {
     ~machine()
     {
@@ -158,6 +170,9 @@ inline void run_block()
          * and the redzones of the frames that are live on it. */
         f.ctx.uc_stack.ss_size = 0;
         f.state = RUNNING;
+        /* Copies a thread of the previous block never waited for are dropped:
+         * the hardware would not land them in this block's shared memory. */
+        async_q[t] = async_queue();
     }
     for (;;) {
         bool progressed = false;
@@ -257,6 +272,43 @@ inline float exchange(float v, unsigned src_lane, bool keep_own)
 }
 
 } // namespace emu
+
+/* cp.async (sm_80+), for kernels that call these under KILN_EMU_CP_ASYNC
+ * (kernels_emu.sh defines it when a kernel.cu names it): a copy is queued
+ * when issued and done when a wait_group releases its group, not before,
+ * as the hardware may; so a kernel that reads shared memory before waiting
+ * (or waits for the wrong group) reads stale data and fails its check.
+ * src_bytes < bytes zero-fills the rest, as cp.async's src-size does. */
+static inline void emu_cp_async(void *dst, const void *src, unsigned bytes, unsigned src_bytes)
+{
+    if ((bytes != 4 && bytes != 8 && bytes != 16) || src_bytes > bytes ||
+        ((uintptr_t)dst % bytes) != 0 || (src_bytes == bytes && (uintptr_t)src % bytes) != 0) {
+        fprintf(stderr, "cuda_emu: cp.async of %u bytes (%u from src): size or alignment\n", bytes,
+                src_bytes);
+        abort();
+    }
+    emu::async_queue &q = emu::async_q[emu::linear_tid()];
+    q.pending.push_back(emu::async_copy{dst, src, bytes, src_bytes, q.committed});
+}
+static inline void emu_cp_async_commit()
+{
+    emu::async_q[emu::linear_tid()].committed++;
+}
+/* cp.async.wait_group n: every group but the newest n has landed. */
+static inline void emu_cp_async_wait(unsigned n)
+{
+    emu::async_queue &q = emu::async_q[emu::linear_tid()];
+    std::vector<emu::async_copy> keep;
+    for (auto &c : q.pending) {
+        if (c.group + n < q.committed) {
+            memcpy(c.dst, c.src, c.src_bytes);
+            memset(static_cast<char *>(c.dst) + c.src_bytes, 0, c.bytes - c.src_bytes);
+        } else {
+            keep.push_back(c);
+        }
+    }
+    q.pending.swap(keep);
+}
 
 static inline void __syncthreads()
 {

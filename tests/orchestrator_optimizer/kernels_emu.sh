@@ -3,7 +3,9 @@
 # kernel.cu on the CPU (cuda_emu.h, built with AddressSanitizer and UBSan)
 # against float64 references over edge-case shapes and misaligned buffers,
 # for a seeded sample of 4 configurations per workload (the defaults first),
-# or every configuration the tuner may pick with KILN_KERNELS_ALL=1.
+# or every configuration the tuner may pick with KILN_KERNELS_ALL=1; the
+# sample holds every value of every tunable (tune_configs). Configurations
+# with a cp.async path run it too (cuda_emu.h's deferred copies).
 # KernelBench starts included (kb_23_softmax is softmax_rows' kernel).
 set -u
 configs=$1 src=$2
@@ -58,6 +60,27 @@ for wl in sgemm saxpy reduce_sum transpose softmax_rows layernorm conv2d \
             fails=$((fails + 1))
         else
             echo "ok $wl $cfg"
+        fi
+        # A configuration that takes a cp.async path (sm_80+; the build above
+        # ran its fallback) runs again with cuda_emu.h's cp.async: when
+        # KILN_EMU_CP_ASYNC changes the preprocessed kernel.
+        if grep -q KILN_EMU_CP_ASYNC "$tmp/kernel.cu" &&
+            ! cmp -s <("$cxx" -E -P "${defs[@]}" -x c++ "$tmp/kernel.cu" 2>/dev/null) \
+                <("$cxx" -E -P -DKILN_EMU_CP_ASYNC "${defs[@]}" -x c++ "$tmp/kernel.cu" 2>/dev/null); then
+            total=$((total + 1))
+            # shellcheck disable=SC2086
+            if ! "$cxx" "${cxxflags[@]}" -DWL_$wl -DKERNEL="\"$tmp/kernel.cu\"" -DKILN_EMU_CP_ASYNC \
+                "${defs[@]}" -c -x c++ "$here/cuda_emu_kernel.cpp" -o "$tmp/kernel.o" \
+                >"$tmp/log" 2>&1 ||
+                ! "$cxx" -fsanitize=address,undefined "$tmp/check.o" "$tmp/kernel.o" \
+                    -o "$tmp/check" >>"$tmp/log" 2>&1 ||
+                ! "$tmp/check" "$dir/kernel.cu" $cfg >"$tmp/log" 2>&1; then
+                echo "FAIL $wl $cfg (cp.async):"
+                grep -v "ASan doesn't fully support" "$tmp/log" | head -20
+                fails=$((fails + 1))
+            else
+                echo "ok $wl $cfg (cp.async)"
+            fi
         fi
     done <<<"$list"
 done

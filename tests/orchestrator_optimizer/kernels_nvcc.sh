@@ -2,9 +2,11 @@
 # kernels_nvcc.sh TUNE_CONFIGS SOURCE_DIR: compiles each built-in workload's
 # kernel.cu with nvcc for sm_90, the way pipeline/compile.c does (-cubin -O3,
 # one -DNAME=V per tunable), for the configurations the tuner may pick: a
-# seeded sample of 6 per workload (the defaults first), or all of them with
+# seeded sample of 6 per workload (the defaults first, then more until every
+# value of every tunable is in), or all of them with
 # KILN_KERNELS_ALL=1 (thousands of compiles: run it after changing a kernel).
-# Exits 77 without the CUDA toolkit.
+# A configuration that spills registers (ptxas -v) fails too. Exits 77
+# without the CUDA toolkit.
 set -u
 configs=$1 src=$2
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
@@ -28,10 +30,14 @@ for dir in "$src"/workloads/*/ "$src"/workloads/kernelbench/*/; do
         defs=()
         for kv in $cfg; do defs+=("-D$kv"); done
         total=$((total + 1))
-        if ! "$nvcc" -cubin -arch=sm_90 -O3 -o "$tmp/k.cubin" "$dir/kernel.cu" "${defs[@]}" \
-            >"$tmp/log" 2>&1; then
+        if ! "$nvcc" -cubin -arch=sm_90 -O3 -Xptxas -v -o "$tmp/k.cubin" "$dir/kernel.cu" \
+            "${defs[@]}" >"$tmp/log" 2>&1; then
             echo "FAIL $wl $cfg:"
             head -20 "$tmp/log"
+            fails=$((fails + 1))
+        elif grep -Eq '[1-9][0-9]* bytes spill (stores|loads)' "$tmp/log"; then
+            # A spill is a configuration the requires should have refused.
+            echo "FAIL $wl $cfg: spills: $(grep -Eo '[0-9]+ bytes spill [a-z]+' "$tmp/log" | tr '\n' ' ')"
             fails=$((fails + 1))
         fi
     done <<<"$list"

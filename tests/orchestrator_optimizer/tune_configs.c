@@ -2,8 +2,10 @@
  * the configurations of the workload's kernel.cu that the embedded tuner may
  * propose (its require directives and the H200 launch limits for every case
  * applied, as `kiln optimize` does); with N, a sample of N drawn with SEED
- * (the defaults always first). The kernel checks (kernels_nvcc.sh,
+ * (the defaults always first), then as many more as it takes for the sample
+ * to hold every value of every tunable. The kernel checks (kernels_nvcc.sh,
  * kernels_emu.sh) compile and run what this prints. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,26 @@
 #include "gpuarch.h"
 #include "proposer.h"
 #include "workload.h"
+
+/* True when `line` (NAME=V NAME=V ...) holds a NAME=V that none of
+ * printed[0 .. n) holds. */
+static bool has_new_value(const char *line, char *const *printed, size_t n)
+{
+    for (const char *t = line; *t;) {
+        size_t len = strcspn(t, " ");
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            for (const char *u = printed[i]; *u && !seen;) {
+                size_t ulen = strcspn(u, " ");
+                seen = ulen == len && memcmp(u, t, len) == 0;
+                u += ulen + (u[ulen] == ' ');
+            }
+        if (!seen)
+            return true;
+        t += len + (t[len] == ' ');
+    }
+    return false;
+}
 
 int main(int argc, char **argv)
 {
@@ -71,8 +93,18 @@ int main(int argc, char **argv)
             lines[i] = lines[j];
             lines[j] = t;
         }
+        /* Then, so that a sample exercises every value of every tunable,
+         * the shuffled rest is walked again and each line that holds a
+         * NAME=V not yet printed is printed too (beyond N if need be). */
         for (size_t i = 0; i < n && i < want; i++)
             printf("%s\n", lines[i]);
+        for (size_t i = want, done = want < n ? want : n; i < n; i++)
+            if (has_new_value(lines[i], lines, done)) {
+                printf("%s\n", lines[i]);
+                char *t = lines[done];
+                lines[done++] = lines[i];
+                lines[i] = t;
+            }
     } else {
         fprintf(stderr, "tune_configs: %s: %s\n", argv[1], e.msg);
     }
