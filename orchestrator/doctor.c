@@ -18,7 +18,10 @@
 #include <unistd.h>
 
 #include "docs_index.h"
+#include "gpuarch.h"
 #include "gpuinfo.h"
+#include "kiln_version.h"
+#include "session.h"
 #include "hostvars.h"
 #include "profile.h"
 #include "proc.h"
@@ -191,6 +194,8 @@ static void check_cgroups(struct doctor_report *r)
 typedef int (*cu_fn_int)(unsigned);
 typedef int (*cu_fn_pint)(int *);
 
+static int driver_cuda_version(void);
+
 static void check_gpus(struct doctor_report *r)
 {
     struct gpuinfo gpus[GPUINFO_MAX];
@@ -210,15 +215,10 @@ static void check_gpus(struct doctor_report *r)
     }
     if (gpuinfo_driver_version("/proc", drv, sizeof(drv), &e) != KILN_OK)
         snprintf(drv, sizeof(drv), "unknown");
-    int cuda_ver = 0;
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-        cu_fn_int cu_init = (cu_fn_int)dlsym(lib, "cuInit");
-        cu_fn_pint cu_ver = (cu_fn_pint)dlsym(lib, "cuDriverGetVersion");
-        if (cu_init && cu_ver && cu_init(0) == 0)
-            cu_ver(&cuda_ver);
+    if (lib)
         dlclose(lib);
-    }
+    int cuda_ver = driver_cuda_version();
     int ctl = access("/dev/nvidiactl", F_OK) == 0, uvm = access("/dev/nvidia-uvm", F_OK) == 0;
     for (size_t i = 0; i < n; i++) {
         char node[32];
@@ -240,6 +240,86 @@ static void check_gpus(struct doctor_report *r)
             SETF(it->fix, "load nvidia and nvidia-uvm modules (nvidia-modprobe -u -c=0) and "
                           "install libcuda.so.1");
             SETF(it->disables, "this GPU");
+        }
+    }
+}
+
+/* The CUDA version the driver supports (cuDriverGetVersion: 12080 for
+ * 12.8), 0 when libcuda.so.1 cannot be loaded or initialised. */
+static int driver_cuda_version(void)
+{
+    int v = 0;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return 0;
+    cu_fn_int cu_init = (cu_fn_int)dlsym(lib, "cuInit");
+    cu_fn_pint cu_ver = (cu_fn_pint)dlsym(lib, "cuDriverGetVersion");
+    if (cu_init && cu_ver && cu_init(0) == 0)
+        cu_ver(&v);
+    dlclose(lib);
+    return v;
+}
+
+/* Each GPU's architecture, what kiln compiles for on it, and whether the
+ * toolkit and the driver support that (issue #30). */
+static void check_archs(struct doctor_report *r)
+{
+    char list[GPUARCH_LIST_CHARS];
+    gpuarch_supported_text(list);
+    struct gpuinfo gpus[GPUINFO_MAX];
+    size_t n = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    char harness[PATH_MAX];
+    if (gpuinfo_list("/proc", gpus, &n, &e) != KILN_OK || n == 0 ||
+        eval_harness_path(KILN_BACKEND_CUDA, harness, sizeof(harness), &e) != KILN_OK) {
+        struct doctor_item *it = add(r, "arch", list[0] ? DOCTOR_OK : DOCTOR_MISSING);
+        if (it && list[0])
+            SETF(it->detail,
+                 "no GPU to ask here: candidates are compiled for sm_%d unless --arch names "
+                 "another; this kiln compiles for %s (CUDA %s)",
+                 GPUARCH_DEFAULT, list, KILN_CUDA_VERSION);
+        else if (it) {
+            SETF(it->detail, "kiln was built without the CUDA toolkit");
+            SETF(it->fix, "install the CUDA toolkit and rebuild (scripts/setup)");
+            SETF(it->disables, "the cuda backend");
+        }
+        return;
+    }
+    int drv = driver_cuda_version(), tk_major = atoi(KILN_CUDA_VERSION);
+    for (size_t i = 0; i < n; i++) {
+        struct gpu_props props;
+        struct eval_target t;
+        struct device_limits lim;
+        char name[32];
+        snprintf(name, sizeof(name), "arch of gpu %zu", i);
+        kiln_err_clear(&e);
+        enum kiln_rc rc = eval_device_probe(harness, (int)i, &props, &lim, &e);
+        if (rc == KILN_OK)
+            rc = eval_target_resolve(NULL, &lim, (int)i, &t, &e);
+        bool driver_ok = drv / 1000 >= tk_major;
+        struct doctor_item *it =
+            add(r, name, rc == KILN_OK && driver_ok ? DOCTOR_OK : DOCTOR_MISSING);
+        if (!it)
+            return;
+        if (rc != KILN_OK) {
+            SETF(it->detail, "%s", e.msg);
+            SETF(it->fix, "kiln doctor's gpu lines say what is missing; a GPU newer than the "
+                          "toolkit needs a newer CUDA toolkit");
+            SETF(it->disables, "the cuda backend on this GPU");
+            continue;
+        }
+        SETF(it->detail,
+             "%s is %s; kiln compiles for %s (the toolkit, CUDA %s, supports it); the driver "
+             "supports CUDA %d.%d%s",
+             gpus[i].model, t.arch, t.arch, KILN_CUDA_VERSION, drv / 1000, (drv % 1000) / 10,
+             driver_ok ? "" : ", older than the toolkit: its cubins may not load");
+        if (!driver_ok) {
+            SETF(it->fix,
+                 "install a driver that supports CUDA %d (or build kiln with a toolkit "
+                 "the driver supports)",
+                 tk_major);
+            SETF(it->disables, "the cuda backend on this GPU");
         }
     }
 }
@@ -429,8 +509,9 @@ static void check_docs(struct doctor_report *r)
 }
 
 static void (*const checks[])(struct doctor_report *) = {
-    check_kernel, check_userns, check_seccomp, check_cgroups,        check_gpus,     check_nvcc,
-    check_nvrtc,  check_python, check_images,  check_script_sandbox, check_profiler, check_docs,
+    check_kernel,         check_userns,   check_seccomp, check_cgroups, check_gpus,
+    check_archs,          check_nvcc,     check_nvrtc,   check_python,  check_images,
+    check_script_sandbox, check_profiler, check_docs,
 };
 
 enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err)
