@@ -59,6 +59,7 @@ int cmd_serve(int argc, char **argv)
                                          {"slurm-workers", required_argument, NULL, 'n'},
                                          CLI_OPTS_EXECUTOR,
                                          CLI_OPTS_TIMING,
+                                         CLI_OPTS_ARCH,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("serve");
     struct cli_common cc = {0};
@@ -171,6 +172,7 @@ int cmd_serve(int argc, char **argv)
     o.timing_fixed = cc.timing_set && !cc.adaptive;
     o.target_rse = cc.target_rse;
     o.budget_ms = cc.budget_ms;
+    o.arch = cc.arch;
     if (o.slurm_workers && !o.slurm)
         return cli_usage_error("serve", "--slurm-workers needs --executor slurm");
     if (o.slurm && o.ngpus)

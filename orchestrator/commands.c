@@ -528,7 +528,7 @@ const struct kiln_cmd kiln_commands[] = {
      "  --lease S          a judging worker's lease on its submission, renewed by\n"
      "                     heartbeats; an expired one is reaped and queued again (30)\n"
      "  --quiet            no request log\n"
-     "  --routes           print the routes served and exit\n" CLI_EXECUTOR_HELP
+     "  --routes           print the routes served and exit\n" CLI_ARCH_HELP CLI_EXECUTOR_HELP
      "  --slurm-workers N  with --executor slurm: submissions judged at once, each\n"
      "                     worker judging cuda and cpu ones through Slurm (default 4)\n"
      "\n"

@@ -66,6 +66,10 @@ static pid_t spawn_worker(const char *self, const struct serve_opts *o, int slot
         argv[n++] = "--time-budget";
         argv[n++] = s_budget;
     }
+    if (o->arch) {
+        argv[n++] = "--arch";
+        argv[n++] = (char *)o->arch;
+    }
     if (o->slurm && gpu != -2) {
         const struct slurm_config *c = o->slurm;
         const char *opt[][2] = {{"--executor", "slurm"},        {"--spool", c->spool},

@@ -56,6 +56,9 @@ struct serve_opts {
      * same count; timing_fixed: exactly `iterations` runs. */
     bool timing_fixed;
     double target_rse, budget_ms; /* 0: EVAL_DEFAULT_* */
+    /* --arch: what cuda submissions are compiled for (NULL: each worker's
+     * GPU's own; with Slurm, sm_90 unless given: pipeline/session.h). */
+    const char *arch;
     /* Connections (service/conn.c; SECURITY.md, "The service"). */
     unsigned request_timeout_s; /* receiving a request's headers and body, in total (0: 10) */
     unsigned max_streams;       /* event streams one token may hold open (0: 8) */

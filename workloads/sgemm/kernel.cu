@@ -62,7 +62,7 @@
 // ptxas used 249 and 255 (no spill yet) for two that counted 152 and 184;
 // at most 233, no spill, in what this allows (nvcc 13.0, sm_90; checked by
 // tests/orchestrator_optimizer/kernels_nvcc.sh).
-// kiln: require (TM * TN + TM * (1 + 3 * (DBUF / 2)) + TN + 32 + (1 - DBUF / 2) * (BM + BN) * BK * TM * TN / (BM * BN)) * (BM / TM) * (BN / TN) <= 65536
+// kiln: require (TM * TN + TM * (1 + 3 * (DBUF / 2)) + TN + 32 + (1 - DBUF / 2) * (BM + BN) * BK * TM * TN / (BM * BN)) * (BM / TM) * (BN / TN) <= DEVICE_REGS_PER_BLOCK
 // kiln: require TM * TN + TM * (1 + 3 * (DBUF / 2)) + TN + 32 + (1 - DBUF / 2) * (BM + BN) * BK * TM * TN / (BM * BN) <= 150
 // Warp tiling: float4 runs in both directions, whole warp tiles in the block.
 // kiln: require min(WTN, 1) * (TM % 4 + TN % 4) == 0
@@ -80,6 +80,8 @@
 // kiln: require min(BM, BN) >= 16 + 16 * min(TM * TN - 1, 1)
 // kiln: require (SPLITK - 1) * (2 - DBUF) == 0
 // kiln: require (DBUF / 2) * (16 - min(BK, 16)) == 0
+// cp.async exists from sm_80 on: below, DBUF=2 would time DBUF=1 again.
+// kiln: require (DBUF / 2) * (80 - min(DEVICE_CC, 80)) == 0
 // kiln: launch sgemm grid(cdiv(n, BN), cdiv(m, BM), max(1, min(SPLITK, min(264 / (cdiv(m, BM) * cdiv(n, BN)), k / 256)))) block((BM / TM) * (BN / TN)) smem(0) args(m, n, k, A, B, C)
 
 #define NT       ((BM / TM) * (BN / TN)) // threads per block
