@@ -1,6 +1,6 @@
 /*
  * hstatus.h - the one parser of status.json, the harness's per-case outcome
- * (schema: evaluator/HARNESS.md section 4). Written inside the sandbox, so
+ * (schema: harness/HARNESS.md section 4). Written inside the sandbox, so
  * untrusted: size-capped, strict keys and types, bounded strings.
  */
 #ifndef KILN_HSTATUS_H

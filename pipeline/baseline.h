@@ -2,7 +2,7 @@
  * baseline.h - the workload's vendor baseline (workloads/README.md,
  * `baseline`): a device-to-device copy of the declared bytes or cuBLAS
  * SGEMM on the declared m, n, k, timed per performance case by kiln's own
- * harness in baseline mode (evaluator/HARNESS.md section 7), in its own
+ * harness in baseline mode (harness/HARNESS.md section 7), in its own
  * gpu-run sandbox, with the same warmups, iterations and cache flush as the
  * candidates. Its medians become each verdict's `baseline_ms`.
  *

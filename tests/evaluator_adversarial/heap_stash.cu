@@ -1,7 +1,7 @@
 // Keeps its results in the device malloc heap, which survives module
 // reloads (and whose limit of 0 the driver does not enforce). Expected:
 // refused before it is loaded, because the cubin imports malloc (the parent
-// and the harness read its ELF symbol table: evaluator/cubin.h).
+// and the harness read its ELF symbol table: formats/cubin.h).
 // kiln-expect: module
 // kiln-eval-expect: compile_error
 // kiln: launch saxpy grid(cdiv(n, 256)) block(256) smem(0) args(n, a, x, y, out)

@@ -1,4 +1,4 @@
-/* libFuzzer target: candidate.cubin read as hostile ELF (evaluator/cubin.h). */
+/* libFuzzer target: candidate.cubin read as hostile ELF (formats/cubin.h). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

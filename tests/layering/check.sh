@@ -2,9 +2,13 @@
 # The direction rule as a test (orchestrator/README.md): a folder may include
 # headers only from the folders below it.
 #   base/                   nothing else
-#   sandbox/, evaluator/    base/ (and themselves)
-#   pipeline/               base/, sandbox/, evaluator/
-#   orchestrator/, service/ anything above
+#   formats/                base/: the codecs both sides of the sandbox use
+#   harness/                formats/, base/: the code beside a hostile kernel
+#   sandbox/, evaluator/    formats/, base/ (and themselves); evaluator/ never
+#                           harness/ (the judge shares no code with what it judges
+#                           but the formats)
+#   pipeline/               base/, formats/, sandbox/, evaluator/
+#   orchestrator/, service/ anything above but harness/
 # A header is attributed to the folder that holds it; an include that names
 # a header of a folder above the includer fails the test, naming both.
 set -eu
@@ -12,22 +16,24 @@ src=${KILN_SOURCE_DIR:?KILN_SOURCE_DIR is not set}
 cd "$src"
 
 owner() { # header name -> the folders holding a file of that name
-    for d in base sandbox evaluator pipeline orchestrator service; do
+    for d in base formats harness sandbox evaluator pipeline orchestrator service; do
         [ -d "$d" ] || continue
         find "$d" -name "$1" -type f | grep -q . && printf '%s ' "$d"
     done
 }
 forbidden_for() {
     case "$1" in
-    base) echo "sandbox evaluator pipeline orchestrator service" ;;
-    sandbox | evaluator) echo "pipeline orchestrator service" ;;
-    pipeline) echo "orchestrator service" ;;
-    *) echo "" ;;
+    base) echo "formats harness sandbox evaluator pipeline orchestrator service" ;;
+    formats) echo "harness sandbox evaluator pipeline orchestrator service" ;;
+    harness) echo "sandbox evaluator pipeline orchestrator service" ;;
+    sandbox | evaluator) echo "harness pipeline orchestrator service" ;;
+    pipeline) echo "harness orchestrator service" ;;
+    *) echo "harness" ;;
     esac
 }
 
 bad=0
-for layer in base sandbox evaluator pipeline; do
+for layer in base formats harness sandbox evaluator pipeline orchestrator service; do
     forbidden=$(forbidden_for "$layer")
     for f in $(find "$layer" -name '*.[ch]' -o -name '*.cu' | sort); do
         for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
@@ -47,4 +53,4 @@ for layer in base sandbox evaluator pipeline; do
     done
 done
 [ "$bad" -eq 0 ] || { echo "layering: move the code down a layer or pass the value in from the caller" >&2; exit 1; }
-echo "layering: base < sandbox, evaluator < pipeline < orchestrator, service: ok"
+echo "layering: base < formats < harness | sandbox, evaluator < pipeline < orchestrator, service: ok"

@@ -1,6 +1,6 @@
 /*
  * hx.h - the harness core and the backend ops table it drives. One core
- * (hx_core.c) implements the protocol of evaluator/HARNESS.md: load inputs,
+ * (hx_core.c) implements the protocol of harness/HARNESS.md: load inputs,
  * lay out guarded buffers, correctness runs, timed runs with reload,
  * restore, poison, cache flush and fingerprint checks, and the output
  * documents. A backend (hx_cuda.c: CUDA driver API; hx_cpu.c: dlopen'd

@@ -1,6 +1,6 @@
 /*
  * hx_core.c - the harness protocol, shared by the CUDA and CPU backends.
- * evaluator/HARNESS.md is the specification; comments here say why.
+ * harness/HARNESS.md is the specification; comments here say why.
  */
 #include "hx.h"
 

@@ -2,7 +2,7 @@
  * harness_plan.h - the plan document (plan.json) the trusted parent writes
  * and the sandboxed harness reads: the signature, the launches, and per case
  * the shapes, scalar values, launch dimensions and input sets to run, plus
- * the timing options. Schema: evaluator/HARNESS.md section 2.
+ * the timing options. Schema: harness/HARNESS.md section 2.
  *
  * The parent builds a `struct harness_plan` (zero it, fill it, add cases
  * with harness_plan_add_case) and serializes it with harness_plan_write().
@@ -10,7 +10,7 @@
  * though the writer is trusted: unknown or duplicate keys, wrong types,
  * out-of-range numbers and references to unknown names are rejected.
  *
- * A baseline plan (`baseline` set, evaluator/harness_plan_baseline.c) names
+ * A baseline plan (`baseline` set, formats/harness_plan_baseline.c) names
  * a vendor operation per case instead of a signature and launches; the same
  * functions read, check and write it.
  *
