@@ -54,3 +54,25 @@ for layer in base formats harness sandbox evaluator pipeline orchestrator servic
 done
 [ "$bad" -eq 0 ] || { echo "layering: move the code down a layer or pass the value in from the caller" >&2; exit 1; }
 echo "layering: base < formats < harness | sandbox, evaluator < pipeline < orchestrator, service: ok"
+
+# orchestrator/'s parts (orchestrator/README.md), each using only the ones
+# below it: records < profile < propose < wlgen < optimize < cli.
+order="records profile propose wlgen optimize cli"
+rank() { i=0; for p in $order; do [ "$p" = "$1" ] && { echo $i; return; }; i=$((i + 1)); done; echo 99; }
+for part in $order; do
+    mine=$(rank "$part")
+    for f in $(find "orchestrator/$part" -name '*.[ch]' | sort); do
+        for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+            h=$(basename "$h")
+            [ -f "orchestrator/$part/$h" ] && continue
+            for o in $order; do
+                if [ -f "orchestrator/$o/$h" ] && [ "$(rank "$o")" -gt "$mine" ]; then
+                    echo "layering: $f includes $h from orchestrator/$o/, which orchestrator/$part/ must not use" >&2
+                    bad=1
+                fi
+            done
+        done
+    done
+done
+[ "$bad" -eq 0 ] || { echo "layering: orchestrator/'s parts: records < profile < propose < wlgen < optimize < cli" >&2; exit 1; }
+echo "layering: orchestrator: records < profile < propose < wlgen < optimize < cli: ok"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # summarize.sh - `kiln summarize RUN...`: fast_p over several workloads'
-# runs (orchestrator/fastp.h). The runs are summary.json files as kiln
+# runs (orchestrator/records/fastp.h). The runs are summary.json files as kiln
 # optimize writes them (version 2), one written before summary.json had a
 # version, one from a newer kiln.
 . "$(dirname "$0")/lib.sh"

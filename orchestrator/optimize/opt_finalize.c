@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "candidate.h"
-#include "commands.h"
 #include "fsutil.h"
 #include "opt_given.h"
 #include "fastp.h"
 #include "optimize_impl.h"
 #include "rank.h"
+#include "report.h"
 #include "runrec.h"
 #include "session.h"
 #include "text.h"

@@ -46,4 +46,8 @@ enum kiln_rc report_heatmap_svg(const struct report_run *run, char **out,
 enum kiln_rc report_html(const struct report_run *run, char **out,
                          struct kiln_err *err) KILN_NODISCARD;
 
+/* Regenerates heatmap.svg and report.html of a run from its records. */
+struct runrec;
+enum kiln_rc report_write_run(const struct runrec *rr, struct kiln_err *err) KILN_NODISCARD;
+
 #endif

@@ -21,9 +21,6 @@ int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 
-struct runrec;
-/* Regenerates heatmap.svg and report.html of a run from its records. */
-enum kiln_rc report_write_run(const struct runrec *rr, struct kiln_err *err) KILN_NODISCARD;
 int cmd_sandbox(int argc, char **argv);
 /* kiln sandbox's table entry, shared by both executables (front.c). */
 extern const char cmd_sandbox_summary[];
