@@ -270,6 +270,31 @@ PY
     run_kiln "$T/out" "$T/err" compare "$RUN" "$RUN" --csv --markdown
     expect_rc 2 "kiln compare --csv --markdown"
     contains "$T/err" "--csv and --markdown exclude each other"
+    # Two architectures (issue #30): runs compiled for sm_80 and sm_90 (run.json's
+    # target, written here on cpu runs as a record from two GPUs would have it):
+    # verdicts compared, timings never judged SAME, FAST or SLOW; exit 1.
+    for a in 80 90; do
+        cp -a "$RUN" "$T/sm$a"
+        rm "$T/sm$a/MANIFEST"
+        python3 - "$T/sm$a/run.json" "sm_$a" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["target"] = {"arch": sys.argv[2], "from": "the GPU", "limits": "queried", "smem_optin": 232448}
+json.dump(d, open(sys.argv[1], "w"))
+PY
+    done
+    run_kiln "$T/out" "$T/err" compare "$T/sm80" "$T/sm90"
+    expect_rc 1 "kiln compare of runs for two architectures"
+    contains "$T/out" "target arch        sm_80 -> sm_90"
+    contains "$T/out" "ARCH: candidates were compiled for sm_80 before and sm_90 now"
+    contains "$T/out" "timings not judged: compiled for sm_80 before and sm_90 now"
+    contains "$T/out" "0 SAME, 0 FAST, 0 SLOW"
+    run_kiln "$T/out" "$T/err" compare "$T/sm80" "$T/sm90" --json
+    expect_rc 1 "kiln compare --json of runs for two architectures"
+    expect_json "$T/out" 'd["arch"]["changed"], d["arch"]["before"], d["arch"]["timings_not_compared"], d["same"] + d["fast"] + d["slow"], d["verdicts_changed"]' \
+        "(True, 'sm_80', 2, 0, 0)"
+    run_kiln "$T/out" "$T/err" compare "$T/sm90" "$T/sm90"
+    expect_rc 0 "kiln compare of two runs for one architecture"
     # A record newer than this kiln reads is refused, not misread.
     cp -a "$RUN" "$T/newer"
     rm "$T/newer/MANIFEST"
