@@ -47,6 +47,11 @@ for c in d["cases"]:
         want = c["baseline_ms"] / c["timing"]["median"]
         assert abs(c["speedup_vs_baseline"] - want) <= 1e-9 * want, c
 assert d["speedup_vs_baseline"] > 0, d["speedup_vs_baseline"]
+# Compiled for the GPU's own architecture, asked from it (issue #30).
+t = d["target"]
+assert t["from"] == "the GPU" and t["limits"] == "queried", t
+assert d["arch"] == t["arch"] and d["arch"].startswith("sm_"), (d["arch"], t)
+print("compiled for %s (%s, limits %s)" % (d["arch"], t["from"], t["limits"]))
 PY
 }
 

@@ -90,6 +90,8 @@ pass)
     expect_json "$T/out" 'd["version"]' 2
     expect_json "$T/out" 'sorted(d["case_ms"])' '["cpu_3m", "cpu_4m"]'
     expect_json "$T/out" 'd["geomean_ms"] > 0 and d["fraction_of_floor"] is None' True
+    # cpu: nothing compiled for a GPU (issue #30: cuda records the target).
+    expect_json "$T/out" 'd["arch"], d["target"]' "(None, None)"
     expect_json "$T/out" '[k for k in ("score_ms", "speedup_ref", "sol") if k in d]' '[]'
     expect_json "$T/out" 'd["device"] == {"backend": "cpu", "index": None, "model": None, "uuid": None, "driver": None}' True
     expect_json "$T/out" 'd["workload"]["name"] == "saxpy" and len(d["workload"]["sha256"]) == 64' True
