@@ -267,7 +267,7 @@ static const char *server_message(const char *body, size_t len, const char *key,
                                   size_t cap)
 {
     static const struct json_strict_rules rules = {.max_bytes = LLM_ENVELOPE_MAX};
-    struct kiln_err ignored;
+    struct kiln_err ignored = KILN_ERR_INIT;
     json_t *root = NULL;
     if (body)
         (void)json_strict_parse("error body", body, len, &rules, &root, &ignored);
