@@ -53,10 +53,32 @@ void kiln_err_clear(struct kiln_err *err)
     err->msg[0] = '\0';
 }
 
+/* Whether `err` can be what kiln_err_clear() or a failure left: a known
+ * code and a message that ends in its buffer. Stack garbage mostly is not;
+ * the code is read as bytes, never as an enum holding a stray value. */
+static int err_is_sound(const struct kiln_err *err)
+{
+    unsigned code;
+    _Static_assert(sizeof(code) == sizeof(err->rc), "enum kiln_rc is not an unsigned int");
+    memcpy(&code, &err->rc, sizeof(code));
+    return code <= KILN_RC_LAST && memchr(err->msg, '\0', sizeof(err->msg)) != NULL;
+}
+
+/* An error never cleared holds no earlier failure: made empty, so the
+ * failure at hand is recorded and no garbage is read as a message. */
+static void err_repair(struct kiln_err *err)
+{
+    if (!err_is_sound(err))
+        kiln_err_clear(err);
+}
+
 __attribute__((format(printf, 4, 0))) static enum kiln_rc
 fail_v(struct kiln_err *err, enum kiln_rc rc, int errnum, const char *fmt, va_list ap)
 {
-    if (!err || err->msg[0] != '\0')
+    if (!err)
+        return rc;
+    err_repair(err);
+    if (err->msg[0] != '\0')
         return rc;
     err->rc = rc;
     int n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
@@ -90,6 +112,7 @@ void kiln_err_prefix(struct kiln_err *err, const char *fmt, ...)
 {
     if (!err)
         return;
+    err_repair(err);
     char prefix[KILN_ERR_MSG_MAX];
     char old[KILN_ERR_MSG_MAX];
     va_list ap;

@@ -7,6 +7,15 @@
  * that already holds a message keep the original, which is the one that
  * names the root cause (curl's error buffer works the same way).
  *
+ * So an error must start empty: declare it `= KILN_ERR_INIT` (or call
+ * kiln_err_clear() before use). Two checks back that up. GCC 11 and later
+ * refuse to build a direct kiln_fail(&e, ...) on an `e` never initialised
+ * (the access attribute below, under -Werror). At run time, an error whose
+ * code is none of these or whose message is not terminated holds no
+ * earlier failure (it is garbage), so kiln_fail() records over it instead
+ * of keeping it. An uninitialised error that happens to look valid (a
+ * stale one left in the same stack slot) is beyond both: valgrind or MSan.
+ *
  * Codes are numbered and never renumbered or reused: they cross process
  * boundaries (sandbox status pipes, verdict JSON) and, later, the network.
  */
@@ -35,6 +44,9 @@ enum kiln_rc {
                                host's OOM killer, an operator, or the child itself) */
 };
 
+/* The highest code: move it when adding one (test_error checks). */
+#define KILN_RC_LAST KILN_E_KILLED
+
 #define KILN_ERR_MSG_MAX 512
 
 struct kiln_err {
@@ -42,8 +54,19 @@ struct kiln_err {
     char msg[KILN_ERR_MSG_MAX];
 };
 
+/* An empty error, as kiln_err_clear() leaves one. */
+/* clang-format off */
+#define KILN_ERR_INIT {.rc = KILN_OK, .msg = ""}
+/* clang-format on */
+
 #define KILN_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #define KILN_NODISCARD         __attribute__((warn_unused_result))
+/* Says the function reads *err: GCC warns when it is uninitialised. */
+#if defined(__GNUC__) && __GNUC__ >= 11 && !defined(__clang__) && !defined(__CUDACC__)
+#define KILN_READS_ERR(arg) __attribute__((access(read_write, arg)))
+#else
+#define KILN_READS_ERR(arg)
+#endif
 
 /* Short fixed description of a code, e.g. "malformed input". Never NULL. */
 const char *kiln_strerror(enum kiln_rc rc);
@@ -54,13 +77,14 @@ void kiln_err_clear(struct kiln_err *err);
 /* Records `rc` and a formatted message in `err` unless it already holds one;
  * returns `rc` so callers can write `return kiln_fail(err, ...)`. */
 enum kiln_rc kiln_fail(struct kiln_err *err, enum kiln_rc rc, const char *fmt, ...)
-    KILN_PRINTF(3, 4);
+    KILN_PRINTF(3, 4) KILN_READS_ERR(1);
 
 /* As kiln_fail, appending ": strerror(errno)" with errno read on entry. */
 enum kiln_rc kiln_fail_errno(struct kiln_err *err, enum kiln_rc rc, const char *fmt, ...)
-    KILN_PRINTF(3, 4);
+    KILN_PRINTF(3, 4) KILN_READS_ERR(1);
 
 /* Prefixes the message already in `err` with context ("loading x: "). */
-void kiln_err_prefix(struct kiln_err *err, const char *fmt, ...) KILN_PRINTF(2, 3);
+void kiln_err_prefix(struct kiln_err *err, const char *fmt, ...) KILN_PRINTF(2, 3)
+    KILN_READS_ERR(1);
 
 #endif

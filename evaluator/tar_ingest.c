@@ -370,157 +370,186 @@ static int cmp_span(const void *x, const void *y)
     return strcmp(((const struct tar_span *)x)->name, ((const struct tar_span *)y)->name);
 }
 
+/* The walk over one stream's headers: the archive, its raw reader, and
+ * what has been counted so far. */
+struct walk {
+    struct archive *a;
+    struct reader *r;
+    size_t max_headers, headers, files, total;
+    /* Where the next header must start if every entry is one 512-byte
+     * header plus its padded data. libarchive applies GNU 'L'/'K'/'V' and
+     * pax headers silently and only some of them change archive_format,
+     * so a header group longer than 512 bytes is how they show. */
+    int64_t expect_pos;
+    char last[TAR_NAME_MAX + 2]; /* the last entry's name, for messages */
+};
+
+static void walk_close(struct walk *w, struct ingest *g)
+{
+    if (w->a)
+        archive_read_free(w->a);
+    free(w->r);
+    g->reader = NULL;
+    free(g->chunk);
+    g->chunk = NULL;
+}
+
+/* The reader, its cap on raw bytes, the data buffer and the archive, open
+ * on `fd`; nothing is held on failure. */
+static enum kiln_rc walk_open(int fd, struct ingest *g, struct walk *w, struct kiln_err *err)
+{
+    const struct tar_rules *rules = g->rules;
+    memset(w, 0, sizeof(*w));
+    snprintf(w->last, sizeof(w->last), "(start)");
+    w->max_headers = sat_add(sat_mul(rules->max_files, 2), 64);
+    w->r = calloc(1, sizeof(*w->r));
+    g->chunk = malloc(READ_CHUNK);
+    w->a = archive_read_new();
+    if (!w->r || !g->chunk || !w->a) {
+        walk_close(w, g);
+        return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+    }
+    w->r->fd = fd;
+    g->reader = w->r;
+    w->r->raw_cap = sat_add(
+        sat_add(rules->max_total_bytes, sat_mul(w->max_headers, PER_ENTRY_OVERHEAD)), STREAM_SLACK);
+    /* Tar only and no decompression filter: compressed input fails format
+     * detection, so a compression bomb never expands. */
+    if (archive_read_support_format_tar(w->a) != ARCHIVE_OK ||
+        archive_read_open(w->a, w->r, NULL, read_cb, NULL) != ARCHIVE_OK) {
+        enum kiln_rc rc = stream_error(w->a, w->r, "(start)", err);
+        walk_close(w, g);
+        return rc;
+    }
+    return KILN_OK;
+}
+
+/* What makes any entry unacceptable whatever its type, or NULL. */
+static const char *entry_problem(struct archive *a, struct archive_entry *e)
+{
+    /* The format is sticky once an extension header was seen, so this
+     * catches the entry a pax or GNU header applies to. */
+    if (archive_format(a) != ARCHIVE_FORMAT_TAR_USTAR)
+        return "pax or GNU extension header, or a pre-POSIX header (kiln accepts plain "
+               "ustar only)";
+    if (archive_entry_hardlink(e))
+        return "hard link";
+    if (archive_entry_symlink(e) || archive_entry_filetype(e) == AE_IFLNK)
+        return "symbolic link";
+    if (archive_entry_sparse_count(e) > 0)
+        return "sparse file";
+    return NULL;
+}
+
+/* What makes a directory entry unacceptable, or NULL. */
+static const char *dir_problem(const struct tar_rules *rules, struct archive_entry *e,
+                               const char *name, char *why, size_t cap)
+{
+    const char *p = tar_name_problem(name, 1, why, cap);
+    if (p)
+        return p;
+    /* libarchive zeroes a ustar directory's size (its "data" is read as
+     * the next header); a GNU dumpdir ('D') keeps it. */
+    if (!archive_entry_size_is_set(e) || archive_entry_size(e) != 0)
+        return "directory entry carrying data";
+    if (!tar_dir_allowed(rules, name))
+        return "unexpected directory";
+    return NULL;
+}
+
+/* What makes any other entry unacceptable, or NULL; counts the files. */
+static const char *file_problem(struct walk *w, const struct tar_rules *rules,
+                                struct archive_entry *e, const char *name, char *why, size_t cap)
+{
+    unsigned type = archive_entry_filetype(e);
+    if (type != AE_IFREG)
+        return type == AE_IFIFO    ? "FIFO"
+               : type == AE_IFCHR  ? "character device"
+               : type == AE_IFBLK  ? "block device"
+               : type == AE_IFSOCK ? "socket"
+                                   : "not a regular file";
+    const char *p = tar_name_problem(name, 0, why, cap);
+    if (p)
+        return p;
+    if (!tar_name_allowed(rules, name))
+        return "not a name this step produces";
+    if (++w->files > rules->max_files) {
+        snprintf(why, cap, "more than %zu files", rules->max_files);
+        return why;
+    }
+    /* The header size only rejects early; the bytes read decide. */
+    if (!archive_entry_size_is_set(e) || archive_entry_size(e) < 0)
+        return "no size in the header";
+    if ((uint64_t)archive_entry_size(e) > rules->max_file_bytes)
+        return "file exceeds the per-file byte cap";
+    return NULL;
+}
+
+/* One entry whose header was read: checked, then taken (a file) or only
+ * allowed (a directory); sets where the next header must start. */
+static enum kiln_rc walk_entry(struct walk *w, struct ingest *g, struct archive_entry *e,
+                               struct kiln_err *err)
+{
+    const char *name = archive_entry_pathname(e);
+    char why[128];
+    if (++w->headers > w->max_headers)
+        return reject(err, name, "too many entries");
+    if (!name)
+        return reject(err, NULL, "entry without a name");
+    snprintf(w->last, sizeof(w->last), "%s", name);
+    const char *p = entry_problem(w->a, e);
+    if (p)
+        return reject(err, name, p);
+    int64_t data_pos = archive_read_header_position(w->a) + 512;
+    if (archive_entry_filetype(e) == AE_IFDIR) {
+        if ((p = dir_problem(g->rules, e, name, why, sizeof(why))) != NULL)
+            return reject(err, name, p);
+        w->expect_pos = data_pos;
+        return KILN_OK;
+    }
+    if ((p = file_problem(w, g->rules, e, name, why, sizeof(why))) != NULL)
+        return reject(err, name, p);
+    /* One 512-byte header (the position check on the next header proves
+     * it), so the data starts right after it. */
+    enum kiln_rc rc = g->dirfd >= 0 && tar_name_in_stream(g->rules, name)
+                          ? take_span(w->a, g, name, data_pos, &w->total, err)
+                          : take_file(w->a, g, name, &w->total, err);
+    if (rc != KILN_OK)
+        return rc;
+    w->expect_pos =
+        archive_read_header_position(w->a) + 512 + ((archive_entry_size(e) + 511) & ~511);
+    return KILN_OK;
+}
+
 static enum kiln_rc ingest_run(int fd, struct ingest *g, struct kiln_err *err)
 {
     const struct tar_rules *rules = g->rules;
     if (!rules || (rules->n_patterns && !rules->patterns))
         return kiln_fail(err, KILN_E_USAGE, "tar ingest: no rules given");
-    size_t max_headers = sat_add(sat_mul(rules->max_files, 2), 64);
-    struct reader *r = calloc(1, sizeof(*r));
-    g->chunk = malloc(READ_CHUNK);
-    struct archive *a = archive_read_new();
-    if (!r || !g->chunk || !a) {
-        free(r);
-        if (a)
-            archive_read_free(a);
-        return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
-    }
-    r->fd = fd;
-    g->reader = r;
-    r->raw_cap = sat_add(sat_add(rules->max_total_bytes, sat_mul(max_headers, PER_ENTRY_OVERHEAD)),
-                         STREAM_SLACK);
-
-    enum kiln_rc rc = KILN_OK;
-    /* Tar only and no decompression filter: compressed input fails format
-     * detection, so a compression bomb never expands. */
-    if (archive_read_support_format_tar(a) != ARCHIVE_OK ||
-        archive_read_open(a, r, NULL, read_cb, NULL) != ARCHIVE_OK) {
-        rc = stream_error(a, r, "(start)", err);
-        goto out;
-    }
-    size_t headers = 0, files = 0, total = 0;
-    char last[TAR_NAME_MAX + 2] = "(start)";
-    char why[128];
-    /* Where the next header must start if every entry is one 512-byte
-     * header plus its padded data. libarchive applies GNU 'L'/'K'/'V' and
-     * pax headers silently and only some of them change archive_format,
-     * so a header group longer than 512 bytes is how they show. */
-    int64_t expect_pos = 0;
+    struct walk w;
+    enum kiln_rc rc = walk_open(fd, g, &w, err);
+    if (rc != KILN_OK)
+        return rc;
     for (;;) {
         struct archive_entry *e;
-        int ar = archive_read_next_header(a, &e);
+        int ar = archive_read_next_header(w.a, &e);
         if ((ar == ARCHIVE_OK || ar == ARCHIVE_EOF) &&
-            archive_read_header_position(a) != expect_pos) {
-            rc = reject(err, last,
+            archive_read_header_position(w.a) != w.expect_pos) {
+            rc = reject(err, w.last,
                         "extension header before this entry (pax, GNU long name or volume "
                         "header; kiln accepts plain ustar only)");
-            goto out;
+            break;
         }
         if (ar == ARCHIVE_EOF)
             break;
         if (ar != ARCHIVE_OK) {
-            rc = stream_error(a, r, last, err);
-            goto out;
+            rc = stream_error(w.a, w.r, w.last, err);
+            break;
         }
-        const char *name = archive_entry_pathname(e);
-        if (++headers > max_headers) {
-            rc = reject(err, name, "too many entries");
-            goto out;
-        }
-        if (!name) {
-            rc = reject(err, NULL, "entry without a name");
-            goto out;
-        }
-        snprintf(last, sizeof(last), "%s", name);
-        /* The format is sticky once an extension header was seen, so this
-         * catches the entry a pax or GNU header applies to. */
-        if (archive_format(a) != ARCHIVE_FORMAT_TAR_USTAR) {
-            rc = reject(err, name,
-                        "pax or GNU extension header, or a pre-POSIX header (kiln accepts plain "
-                        "ustar only)");
-            goto out;
-        }
-        if (archive_entry_hardlink(e)) {
-            rc = reject(err, name, "hard link");
-            goto out;
-        }
-        if (archive_entry_symlink(e) || archive_entry_filetype(e) == AE_IFLNK) {
-            rc = reject(err, name, "symbolic link");
-            goto out;
-        }
-        if (archive_entry_sparse_count(e) > 0) {
-            rc = reject(err, name, "sparse file");
-            goto out;
-        }
-        unsigned type = archive_entry_filetype(e);
-        if (type == AE_IFDIR) {
-            const char *p = tar_name_problem(name, 1, why, sizeof(why));
-            if (p) {
-                rc = reject(err, name, p);
-                goto out;
-            }
-            /* libarchive zeroes a ustar directory's size (its "data" is
-             * read as the next header); a GNU dumpdir ('D') keeps it. */
-            if (!archive_entry_size_is_set(e) || archive_entry_size(e) != 0) {
-                rc = reject(err, name, "directory entry carrying data");
-                goto out;
-            }
-            if (!tar_dir_allowed(rules, name)) {
-                rc = reject(err, name, "unexpected directory");
-                goto out;
-            }
-            expect_pos = archive_read_header_position(a) + 512;
-            continue;
-        }
-        if (type != AE_IFREG) {
-            rc = reject(err, name,
-                        type == AE_IFIFO    ? "FIFO"
-                        : type == AE_IFCHR  ? "character device"
-                        : type == AE_IFBLK  ? "block device"
-                        : type == AE_IFSOCK ? "socket"
-                                            : "not a regular file");
-            goto out;
-        }
-        const char *p = tar_name_problem(name, 0, why, sizeof(why));
-        if (p) {
-            rc = reject(err, name, p);
-            goto out;
-        }
-        if (!tar_name_allowed(rules, name)) {
-            rc = reject(err, name, "not a name this step produces");
-            goto out;
-        }
-        if (++files > rules->max_files) {
-            char msg[96];
-            snprintf(msg, sizeof(msg), "more than %zu files", rules->max_files);
-            rc = reject(err, name, msg);
-            goto out;
-        }
-        /* The header size only rejects early; the bytes read decide. */
-        if (!archive_entry_size_is_set(e) || archive_entry_size(e) < 0) {
-            rc = reject(err, name, "no size in the header");
-            goto out;
-        }
-        if ((uint64_t)archive_entry_size(e) > rules->max_file_bytes) {
-            rc = reject(err, name, "file exceeds the per-file byte cap");
-            goto out;
-        }
-        /* One 512-byte header (the position check on the next header
-         * proves it), so the data starts right after it. */
-        if (g->dirfd >= 0 && tar_name_in_stream(rules, name))
-            rc = take_span(a, g, name, archive_read_header_position(a) + 512, &total, err);
-        else
-            rc = take_file(a, g, name, &total, err);
-        if (rc != KILN_OK)
-            goto out;
-        expect_pos = archive_read_header_position(a) + 512 + ((archive_entry_size(e) + 511) & ~511);
+        if ((rc = walk_entry(&w, g, e, err)) != KILN_OK)
+            break;
     }
-out:
-    archive_read_free(a);
-    free(r);
-    g->reader = NULL;
-    free(g->chunk);
-    g->chunk = NULL;
+    walk_close(&w, g);
     return rc;
 }
 

@@ -178,252 +178,357 @@ static void decide(struct sandbox_result *res, const struct msg *done, const str
     }
 }
 
-enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res,
-                         struct kiln_err *err)
-{
-    memset(res, 0, sizeof(*res));
-    struct plan *pl = calloc(1, sizeof(*pl));
-    if (!pl)
-        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    pl->spec = spec;
-    pl->slot.lock_fd = -1;
-    enum kiln_rc rc = sb_prepare(pl, spec, err);
-    int st_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, tar_p[2] = {-1, -1};
-    int go_p[2] = {-1, -1};
+/* The parent's side of one run, from the pipes to the verdict; each phase
+ * of sandbox_run() below takes what it needs from here. */
+struct run {
+    const struct sandbox_spec *spec;
+    struct sandbox_result *res;
+    struct plan *pl;
+    enum kiln_rc rc; /* the first failure while the pipes are read */
+    int st_p[2], out_p[2], err_p[2], tar_p[2], go_p[2];
     struct capture cout, cerr;
-    memset(&cout, 0, sizeof(cout));
-    memset(&cerr, 0, sizeof(cerr));
+    pid_t setup;
+    long long t0, deadline;
+    int killed, wst;
+    struct msg failed, done, ref;
+    /* A failed attach is reported only when the child sent no failure of
+     * its own: a child that died early (ESRCH) explains why, and its
+     * message names the real problem. */
+    int attach_errno;
+    /* The tar stream: where it goes, how much may come, how it is copied. */
+    int tar_fd, tar_write_failed, tar_splice;
+    long long tar_cap, tar_first;
+    char *tbuf;
+    size_t tcap;
+    char buf[65536];
+};
+
+static void run_init(struct run *r, const struct sandbox_spec *spec, struct sandbox_result *res)
+{
+    memset(r, 0, sizeof(*r));
+    r->spec = spec;
+    r->res = res;
+    int *fds[] = {r->st_p, r->out_p, r->err_p, r->tar_p, r->go_p};
+    for (size_t i = 0; i < 5; i++)
+        fds[i][0] = fds[i][1] = -1;
+}
+
+/* The plan, the host uid, the capture buffers and the four pipes. */
+static enum kiln_rc run_prepare(struct run *r, struct kiln_err *err)
+{
+    struct plan *pl = r->pl;
+    pl->spec = r->spec;
+    pl->slot.lock_fd = -1;
+    enum kiln_rc rc = sb_prepare(pl, r->spec, err);
     if (rc != KILN_OK)
-        goto out;
-    snprintf(res->policy, sizeof(res->policy), "%s", pl->pol.name);
+        return rc;
+    snprintf(r->res->policy, sizeof(r->res->policy), "%s", pl->pol.name);
     /* As root, a host uid no other process has (uidslot.h); held until the
      * whole tree is reaped. */
     if (geteuid() == 0 && (rc = uidslot_take(&pl->slot, err)) != KILN_OK)
-        goto out;
-    if (capture_init(&cout, pl->lim.output_bytes) || capture_init(&cerr, pl->lim.output_bytes)) {
-        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
-        goto out;
-    }
-    if (pipe2(st_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC) ||
-        pipe2(tar_p, O_CLOEXEC)) {
-        rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
-        goto out;
-    }
+        return rc;
+    if (capture_init(&r->cout, pl->lim.output_bytes) ||
+        capture_init(&r->cerr, pl->lim.output_bytes))
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    if (pipe2(r->st_p, O_CLOEXEC) || pipe2(r->out_p, O_CLOEXEC) || pipe2(r->err_p, O_CLOEXEC) ||
+        pipe2(r->tar_p, O_CLOEXEC))
+        return kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
     /* A roomier tar pipe (best effort: the default is 64 KiB) lets /out
      * stream in big pieces, with fewer wake-ups on both sides. */
-    (void)fcntl(tar_p[1], F_SETPIPE_SZ, TAR_PIPE_BYTES);
+    (void)fcntl(r->tar_p[1], F_SETPIPE_SZ, TAR_PIPE_BYTES);
+    return KILN_OK;
+}
+
+/* The cgroup, and the socket on which init waits to be moved into it; the
+ * caller destroys the cgroup, whether this fails or not. */
+static enum kiln_rc run_create_cgroup(struct run *r, struct kiln_err *err)
+{
+    struct plan *pl = r->pl;
     /* One more pid than the limit: setup joins the cgroup too (below). */
     cgroup_create(&pl->cg, pl->lim.memory_bytes, pl->lim.pids + 1);
     /* Under v1 setup moves itself in before it forks init, which inherits
      * the cgroup: no grace period, no hand-over. Else the parent attaches
      * setup and init, and init waits on this socket until it is in. */
     pl->cg_self_join = cgroup_can_join_self(&pl->cg);
-    if (!pl->cg_self_join && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go_p)) {
-        rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
-        cgroup_destroy(&pl->cg);
-        goto out;
-    }
+    if (!pl->cg_self_join && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->go_p))
+        return kiln_fail_errno(err, KILN_E_IO, "sandbox: creating pipes");
     if (!pl->cg.mem_dir[0] && !pl->pol.allow_gpu)
-        snprintf(res->memory_cap, sizeof(res->memory_cap),
+        snprintf(r->res->memory_cap, sizeof(r->res->memory_cap),
                  "RLIMIT_DATA %lld MiB only (weaker: no writable cgroup)",
                  pl->lim.memory_bytes >> 20);
     else
-        snprintf(res->memory_cap, sizeof(res->memory_cap), "%s", pl->cg.desc);
-    pl->status_w = st_p[1];
-    pl->out_w = out_p[1];
-    pl->err_w = err_p[1];
-    pl->tar_w = tar_p[1];
-    pl->go_r = go_p[0];
-    pl->go_w = go_p[1];
+        snprintf(r->res->memory_cap, sizeof(r->res->memory_cap), "%s", pl->cg.desc);
+    return KILN_OK;
+}
+
+/* Forks setup, which never returns here, and closes the child's ends. */
+static enum kiln_rc run_fork_setup(struct run *r, struct kiln_err *err)
+{
+    struct plan *pl = r->pl;
+    pl->status_w = r->st_p[1];
+    pl->out_w = r->out_p[1];
+    pl->err_w = r->err_p[1];
+    pl->tar_w = r->tar_p[1];
+    pl->go_r = r->go_p[0];
+    pl->go_w = r->go_p[1];
     pl->kiln_pid = getpid();
-    long long t0 = sb_now_us();
-    pid_t setup = fork();
-    if (setup < 0) {
-        rc = kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: fork");
-        cgroup_destroy(&pl->cg);
-        goto out;
-    }
-    if (setup == 0) {
-        close(st_p[0]);
-        close(out_p[0]);
-        close(err_p[0]);
-        close(tar_p[0]);
+    r->t0 = sb_now_us();
+    r->setup = fork();
+    if (r->setup < 0)
+        return kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: fork");
+    if (r->setup == 0) {
+        close(r->st_p[0]);
+        close(r->out_p[0]);
+        close(r->err_p[0]);
+        close(r->tar_p[0]);
         sb_run_setup(pl);
         _exit(SB_EXIT_LOST);
     }
-    close_fd(&st_p[1]);
-    close_fd(&out_p[1]);
-    close_fd(&err_p[1]);
-    close_fd(&tar_p[1]);
-    close_fd(&go_p[0]);
+    close_fd(&r->st_p[1]);
+    close_fd(&r->out_p[1]);
+    close_fd(&r->err_p[1]);
+    close_fd(&r->tar_p[1]);
+    close_fd(&r->go_p[0]);
+    return KILN_OK;
+}
 
-    struct msg failed = {0}, done = {0}, ref = {0};
-    /* A failed attach is reported only when the child sent no failure of
-     * its own: a child that died early (ESRCH) explains why, and its
-     * message names the real problem. */
-    int attach_errno = 0;
-    /* Moving a process into a cgroup waits out an RCU grace period (ms):
-     * start with setup now, overlapping its namespaces and init's mounts.
-     * init, if forked before this lands, is moved when it reports (fast:
-     * right after a move, no new grace period). The program is forked
-     * only after both. */
-    int ae = pl->cg_self_join ? 0 : cgroup_attach(&pl->cg, setup);
+/* Moving a process into a cgroup waits out an RCU grace period (ms): start
+ * with setup now, overlapping its namespaces and init's mounts. init, if
+ * forked before this lands, is moved when it reports (fast: right after a
+ * move, no new grace period). The program is forked only after both. */
+static void run_attach_setup(struct run *r)
+{
+    int ae = r->pl->cg_self_join ? 0 : cgroup_attach(&r->pl->cg, r->setup);
     if (ae && ae != -ESRCH)
-        attach_errno = -ae;
-    long long deadline = t0 + (pl->lim.timeout_ms + GRACE_MS) * 1000;
-    long long tar_cap = pl->lim.tar_bytes + TAR_SLACK;
-    int tar_fd = spec->tar_fd, tar_write_failed = 0, killed = 0;
-    long long tar_first = 0;
-    int tar_splice = 1;
-    char buf[65536];
-    /* The tar stream is read in pieces as big as the pipe; the stack buffer
-     * will do when this allocation fails. */
-    char *tbuf = malloc(TAR_PIPE_BYTES);
-    size_t tcap = tbuf ? TAR_PIPE_BYTES : sizeof(buf);
-    if (!tbuf)
-        tbuf = buf;
-    while (st_p[0] >= 0 || out_p[0] >= 0 || err_p[0] >= 0 || tar_p[0] >= 0) {
-        struct pollfd p[4] = {{st_p[0], POLLIN, 0},
-                              {out_p[0], POLLIN, 0},
-                              {err_p[0], POLLIN, 0},
-                              {tar_p[0], POLLIN, 0}};
-        long long left = deadline - sb_now_us();
-        if (left <= 0 && !killed) {
-            kill(setup, SIGKILL); /* init follows through its parent-death signal */
-            killed = 1;
-        }
-        int n = poll(p, 4, killed ? 1000 : (int)((left + 999) / 1000));
-        if (n < 0 && errno != EINTR) {
-            kill(setup, SIGKILL);
-            killed = 1;
-            break;
-        }
-        if (n == 0 && killed)
-            break;
-        if (p[0].revents) {
-            struct msg m;
-            ssize_t r = read(st_p[0], &m, sizeof(m));
-            if (r <= 0) {
-                close_fd(&st_p[0]);
-            } else if (r == sizeof(m)) {
-                m.text[sizeof(m.text) - 1] = '\0';
-                if (m.type == MSG_FAILED && !failed.type)
-                    failed = m;
-                else if (m.type == MSG_DONE)
-                    done = m;
-                else if (m.type == MSG_REFUSED && !ref.type)
-                    ref = m;
-                else if (m.type == MSG_SKIPPED && append_skipped(res, m.text) != KILN_OK)
-                    rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
-                else if (m.type == MSG_INIT_PID && go_p[1] >= 0) {
-                    int e = cgroup_attach(&pl->cg, (pid_t)m.a);
-                    if (e)
-                        attach_errno = -e;
-                    /* A socket, so a dead init is EPIPE, never a SIGPIPE that
-                     * kills the caller; its own failure report says why. */
-                    if (send(go_p[1], e ? "0" : "1", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
-                        rc == KILN_OK)
-                        rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: releasing init");
-                    close_fd(&go_p[1]);
-                }
-            }
-        }
-        for (int i = 1; i < 3; i++) {
-            int *fd = i == 1 ? &out_p[0] : &err_p[0];
-            if (!p[i].revents)
-                continue;
-            ssize_t r = read(*fd, buf, sizeof(buf));
-            if (r <= 0)
-                close_fd(fd);
-            else
-                capture_feed(i == 1 ? &cout : &cerr, buf, (size_t)r);
-        }
-        if (p[3].revents) {
-            ssize_t r;
-            long long room = tar_cap - (long long)res->tar_bytes;
-            if (tar_splice && tar_fd >= 0 && !tar_write_failed && room > 0) {
-                /* Pipe to file inside the kernel, never past the cap: one
-                 * copy fewer than read + write. */
-                r = splice(tar_p[0], NULL, tar_fd, NULL,
-                           (size_t)(room < (long long)tcap ? room : (long long)tcap),
-                           SPLICE_F_MOVE);
-                if (r < 0 && errno == EINTR)
-                    continue;
-                if (r < 0 && errno == EINVAL) {
-                    tar_splice = 0; /* tar_fd cannot take it: read and write from now on */
-                    continue;
-                }
-                if (r < 0) {
-                    tar_write_failed = errno ? errno : EIO;
-                    continue;
-                }
-                if (r > 0) {
-                    if (!tar_first)
-                        tar_first = sb_now_us();
-                    res->tar_bytes += (unsigned long long)r;
-                    continue;
-                }
-            } else {
-                r = read(tar_p[0], tbuf, tcap);
-            }
-            if (r > 0 && !tar_first)
-                tar_first = sb_now_us();
-            if (r <= 0) {
-                if (tar_first)
-                    res->tar_s = (double)(sb_now_us() - tar_first) / 1e6;
-                close_fd(&tar_p[0]);
-            } else if ((long long)(res->tar_bytes + (unsigned long long)r) > tar_cap) {
-                res->tar_truncated = 1;
-            } else if (tar_fd >= 0 && !tar_write_failed) {
-                if (fd_write_all(tar_fd, tbuf, (size_t)r) < 0)
-                    tar_write_failed = errno ? errno : EIO;
-                else
-                    res->tar_bytes += (unsigned long long)r;
-            } else {
-                res->tar_bytes += (unsigned long long)r;
-            }
-        }
+        r->attach_errno = -ae;
+}
+
+/* init reported its pid: move it into the cgroup and let it go on. */
+static void run_release_init(struct run *r, pid_t init, struct kiln_err *err)
+{
+    int e = cgroup_attach(&r->pl->cg, init);
+    if (e)
+        r->attach_errno = -e;
+    /* A socket, so a dead init is EPIPE, never a SIGPIPE that kills the
+     * caller; its own failure report says why. */
+    if (send(r->go_p[1], e ? "0" : "1", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE && r->rc == KILN_OK)
+        r->rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: releasing init");
+    close_fd(&r->go_p[1]);
+}
+
+/* One message from the status pipe; EOF closes it. */
+static void pump_status(struct run *r, struct kiln_err *err)
+{
+    struct msg m;
+    ssize_t n = read(r->st_p[0], &m, sizeof(m));
+    if (n <= 0) {
+        close_fd(&r->st_p[0]);
+        return;
     }
-    if (tbuf != buf)
-        free(tbuf);
-    int wst = 0;
+    if (n != sizeof(m))
+        return;
+    m.text[sizeof(m.text) - 1] = '\0';
+    if (m.type == MSG_FAILED && !r->failed.type)
+        r->failed = m;
+    else if (m.type == MSG_DONE)
+        r->done = m;
+    else if (m.type == MSG_REFUSED && !r->ref.type)
+        r->ref = m;
+    else if (m.type == MSG_SKIPPED && append_skipped(r->res, m.text) != KILN_OK)
+        r->rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    else if (m.type == MSG_INIT_PID && r->go_p[1] >= 0)
+        run_release_init(r, (pid_t)m.a, err);
+}
+
+/* One read of the program's stdout or stderr into its capture. */
+static void pump_output(struct run *r, int *fd, struct capture *c)
+{
+    ssize_t n = read(*fd, r->buf, sizeof(r->buf));
+    if (n <= 0)
+        close_fd(fd);
+    else
+        capture_feed(c, r->buf, (size_t)n);
+}
+
+/* Pipe to file inside the kernel, never past the cap: one copy fewer than
+ * read + write. Returns 1 when the tar pipe is done with for this wake-up,
+ * 0 when splice read nothing and the pipe's end is to be handled. */
+static int pump_tar_splice(struct run *r, long long room)
+{
+    ssize_t n =
+        splice(r->tar_p[0], NULL, r->tar_fd, NULL,
+               (size_t)(room < (long long)r->tcap ? room : (long long)r->tcap), SPLICE_F_MOVE);
+    if (n < 0 && errno == EINTR)
+        return 1;
+    if (n < 0 && errno == EINVAL) {
+        r->tar_splice = 0; /* tar_fd cannot take it: read and write from now on */
+        return 1;
+    }
+    if (n < 0) {
+        r->tar_write_failed = errno ? errno : EIO;
+        return 1;
+    }
+    if (n == 0)
+        return 0;
+    if (!r->tar_first)
+        r->tar_first = sb_now_us();
+    r->res->tar_bytes += (unsigned long long)n;
+    return 1;
+}
+
+/* One piece of the tar stream: into tar_fd, counted, or past the cap. */
+static void pump_tar(struct run *r)
+{
+    struct sandbox_result *res = r->res;
+    ssize_t n = 0;
+    long long room = r->tar_cap - (long long)res->tar_bytes;
+    if (r->tar_splice && r->tar_fd >= 0 && !r->tar_write_failed && room > 0) {
+        if (pump_tar_splice(r, room))
+            return;
+    } else {
+        n = read(r->tar_p[0], r->tbuf, r->tcap);
+    }
+    if (n > 0 && !r->tar_first)
+        r->tar_first = sb_now_us();
+    if (n <= 0) {
+        if (r->tar_first)
+            res->tar_s = (double)(sb_now_us() - r->tar_first) / 1e6;
+        close_fd(&r->tar_p[0]);
+    } else if ((long long)(res->tar_bytes + (unsigned long long)n) > r->tar_cap) {
+        res->tar_truncated = 1;
+    } else if (r->tar_fd >= 0 && !r->tar_write_failed) {
+        if (fd_write_all(r->tar_fd, r->tbuf, (size_t)n) < 0)
+            r->tar_write_failed = errno ? errno : EIO;
+        else
+            res->tar_bytes += (unsigned long long)n;
+    } else {
+        res->tar_bytes += (unsigned long long)n;
+    }
+}
+
+/* Reads the four pipes until all are closed, or kills the tree once the
+ * timeout and its grace period are over. */
+static void run_pump(struct run *r, struct kiln_err *err)
+{
+    r->deadline = r->t0 + (r->pl->lim.timeout_ms + GRACE_MS) * 1000;
+    r->tar_cap = r->pl->lim.tar_bytes + TAR_SLACK;
+    r->tar_fd = r->spec->tar_fd;
+    r->tar_splice = 1;
+    /* The tar stream is read in pieces as big as the pipe; the buffer in
+     * struct run will do when this allocation fails. */
+    r->tbuf = malloc(TAR_PIPE_BYTES);
+    r->tcap = r->tbuf ? TAR_PIPE_BYTES : sizeof(r->buf);
+    if (!r->tbuf)
+        r->tbuf = r->buf;
+    while (r->st_p[0] >= 0 || r->out_p[0] >= 0 || r->err_p[0] >= 0 || r->tar_p[0] >= 0) {
+        struct pollfd p[4] = {{r->st_p[0], POLLIN, 0},
+                              {r->out_p[0], POLLIN, 0},
+                              {r->err_p[0], POLLIN, 0},
+                              {r->tar_p[0], POLLIN, 0}};
+        long long left = r->deadline - sb_now_us();
+        if (left <= 0 && !r->killed) {
+            kill(r->setup, SIGKILL); /* init follows through its parent-death signal */
+            r->killed = 1;
+        }
+        int n = poll(p, 4, r->killed ? 1000 : (int)((left + 999) / 1000));
+        if (n < 0 && errno != EINTR) {
+            kill(r->setup, SIGKILL);
+            r->killed = 1;
+            break;
+        }
+        if (n == 0 && r->killed)
+            break;
+        if (p[0].revents)
+            pump_status(r, err);
+        if (p[1].revents)
+            pump_output(r, &r->out_p[0], &r->cout);
+        if (p[2].revents)
+            pump_output(r, &r->err_p[0], &r->cerr);
+        if (p[3].revents)
+            pump_tar(r);
+    }
+    if (r->tbuf != r->buf)
+        free(r->tbuf);
+    r->tbuf = NULL;
+}
+
+/* Waits for setup, whose rusage counts the whole tree's CPU time. */
+static void run_reap(struct run *r)
+{
     struct rusage ru;
     memset(&ru, 0, sizeof(ru));
-    while (wait4(setup, &wst, 0, &ru) < 0 && errno == EINTR)
+    while (wait4(r->setup, &r->wst, 0, &ru) < 0 && errno == EINTR)
         ;
-    res->cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-    if (rc == KILN_OK && failed.type) {
-        errno = failed.err;
-        rc = kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: %s failed", failed.text);
-    } else if (rc == KILN_OK && attach_errno) {
-        errno = attach_errno;
-        rc = kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: moving init into cgroup %s failed",
-                             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
-    } else if (rc == KILN_OK && !done.type) {
-        rc = kiln_fail(err, KILN_E_SANDBOX,
-                       "sandbox: init ended without a verdict (%s, status 0x%x)%s",
-                       killed ? "killed after the timeout's grace period" : "crashed", wst,
-                       killed ? "" : ": a bug in kiln, please report it");
-    } else if (rc == KILN_OK) {
-        decide(res, &done, &ref, pl);
-        if (tar_write_failed) {
-            errno = tar_write_failed;
-            rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: writing the tar stream");
-        }
+    r->res->cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* The run's outcome: a set-up failure, a lost init, or decide()'s verdict. */
+static enum kiln_rc run_verdict(struct run *r, struct kiln_err *err)
+{
+    const struct sandbox_cgroup *cg = &r->pl->cg;
+    if (r->rc != KILN_OK)
+        return r->rc;
+    if (r->failed.type) {
+        errno = r->failed.err;
+        return kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: %s failed", r->failed.text);
     }
-    cgroup_destroy(&pl->cg);
-    if (rc == KILN_OK && (capture_finish(&cout, &res->out) || capture_finish(&cerr, &res->err)))
-        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
-out:
-    capture_free(&cout);
-    capture_free(&cerr);
-    int *all[] = {&st_p[0],  &st_p[1],  &out_p[0], &out_p[1], &err_p[0],
-                  &err_p[1], &tar_p[0], &tar_p[1], &go_p[0],  &go_p[1]};
+    if (r->attach_errno) {
+        errno = r->attach_errno;
+        return kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: moving init into cgroup %s failed",
+                               cg->mem_dir[0] ? cg->mem_dir : cg->pids_dir);
+    }
+    if (!r->done.type)
+        return kiln_fail(err, KILN_E_SANDBOX,
+                         "sandbox: init ended without a verdict (%s, status 0x%x)%s",
+                         r->killed ? "killed after the timeout's grace period" : "crashed", r->wst,
+                         r->killed ? "" : ": a bug in kiln, please report it");
+    decide(r->res, &r->done, &r->ref, r->pl);
+    if (r->tar_write_failed) {
+        errno = r->tar_write_failed;
+        return kiln_fail_errno(err, KILN_E_IO, "sandbox: writing the tar stream");
+    }
+    return KILN_OK;
+}
+
+/* Frees and closes whatever the run still holds, in any phase. */
+static void run_free(struct run *r)
+{
+    capture_free(&r->cout);
+    capture_free(&r->cerr);
+    int *all[] = {&r->st_p[0],  &r->st_p[1],  &r->out_p[0], &r->out_p[1], &r->err_p[0],
+                  &r->err_p[1], &r->tar_p[0], &r->tar_p[1], &r->go_p[0],  &r->go_p[1]};
     for (size_t i = 0; i < 10; i++)
         close_fd(all[i]);
-    sb_plan_free(pl);
-    free(pl);
+    sb_plan_free(r->pl);
+    free(r->pl);
+}
+
+enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result *res,
+                         struct kiln_err *err)
+{
+    memset(res, 0, sizeof(*res));
+    struct run r;
+    run_init(&r, spec, res);
+    r.pl = calloc(1, sizeof(*r.pl));
+    if (!r.pl)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    enum kiln_rc rc = run_prepare(&r, err);
+    if (rc == KILN_OK) {
+        rc = run_create_cgroup(&r, err);
+        if (rc == KILN_OK)
+            rc = run_fork_setup(&r, err);
+        if (rc == KILN_OK) {
+            run_attach_setup(&r);
+            run_pump(&r, err);
+            run_reap(&r);
+            rc = run_verdict(&r, err);
+        }
+        cgroup_destroy(&r.pl->cg);
+    }
+    if (rc == KILN_OK && (capture_finish(&r.cout, &res->out) || capture_finish(&r.cerr, &res->err)))
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    run_free(&r);
     if (rc != KILN_OK) {
         struct kiln_err keep = *err;
         sandbox_result_free(res);

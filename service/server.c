@@ -125,59 +125,90 @@ static void requeue_cut_off(struct sdb *db, pid_t pid, int status)
                 (int)pid);
 }
 
-enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
+/* What serve_run() holds while it serves: the resolved paths, the lock and
+ * the database, the blocked signals, the workers and the HTTP server. */
+struct server {
+    struct serve_opts o; /* the caller's, its paths resolved to the ones below */
+    char data[PATH_MAX], dbp[PATH_MAX], wl[PATH_MAX], self[PATH_MAX];
+    char rec[PATH_MAX + 16];
+    int lock_fd;
+    struct sdb db;
+    sigset_t mask, oldmask;
+    size_t judges, ncomp, nw;
+    struct wproc w[SERVE_MAX_GPUS + SERVE_MAX_COMPILE_WORKERS];
+    struct shttp_cfg cfg;
+    struct shttp *http;
+};
+
+/* DATA (made), the database, the workloads and kiln's own path, absolute. */
+static enum kiln_rc resolve_paths(struct server *s, struct kiln_err *err)
 {
-    struct serve_opts o = *in;
-    char data[PATH_MAX], dbp[PATH_MAX], wl[PATH_MAX], self[PATH_MAX], tmp[PATH_MAX];
-    snprintf(tmp, sizeof(tmp), "%s", o.data ? o.data : "kiln-serve");
+    struct serve_opts *o = &s->o;
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof(tmp), "%s", o->data ? o->data : "kiln-serve");
     enum kiln_rc rc = fs_mkdirs(tmp, err);
     if (rc != KILN_OK)
         return rc;
-    if (!realpath(tmp, data))
+    if (!realpath(tmp, s->data))
         return kiln_fail_errno(err, KILN_E_IO, "--data %s", tmp);
-    o.data = data;
-    snprintf(dbp, sizeof(dbp), "%s", o.db ? o.db : "");
-    if (!o.db)
-        snprintf(dbp, sizeof(dbp), "%s/kiln.db", data);
-    o.db = dbp;
-    snprintf(tmp, sizeof(tmp), "%s", o.workloads ? o.workloads : "");
-    if (!o.workloads)
+    o->data = s->data;
+    snprintf(s->dbp, sizeof(s->dbp), "%s", o->db ? o->db : "");
+    if (!o->db)
+        snprintf(s->dbp, sizeof(s->dbp), "%s/kiln.db", s->data);
+    o->db = s->dbp;
+    snprintf(tmp, sizeof(tmp), "%s", o->workloads ? o->workloads : "");
+    if (!o->workloads)
         snprintf(tmp, sizeof(tmp), "%s/workloads", fs_data_dir());
-    if (!realpath(tmp, wl))
+    if (!realpath(tmp, s->wl))
         return kiln_fail_errno(err, KILN_E_USAGE, "the workloads directory %s (--workloads)", tmp);
-    o.workloads = wl;
-    if ((rc = fs_self_path(false, self, sizeof(self), err)) != KILN_OK)
-        return rc;
-    char rec[PATH_MAX + 16], work[PATH_MAX + 16];
-    snprintf(rec, sizeof(rec), "%s/records", data);
-    snprintf(work, sizeof(work), "%s/work", data);
-    if ((rc = fs_mkdirs(rec, err)) != KILN_OK || (rc = fs_mkdirs(work, err)) != KILN_OK)
+    o->workloads = s->wl;
+    return fs_self_path(false, s->self, sizeof(s->self), err);
+}
+
+/* DATA/records and DATA/work, with the modes that keep tenants apart. */
+static enum kiln_rc make_data_dirs(struct server *s, struct kiln_err *err)
+{
+    char work[PATH_MAX + 16];
+    snprintf(s->rec, sizeof(s->rec), "%s/records", s->data);
+    snprintf(work, sizeof(work), "%s/work", s->data);
+    enum kiln_rc rc;
+    if ((rc = fs_mkdirs(s->rec, err)) != KILN_OK || (rc = fs_mkdirs(work, err)) != KILN_OK)
         return rc;
     /* Records hold every tenant's sources, verdicts and secret seeds: 0700.
      * DATA itself is 0711: the sandboxes' own uids must pass through it to
      * the scratch they are given (work/), but nobody else may list it. */
-    if (chmod(rec, 0700) != 0 || chmod(data, 0711) != 0)
-        return kiln_fail_errno(err, KILN_E_IO, "cannot restrict the modes of %s", data);
+    if (chmod(s->rec, 0700) != 0 || chmod(s->data, 0711) != 0)
+        return kiln_fail_errno(err, KILN_E_IO, "cannot restrict the modes of %s", s->data);
+    return KILN_OK;
+}
 
-    if (o.slurm) {
-        /* Checked once here (sbatch answers, the spool is writable), so a
-         * bad configuration is a refusal to start, not workers that die. */
-        struct slurm_runner probe;
-        if ((rc = slurm_runner_init(&probe, o.slurm, err)) != KILN_OK)
-            return rc;
-    }
-    int lock_fd = -1;
-    if ((rc = sdb_lock(dbp, &lock_fd, err)) != KILN_OK)
+/* Checked once here (sbatch answers, the spool is writable), so a bad
+ * configuration is a refusal to start, not workers that die. */
+static enum kiln_rc check_slurm(const struct server *s, struct kiln_err *err)
+{
+    struct slurm_runner probe;
+    return s->o.slurm ? slurm_runner_init(&probe, s->o.slurm, err) : KILN_OK;
+}
+
+/* The database's lock, then the database; neither is held on failure. */
+static enum kiln_rc open_db(struct server *s, struct kiln_err *err)
+{
+    enum kiln_rc rc = sdb_lock(s->dbp, &s->lock_fd, err);
+    if (rc != KILN_OK)
         return rc;
-    struct sdb db;
-    if ((rc = sdb_open(dbp, &db, err)) != KILN_OK) {
-        close(lock_fd);
-        return rc;
+    if ((rc = sdb_open(s->dbp, &s->db, err)) != KILN_OK) {
+        close(s->lock_fd);
+        s->lock_fd = -1;
     }
-    /* Temporary records left by the last stop: a committed one (its name
-     * is the job's record) is published; the rest were never committed, and
-     * their jobs run again. */
-    DIR *rd = opendir(rec);
+    return rc;
+}
+
+/* Temporary records left by the last stop: a committed one (its name is
+ * the job's record) is published; the rest were never committed, and their
+ * jobs run again. Failures are reported and skipped. */
+static void settle_temp_records(struct server *s)
+{
+    DIR *rd = opendir(s->rec);
     for (struct dirent *de; rd && (de = readdir(rd));) {
         if (strncmp(de->d_name, ".tmp-", 5) || strlen(de->d_name) < 5 + SERVE_ID_LEN)
             continue;
@@ -186,10 +217,10 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
         kiln_err_clear(&e);
         memcpy(id, de->d_name + 5, SERVE_ID_LEN);
         id[SERVE_ID_LEN] = '\0';
-        snprintf(p, sizeof(p), "%s/%s", rec, de->d_name);
-        if (sdb_record_of(&db, id, committed, sizeof(committed), &e) == KILN_OK &&
+        snprintf(p, sizeof(p), "%s/%s", s->rec, de->d_name);
+        if (sdb_record_of(&s->db, id, committed, sizeof(committed), &e) == KILN_OK &&
             !strcmp(committed, de->d_name)) {
-            if (serve_publish_record(&db, data, id, de->d_name, &e) != KILN_OK)
+            if (serve_publish_record(&s->db, s->data, id, de->d_name, &e) != KILN_OK)
                 fprintf(stderr, "kiln serve: %s\n", e.msg);
         } else if (fs_remove_tree(p, &e) != KILN_OK) {
             fprintf(stderr, "kiln serve: %s\n", e.msg);
@@ -197,10 +228,14 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     }
     if (rd)
         closedir(rd);
-    /* Community workloads a stopped server was still writing (the complete
-     * ones were renamed to their hash). */
+}
+
+/* Community workloads a stopped server was still writing (the complete
+ * ones were renamed to their hash). Failures are reported and skipped. */
+static void remove_temp_community(const struct server *s)
+{
     char community[PATH_MAX + 16];
-    snprintf(community, sizeof(community), "%s/community", data);
+    snprintf(community, sizeof(community), "%s/community", s->data);
     DIR *cd = opendir(community);
     for (struct dirent *de; cd && (de = readdir(cd));) {
         char p[PATH_MAX + 300];
@@ -213,143 +248,224 @@ enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
     }
     if (cd)
         closedir(cd);
+}
+
+/* Cleans up after the last server, holding the lock: its temporary files,
+ * its compiles, its Slurm jobs, and the jobs it was running. */
+static enum kiln_rc recover_last_stop(struct server *s, struct kiln_err *err)
+{
+    settle_temp_records(s);
+    remove_temp_community(s);
     /* Compiles done ahead for the last server: the workers compile again. */
     char pre[PATH_MAX + 32];
-    snprintf(pre, sizeof(pre), "%s/work/precompiled", data);
+    snprintf(pre, sizeof(pre), "%s/work/precompiled", s->data);
+    enum kiln_rc rc;
     if (access(pre, F_OK) == 0 && (rc = fs_remove_tree(pre, err)) != KILN_OK)
-        goto out_db;
+        return rc;
     /* Nor is any of their Slurm jobs wanted: one still out was left by a
      * server killed before its workers could cancel it (kill -9). */
-    if (o.slurm && (rc = cancel_orphans(&db, "left by the last server", err)) != KILN_OK)
-        goto out_db;
+    if (s->o.slurm && (rc = cancel_orphans(&s->db, "left by the last server", err)) != KILN_OK)
+        return rc;
     int requeued = 0;
     /* We hold the lock, so no worker of an earlier server is alive (they
      * hold it too): whatever is "running" was cut off, and runs again. */
-    if ((rc = sdb_requeue(&db, true, &requeued, err)) != KILN_OK)
-        goto out_db;
+    if ((rc = sdb_requeue(&s->db, true, &requeued, err)) != KILN_OK)
+        return rc;
     if (requeued)
         fprintf(stderr, "kiln serve: %d submission(s) cut off by the last stop are queued again\n",
                 requeued);
+    return KILN_OK;
+}
 
-    sigset_t mask, oldmask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGCHLD);
-    pthread_sigmask(SIG_BLOCK, &mask, &oldmask); /* before any thread starts */
+/* SIGINT, SIGTERM and SIGCHLD are waited for, never delivered: blocked
+ * before any thread starts, so every thread inherits the mask. */
+static void block_signals(struct server *s)
+{
+    sigemptyset(&s->mask);
+    sigaddset(&s->mask, SIGINT);
+    sigaddset(&s->mask, SIGTERM);
+    sigaddset(&s->mask, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &s->mask, &s->oldmask);
+}
 
-    size_t judges = o.slurm   ? (size_t)(o.slurm_workers ? o.slurm_workers : 4)
-                    : o.ngpus ? o.ngpus
-                              : 1;
-    size_t ncomp = o.compile_workers < 0 ? 0 : o.compile_workers ? (size_t)o.compile_workers : 1;
-    size_t nw = judges + ncomp;
-    struct wproc w[SERVE_MAX_GPUS + SERVE_MAX_COMPILE_WORKERS];
-    for (size_t i = 0; i < nw; i++) {
-        w[i].gpu = i >= judges ? -2 : o.ngpus && !o.slurm ? o.gpus[i] : -1;
-        w[i].pid = spawn_worker(self, &o, (int)(i >= judges ? i - judges : i), w[i].gpu, lock_fd,
-                                &oldmask);
-        w[i].started = serve_now();
-        if (w[i].pid < 0) {
-            rc = kiln_fail_errno(err, KILN_E_IO, "cannot start worker %zu", i);
-            nw = i;
-            goto out_workers;
-        }
+static pid_t spawn_slot(const struct server *s, size_t i)
+{
+    int slot = (int)(i >= s->judges ? i - s->judges : i);
+    return spawn_worker(s->self, &s->o, slot, s->w[i].gpu, s->lock_fd, &s->oldmask);
+}
+
+/* The judging workers, then the compile pool; on failure s->nw counts the
+ * ones started, which the caller stops. */
+static enum kiln_rc start_workers(struct server *s, struct kiln_err *err)
+{
+    const struct serve_opts *o = &s->o;
+    s->judges = o->slurm   ? (size_t)(o->slurm_workers ? o->slurm_workers : 4)
+                : o->ngpus ? o->ngpus
+                           : 1;
+    s->ncomp = o->compile_workers < 0 ? 0 : o->compile_workers ? (size_t)o->compile_workers : 1;
+    size_t want = s->judges + s->ncomp;
+    for (s->nw = 0; s->nw < want; s->nw++) {
+        size_t i = s->nw;
+        s->w[i].gpu = i >= s->judges ? -2 : o->ngpus && !o->slurm ? o->gpus[i] : -1;
+        s->w[i].pid = spawn_slot(s, i);
+        s->w[i].started = serve_now();
+        if (s->w[i].pid < 0)
+            return kiln_fail_errno(err, KILN_E_IO, "cannot start worker %zu", i);
     }
-    struct shttp *http = NULL;
-    struct shttp_cfg cfg = {.opts = &o,
-                            .db = &db,
-                            .backends = o.slurm   ? "cuda,cpu"
-                                        : o.ngpus ? "cuda"
-                                                  : "cpu",
-                            .workloads_dir = wl,
-                            .workers = (int)judges};
-    if ((rc = shttp_start(&cfg, &http, err)) != KILN_OK)
-        goto out_workers;
+    return KILN_OK;
+}
+
+static enum kiln_rc start_http(struct server *s, struct kiln_err *err)
+{
+    const struct serve_opts *o = &s->o;
+    s->cfg = (struct shttp_cfg){.opts = o,
+                                .db = &s->db,
+                                .backends = o->slurm   ? "cuda,cpu"
+                                            : o->ngpus ? "cuda"
+                                                       : "cpu",
+                                .workloads_dir = s->wl,
+                                .workers = (int)s->judges};
+    enum kiln_rc rc = shttp_start(&s->cfg, &s->http, err);
+    if (rc != KILN_OK)
+        return rc;
     fprintf(stderr,
             "kiln serve: database %s, records in %s/records, %zu %s worker(s)%s, %zu compile "
             "worker(s)\n",
-            dbp, data, judges, cfg.backends, o.slurm ? " submitting to Slurm" : "", ncomp);
+            s->dbp, s->data, s->judges, s->cfg.backends, o->slurm ? " submitting to Slurm" : "",
+            s->ncomp);
+    return KILN_OK;
+}
 
+/* Marks the workers that ended; a judging one's jobs are queued again. */
+static void reap_workers(struct server *s)
+{
+    int st;
+    pid_t p;
+    while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+        for (size_t i = 0; i < s->nw; i++) {
+            if (s->w[i].pid != p)
+                continue;
+            fprintf(stderr, "kiln serve: worker %zu (pid %d) ended (%s %d); restarting it\n", i,
+                    (int)p, WIFEXITED(st) ? "exit" : "signal",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            s->w[i].pid = 0;
+            if (i < s->judges)
+                requeue_cut_off(&s->db, p, st);
+        }
+    }
+}
+
+/* At most one restart every 2 s, so a worker that cannot start does not
+ * spin. */
+static void restart_workers(struct server *s, double now)
+{
+    for (size_t i = 0; i < s->nw; i++) {
+        if (s->w[i].pid == 0 && now - s->w[i].started > 2) {
+            s->w[i].pid = spawn_slot(s, i);
+            s->w[i].started = now;
+            if (s->w[i].pid < 0)
+                s->w[i].pid = 0;
+        }
+    }
+}
+
+static void reap_stale_leases(struct server *s)
+{
+    int k = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sdb_requeue(&s->db, false, &k, &e) != KILN_OK)
+        fprintf(stderr, "kiln serve: reaper: %s\n", e.msg);
+    else if (k)
+        fprintf(stderr, "kiln serve: %d stale lease(s) reaped; queued again\n", k);
+}
+
+/* Until SIGINT or SIGTERM: restarts dead workers, reaps stale leases. */
+static void serve_until_signal(struct server *s)
+{
     double last_reap = 0;
     for (;;) {
         struct timespec ts = {.tv_sec = 1};
-        int sig = sigtimedwait(&mask, NULL, &ts);
+        int sig = sigtimedwait(&s->mask, NULL, &ts);
         if (sig == SIGINT || sig == SIGTERM) {
             fprintf(stderr, "kiln serve: stopping (signal %d)\n", sig);
-            break;
+            return;
         }
-        int st;
-        pid_t p;
-        while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-            for (size_t i = 0; i < nw; i++) {
-                if (w[i].pid != p)
-                    continue;
-                fprintf(stderr, "kiln serve: worker %zu (pid %d) ended (%s %d); restarting it\n", i,
-                        (int)p, WIFEXITED(st) ? "exit" : "signal",
-                        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-                w[i].pid = 0;
-                if (i < judges)
-                    requeue_cut_off(&db, p, st);
-            }
-        }
+        reap_workers(s);
         double now = serve_now();
-        for (size_t i = 0; i < nw; i++) {
-            /* At most one restart every 2 s, so a worker that cannot start
-             * does not spin. */
-            if (w[i].pid == 0 && now - w[i].started > 2) {
-                w[i].pid = spawn_worker(self, &o, (int)(i >= judges ? i - judges : i), w[i].gpu,
-                                        lock_fd, &oldmask);
-                w[i].started = now;
-                if (w[i].pid < 0)
-                    w[i].pid = 0;
-            }
-        }
+        restart_workers(s, now);
         if (now - last_reap > 2) {
-            int k = 0;
-            struct kiln_err e;
-            kiln_err_clear(&e);
-            if (sdb_requeue(&db, false, &k, &e) != KILN_OK)
-                fprintf(stderr, "kiln serve: reaper: %s\n", e.msg);
-            else if (k)
-                fprintf(stderr, "kiln serve: %d stale lease(s) reaped; queued again\n", k);
+            reap_stale_leases(s);
             last_reap = now;
         }
     }
-    shttp_stop(http);
-out_workers:
-    for (size_t i = 0; i < nw; i++)
-        if (w[i].pid > 0)
-            kill(w[i].pid, SIGTERM);
-    for (size_t i = 0; i < nw; i++) {
-        if (w[i].pid <= 0)
+}
+
+/* SIGTERM to every worker; bounded: 5 s each, then SIGKILL. */
+static void stop_workers(struct server *s)
+{
+    for (size_t i = 0; i < s->nw; i++)
+        if (s->w[i].pid > 0)
+            kill(s->w[i].pid, SIGTERM);
+    for (size_t i = 0; i < s->nw; i++) {
+        if (s->w[i].pid <= 0)
             continue;
-        /* Bounded: 5 s, then SIGKILL. */
         int st;
-        for (int k = 0; k < 50 && waitpid(w[i].pid, &st, WNOHANG) == 0; k++) {
+        for (int k = 0; k < 50 && waitpid(s->w[i].pid, &st, WNOHANG) == 0; k++) {
             struct timespec t = {.tv_nsec = 100000000L};
             nanosleep(&t, NULL);
         }
-        if (kill(w[i].pid, 0) == 0) {
-            kill(w[i].pid, SIGKILL);
-            waitpid(w[i].pid, &st, 0);
+        if (kill(s->w[i].pid, 0) == 0) {
+            kill(s->w[i].pid, SIGKILL);
+            waitpid(s->w[i].pid, &st, 0);
         }
     }
-    {
-        int k = 0;
-        struct kiln_err e;
+}
+
+/* With every worker gone: their Slurm jobs cancelled, their running jobs
+ * queued again for the next start. Failures are reported only. */
+static void requeue_for_next_start(struct server *s)
+{
+    int k = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    /* A worker killed after its 5 s could not cancel its job. */
+    if (s->o.slurm && cancel_orphans(&s->db, "left by a worker that did not stop", &e) != KILN_OK) {
+        fprintf(stderr, "kiln serve: %s\n", e.msg);
         kiln_err_clear(&e);
-        /* A worker killed after its 5 s could not cancel its job. */
-        if (o.slurm && cancel_orphans(&db, "left by a worker that did not stop", &e) != KILN_OK) {
-            fprintf(stderr, "kiln serve: %s\n", e.msg);
-            kiln_err_clear(&e);
-        }
-        if (sdb_requeue(&db, true, &k, &e) == KILN_OK && k)
-            fprintf(stderr,
-                    "kiln serve: %d running submission(s) queued again for the next start\n", k);
     }
-    pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
-out_db:
-    sdb_close(&db);
-    close(lock_fd);
+    if (sdb_requeue(&s->db, true, &k, &e) == KILN_OK && k)
+        fprintf(stderr, "kiln serve: %d running submission(s) queued again for the next start\n",
+                k);
+}
+
+enum kiln_rc serve_run(const struct serve_opts *in, struct kiln_err *err)
+{
+    struct server srv = {.o = *in, .lock_fd = -1}, *s = &srv;
+    enum kiln_rc rc = resolve_paths(s, err);
+    if (rc == KILN_OK)
+        rc = make_data_dirs(s, err);
+    if (rc == KILN_OK)
+        rc = check_slurm(s, err);
+    if (rc == KILN_OK)
+        rc = open_db(s, err);
+    if (rc != KILN_OK)
+        return rc;
+    rc = recover_last_stop(s, err);
+    if (rc == KILN_OK) {
+        block_signals(s);
+        rc = start_workers(s, err);
+        if (rc == KILN_OK)
+            rc = start_http(s, err);
+        if (rc == KILN_OK) {
+            serve_until_signal(s);
+            shttp_stop(s->http);
+        }
+        stop_workers(s);
+        requeue_for_next_start(s);
+        pthread_sigmask(SIG_SETMASK, &s->oldmask, NULL);
+    }
+    sdb_close(&s->db);
+    close(s->lock_fd);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,162 +213,287 @@ static void print_why(const struct rank_pick *pick, const json_t *passed_over)
     }
 }
 
-enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
+/* What opt_finalize() works out, step by step, for best.cu|c, summary.json
+ * and the printed table. */
+struct final {
+    const struct workload *wl;
+    enum kiln_backend b;
+    const struct eval_outcome *ref; /* the starting kernel's, or NULL */
+    struct rank_pick pick;
+    int top;  /* the best candidate, whether or not it beat the start */
+    int best; /* the result: pick.best, -1 for none or the start kept */
+    int generated;
+    json_t *passed_over, *cases, *cands, *ranking, *candj, *bestj;
+};
+
+/* One candidate's held-out check: its verdict updated, and recorded. Sets
+ * *best to it when it passes. */
+static enum kiln_rc held_out_one(struct opt_run *r, int cand, int *best, struct kiln_err *err)
 {
-    opt_progress(r, (int)r->n, "finalize");
-    const struct workload *wl = eval_session_workload(r->s);
-    enum kiln_backend b = eval_session_backend(r->s);
-    /* Held-out check in rank order (the order summary.json reports, noise-
-     * aware: within noise the earlier candidate keeps its place), counting
-     * passes that await re-verification as eligible since this check is
-     * their re-verification. A failure there eliminates the candidate and
-     * the next one is checked (at most three). */
-    int best = -1;
+    struct eval_outcome held;
+    memset(&held, 0, sizeof(held));
+    enum kiln_rc rc =
+        eval_session_held_out(r->s, r->hist[cand].id, r->sources[cand], r->hist[cand].len,
+                              r->hist[cand].has_config ? r->hist[cand].config : NULL, &held, err);
+    if (rc != KILN_OK) {
+        eval_outcome_free(&held);
+        return rc;
+    }
+    struct eval_outcome vis;
+    memset(&vis, 0, sizeof(vis));
+    vis.v = r->verdicts[cand];
+    snprintf(vis.stage, sizeof(vis.stage), "pass");
+    eval_session_apply_held_out(r->s, &vis, &held);
+    r->verdicts[cand] = vis.v;
+    if (vis.v.status != VERDICT_PASS) {
+        r->hist[cand].status = vis.v.status;
+        snprintf(r->hist[cand].stage, sizeof(r->hist[cand].stage), "held_out");
+        text_copy_utf8(r->hist[cand].reason, sizeof(r->hist[cand].reason), vis.v.detail);
+    } else {
+        *best = cand;
+    }
+    eval_outcome_free(&held);
+    return record_held_out(r, cand, err);
+}
+
+/* Held-out check in rank order (the order summary.json reports, noise-
+ * aware: within noise the earlier candidate keeps its place), counting
+ * passes that await re-verification as eligible since this check is their
+ * re-verification. A failure there eliminates the candidate and the next
+ * one is checked (at most three). *best: the one that passed, or -1. */
+static enum kiln_rc check_held_out(struct opt_run *r, int *best, struct kiln_err *err)
+{
+    *best = -1;
     struct rank_entry *order = NULL;
-    enum kiln_rc orc = held_out_order(r, &order, err);
-    if (orc != KILN_OK)
-        return orc;
-    for (size_t k = 0, tries = 0; k < r->n && tries < 3 && best < 0; k++) {
+    enum kiln_rc rc = held_out_order(r, &order, err);
+    if (rc != KILN_OK)
+        return rc;
+    for (size_t k = 0, tries = 0; k < r->n && tries < 3 && *best < 0; k++) {
         int cand = (int)order[k].index;
         if (r->verdicts[cand].status != VERDICT_PASS)
             continue;
         if (r->verdicts[cand].reverified) { /* checked before an interruption */
-            best = cand;
+            *best = cand;
             break;
         }
         tries++;
-        struct eval_outcome held;
-        memset(&held, 0, sizeof(held));
-        enum kiln_rc rc = eval_session_held_out(
-            r->s, r->hist[cand].id, r->sources[cand], r->hist[cand].len,
-            r->hist[cand].has_config ? r->hist[cand].config : NULL, &held, err);
-        if (rc != KILN_OK) {
-            eval_outcome_free(&held);
-            free(order);
-            return rc;
-        }
-        struct eval_outcome vis;
-        memset(&vis, 0, sizeof(vis));
-        vis.v = r->verdicts[cand];
-        snprintf(vis.stage, sizeof(vis.stage), "pass");
-        eval_session_apply_held_out(r->s, &vis, &held);
-        r->verdicts[cand] = vis.v;
-        if (vis.v.status != VERDICT_PASS) {
-            r->hist[cand].status = vis.v.status;
-            snprintf(r->hist[cand].stage, sizeof(r->hist[cand].stage), "held_out");
-            text_copy_utf8(r->hist[cand].reason, sizeof(r->hist[cand].reason), vis.v.detail);
-        } else {
-            best = cand;
-        }
-        eval_outcome_free(&held);
-        if ((rc = record_held_out(r, cand, err)) != KILN_OK) {
-            free(order);
-            return rc;
-        }
+        if ((rc = held_out_one(r, cand, best, err)) != KILN_OK)
+            break;
     }
     free(order);
-    struct rank_entry *rank = NULL;
-    enum kiln_rc rc = rank_verdicts(r->verdicts, r->n, NULL, &rank, err);
-    if (rc != KILN_OK)
-        return rc;
+    return rc;
+}
+
+/* The result: the best candidate after the check, and whether it beat the
+ * starting kernel, which is a candidate too. */
+static void pick_result(struct opt_run *r, struct final *f, int best, const struct rank_entry *rank)
+{
     if (r->n && rank[0].place == 1 && r->verdicts[rank[0].index].reverified)
         best = (int)rank[0].index;
-    /* The starting kernel is a candidate too: the best must beat it. */
-    const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
-    struct rank_pick pick;
-    rank_pick_best(r->verdicts, r->n, best, ref ? &ref->v : NULL, NULL, &pick);
-    int top = best; /* the best candidate, whether or not it beat the start */
-    best = pick.best;
-    json_t *passed_over = passed_over_json(r, &pick, ref ? &ref->v : NULL);
+    f->ref = eval_session_reference_outcome(r->s);
+    rank_pick_best(r->verdicts, r->n, best, f->ref ? &f->ref->v : NULL, NULL, &f->pick);
+    f->top = best;
+    f->best = f->pick.best;
+}
+
+/* summary.json's perf_cases: the performance cases this backend runs. */
+static json_t *perf_cases_json(const struct workload *wl, enum kiln_backend b)
+{
     json_t *cases = json_array();
     for (size_t c = 0; c < wl->ncases; c++)
         if (wl->cases[c].kind == WL_CASE_PERFORMANCE && (wl->cases[c].backends & b))
             json_array_append_new(cases, json_string(wl->cases[c].name));
-    json_t *cands = json_array(), *ranking = json_array();
+    return cases;
+}
+
+/* One entry of summary.json's candidates. */
+static json_t *candidate_json(const struct opt_run *r, size_t i)
+{
+    const struct verdict *v = &r->verdicts[i];
+    bool pass = v->status == VERDICT_PASS;
+    json_t *cj =
+        json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "id", r->hist[i].id, "status",
+                  verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage, "reason",
+                  r->hist[i].reason, "geomean_ms", ratio_or_null(pass ? v->score_ms : 0.0),
+                  "speedup_vs_reference", ratio_or_null(pass ? v->speedup_ref : 0.0), "case_ms",
+                  verdict_case_ms_json(v));
+    /* A candidate failed at the held-out check keeps its visible times: no
+     * speedup is claimed for it (null, as for every failure). */
+    if (cj)
+        json_object_set_new(cj, "speedup_vs_baseline",
+                            ratio_or_null(pass ? v->speedup_vendor : 0.0));
+    return cj;
+}
+
+/* summary.json's candidates (in id order) and ranking (in rank order). */
+static void candidates_json(const struct opt_run *r, const struct rank_entry *rank, struct final *f)
+{
+    f->cands = json_array();
+    f->ranking = json_array();
     for (size_t i = 0; i < r->n; i++) {
-        const struct verdict *v = &r->verdicts[i];
-        json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "id", r->hist[i].id, "status",
-                               verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage,
-                               "reason", r->hist[i].reason, "geomean_ms",
-                               ratio_or_null(v->status == VERDICT_PASS ? v->score_ms : 0.0),
-                               "speedup_vs_reference",
-                               ratio_or_null(v->status == VERDICT_PASS ? v->speedup_ref : 0.0),
-                               "case_ms", verdict_case_ms_json(v));
-        /* A candidate failed at the held-out check keeps its visible times:
-         * no speedup is claimed for it (null, as for every failure). */
-        if (cj)
-            json_object_set_new(cj, "speedup_vs_baseline",
-                                ratio_or_null(v->status == VERDICT_PASS ? v->speedup_vendor : 0.0));
-        json_array_append_new(cands, cj);
+        json_array_append_new(f->cands, candidate_json(r, i));
         const struct verdict *rv = &r->verdicts[rank[i].index];
-        json_array_append_new(ranking,
+        json_array_append_new(f->ranking,
                               json_pack("{s:s, s:i, s:s, s:s}", "candidate",
                                         r->hist[rank[i].index].id, "place", rank[i].place, "status",
                                         verdict_status_name(rv->status), "reason", rank[i].reason));
     }
-    free(rank);
-    json_t *candj = json_null(), *bestj = NULL;
-    if (top >= 0) {
-        const struct verdict *v = &r->verdicts[top];
-        candj = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s}", "candidate", r->hist[top].id,
-                          "geomean_ms", ratio_or_null(v->score_ms), "speedup_vs_reference",
-                          ratio_or_null(v->speedup_ref), "speedup_vs_baseline",
-                          ratio_or_null(v->speedup_vendor), "fraction_of_floor",
-                          ratio_or_null(v->sol), "held_out", "pass", "summary", v->summary);
+}
+
+/* summary.json's best_candidate: the top candidate, or null. */
+static json_t *best_candidate_json(const struct opt_run *r, int top)
+{
+    if (top < 0)
+        return json_null();
+    const struct verdict *v = &r->verdicts[top];
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s}", "candidate", r->hist[top].id,
+                     "geomean_ms", ratio_or_null(v->score_ms), "speedup_vs_reference",
+                     ratio_or_null(v->speedup_ref), "speedup_vs_baseline",
+                     ratio_or_null(v->speedup_vendor), "fraction_of_floor", ratio_or_null(v->sol),
+                     "held_out", "pass", "summary", v->summary);
+}
+
+/* best.cu|c: the result's source, the winner's configuration pinned; and
+ * summary.json's best. */
+static enum kiln_rc write_best(struct opt_run *r, struct final *f, struct kiln_err *err)
+{
+    char name[16];
+    snprintf(name, sizeof(name), "best.%s", opt_ext_of(f->b));
+    if (f->pick.start_kept) {
+        f->bestj = start_best_json(&f->ref->v, f->pick.why);
+        enum wl_file wf = f->b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
+        return runrec_write(&r->rr, name, f->wl->files[wf].data, f->wl->files[wf].len, err);
     }
-    /* best.cu|c: the result's source, the winner's configuration pinned. */
-    char name[16], *best_src = NULL;
-    snprintf(name, sizeof(name), "best.%s", opt_ext_of(b));
-    if (pick.start_kept) {
-        bestj = start_best_json(&ref->v, pick.why);
-        enum wl_file f = b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
-        rc = runrec_write(&r->rr, name, wl->files[f].data, wl->files[f].len, err);
-    } else if (best >= 0) {
-        bestj = json_deep_copy(candj);
-        json_object_set_new(bestj, "why", json_string(pick.why));
-        best_src = pin_config(r->sources[best], &r->hist[best], b);
-        if (best_src)
-            rc = runrec_write(&r->rr, name, best_src, strlen(best_src), err);
-        free(best_src);
-    } else {
-        bestj = json_null();
+    if (f->best < 0) {
+        f->bestj = json_null();
+        return KILN_OK;
     }
-    if (rc == KILN_OK) /* every timing (held-out included) is done */
-        rc = opt_record_environment(r, "after_timing", err);
+    f->bestj = json_deep_copy(f->candj);
+    json_object_set_new(f->bestj, "why", json_string(f->pick.why));
+    enum kiln_rc rc = KILN_OK;
+    char *best_src = pin_config(r->sources[f->best], &r->hist[f->best], f->b);
+    if (best_src)
+        rc = runrec_write(&r->rr, name, best_src, strlen(best_src), err);
+    free(best_src);
+    return rc;
+}
+
+/* summary.json; takes f's cases, cands, ranking, candj and bestj (NULL
+ * when out of memory). */
+static json_t *summary_json(struct opt_run *r, struct final *f)
+{
     char runname[32];
     snprintf(runname, sizeof(runname), "run-%03d", r->rr.number);
-    int generated = r->generated || wl->provenance == WL_PROVENANCE_MODEL;
+    const struct eval_outcome *ref = f->ref;
     json_t *summary = json_pack(
         "{s:i, s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "version", SUMMARY_VERSION,
-        "run", runname, "workload", wl->name, "backend", kiln_backend_name(b),
-        "reference_generated_by_model", generated, "perf_cases", cases, "reference_ms",
+        "run", runname, "workload", f->wl->name, "backend", kiln_backend_name(f->b),
+        "reference_generated_by_model", f->generated, "perf_cases", f->cases, "reference_ms",
         medians_json(ref ? &ref->medians : NULL), "reference_geomean_ms",
-        ratio_or_null(ref ? ref->v.score_ms : 0.0), "best", bestj, "candidates", cands, "ranking",
-        ranking, "held_out_seed", (json_int_t)eval_session_secret_seed(r->s));
+        ratio_or_null(ref ? ref->v.score_ms : 0.0), "best", f->bestj, "candidates", f->cands,
+        "ranking", f->ranking, "held_out_seed", (json_int_t)eval_session_secret_seed(r->s));
     if (summary) {
-        json_object_set_new(summary, "best_candidate", candj);
-        candj = NULL;
+        json_object_set_new(summary, "best_candidate", f->candj);
+        f->candj = NULL;
     }
-    json_decref(candj);
-    if (summary)
-        json_object_set_new(summary, "baseline",
-                            baseline_summary_json(r, json_object_get(summary, "perf_cases")));
-    if (rc == KILN_OK && !summary)
-        rc = kiln_fail(err, KILN_E_NOMEM, "summary.json");
-    if (json_is_object(bestj))
-        json_object_set(bestj, "passed_over", passed_over);
-    if (summary) {
-        opt_given_add_json(&r->given, summary);
-        /* The starting kernel's file; null when the workload has none (then
-         * every speedup_vs_reference is null: there is nothing to compare). */
-        json_object_set_new(summary, "starting_kernel",
-                            ref ? json_string(workload_file_name(workload_kernel_file(b)))
-                                : json_null());
-    }
+    json_decref(f->candj);
+    f->candj = NULL;
+    if (!summary)
+        return NULL; /* json_pack took the "o" values, freed with it */
+    json_object_set_new(summary, "baseline",
+                        baseline_summary_json(r, json_object_get(summary, "perf_cases")));
+    if (json_is_object(f->bestj))
+        json_object_set(f->bestj, "passed_over", f->passed_over);
+    opt_given_add_json(&r->given, summary);
+    /* The starting kernel's file; null when the workload has none (then
+     * every speedup_vs_reference is null: there is nothing to compare). */
+    json_object_set_new(summary, "starting_kernel",
+                        ref ? json_string(workload_file_name(workload_kernel_file(f->b)))
+                            : json_null());
     /* The drawn held-out sizes, recorded only now that the check is over. */
     const struct heldout_set *draw = eval_session_held_out_draw(r->s);
-    if (summary)
-        json_object_set_new(summary, "held_out_draw", draw ? heldout_json(wl, draw) : json_null());
+    json_object_set_new(summary, "held_out_draw", draw ? heldout_json(f->wl, draw) : json_null());
+    return summary;
+}
+
+/* The table's candidate rows. The note is the model's rationale, the
+ * reason may quote the compiler or the candidate: escaped for the
+ * terminal. */
+static void print_candidate_rows(const struct opt_run *r, int best)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const struct verdict *v = &r->verdicts[i];
+        char g[32] = "-", sp[32] = "-";
+        if (v->status == VERDICT_PASS) {
+            snprintf(g, sizeof(g), "%.4f", v->score_ms);
+            if (v->speedup_ref > 0)
+                snprintf(sp, sizeof(sp), "%.2fx", v->speedup_ref);
+        }
+        char stage[sizeof(r->hist[i].stage) * 4], text[sizeof(r->hist[i].reason) * 4];
+        printf("  %-4s %-18s %-9s %12s %9s  %s%s\n", r->hist[i].id,
+               verdict_status_name(r->hist[i].status),
+               text_escape_control(stage, sizeof(stage), r->hist[i].stage), g, sp,
+               (int)i == best ? "BEST " : "",
+               text_escape_control(text, sizeof(text),
+                                   r->hist[i].status == VERDICT_PASS ? r->hist[i].note
+                                                                     : r->hist[i].reason));
+    }
+}
+
+/* The final table on stdout: the start, every candidate, why, the result. */
+static void print_table(struct opt_run *r, const struct final *f)
+{
+    const char *ext = opt_ext_of(f->b);
+    if (r->tty && r->status[0])
+        fputc('\n', stderr);
+    r->status[0] = '\0';
+    printf("kiln optimize %s (%s): %zu candidates, results in %s\n", f->wl->name,
+           kiln_backend_name(f->b), r->n, r->rr.dir);
+    if (f->generated)
+        printf("  reference generated by the model: not an independent oracle\n");
+    printf("  %-4s %-18s %-9s %12s %9s  %s\n", "id", "status", "stage", "geomean ms", "vs start",
+           "note");
+    if (f->ref)
+        printf("  %-4s %-18s %-9s %12.4f %9s  %sthe starting kernel\n", "ref", "pass", "-",
+               f->ref->v.score_ms, "1.00x", f->pick.start_kept ? "BEST " : "");
+    else
+        printf("  (no starting kernel: speedups are not computed)\n");
+    print_candidate_rows(r, f->best);
+    print_why(&f->pick, f->passed_over);
+    char sum[sizeof(r->verdicts[0].summary) * 4];
+    if (f->pick.start_kept)
+        printf("best: the starting kernel, kept; written to %s/best.%s\n", r->rr.dir, ext);
+    else if (f->best >= 0)
+        printf("best: candidate %s, %s; written to %s/best.%s\n", r->hist[f->best].id,
+               text_escape_control(sum, sizeof(sum), r->verdicts[f->best].summary), r->rr.dir, ext);
+    else
+        printf("no candidate passed every check (see %s/report.html)\n", r->rr.dir);
+}
+
+enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
+{
+    opt_progress(r, (int)r->n, "finalize");
+    struct final f = {.wl = eval_session_workload(r->s), .b = eval_session_backend(r->s)};
+    int best;
+    enum kiln_rc rc = check_held_out(r, &best, err);
+    if (rc != KILN_OK)
+        return rc;
+    struct rank_entry *rank = NULL;
+    if ((rc = rank_verdicts(r->verdicts, r->n, NULL, &rank, err)) != KILN_OK)
+        return rc;
+    pick_result(r, &f, best, rank);
+    f.passed_over = passed_over_json(r, &f.pick, f.ref ? &f.ref->v : NULL);
+    f.cases = perf_cases_json(f.wl, f.b);
+    candidates_json(r, rank, &f);
+    free(rank);
+    f.candj = best_candidate_json(r, f.top);
+    rc = write_best(r, &f, err);
+    if (rc == KILN_OK) /* every timing (held-out included) is done */
+        rc = opt_record_environment(r, "after_timing", err);
+    f.generated = r->generated || f.wl->provenance == WL_PROVENANCE_MODEL;
+    json_t *summary = summary_json(r, &f);
+    if (rc == KILN_OK && !summary)
+        rc = kiln_fail(err, KILN_E_NOMEM, "summary.json");
     if (rc == KILN_OK)
         rc = runrec_write_json(&r->rr, "summary.json", summary, err);
     if (rc == KILN_OK)
@@ -376,53 +502,9 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         rc = drop_inputs(r, err);
     if (rc == KILN_OK && r->o.json)
         json_dumpf(summary, stdout, JSON_INDENT(2)), putchar('\n');
-    if (rc == KILN_OK && !r->o.json) {
-        if (r->tty && r->status[0])
-            fputc('\n', stderr);
-        r->status[0] = '\0';
-        printf("kiln optimize %s (%s): %zu candidates, results in %s\n", wl->name,
-               kiln_backend_name(b), r->n, r->rr.dir);
-        if (generated)
-            printf("  reference generated by the model: not an independent oracle\n");
-        printf("  %-4s %-18s %-9s %12s %9s  %s\n", "id", "status", "stage", "geomean ms",
-               "vs start", "note");
-        if (ref)
-            printf("  %-4s %-18s %-9s %12.4f %9s  %sthe starting kernel\n", "ref", "pass", "-",
-                   ref->v.score_ms, "1.00x", pick.start_kept ? "BEST " : "");
-        else
-            printf("  (no starting kernel: speedups are not computed)\n");
-        for (size_t i = 0; i < r->n; i++) {
-            const struct verdict *v = &r->verdicts[i];
-            char g[32] = "-", sp[32] = "-";
-            if (v->status == VERDICT_PASS) {
-                snprintf(g, sizeof(g), "%.4f", v->score_ms);
-                if (v->speedup_ref > 0)
-                    snprintf(sp, sizeof(sp), "%.2fx", v->speedup_ref);
-            }
-            /* The note is the model's rationale, the reason may quote the
-             * compiler or the candidate: escaped for the terminal. */
-            char stage[sizeof(r->hist[i].stage) * 4], text[sizeof(r->hist[i].reason) * 4];
-            printf("  %-4s %-18s %-9s %12s %9s  %s%s\n", r->hist[i].id,
-                   verdict_status_name(r->hist[i].status),
-                   text_escape_control(stage, sizeof(stage), r->hist[i].stage), g, sp,
-                   (int)i == best ? "BEST " : "",
-                   text_escape_control(text, sizeof(text),
-                                       r->hist[i].status == VERDICT_PASS ? r->hist[i].note
-                                                                         : r->hist[i].reason));
-        }
-        print_why(&pick, passed_over);
-        char sum[sizeof(r->verdicts[0].summary) * 4];
-        if (pick.start_kept)
-            printf("best: the starting kernel, kept; written to %s/best.%s\n", r->rr.dir,
-                   opt_ext_of(b));
-        else if (best >= 0)
-            printf("best: candidate %s, %s; written to %s/best.%s\n", r->hist[best].id,
-                   text_escape_control(sum, sizeof(sum), r->verdicts[best].summary), r->rr.dir,
-                   opt_ext_of(b));
-        else
-            printf("no candidate passed every check (see %s/report.html)\n", r->rr.dir);
-    }
+    if (rc == KILN_OK && !r->o.json)
+        print_table(r, &f);
     json_decref(summary);
-    json_decref(passed_over);
+    json_decref(f.passed_over);
     return rc;
 }

@@ -267,7 +267,7 @@ static const char *server_message(const char *body, size_t len, const char *key,
                                   size_t cap)
 {
     static const struct json_strict_rules rules = {.max_bytes = LLM_ENVELOPE_MAX};
-    struct kiln_err ignored;
+    struct kiln_err ignored = KILN_ERR_INIT;
     json_t *root = NULL;
     if (body)
         (void)json_strict_parse("error body", body, len, &rules, &root, &ignored);
@@ -424,6 +424,268 @@ static enum kiln_rc check_inputs(const struct llm_config *cfg, const char *api_k
     return KILN_OK;
 }
 
+/* One llm_chat() call: its inputs, the settings with defaults applied, the
+ * curl handle and the reply as it arrives. */
+struct chat {
+    const struct llm_config *cfg;
+    const char *api_key, *system_prompt, *user_prompt;
+    struct llm_exchange *out;
+    long timeout_ms, backoff0, backoff_max;
+    struct sink sink;
+    char errbuf[CURL_ERROR_SIZE];
+    char *url;
+    struct curl_slist *headers;
+    CURL *h;
+    bool schema, fell_back;
+    int retries;
+};
+
+/* What one attempt got back from curl. */
+struct attempt {
+    CURLcode cc;
+    long status;
+    curl_off_t retry_after;
+};
+
+/* After an attempt: stop (with its rc), retry after a backoff, or send the
+ * rewritten request at once. */
+enum next { NEXT_DONE, NEXT_RETRY, NEXT_RESEND };
+
+static void chat_init(struct chat *c, const struct llm_config *cfg, const char *api_key,
+                      const char *system_prompt, const char *user_prompt, struct llm_exchange *out)
+{
+    memset(c, 0, sizeof(*c));
+    c->cfg = cfg;
+    c->api_key = api_key;
+    c->system_prompt = system_prompt;
+    c->user_prompt = user_prompt;
+    c->out = out;
+    c->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : LLM_DEFAULT_TIMEOUT_MS;
+    c->backoff0 = cfg->backoff_initial_ms ? cfg->backoff_initial_ms : LLM_DEFAULT_BACKOFF_MS;
+    c->backoff_max = cfg->backoff_max_ms ? cfg->backoff_max_ms : LLM_DEFAULT_BACKOFF_MAX_MS;
+    c->sink.max = cfg->max_reply_bytes ? cfg->max_reply_bytes : LLM_DEFAULT_REPLY_MAX;
+    c->schema = true;
+}
+
+/* The URL, the first request body (json_schema) and the headers; a prompt
+ * that would carry the key out is refused. */
+static enum kiln_rc chat_prepare(struct chat *c, struct kiln_err *err)
+{
+    const char *base = c->cfg->base_url ? c->cfg->base_url : LLM_DEFAULT_BASE_URL;
+    const char *key = c->api_key;
+    enum kiln_rc rc = build_url(base, key != NULL, &c->url, err);
+    if (rc != KILN_OK)
+        return rc;
+    rc = build_request(c->cfg, c->system_prompt, c->user_prompt, c->schema, &c->out->request_body,
+                       err);
+    if (rc != KILN_OK)
+        return rc;
+    c->out->response_format = "json_schema";
+    /* A key short enough to be a placeholder ("EMPTY", "x") is no secret:
+     * refusing prompts that contain it would refuse nearly all. */
+    if (key && strlen(key) >= LLM_KEY_SECRET_MIN &&
+        (strstr(c->user_prompt, key) || (c->system_prompt && strstr(c->system_prompt, key)) ||
+         strstr(c->out->request_body, key)))
+        return kiln_fail(err, KILN_E_USAGE,
+                         "refusing to send a prompt that contains the API key: remove it");
+    return make_headers(key, &c->headers, err);
+}
+
+/* Untrusted peer: http(s) only, no redirects, TLS verified, no signals
+ * (threads), every wait bounded. */
+static enum kiln_rc chat_open_curl(struct chat *c, struct kiln_err *err)
+{
+    CURL *h = c->h = curl_easy_init();
+    if (!h)
+        return kiln_fail(err, KILN_E_NOMEM, "curl_easy_init failed (was curl_global_init called?)");
+    c->errbuf[0] = '\0';
+    long connect_ms = c->timeout_ms < 30000 ? c->timeout_ms : 30000L;
+    if (curl_easy_setopt(h, CURLOPT_URL, c->url) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https") != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->sink.max) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_USERAGENT, "kiln/" KILN_VERSION) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &c->sink) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) != CURLE_OK)
+        return kiln_fail(err, KILN_E_UNSUPPORTED,
+                         "this libcurl lacks an option kiln needs (7.85 or newer is required)");
+    return KILN_OK;
+}
+
+/* Sends the request once and records the reply, the key masked in it. */
+static enum kiln_rc chat_attempt(struct chat *c, struct attempt *a, struct kiln_err *err)
+{
+    struct llm_exchange *out = c->out;
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, out->request_body);
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(out->request_body));
+    c->sink.len = 0;
+    c->sink.overflow = false;
+    c->errbuf[0] = '\0';
+    out->attempts++;
+    a->cc = curl_easy_perform(c->h);
+    a->status = 0;
+    a->retry_after = 0;
+    curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &a->status);
+    curl_easy_getinfo(c->h, CURLINFO_RETRY_AFTER, &a->retry_after);
+    out->http_status = a->status;
+    mask_key(c->sink.buf, c->sink.len, c->api_key);
+    free(out->reply_body);
+    out->reply_body = malloc(c->sink.len + 1);
+    if (!out->reply_body)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory recording the reply");
+    if (c->sink.len)
+        memcpy(out->reply_body, c->sink.buf, c->sink.len);
+    out->reply_body[c->sink.len] = '\0';
+    out->reply_len = c->sink.len;
+    /* Also where it decodes to the key (an escaped echo): the record is
+     * read back as JSON. */
+    if (!llm_mask_key(&out->reply_body, &out->reply_len, c->api_key))
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory masking the API key in the reply");
+    return KILN_OK;
+}
+
+/* A transfer that failed: retried while retries are left, if it may be. */
+static enum kiln_rc judge_transfer(struct chat *c, CURLcode cc, enum next *nx, struct kiln_err *err)
+{
+    const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc);
+    if (!curl_retryable(cc))
+        return kiln_fail(err, KILN_E_IO, "request to %s failed: %s", c->url, why);
+    if (c->retries >= c->cfg->max_retries) {
+        if (cc == CURLE_OPERATION_TIMEDOUT)
+            return kiln_fail(err, KILN_E_TIMEOUT,
+                             "no reply from %s within %ld ms (%d attempts): raise the "
+                             "timeout or check the server",
+                             c->url, c->timeout_ms, c->out->attempts);
+        return kiln_fail(err, KILN_E_IO, "request to %s failed after %d attempts: %s", c->url,
+                         c->out->attempts, why);
+    }
+    *nx = NEXT_RETRY;
+    return KILN_OK;
+}
+
+/* A 2xx: the envelope's content, its token counts and their cost. */
+static enum kiln_rc take_reply(struct chat *c, struct kiln_err *err)
+{
+    const struct llm_config *cfg = c->cfg;
+    struct llm_exchange *out = c->out;
+    struct llm_usage usage;
+    enum kiln_rc rc = llm_envelope_parse(c->sink.buf ? c->sink.buf : "", c->sink.len, &out->content,
+                                         &out->content_len, &usage, err);
+    out->prompt_tokens = usage.prompt_tokens;
+    out->completion_tokens = usage.completion_tokens;
+    /* The content was decoded once; its strings decode again in
+     * llm_reply_parse: mask what every level decodes to. */
+    if (out->content && !llm_mask_key(&out->content, &out->content_len, c->api_key))
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory masking the API key");
+    if (usage.prompt_tokens >= 0 && usage.completion_tokens >= 0 &&
+        (cfg->price_in_per_mtok > 0 || cfg->price_out_per_mtok > 0))
+        out->cost_usd = ((double)usage.prompt_tokens * cfg->price_in_per_mtok +
+                         (double)usage.completion_tokens * cfg->price_out_per_mtok) /
+                        1e6;
+    return rc;
+}
+
+/* Many local servers reject json_schema: ask for a JSON object instead. */
+static enum kiln_rc fall_back_to_json_object(struct chat *c, struct kiln_err *err)
+{
+    c->schema = false;
+    c->fell_back = true;
+    char *body = NULL;
+    enum kiln_rc rc = build_request(c->cfg, c->system_prompt, c->user_prompt, false, &body, err);
+    if (rc != KILN_OK)
+        return rc;
+    free(c->out->request_body);
+    c->out->request_body = body;
+    c->out->response_format = "json_object";
+    return KILN_OK;
+}
+
+/* What an attempt's outcome means: the result, a retry, or a resend. */
+static enum kiln_rc judge_attempt(struct chat *c, const struct attempt *a, enum next *nx,
+                                  struct kiln_err *err)
+{
+    char msg[256];
+    const char *url = c->url;
+    long status = a->status;
+    *nx = NEXT_DONE;
+    if (c->sink.overflow || a->cc == CURLE_FILESIZE_EXCEEDED)
+        return kiln_fail(err, KILN_E_LIMIT,
+                         "the server's reply exceeded %zu bytes (max_reply_bytes): transfer "
+                         "aborted; raise the cap if the model really needs that much",
+                         c->sink.max);
+    if (a->cc != CURLE_OK)
+        return judge_transfer(c, a->cc, nx, err);
+    if (status >= 200 && status < 300)
+        return take_reply(c, err);
+    if (status >= 300 && status < 400)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "%s answered with a redirect (%ld), which kiln does not follow: set "
+                         "--base-url to the final URL",
+                         url, status);
+    if (status == 400 && c->schema && !c->fell_back) {
+        enum kiln_rc rc = fall_back_to_json_object(c, err);
+        if (rc == KILN_OK)
+            *nx = NEXT_RESEND;
+        return rc;
+    }
+    bool overloaded = status == 429 || status >= 500;
+    if (overloaded && c->retries < c->cfg->max_retries) {
+        *nx = NEXT_RETRY;
+        return KILN_OK;
+    }
+    const char *said = server_message(c->sink.buf, c->sink.len, c->api_key, msg, sizeof(msg));
+    if (overloaded)
+        return kiln_fail(err, KILN_E_IO, "%s answered %ld after %d attempts: %s%s", url, status,
+                         c->out->attempts, said,
+                         status == 429 ? " (rate limited: wait or raise your quota)" : "");
+    if (status == 401 || status == 403)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "the API rejected the key (%ld): %s; set OPENAI_API_KEY (or "
+                         "KILN_API_KEY) to a valid key",
+                         status, said);
+    return kiln_fail(err, KILN_E_REJECTED, "%s answered %ld: %s%s", url, status, said,
+                     status == 404 ? " (check --base-url and --model)" : "");
+}
+
+/* Attempts until one settles it. Bounded: at most max_retries + 1
+ * attempts plus one format fallback. */
+static enum kiln_rc chat_exchange(struct chat *c, struct kiln_err *err)
+{
+    for (int guard = 0; guard < LLM_MAX_RETRIES_CAP + 2; guard++) {
+        struct attempt a;
+        enum next nx;
+        enum kiln_rc rc = chat_attempt(c, &a, err);
+        if (rc != KILN_OK)
+            return rc;
+        rc = judge_attempt(c, &a, &nx, err);
+        if (nx == NEXT_DONE)
+            return rc;
+        if (nx == NEXT_RETRY) {
+            long d = backoff_delay(c->backoff0, c->backoff_max, c->retries, (long)a.retry_after);
+            c->retries++;
+            c->out->backoff_ms += d;
+            clock_sleep_ms(d);
+        }
+    }
+    return kiln_fail(err, KILN_E_INTERNAL, "llm_chat: retry loop did not terminate");
+}
+
+static void chat_free(struct chat *c)
+{
+    curl_easy_cleanup(c->h);
+    free_headers(c->headers);
+    free(c->url);
+    free(c->sink.buf);
+}
+
 enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const char *system_prompt,
                       const char *user_prompt, struct llm_exchange *out, struct kiln_err *err)
 {
@@ -435,197 +697,14 @@ enum kiln_rc llm_chat(const struct llm_config *cfg, const char *api_key, const c
     enum kiln_rc rc = check_inputs(cfg, api_key, user_prompt, err);
     if (rc != KILN_OK)
         return rc;
-
-    const char *base = cfg->base_url ? cfg->base_url : LLM_DEFAULT_BASE_URL;
-    long timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : LLM_DEFAULT_TIMEOUT_MS;
-    long backoff0 = cfg->backoff_initial_ms ? cfg->backoff_initial_ms : LLM_DEFAULT_BACKOFF_MS;
-    long backoff_max = cfg->backoff_max_ms ? cfg->backoff_max_ms : LLM_DEFAULT_BACKOFF_MAX_MS;
-    struct sink sink = {.max = cfg->max_reply_bytes ? cfg->max_reply_bytes : LLM_DEFAULT_REPLY_MAX};
-    char errbuf[CURL_ERROR_SIZE];
-    char msg[256];
-    char *url = NULL;
-    struct curl_slist *headers = NULL;
-    CURL *h = NULL;
-    bool schema = true;
-    bool fell_back = false;
-    int retries = 0;
-
-    rc = build_url(base, api_key != NULL, &url, err);
-    if (rc != KILN_OK)
-        goto out;
-    rc = build_request(cfg, system_prompt, user_prompt, schema, &out->request_body, err);
-    if (rc != KILN_OK)
-        goto out;
-    out->response_format = "json_schema";
-    /* A key short enough to be a placeholder ("EMPTY", "x") is no secret:
-     * refusing prompts that contain it would refuse nearly all. */
-    if (api_key && strlen(api_key) >= LLM_KEY_SECRET_MIN &&
-        (strstr(user_prompt, api_key) || (system_prompt && strstr(system_prompt, api_key)) ||
-         strstr(out->request_body, api_key))) {
-        rc = kiln_fail(err, KILN_E_USAGE,
-                       "refusing to send a prompt that contains the API key: remove it");
-        goto out;
-    }
-    rc = make_headers(api_key, &headers, err);
-    if (rc != KILN_OK)
-        goto out;
-    h = curl_easy_init();
-    if (!h) {
-        rc = kiln_fail(err, KILN_E_NOMEM, "curl_easy_init failed (was curl_global_init called?)");
-        goto out;
-    }
-    errbuf[0] = '\0';
-    /* Untrusted peer: http(s) only, no redirects, TLS verified, no signals
-     * (threads), every wait bounded. */
-    if (curl_easy_setopt(h, CURLOPT_URL, url) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https") != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 30000 ? timeout_ms : 30000L) !=
-            CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)sink.max) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "kiln/" KILN_VERSION) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK) {
-        rc = kiln_fail(err, KILN_E_UNSUPPORTED,
-                       "this libcurl lacks an option kiln needs (7.85 or newer is required)");
-        goto out;
-    }
-
-    /* Bounded: at most max_retries + 1 attempts plus one format fallback. */
-    for (int guard = 0; guard < LLM_MAX_RETRIES_CAP + 2; guard++) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, out->request_body);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(out->request_body));
-        sink.len = 0;
-        sink.overflow = false;
-        errbuf[0] = '\0';
-        out->attempts++;
-        CURLcode cc = curl_easy_perform(h);
-        long status = 0;
-        curl_off_t retry_after = 0;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
-        out->http_status = status;
-        mask_key(sink.buf, sink.len, api_key);
-        free(out->reply_body);
-        out->reply_body = malloc(sink.len + 1);
-        if (!out->reply_body) {
-            rc = kiln_fail(err, KILN_E_NOMEM, "out of memory recording the reply");
-            goto out;
-        }
-        if (sink.len)
-            memcpy(out->reply_body, sink.buf, sink.len);
-        out->reply_body[sink.len] = '\0';
-        out->reply_len = sink.len;
-        /* Also where it decodes to the key (an escaped echo): the record
-         * is read back as JSON. */
-        if (!llm_mask_key(&out->reply_body, &out->reply_len, api_key)) {
-            rc = kiln_fail(err, KILN_E_NOMEM, "out of memory masking the API key in the reply");
-            goto out;
-        }
-
-        if (sink.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
-            rc = kiln_fail(err, KILN_E_LIMIT,
-                           "the server's reply exceeded %zu bytes (max_reply_bytes): transfer "
-                           "aborted; raise the cap if the model really needs that much",
-                           sink.max);
-            goto out;
-        }
-        bool retry = false;
-        if (cc != CURLE_OK) {
-            if (!curl_retryable(cc)) {
-                rc = kiln_fail(err, KILN_E_IO, "request to %s failed: %s", url,
-                               errbuf[0] ? errbuf : curl_easy_strerror(cc));
-                goto out;
-            }
-            if (retries >= cfg->max_retries) {
-                if (cc == CURLE_OPERATION_TIMEDOUT)
-                    rc = kiln_fail(err, KILN_E_TIMEOUT,
-                                   "no reply from %s within %ld ms (%d attempts): raise the "
-                                   "timeout or check the server",
-                                   url, timeout_ms, out->attempts);
-                else
-                    rc = kiln_fail(err, KILN_E_IO, "request to %s failed after %d attempts: %s",
-                                   url, out->attempts, errbuf[0] ? errbuf : curl_easy_strerror(cc));
-                goto out;
-            }
-            retry = true;
-        } else if (status >= 200 && status < 300) {
-            struct llm_usage usage;
-            rc = llm_envelope_parse(sink.buf ? sink.buf : "", sink.len, &out->content,
-                                    &out->content_len, &usage, err);
-            out->prompt_tokens = usage.prompt_tokens;
-            out->completion_tokens = usage.completion_tokens;
-            /* The content was decoded once; its strings decode again in
-             * llm_reply_parse: mask what every level decodes to. */
-            if (out->content && !llm_mask_key(&out->content, &out->content_len, api_key)) {
-                rc = kiln_fail(err, KILN_E_NOMEM, "out of memory masking the API key");
-                goto out;
-            }
-            if (usage.prompt_tokens >= 0 && usage.completion_tokens >= 0 &&
-                (cfg->price_in_per_mtok > 0 || cfg->price_out_per_mtok > 0))
-                out->cost_usd = ((double)usage.prompt_tokens * cfg->price_in_per_mtok +
-                                 (double)usage.completion_tokens * cfg->price_out_per_mtok) /
-                                1e6;
-            goto out;
-        } else if (status >= 300 && status < 400) {
-            rc = kiln_fail(err, KILN_E_REJECTED,
-                           "%s answered with a redirect (%ld), which kiln does not follow: set "
-                           "--base-url to the final URL",
-                           url, status);
-            goto out;
-        } else if (status == 400 && schema && !fell_back) {
-            /* Many local servers reject json_schema: ask for a JSON object. */
-            schema = false;
-            fell_back = true;
-            char *body = NULL;
-            rc = build_request(cfg, system_prompt, user_prompt, false, &body, err);
-            if (rc != KILN_OK)
-                goto out;
-            free(out->request_body);
-            out->request_body = body;
-            out->response_format = "json_object";
-            continue;
-        } else if (status == 429 || status >= 500) {
-            if (retries >= cfg->max_retries) {
-                rc = kiln_fail(err, KILN_E_IO, "%s answered %ld after %d attempts: %s%s", url,
-                               status, out->attempts,
-                               server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)),
-                               status == 429 ? " (rate limited: wait or raise your quota)" : "");
-                goto out;
-            }
-            retry = true;
-        } else if (status == 401 || status == 403) {
-            rc = kiln_fail(err, KILN_E_REJECTED,
-                           "the API rejected the key (%ld): %s; set OPENAI_API_KEY (or "
-                           "KILN_API_KEY) to a valid key",
-                           status, server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)));
-            goto out;
-        } else {
-            rc = kiln_fail(err, KILN_E_REJECTED, "%s answered %ld: %s%s", url, status,
-                           server_message(sink.buf, sink.len, api_key, msg, sizeof(msg)),
-                           status == 404 ? " (check --base-url and --model)" : "");
-            goto out;
-        }
-        if (retry) {
-            long d = backoff_delay(backoff0, backoff_max, retries, (long)retry_after);
-            retries++;
-            out->backoff_ms += d;
-            clock_sleep_ms(d);
-        }
-    }
-    rc = kiln_fail(err, KILN_E_INTERNAL, "llm_chat: retry loop did not terminate");
-out:
+    struct chat c;
+    chat_init(&c, cfg, api_key, system_prompt, user_prompt, out);
+    rc = chat_prepare(&c, err);
+    if (rc == KILN_OK)
+        rc = chat_open_curl(&c, err);
+    if (rc == KILN_OK)
+        rc = chat_exchange(&c, err);
     out->latency_s = clock_mono_s() - t0;
-    curl_easy_cleanup(h);
-    free_headers(headers);
-    free(url);
-    free(sink.buf);
+    chat_free(&c);
     return rc;
 }

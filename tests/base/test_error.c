@@ -47,12 +47,73 @@ static void every_code_has_a_name(void **state)
     assert_string_equal(kiln_strerror((enum kiln_rc)999), "unknown error code");
 }
 
+static void init_is_empty(void **state)
+{
+    (void)state;
+    struct kiln_err e = KILN_ERR_INIT;
+    assert_int_equal(e.rc, KILN_OK);
+    assert_string_equal(e.msg, "");
+    kiln_fail(&e, KILN_E_PARSE, "first");
+    kiln_fail(&e, KILN_E_IO, "second");
+    assert_int_equal(e.rc, KILN_E_PARSE);
+    assert_string_equal(e.msg, "first");
+}
+
+/* What an uninitialised local may hold: no known code, no terminator. */
+static void fill_garbage(struct kiln_err *e)
+{
+    memset(e, 0xfe, sizeof(*e));
+}
+
+static void garbage_does_not_swallow_the_failure(void **state)
+{
+    (void)state;
+    struct kiln_err e;
+    fill_garbage(&e);
+    assert_int_equal(kiln_fail(&e, KILN_E_IO, "disk %s", "full"), KILN_E_IO);
+    assert_int_equal(e.rc, KILN_E_IO);
+    assert_string_equal(e.msg, "disk full");
+    fill_garbage(&e);
+    errno = ENOENT;
+    kiln_fail_errno(&e, KILN_E_NOTFOUND, "opening");
+    assert_int_equal(e.rc, KILN_E_NOTFOUND);
+    assert_string_equal(e.msg, "opening: No such file or directory");
+    /* A known code, a message with no end: not an earlier failure either. */
+    fill_garbage(&e);
+    e.rc = KILN_E_PARSE;
+    kiln_fail(&e, KILN_E_LIMIT, "too big");
+    assert_int_equal(e.rc, KILN_E_LIMIT);
+    assert_string_equal(e.msg, "too big");
+}
+
+static void prefix_never_reads_an_unterminated_message(void **state)
+{
+    (void)state;
+    struct kiln_err e;
+    fill_garbage(&e);
+    e.rc = KILN_E_IO;
+    kiln_err_prefix(&e, "loading %s", "w.json");
+    assert_non_null(memchr(e.msg, '\0', sizeof(e.msg)));
+    assert_string_equal(e.msg, "loading w.json: ");
+}
+
+static void last_code_is_the_last(void **state)
+{
+    (void)state;
+    assert_string_not_equal(kiln_strerror(KILN_RC_LAST), "unknown error code");
+    assert_string_equal(kiln_strerror((enum kiln_rc)(KILN_RC_LAST + 1)), "unknown error code");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(first_failure_wins),
         cmocka_unit_test(errno_is_appended),
         cmocka_unit_test(prefix_adds_context),
+        cmocka_unit_test(init_is_empty),
+        cmocka_unit_test(garbage_does_not_swallow_the_failure),
+        cmocka_unit_test(prefix_never_reads_an_unterminated_message),
+        cmocka_unit_test(last_code_is_the_last),
         cmocka_unit_test(every_code_has_a_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
