@@ -247,9 +247,9 @@ static json_t *config_json(const struct opt_attempt *a, const char *src, enum ki
     return c;
 }
 
-/* Records one finished candidate, then appends its history entry. */
-static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
-                           struct eval_outcome *o, struct kiln_err *err)
+/* The finished candidate as r's next attempt; it takes o's verdict. */
+static struct opt_attempt *record_attempt(struct opt_run *r, int it, const struct proposal *p,
+                                          struct eval_outcome *o)
 {
     struct opt_attempt *a = &r->hist[r->n];
     memset(a, 0, sizeof(*a));
@@ -279,8 +279,15 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     }
     r->verdicts[r->n] = o->v; /* takes ownership of the cases */
     memset(&o->v, 0, sizeof(o->v));
+    return a;
+}
 
-    char rel[96], cdir[PATH_MAX];
+/* candidates/NNN/verdict.json: the verdict with kiln's own keys. */
+static enum kiln_rc write_verdict(struct opt_run *r, const struct opt_attempt *a,
+                                  const struct proposal *p, const struct eval_outcome *o,
+                                  struct kiln_err *err)
+{
+    char rel[96];
     json_t *vj = NULL;
     enum kiln_rc rc = verdict_to_json(&r->verdicts[r->n], &vj, err);
     if (rc == KILN_OK) {
@@ -295,7 +302,16 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
         rc = runrec_write_json(&r->rr, rel, vj, err);
     }
     json_decref(vj);
-    if (rc == KILN_OK && o->compile.diagnostics) {
+    return rc;
+}
+
+/* candidates/NNN/compile.log and compile.json, when it compiled. */
+static enum kiln_rc write_compile(struct opt_run *r, const struct opt_attempt *a,
+                                  const struct eval_outcome *o, struct kiln_err *err)
+{
+    char rel[96];
+    enum kiln_rc rc = KILN_OK;
+    if (o->compile.diagnostics) {
         size_t dl = strlen(o->compile.diagnostics), kl = 0;
         char *kept = cut_log(r, o->compile.diagnostics, dl, NULL, 0, dl, &kl);
         snprintf(rel, sizeof(rel), "candidates/%s/compile.log", a->id);
@@ -312,6 +328,16 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
             rc = runrec_write(&r->rr, rel, cj, strlen(cj), err);
         free(cj);
     }
+    return rc;
+}
+
+/* What the harness left is kept within the log budget, then its scratch
+ * removed. Returns the --profile record of a new best (NULL if none or
+ * when ok is false). */
+static json_t *keep_outputs(struct opt_run *r, const struct opt_attempt *a,
+                            const struct eval_outcome *o, bool ok)
+{
+    char cdir[PATH_MAX];
     eval_session_candidate_dir(r->s, a->id, false, cdir, sizeof(cdir));
     char run_out[PATH_MAX + 8];
     snprintf(run_out, sizeof(run_out), "%s/run", cdir);
@@ -319,20 +345,21 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
     keep_json_file(r, run_out, "status.json", a->id, a->status == VERDICT_PASS);
     keep_log_file(r, run_out, "log.txt", a->id);
     /* --profile: a new best is profiled while its scratch still exists. */
-    json_t *prof = rc == KILN_OK
-                       ? opt_profile_on_record(r->op, a->id, a->improved, cdir, o->compile.artifact)
-                       : NULL;
+    json_t *prof =
+        ok ? opt_profile_on_record(r->op, a->id, a->improved, cdir, o->compile.artifact) : NULL;
     struct kiln_err ignore;
     kiln_err_clear(&ignore);
     (void)(fs_remove_tree(cdir, &ignore) == KILN_OK); /* big outputs: not kept */
     /* Its held-out check's scratch too: one per candidate, they add up. */
     eval_session_candidate_dir(r->s, a->id, true, cdir, sizeof(cdir));
     (void)(fs_remove_tree(cdir, &ignore) == KILN_OK);
-    if (rc != KILN_OK) {
-        json_decref(prof);
-        return rc;
-    }
+    return prof;
+}
 
+/* The attempt counted, and its entry appended to history.json; takes prof. */
+static enum kiln_rc append_history(struct opt_run *r, int it, const struct opt_attempt *a,
+                                   const struct proposal *p, json_t *prof, struct kiln_err *err)
+{
     if (a->improved)
         r->best = (int)r->n;
     r->n++;
@@ -358,6 +385,22 @@ static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
                                       "completion", (json_int_t)p->completion_tokens));
     json_array_append_new(r->history, h);
     return runrec_write_json(&r->rr, "history.json", r->history, err);
+}
+
+/* Records one finished candidate, then appends its history entry. */
+static enum kiln_rc record(struct opt_run *r, int it, const struct proposal *p,
+                           struct eval_outcome *o, struct kiln_err *err)
+{
+    struct opt_attempt *a = record_attempt(r, it, p, o);
+    enum kiln_rc rc = write_verdict(r, a, p, o, err);
+    if (rc == KILN_OK)
+        rc = write_compile(r, a, o, err);
+    json_t *prof = keep_outputs(r, a, o, rc == KILN_OK);
+    if (rc != KILN_OK) {
+        json_decref(prof);
+        return rc;
+    }
+    return append_history(r, it, a, p, prof, err);
 }
 
 /* ---- one candidate in steps (optimize_jobs.c runs them in a window) ---- */

@@ -111,190 +111,258 @@ enum kiln_rc optimize_resume(const char *run_dir, bool quiet, bool json, struct 
     return optimize_resume_with(run_dir, &ro, err);
 }
 
-enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_options *ro,
-                                  struct kiln_err *err)
+static void resume_init(struct opt_run *r)
 {
-    bool quiet = ro->quiet, json = ro->json;
-    struct opt_run r;
-    memset(&r, 0, sizeof(r));
-    r.best = -1;
-    r.lock_fd = -1;
-    r.t0 = opt_now_s();
-    r.tty = isatty(STDERR_FILENO);
-    opt_log_init(&r);
-    json_t *run = NULL, *hist = NULL;
-    enum kiln_rc rc = runrec_open(run_dir, &r.rr, err);
+    memset(r, 0, sizeof(*r));
+    r->best = -1;
+    r->lock_fd = -1;
+    r->t0 = opt_now_s();
+    r->tty = isatty(STDERR_FILENO);
+    opt_log_init(r);
+}
+
+/* The record opened, locked and its run.json and history.json read. On
+ * error nothing is left held. */
+static enum kiln_rc resume_open_record(struct opt_run *r, const char *run_dir, json_t **run,
+                                       json_t **hist, struct kiln_err *err)
+{
+    enum kiln_rc rc = runrec_open(run_dir, &r->rr, err);
     if (rc == KILN_OK) /* one process per run: a second resume would race the first */
-        rc = runrec_lock(&r.rr, &r.lock_fd, err);
+        rc = runrec_lock(&r->rr, &r->lock_fd, err);
     /* Nothing in the record is read before its MANIFEST says it is intact:
      * first every file but those of candidates in flight, then, once the
      * verified history says how many finished, that those really were in
      * flight (numbered past the finished ones). */
     size_t in_flight = 0;
     if (rc == KILN_OK)
-        rc = runrec_manifest_check(&r.rr, 0, &in_flight, err);
+        rc = runrec_manifest_check(&r->rr, 0, &in_flight, err);
     if (rc == KILN_OK)
-        rc = runrec_read_json(&r.rr, "run.json", 1u << 20, &run, err);
+        rc = runrec_read_json(&r->rr, "run.json", 1u << 20, run, err);
     if (rc == KILN_OK)
-        rc = runrec_read_json(&r.rr, "history.json", 64u << 20, &hist, err);
+        rc = runrec_read_json(&r->rr, "history.json", 64u << 20, hist, err);
     if (rc == KILN_OK && in_flight > 0)
-        rc = runrec_manifest_check(&r.rr, json_array_size(hist), NULL, err);
+        rc = runrec_manifest_check(&r->rr, json_array_size(*hist), NULL, err);
     if (rc == KILN_OK)
-        rc = runrec_check_versions(run, hist, NULL, err);
+        rc = runrec_check_versions(*run, *hist, NULL, err);
     if (rc != KILN_OK) {
-        json_decref(run);
-        json_decref(hist);
-        if (r.lock_fd >= 0)
-            close(r.lock_fd);
+        json_decref(*run);
+        json_decref(*hist);
+        *run = *hist = NULL;
+        if (r->lock_fd >= 0)
+            close(r->lock_fd);
+        r->lock_fd = -1;
         kiln_err_prefix(err, "%s is not a resumable run", run_dir);
-        return rc;
     }
-    r.o.quiet = quiet;
-    r.o.json = json;
-    r.o.workload = jstr(json_object_get(run, "workload"), "source");
-    r.o.backend = kiln_backend_from_name(jstr(run, "backend") ? jstr(run, "backend") : "");
-    r.o.gpu = (int)json_integer_value(json_object_get(run, "gpu_index"));
-    r.o.max_iterations = (int)json_integer_value(json_object_get(run, "max_iterations"));
-    r.o.proposer = jstr(run, "proposer");
-    r.o.model = jstr(run, "model");
-    r.o.dotenv = ro->dotenv;
-    r.o.stop = ro->stop;
-    r.o.runner = ro->runner;
+    return rc;
+}
+
+/* The run's options again, from run.json and the resume command line. */
+static void resume_options(struct opt_run *r, json_t *run, const char *run_dir,
+                           const struct opt_resume_options *ro)
+{
+    r->o.quiet = ro->quiet;
+    r->o.json = ro->json;
+    r->o.workload = jstr(json_object_get(run, "workload"), "source");
+    r->o.backend = kiln_backend_from_name(jstr(run, "backend") ? jstr(run, "backend") : "");
+    r->o.gpu = (int)json_integer_value(json_object_get(run, "gpu_index"));
+    r->o.max_iterations = (int)json_integer_value(json_object_get(run, "max_iterations"));
+    r->o.proposer = jstr(run, "proposer");
+    r->o.model = jstr(run, "model");
+    r->o.dotenv = ro->dotenv;
+    r->o.stop = ro->stop;
+    r->o.runner = ro->runner;
     /* The executor is chosen anew: a spool and partition may not outlive
      * the run, and verdicts do not depend on where the harness ran. */
     const char *ran_on = jstr(run, "executor");
-    if (!ro->runner && ran_on && strcmp(ran_on, "local") != 0 && !quiet)
+    if (!ro->runner && ran_on && strcmp(ran_on, "local") != 0 && !ro->quiet)
         fprintf(stderr,
                 "kiln: %s was made with --executor %s; resuming it on this host (give "
                 "--executor %s --spool DIR to continue there)\n",
                 run_dir, ran_on, ran_on);
-    r.o.replay_dir = jstr(run, "replay");
-    r.o.description = jstr(run, "description");
-    r.generated = json_is_true(json_object_get(run, "reference_generated_by_model"));
-    r.o.seed =
+    r->o.replay_dir = jstr(run, "replay");
+    r->o.description = jstr(run, "description");
+    r->generated = json_is_true(json_object_get(run, "reference_generated_by_model"));
+    r->o.seed =
         (uint64_t)json_integer_value(json_object_get(json_object_get(run, "seeds"), "inputs"));
-    runrec_timed_runs(run, &r.o.warmups, &r.o.iterations);
-    runrec_timing_rule(run, &r.o.adaptive, &r.o.target_rse, &r.o.budget_ms);
-    r.o.seed_random = !strcmp(jstr(json_object_get(run, "seeds"), "source")
-                                  ? jstr(json_object_get(run, "seeds"), "source")
-                                  : "",
-                              "random");
-    r.o.profile = json_is_true(json_object_get(run, "profile")) ||
-                  json_is_object(json_object_get(run, "profile"));
+    runrec_timed_runs(run, &r->o.warmups, &r->o.iterations);
+    runrec_timing_rule(run, &r->o.adaptive, &r->o.target_rse, &r->o.budget_ms);
+    r->o.seed_random = !strcmp(jstr(json_object_get(run, "seeds"), "source")
+                                   ? jstr(json_object_get(run, "seeds"), "source")
+                                   : "",
+                               "random");
+    r->o.profile = json_is_true(json_object_get(run, "profile")) ||
+                   json_is_object(json_object_get(run, "profile"));
     /* Runs made before --keep-inputs have no "keep_inputs": they kept them. */
     json_t *keep = json_object_get(run, "keep_inputs");
-    r.o.keep_inputs = !keep || json_is_true(keep);
+    r->o.keep_inputs = !keep || json_is_true(keep);
     /* Runs made before --jobs have no "jobs": they ran one at a time. */
     json_t *jobs = json_object_get(run, "jobs");
-    r.o.jobs = jobs ? (int)json_integer_value(jobs) : 1;
+    r->o.jobs = jobs ? (int)json_integer_value(jobs) : 1;
     json_t *docs = json_object_get(run, "docs"); /* --docs K [--docs-dir DIR] */
-    r.o.docs = (int)json_integer_value(json_object_get(docs, "k"));
-    r.o.docs_dir = jstr(docs, "dir");
-    bool compiler_ok = runrec_compiler(run, &r.o.compiler);
-    if (r.o.max_iterations <= 0 || r.o.max_iterations > OPT_MAX_ITER || !r.o.proposer ||
-        !json_is_array(hist) || r.o.jobs < 1 || r.o.jobs > OPT_MAX_JOBS || !compiler_ok ||
-        r.o.docs < 0 || r.o.docs > DOCS_K_MAX)
-        rc = kiln_fail(err, KILN_E_PARSE, "%s/run.json: missing or bad fields", run_dir);
-    if (rc == KILN_OK) /* --docs: a corpus now refused is said before the baselines run */
-        rc = opt_docs_open(&r, err);
+    r->o.docs = (int)json_integer_value(json_object_get(docs, "k"));
+    r->o.docs_dir = jstr(docs, "dir");
+}
+
+/* The options checked, then everything the loop needs opened, each step
+ * refusing what the record no longer supports before any candidate runs. */
+static enum kiln_rc resume_prepare(struct opt_run *r, json_t *run, json_t *hist,
+                                   const char *run_dir, const struct opt_resume_options *ro,
+                                   struct kiln_err *err)
+{
+    bool compiler_ok = runrec_compiler(run, &r->o.compiler);
+    if (r->o.max_iterations <= 0 || r->o.max_iterations > OPT_MAX_ITER || !r->o.proposer ||
+        !json_is_array(hist) || r->o.jobs < 1 || r->o.jobs > OPT_MAX_JOBS || !compiler_ok ||
+        r->o.docs < 0 || r->o.docs > DOCS_K_MAX)
+        return kiln_fail(err, KILN_E_PARSE, "%s/run.json: missing or bad fields", run_dir);
+    /* --docs: a corpus now refused is said before the baselines run */
+    enum kiln_rc rc = opt_docs_open(r, err);
     if (rc == KILN_OK)
-        rc = resume_base_url(&r, run_dir, jstr(run, "base_url"), ro->base_url, err);
+        rc = resume_base_url(r, run_dir, jstr(run, "base_url"), ro->base_url, err);
     if (rc == KILN_OK)
-        rc = check_workload_copy(&r, run, err);
+        rc = check_workload_copy(r, run, err);
     if (rc == KILN_OK)
-        rc = resume_findings(&r, run, err);
+        rc = resume_findings(r, run, err);
     if (rc == KILN_OK)
-        rc = opt_alloc_history(&r, err);
+        rc = opt_alloc_history(r, err);
     if (rc == KILN_OK)
-        rc = opt_given_load(&r.given, &r.rr, run, err);
+        rc = opt_given_load(&r->given, &r->rr, run, err);
     if (rc == KILN_OK)
-        rc = opt_open_run(&r, err);
-    /* Rebuild the state from the records: every finished candidate's
-     * verdict, source and configuration; the proposer replays its feedback
-     * so the tuner never proposes a finished configuration again. */
-    size_t done = json_array_size(hist);
-    if (rc == KILN_OK && done > (size_t)r.o.max_iterations)
-        rc = kiln_fail(err, KILN_E_PARSE, "%s: history longer than the budget", run_dir);
-    for (size_t i = 0; rc == KILN_OK && i < done; i++) {
-        json_t *h = json_array_get(hist, i);
-        const char *id = jstr(h, "candidate");
-        char want[16], rel[96], *text = NULL;
-        size_t len = 0;
-        snprintf(want, sizeof(want), "%03zu", i + 1);
-        if (!id || strcmp(id, want) != 0) {
-            rc = kiln_fail(err, KILN_E_PARSE,
-                           "%s/history.json: entry %zu names candidate %s, expected %s", run_dir,
-                           i + 1, id ? id : "(none)", want);
-            break;
-        }
-        snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", id);
-        if ((rc = runrec_read(&r.rr, rel, VERDICT_MAX_JSON, &text, &len, err)))
-            break;
-        /* verdict.json carries kiln's extra keys; strip them for the strict reader. */
-        static const struct json_strict_rules vrules = {.max_bytes = VERDICT_MAX_JSON};
-        json_t *vj = NULL;
-        rc = json_strict_parse(rel, text, len, &vrules, &vj, err);
-        free(text);
-        if (rc)
-            break;
-        const char *note = jstr(vj, "note");
-        char notebuf[512];
-        text_copy_utf8(notebuf, sizeof(notebuf), note);
-        json_object_del(vj, "stage");
-        json_object_del(vj, "proposer");
-        json_object_del(vj, "note");
-        json_object_del(vj, "config");
-        json_object_del(vj, "turnaround_s");
-        json_object_del(vj, "ran_on");
-        json_object_del(vj, "arch");
-        char *clean = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
-        json_decref(vj);
-        struct proposal p;
-        memset(&p, 0, sizeof(p));
-        struct eval_outcome o;
-        memset(&o, 0, sizeof(o));
-        rc = clean ? verdict_from_json(clean, strlen(clean), &o.v, err)
-                   : kiln_fail(err, KILN_E_PARSE, "%s/%s: not JSON", run_dir, rel);
-        free(clean);
-        /* A recorded "reverified" is the record's word, not a check: the
-         * held-out check runs again in finalize for every pass. */
-        o.v.reverified = false;
-        snprintf(o.stage, sizeof(o.stage), "%s", jstr(h, "stage") ? jstr(h, "stage") : "");
-        text_copy_utf8(p.note, sizeof(p.note), notebuf);
-        char srel[96];
-        snprintf(srel, sizeof(srel), "candidates/%s/candidate.%s", id,
-                 opt_ext_of(eval_session_backend(r.s)));
-        if (rc == KILN_OK) {
-            /* A failed proposal has no source; a source behind a link is refused. */
-            struct kiln_err serr;
-            kiln_err_clear(&serr);
-            enum kiln_rc src = runrec_read(&r.rr, srel, 1u << 20, &p.source, &p.len, &serr);
-            if (src != KILN_OK && src != KILN_E_NOTFOUND) {
-                *err = serr;
-                rc = src;
-            }
-        }
-        /* The tuner proposes deterministically for a seed: asking it again,
-         * in the order the run asked (--jobs looks ahead), reproduces the
-         * finished configuration, which keeps its state. Replay re-reads its
-         * replies the same way; llm is not asked again. */
-        if (rc == KILN_OK && proposer_looks_ahead(r.prop)) {
-            struct proposal again;
-            if ((rc = opt_window_repropose(&r, (int)i + 1, &again, err)) == KILN_OK &&
-                !strcmp(r.o.proposer, "tune")) {
-                p.has_config = again.has_config;
-                p.nconfig = again.nconfig;
-                memcpy(p.config, again.config, sizeof(p.config));
-            }
-            proposal_free(&again);
-        }
-        /* opt_finish() rewrites the same files with the same content. */
-        if (rc == KILN_OK)
-            rc = opt_finish(&r, (int)i + 1, &p, &o, err);
-        eval_outcome_free(&o);
-        proposal_free(&p);
+        rc = opt_open_run(r, err);
+    return rc;
+}
+
+/* A finished candidate's recorded verdict; its note is copied to note. */
+static enum kiln_rc resume_read_verdict(struct opt_run *r, const char *run_dir, const char *id,
+                                        struct verdict *v, char note[512], struct kiln_err *err)
+{
+    char rel[96], *text = NULL;
+    size_t len = 0;
+    snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", id);
+    enum kiln_rc rc = runrec_read(&r->rr, rel, VERDICT_MAX_JSON, &text, &len, err);
+    if (rc)
+        return rc;
+    /* verdict.json carries kiln's extra keys; strip them for the strict reader. */
+    static const struct json_strict_rules vrules = {.max_bytes = VERDICT_MAX_JSON};
+    static const char *const extra[] = {"stage",        "proposer", "note", "config",
+                                        "turnaround_s", "ran_on",   "arch"};
+    json_t *vj = NULL;
+    rc = json_strict_parse(rel, text, len, &vrules, &vj, err);
+    free(text);
+    if (rc)
+        return rc;
+    text_copy_utf8(note, 512, jstr(vj, "note"));
+    for (size_t k = 0; k < sizeof(extra) / sizeof(extra[0]); k++)
+        json_object_del(vj, extra[k]);
+    char *clean = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
+    json_decref(vj);
+    rc = clean ? verdict_from_json(clean, strlen(clean), v, err)
+               : kiln_fail(err, KILN_E_PARSE, "%s/%s: not JSON", run_dir, rel);
+    free(clean);
+    return rc;
+}
+
+/* A failed proposal has no source; a source behind a link is refused. */
+static enum kiln_rc resume_read_source(struct opt_run *r, const char *id, struct proposal *p,
+                                       struct kiln_err *err)
+{
+    char srel[96];
+    snprintf(srel, sizeof(srel), "candidates/%s/candidate.%s", id,
+             opt_ext_of(eval_session_backend(r->s)));
+    struct kiln_err serr;
+    kiln_err_clear(&serr);
+    enum kiln_rc src = runrec_read(&r->rr, srel, 1u << 20, &p->source, &p->len, &serr);
+    if (src != KILN_OK && src != KILN_E_NOTFOUND) {
+        *err = serr;
+        return src;
     }
-    if (rc == KILN_OK && !quiet && !json)
+    return KILN_OK;
+}
+
+/* The tuner proposes deterministically for a seed: asking it again, in the
+ * order the run asked (--jobs looks ahead), reproduces the finished
+ * configuration, which keeps its state. Replay re-reads its replies the
+ * same way; llm is not asked again. */
+static enum kiln_rc resume_repropose(struct opt_run *r, size_t i, struct proposal *p,
+                                     struct kiln_err *err)
+{
+    if (!proposer_looks_ahead(r->prop))
+        return KILN_OK;
+    struct proposal again;
+    enum kiln_rc rc = opt_window_repropose(r, (int)i + 1, &again, err);
+    if (rc == KILN_OK && !strcmp(r->o.proposer, "tune")) {
+        p->has_config = again.has_config;
+        p->nconfig = again.nconfig;
+        memcpy(p->config, again.config, sizeof(p->config));
+    }
+    proposal_free(&again);
+    return rc;
+}
+
+/* History entry i recorded again, as the run finished it. */
+static enum kiln_rc resume_candidate(struct opt_run *r, json_t *h, size_t i, const char *run_dir,
+                                     struct kiln_err *err)
+{
+    const char *id = jstr(h, "candidate");
+    char want[16];
+    snprintf(want, sizeof(want), "%03zu", i + 1);
+    if (!id || strcmp(id, want) != 0)
+        return kiln_fail(err, KILN_E_PARSE,
+                         "%s/history.json: entry %zu names candidate %s, expected %s", run_dir,
+                         i + 1, id ? id : "(none)", want);
+    struct proposal p;
+    memset(&p, 0, sizeof(p));
+    struct eval_outcome o;
+    memset(&o, 0, sizeof(o));
+    char notebuf[512];
+    enum kiln_rc rc = resume_read_verdict(r, run_dir, id, &o.v, notebuf, err);
+    /* A recorded "reverified" is the record's word, not a check: the
+     * held-out check runs again in finalize for every pass. */
+    o.v.reverified = false;
+    snprintf(o.stage, sizeof(o.stage), "%s", jstr(h, "stage") ? jstr(h, "stage") : "");
+    if (rc == KILN_OK)
+        text_copy_utf8(p.note, sizeof(p.note), notebuf);
+    if (rc == KILN_OK)
+        rc = resume_read_source(r, id, &p, err);
+    if (rc == KILN_OK)
+        rc = resume_repropose(r, i, &p, err);
+    /* opt_finish() rewrites the same files with the same content. */
+    if (rc == KILN_OK)
+        rc = opt_finish(r, (int)i + 1, &p, &o, err);
+    eval_outcome_free(&o);
+    proposal_free(&p);
+    return rc;
+}
+
+/* Rebuild the state from the records: every finished candidate's verdict,
+ * source and configuration; the proposer replays its feedback so the tuner
+ * never proposes a finished configuration again. */
+static enum kiln_rc resume_replay_history(struct opt_run *r, json_t *hist, const char *run_dir,
+                                          struct kiln_err *err)
+{
+    size_t done = json_array_size(hist);
+    if (done > (size_t)r->o.max_iterations)
+        return kiln_fail(err, KILN_E_PARSE, "%s: history longer than the budget", run_dir);
+    enum kiln_rc rc = KILN_OK;
+    for (size_t i = 0; rc == KILN_OK && i < done; i++)
+        rc = resume_candidate(r, json_array_get(hist, i), i, run_dir, err);
+    return rc;
+}
+
+enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_options *ro,
+                                  struct kiln_err *err)
+{
+    struct opt_run r;
+    resume_init(&r);
+    json_t *run = NULL, *hist = NULL;
+    enum kiln_rc rc = resume_open_record(&r, run_dir, &run, &hist, err);
+    if (rc != KILN_OK)
+        return rc; /* nothing is held */
+    resume_options(&r, run, run_dir, ro);
+    rc = resume_prepare(&r, run, hist, run_dir, ro, err);
+    if (rc == KILN_OK)
+        rc = resume_replay_history(&r, hist, run_dir, err);
+    size_t done = json_array_size(hist);
+    if (rc == KILN_OK && !ro->quiet && !ro->json)
         fprintf(stderr, "kiln: resuming %s after %zu finished candidates\n", run_dir, done);
     if (rc == KILN_OK)
         rc = opt_loop(&r, (int)done + 1, err);

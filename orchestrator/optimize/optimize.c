@@ -556,126 +556,182 @@ static enum kiln_rc check_tunable_start(const struct workload *wl, enum kiln_bac
                      wl->name, f, f);
 }
 
-enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap,
-                          struct kiln_err *err)
+static void run_init(struct opt_run *r, const struct opt_options *o)
 {
-    struct opt_run r;
-    memset(&r, 0, sizeof(r));
-    r.o = *o;
-    r.best = -1;
-    r.lock_fd = -1;
-    r.t0 = opt_now_s();
-    r.tty = isatty(STDERR_FILENO);
-    opt_log_init(&r);
-    if (!r.o.results_dir)
-        r.o.results_dir = "results";
-    bool tune = !r.o.proposer || strcmp(r.o.proposer, "tune") == 0;
+    memset(r, 0, sizeof(*r));
+    r->o = *o;
+    r->best = -1;
+    r->lock_fd = -1;
+    r->t0 = opt_now_s();
+    r->tty = isatty(STDERR_FILENO);
+    opt_log_init(r);
+    if (!r->o.results_dir)
+        r->o.results_dir = "results";
+}
+
+/* The budget's defaults and limits, said before anything is taken. */
+static enum kiln_rc run_limits(struct opt_run *r, bool tune, struct kiln_err *err)
+{
     /* The tuner's search needs room: rungs of 27, 9 and 3 (tune_search.h),
      * a few minutes on an H200; a model's proposals are slower and dearer. */
-    if (r.o.max_iterations <= 0)
-        r.o.max_iterations = tune ? 40 : 7;
-    if (r.o.max_iterations > OPT_MAX_ITER)
+    if (r->o.max_iterations <= 0)
+        r->o.max_iterations = tune ? 40 : 7;
+    if (r->o.max_iterations > OPT_MAX_ITER)
         return kiln_fail(err, KILN_E_USAGE, "--max-iterations is at most %d", OPT_MAX_ITER);
-    if (r.o.jobs > OPT_MAX_JOBS)
+    if (r->o.jobs > OPT_MAX_JOBS)
         return kiln_fail(err, KILN_E_USAGE, "--jobs is at most %d", OPT_MAX_JOBS);
-    if (!r.o.proposer)
-        r.o.proposer = "tune";
-    /* Load the workload once to learn its backend and copy it as used. */
-    char wdir[PATH_MAX];
-    struct workload *wl = NULL;
-    char *initial = NULL;
-    size_t ilen = 0;
+    if (!r->o.proposer)
+        r->o.proposer = "tune";
+    return KILN_OK;
+}
+
+/* The API key and --docs, checked before inputs and baselines run. */
+static enum kiln_rc run_check_llm(struct opt_run *r, const struct opt_options *o,
+                                  struct kiln_err *err)
+{
     enum kiln_rc rc = KILN_OK;
-    if (strcmp(r.o.proposer, "llm") == 0 || (o->description && !o->replay_dir)) {
+    if (strcmp(r->o.proposer, "llm") == 0 || (o->description && !o->replay_dir)) {
         /* A key kiln refuses to read (a world-readable .env) is the
          * environment's problem: say so now, before inputs and the
          * baseline take minutes, and exit as a usage error. */
         char key[512];
-        rc = load_key(&r, key, sizeof(key), err);
+        rc = load_key(r, key, sizeof(key), err);
         explicit_bzero(key, sizeof(key));
         if (rc != KILN_OK && rc != KILN_E_NOMEM)
             rc = err->rc = KILN_E_USAGE;
     }
-    if (rc == KILN_OK && o->docs > 0 && strcmp(r.o.proposer, "llm") != 0)
+    if (rc == KILN_OK && o->docs > 0 && strcmp(r->o.proposer, "llm") != 0)
         rc = kiln_fail(err, KILN_E_USAGE,
                        "--docs needs --proposer llm (only a model reads "
                        "documentation)");
     if (rc == KILN_OK) /* a refused --docs-dir is said before inputs and baselines run */
-        rc = opt_docs_open(&r, err);
-    if (rc == KILN_OK && o->initial_kernel)
-        rc = fs_read_file(o->initial_kernel, 1u << 20, &initial, &ilen, err);
+        rc = opt_docs_open(r, err);
+    return rc;
+}
+
+/* The workload (found, or generated into the run) and the starting kernel,
+ * with the given data checked before a run directory exists. Load the
+ * workload once to learn its backend and copy it as used. */
+static enum kiln_rc run_load_workload(struct opt_run *r, const struct opt_options *o, bool tune,
+                                      char *wdir, size_t cap, struct workload **wl, char **initial,
+                                      size_t *ilen, struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    if (o->initial_kernel)
+        rc = fs_read_file(o->initial_kernel, 1u << 20, initial, ilen, err);
     if (rc == KILN_OK && o->description)
-        rc = generate_workload(&r, wdir, sizeof(wdir), err);
+        rc = generate_workload(r, wdir, cap, err);
     else if (rc == KILN_OK)
-        rc = workload_resolve_dir(o->workload, wdir, sizeof(wdir), err);
+        rc = workload_resolve_dir(o->workload, wdir, cap, err);
     if (rc == KILN_OK)
-        rc = workload_load(wdir, &wl, err);
+        rc = workload_load(wdir, wl, err);
     if (rc == KILN_OK && o->tuner_run)
-        rc = use_tuner_run(&r, wl, &initial, &ilen, err);
-    else if (rc == KILN_OK && !initial && r.o.replay_dir && strcmp(r.o.proposer, "replay") == 0)
-        rc = use_replayed_start(&r, wl, &initial, &ilen, err);
-    if (rc == KILN_OK && tune && !initial)
-        rc = check_tunable_start(wl, eval_backend_auto(o->backend, NULL, wl), err);
+        rc = use_tuner_run(r, *wl, initial, ilen, err);
+    else if (rc == KILN_OK && !*initial && r->o.replay_dir && strcmp(r->o.proposer, "replay") == 0)
+        rc = use_replayed_start(r, *wl, initial, ilen, err);
+    if (rc == KILN_OK && tune && !*initial)
+        rc = check_tunable_start(*wl, eval_backend_auto(o->backend, NULL, *wl), err);
     /* Given data is checked before a run directory exists. */
     if (rc == KILN_OK && (o->input_cases || o->reference))
-        rc = opt_given_prepare(&r.given, o->input_cases, o->reference, wl,
-                               eval_backend_auto(o->backend, o->initial_kernel, wl), err);
-    if (rc == KILN_OK)
-        rc = opt_alloc_history(&r, err);
+        rc = opt_given_prepare(&r->given, o->input_cases, o->reference, *wl,
+                               eval_backend_auto(o->backend, o->initial_kernel, *wl), err);
+    return rc;
+}
+
+/* The run directory, locked, with its copy of the workload and given data. */
+static enum kiln_rc run_create_record(struct opt_run *r, const struct opt_options *o,
+                                      const struct workload *wl, const char *initial, size_t ilen,
+                                      char *run_dir, size_t cap, struct kiln_err *err)
+{
+    enum kiln_rc rc = opt_alloc_history(r, err);
     /* A backend this host cannot run (no GPU, driver or nvcc) is said before
      * a run directory exists: no run that `kiln resume` could not continue. */
-    if (rc == KILN_OK && !r.generated)
-        rc = eval_backend_check(eval_backend_auto(o->backend, o->initial_kernel, wl), r.o.gpu,
-                                r.o.compiler, r.o.runner, err);
-    if (rc == KILN_OK && !r.generated)
-        rc = runrec_create(r.o.results_dir, &r.rr, err);
-    if (rc == KILN_OK && !r.generated) /* generate_workload took it */
-        rc = runrec_lock(&r.rr, &r.lock_fd, err);
+    if (rc == KILN_OK && !r->generated)
+        rc = eval_backend_check(eval_backend_auto(o->backend, o->initial_kernel, wl), r->o.gpu,
+                                r->o.compiler, r->o.runner, err);
+    if (rc == KILN_OK && !r->generated)
+        rc = runrec_create(r->o.results_dir, &r->rr, err);
+    if (rc == KILN_OK && !r->generated) /* generate_workload took it */
+        rc = runrec_lock(&r->rr, &r->lock_fd, err);
     if (rc == KILN_OK) {
-        snprintf(run_dir, cap, "%s", r.rr.dir);
-        r.o.backend = eval_backend_auto(r.o.backend, o->initial_kernel, wl);
-        snprintf(r.start_file, sizeof(r.start_file), "%s",
-                 workload_file_name(r.o.backend == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU
-                                                                     : WL_FILE_KERNEL_C));
-        rc = copy_workload(&r, wl, initial, ilen, err);
+        snprintf(run_dir, cap, "%s", r->rr.dir);
+        r->o.backend = eval_backend_auto(r->o.backend, o->initial_kernel, wl);
+        snprintf(r->start_file, sizeof(r->start_file), "%s",
+                 workload_file_name(r->o.backend == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU
+                                                                      : WL_FILE_KERNEL_C));
+        rc = copy_workload(r, wl, initial, ilen, err);
     }
     if (rc == KILN_OK)
-        rc = opt_given_store(&r.given, &r.rr, err);
-    free(initial);
-    /* run.json and the empty history come first, so a run killed while its
-     * inputs or its baseline are prepared can be resumed. They describe the
-     * run's own copy of the workload (its hash covers --initial-kernel). */
+        rc = opt_given_store(&r->given, &r->rr, err);
+    return rc;
+}
+
+/* run.json and the empty history come first, so a run killed while its
+ * inputs or its baseline are prepared can be resumed. They describe the
+ * run's own copy of the workload (its hash covers --initial-kernel). */
+static enum kiln_rc run_write_start(struct opt_run *r, struct kiln_err *err)
+{
     struct workload *used = NULL;
     char udir[PATH_MAX];
-    if (rc == KILN_OK)
-        rc = runrec_path(&r.rr, "workload", udir, sizeof(udir), err);
+    enum kiln_rc rc = runrec_path(&r->rr, "workload", udir, sizeof(udir), err);
     if (rc == KILN_OK)
         rc = workload_load(udir, &used, err);
-    if (rc == KILN_OK && r.o.jobs <= 0) {
+    if (rc == KILN_OK && r->o.jobs <= 0) {
         /* On the GPU, compile ahead on spare cores unless told otherwise; on
          * the CPU backend compiles would disturb the timing. */
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        bool gpu = eval_backend_auto(r.o.backend, NULL, used) == KILN_BACKEND_CUDA;
-        r.o.jobs = gpu && ncpu >= 4 ? (int)(ncpu / 2 < 8 ? ncpu / 2 : 8) : 1;
+        bool gpu = eval_backend_auto(r->o.backend, NULL, used) == KILN_BACKEND_CUDA;
+        r->o.jobs = gpu && ncpu >= 4 ? (int)(ncpu / 2 < 8 ? ncpu / 2 : 8) : 1;
     }
     if (rc == KILN_OK)
-        rc = write_run_json(&r, used, err);
+        rc = write_run_json(r, used, err);
     workload_free(used);
     if (rc == KILN_OK)
-        rc = runrec_write_json(&r.rr, "history.json", r.history, err);
-    if (rc == KILN_OK)
-        rc = opt_open_run(&r, err);
-    if (rc == KILN_OK && o->jobs > 1 && opt_jobs(&r) == 1 && !r.o.quiet && !r.o.json)
+        rc = runrec_write_json(&r->rr, "history.json", r->history, err);
+    return rc;
+}
+
+/* Options given that have no effect here are said, not silently dropped. */
+static void run_notices(struct opt_run *r, const struct opt_options *o)
+{
+    if (o->jobs > 1 && opt_jobs(r) == 1 && !r->o.quiet && !r->o.json)
         fprintf(stderr,
                 "kiln: --jobs %d has no effect with --proposer %s: each proposal "
                 "needs the verdict on the one before\n",
-                r.o.jobs, proposer_name(r.prop));
-    if (rc == KILN_OK && r.o.compiler == COMPILE_NVRTC &&
-        eval_session_backend(r.s) != KILN_BACKEND_CUDA && !r.o.quiet && !r.o.json)
+                r->o.jobs, proposer_name(r->prop));
+    if (r->o.compiler == COMPILE_NVRTC && eval_session_backend(r->s) != KILN_BACKEND_CUDA &&
+        !r->o.quiet && !r->o.json)
         fprintf(stderr,
                 "kiln: --compiler nvrtc applies to the cuda backend; the %s backend "
                 "compiles with cc\n",
-                kiln_backend_name(eval_session_backend(r.s)));
+                kiln_backend_name(eval_session_backend(r->s)));
+}
+
+enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap,
+                          struct kiln_err *err)
+{
+    struct opt_run r;
+    run_init(&r, o);
+    bool tune = !r.o.proposer || strcmp(r.o.proposer, "tune") == 0;
+    enum kiln_rc rc = run_limits(&r, tune, err);
+    if (rc != KILN_OK)
+        return rc;
+    char wdir[PATH_MAX]; /* generate_workload points r.o.workload here */
+    struct workload *wl = NULL;
+    char *initial = NULL;
+    size_t ilen = 0;
+    rc = run_check_llm(&r, o, err);
+    if (rc == KILN_OK)
+        rc = run_load_workload(&r, o, tune, wdir, sizeof(wdir), &wl, &initial, &ilen, err);
+    if (rc == KILN_OK)
+        rc = run_create_record(&r, o, wl, initial, ilen, run_dir, cap, err);
+    free(initial);
+    if (rc == KILN_OK)
+        rc = run_write_start(&r, err);
+    if (rc == KILN_OK)
+        rc = opt_open_run(&r, err);
+    if (rc == KILN_OK)
+        run_notices(&r, o);
     if (rc == KILN_OK && opt_stopping(&r))
         rc = opt_interrupted(&r, err);
     if (rc == KILN_OK)

@@ -698,6 +698,219 @@ static void tunables_of(const char *src, size_t len, enum kiln_backend b, const 
     candidate_free(c);
 }
 
+/* A recorded candidate re-run, judged once all have run. */
+struct redone {
+    char id[4], old[32], now[32];
+    struct timings ta, tb;
+    bool ha, hb;
+    struct kernel_ident k;
+    bool unpaired; /* the recorded kernel could not be re-run as recorded */
+};
+
+/* One replay of an archived run: the run, the session re-running it, and
+ * what was re-run. The paths live as long as the session that names them. */
+struct replay {
+    const struct replay_opts *o;
+    struct side s;
+    const char *bname;
+    enum kiln_backend backend;
+    enum compile_tool tool;
+    int gpu;
+    char wdir[PATH_MAX + 16], work[PATH_MAX + 16], refpath[PATH_MAX + 32];
+    char given_in[PATH_MAX + 32];
+    struct eval_session *sess;
+    struct redone *done;
+    size_t nr;
+};
+
+/* The recorded backend, compiler and GPU, and room for every candidate. */
+static enum kiln_rc replay_settings(struct replay *p, struct kiln_err *err)
+{
+    p->bname = jstr(p->s.run, "backend");
+    p->backend = kiln_backend_from_name(p->bname ? p->bname : "");
+    p->tool = COMPILE_NVCC;
+    enum kiln_rc rc = KILN_OK;
+    if (!runrec_compiler(p->s.run, &p->tool))
+        rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown compiler");
+    if (rc == KILN_OK && !p->backend)
+        rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown backend");
+    p->gpu = p->o->gpu >= 0 ? p->o->gpu
+                            : (int)json_integer_value(json_object_get(p->s.run, "gpu_index"));
+    size_t nh = json_array_size(p->s.history);
+    p->done = calloc(nh ? nh : 1, sizeof(*p->done));
+    if (rc == KILN_OK && !p->done)
+        rc = kiln_fail(err, KILN_E_NOMEM, "replay: out of memory");
+    return rc;
+}
+
+/* The archived inputs; a run made without --keep-inputs archived none
+ * (then its given/inputs, or inputs.py again from the recorded seed:
+ * the same data, since inputs.py is seeded). NULL: regenerate them. */
+static const char *replay_input_cases(struct replay *p)
+{
+    char inputs[PATH_MAX + 32];
+    struct stat st;
+    snprintf(inputs, sizeof(inputs), "%s/work/inputs", p->s.dir);
+    snprintf(p->given_in, sizeof(p->given_in), "%s/given/inputs", p->s.dir);
+    if (lstat(inputs, &st) == 0 && S_ISDIR(st.st_mode))
+        return p->s.dir;
+    if (lstat(p->given_in, &st) == 0 && S_ISDIR(st.st_mode))
+        return p->given_in;
+    return NULL;
+}
+
+/* A session set up as the run's was, its reference run first. */
+static enum kiln_rc replay_open_session(struct replay *p, struct report *r, struct kiln_err *err)
+{
+    const struct replay_opts *o = p->o;
+    snprintf(p->wdir, sizeof(p->wdir), "%s/workload", p->s.dir);
+    snprintf(p->work, sizeof(p->work), "%s/replay-work", p->s.ar.root);
+    snprintf(p->refpath, sizeof(p->refpath), "%s/given/reference.py", p->s.dir);
+    struct stat st;
+    bool given_ref = lstat(p->refpath, &st) == 0 && S_ISREG(st.st_mode);
+    const char *input_cases = replay_input_cases(p);
+    if (!input_cases && !o->quiet && o->format == REPLAY_TEXT)
+        printf("the run did not keep its inputs: regenerating them from its seed\n");
+    const json_t *seeds = json_object_get(p->s.run, "seeds");
+    struct eval_session_opts so = {
+        .workload = p->wdir,
+        .backend = p->backend,
+        .gpu = p->gpu,
+        .work_dir = p->work,
+        .seed = (uint64_t)json_integer_value(json_object_get(seeds, "inputs")),
+        .compiler = p->tool,
+        .verbose = !o->quiet && o->format == REPLAY_TEXT,
+        .input_cases = input_cases,
+        .reference = given_ref ? p->refpath : NULL,
+    };
+    runrec_timed_runs(p->s.run, &so.warmups, &so.iterations);
+    runrec_timing_rule(p->s.run, &so.adaptive, &so.target_rse, &so.budget_ms);
+    enum kiln_rc rc = fs_mkdirs(p->work, err);
+    if (rc == KILN_OK)
+        rc = eval_session_open(&so, &p->sess, err);
+    if (rc != KILN_OK)
+        return rc;
+    /* This GPU's own architecture: a kernel compiled for the recorded
+     * one might not load here; its timings are then not judged. */
+    const struct eval_target *t = eval_session_target(p->sess);
+    arch_of_run(p->s.run, r->arch_before);
+    snprintf(r->arch_now, sizeof(r->arch_now), "%s", t ? t->arch : "");
+    return eval_session_reference(p->sess, err);
+}
+
+/* d names the recorded kernel; false when its recorded configuration,
+ * applied to its source, would make another kernel. */
+static bool redo_identify(struct replay *p, const char *id, const char *src, size_t len,
+                          struct redone *d, int64_t *vals, bool *any)
+{
+    char vrel[64];
+    snprintf(vrel, sizeof(vrel), "candidates/%s/verdict.json", id);
+    enum kiln_rc ign = KILN_OK;
+    struct kiln_err ie;
+    json_t *vj = load_json(p->s.dir, vrel, VERDICT_MAX_JSON, false, &ie, &ign);
+    json_t *ran = NULL;
+    tunables_of(src, len, p->backend, json_object_get(vj, "config"), vals, any, &ran);
+    struct kernel_ident now_k;
+    const char *cc = compiler_of(p->backend, p->s.run);
+    kernel_ident_of(p->backend, cc, src, len, json_object_get(vj, "config"), &d->k);
+    kernel_ident_of(p->backend, cc, src, len, ran, &now_k);
+    json_decref(vj);
+    json_decref(ran);
+    return strcmp(d->k.key, now_k.key) == 0;
+}
+
+/* d run again; its recorded and new timings read for judging. */
+static enum kiln_rc redo_run(struct replay *p, struct redone *d, const char *src, size_t len,
+                             const int64_t *vals, struct kiln_err *err)
+{
+    struct eval_outcome out;
+    memset(&out, 0, sizeof(out));
+    enum kiln_rc rc = eval_session_run(p->sess, d->id, src, len, vals, &out, err);
+    char cdir[PATH_MAX], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+    eval_session_candidate_dir(p->sess, d->id, false, cdir, sizeof(cdir));
+    snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", p->s.dir, d->id);
+    snprintf(pb, sizeof(pb), "%s/run/timings.json", cdir);
+    snprintf(d->now, sizeof(d->now), "%s", verdict_status_name(out.v.status));
+    if (rc == KILN_OK)
+        rc = read_timings(pa, &d->ta, &d->ha, err);
+    if (rc == KILN_OK)
+        rc = read_timings(pb, &d->tb, &d->hb, err);
+    eval_outcome_free(&out);
+    struct kiln_err rm;
+    (void)(fs_remove_tree(cdir, &rm) == KILN_OK); /* big outputs: not kept */
+    return rc;
+}
+
+/* History entry i re-run, unless nothing was run for it or it cannot be
+ * re-run as recorded. */
+static enum kiln_rc redo_candidate(struct replay *p, size_t i, struct kiln_err *err)
+{
+    const json_t *h = json_array_get(p->s.history, i);
+    const char *id = jstr(h, "candidate"), *stage = jstr(h, "stage");
+    if (!id || strlen(id) != 3 || strspn(id, "0123456789") != 3)
+        return kiln_fail(err, KILN_E_PARSE, "history.json entry %zu: no candidate number", i);
+    char old[32], src_path[PATH_MAX + 64];
+    verdict_status_of(p->s.dir, id, old, sizeof(old));
+    if (stage && !strcmp(stage, "propose")) { /* nothing was run: nothing to redo */
+        if (p->o->format == REPLAY_TEXT)
+            printf("candidate %s: %s in the run, before anything was compiled: nothing to "
+                   "re-run\n",
+                   id, old);
+        return KILN_OK;
+    }
+    snprintf(src_path, sizeof(src_path), "%s/candidates/%s/candidate.%s", p->s.dir, id,
+             p->backend == KILN_BACKEND_CUDA ? "cu" : "c");
+    char *src = NULL;
+    size_t len = 0;
+    enum kiln_rc rc = fs_read_file(src_path, 1u << 20, &src, &len, err);
+    if (rc != KILN_OK)
+        return rc;
+    int64_t vals[CAND_MAX_TUNABLES];
+    bool any = false;
+    struct redone *d = &p->done[p->nr++];
+    snprintf(d->id, sizeof(d->id), "%s", id);
+    snprintf(d->old, sizeof(d->old), "%s", old);
+    /* Another kernel than the recorded one would be judged against its
+     * samples: not run, listed as unpaired. */
+    d->unpaired = !redo_identify(p, id, src, len, d, vals, &any);
+    if (!d->unpaired)
+        rc = redo_run(p, d, src, len, any ? vals : NULL, err);
+    free(src);
+    return rc;
+}
+
+/* Every re-run judged against its record, once this host's clocks after
+ * the timing are known. */
+static enum kiln_rc replay_judge(struct replay *p, struct report *r, json_t **now,
+                                 struct kiln_err *err)
+{
+    enum kiln_rc rc = envcap_now(p->backend == KILN_BACKEND_CUDA ? p->gpu : -1, now, err);
+    if (rc == KILN_OK)
+        environment(r, p->s.env, *now, "this host after the replay's timing");
+    for (size_t i = 0; rc == KILN_OK && i < p->nr; i++) {
+        struct redone *d = &p->done[i];
+        if (d->unpaired)
+            report_unpaired(r, "before", d->id, &d->k,
+                            "its recorded configuration cannot be applied to its source: "
+                            "re-running it would run another kernel");
+        else
+            rc = judge_candidate(r, d->id, d->id, &d->k, d->old, d->now, d->ha ? &d->ta : NULL,
+                                 d->hb ? &d->tb : NULL, err);
+    }
+    return rc;
+}
+
+static void replay_free(struct replay *p)
+{
+    for (size_t i = 0; i < p->nr; i++) {
+        timings_free(&p->done[i].ta);
+        timings_free(&p->done[i].tb);
+    }
+    free(p->done);
+    eval_session_close(p->sess);
+    side_close(&p->s);
+}
+
 enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
                             struct replay_result *res, struct kiln_err *err)
 {
@@ -705,165 +918,31 @@ enum kiln_rc replay_archive(const char *archive, const struct replay_opts *o,
     if (!is_archive(archive))
         return kiln_fail(err, KILN_E_USAGE, "%s: kiln replay takes a .tar.zst made by kiln archive",
                          archive);
-    struct side s;
-    enum kiln_rc rc = side_open(archive, o, &s, err);
+    struct replay p;
+    memset(&p, 0, sizeof(p));
+    p.o = o;
+    enum kiln_rc rc = side_open(archive, o, &p.s, err);
     if (rc != KILN_OK)
         return rc;
-    const char *bname = jstr(s.run, "backend");
-    enum kiln_backend backend = kiln_backend_from_name(bname ? bname : "");
-    enum compile_tool tool = COMPILE_NVCC;
-    if (!runrec_compiler(s.run, &tool))
-        rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown compiler");
-    if (rc == KILN_OK && !backend)
-        rc = kiln_fail(err, KILN_E_PARSE, "run.json: unknown backend");
-    int gpu = o->gpu >= 0 ? o->gpu : (int)json_integer_value(json_object_get(s.run, "gpu_index"));
+    rc = replay_settings(&p, err);
     json_t *now = NULL;
     struct report r = {o, res, json_array(), json_array(), 1.0, NULL, NULL, "", ""};
     /* Everything is run first and judged after: the clocks right after this
      * replay's timing are what the run's own after-timing reading compares to. */
-    size_t nh = json_array_size(s.history), nr = 0;
-    struct redone {
-        char id[4], old[32], now[32];
-        struct timings ta, tb;
-        bool ha, hb;
-        struct kernel_ident k;
-        bool unpaired; /* the recorded kernel could not be re-run as recorded */
-    } *done = calloc(nh ? nh : 1, sizeof(*done));
-    if (rc == KILN_OK && !done)
-        rc = kiln_fail(err, KILN_E_NOMEM, "replay: out of memory");
     if (rc == KILN_OK && o->format == REPLAY_TEXT)
-        printf("kiln replay %s: %zu recorded candidates, %s backend\n", archive, nh, bname);
-    char wdir[PATH_MAX + 16], work[PATH_MAX + 16], refpath[PATH_MAX + 32];
-    snprintf(wdir, sizeof(wdir), "%s/workload", s.dir);
-    snprintf(work, sizeof(work), "%s/replay-work", s.ar.root);
-    snprintf(refpath, sizeof(refpath), "%s/given/reference.py", s.dir);
-    struct stat st;
-    bool given_ref = lstat(refpath, &st) == 0 && S_ISREG(st.st_mode);
-    /* The archived inputs; a run made without --keep-inputs archived none
-     * (then its given/inputs, or inputs.py again from the recorded seed:
-     * the same data, since inputs.py is seeded). */
-    char inputs[PATH_MAX + 32], given_in[PATH_MAX + 32];
-    snprintf(inputs, sizeof(inputs), "%s/work/inputs", s.dir);
-    snprintf(given_in, sizeof(given_in), "%s/given/inputs", s.dir);
-    const char *input_cases = NULL;
-    if (lstat(inputs, &st) == 0 && S_ISDIR(st.st_mode))
-        input_cases = s.dir;
-    else if (lstat(given_in, &st) == 0 && S_ISDIR(st.st_mode))
-        input_cases = given_in;
-    if (rc == KILN_OK && !input_cases && !o->quiet && o->format == REPLAY_TEXT)
-        printf("the run did not keep its inputs: regenerating them from its seed\n");
-    const json_t *seeds = json_object_get(s.run, "seeds");
-    struct eval_session_opts so = {
-        .workload = wdir,
-        .backend = backend,
-        .gpu = gpu,
-        .work_dir = work,
-        .seed = (uint64_t)json_integer_value(json_object_get(seeds, "inputs")),
-        .compiler = tool,
-        .verbose = !o->quiet && o->format == REPLAY_TEXT,
-        .input_cases = input_cases,
-        .reference = given_ref ? refpath : NULL,
-    };
-    runrec_timed_runs(s.run, &so.warmups, &so.iterations);
-    runrec_timing_rule(s.run, &so.adaptive, &so.target_rse, &so.budget_ms);
-    struct eval_session *sess = NULL;
-    if (rc == KILN_OK && (rc = fs_mkdirs(work, err)) == KILN_OK)
-        rc = eval_session_open(&so, &sess, err);
-    if (rc == KILN_OK) {
-        /* This GPU's own architecture: a kernel compiled for the recorded
-         * one might not load here; its timings are then not judged. */
-        const struct eval_target *t = eval_session_target(sess);
-        arch_of_run(s.run, r.arch_before);
-        snprintf(r.arch_now, sizeof(r.arch_now), "%s", t ? t->arch : "");
-        rc = eval_session_reference(sess, err);
-    }
-    for (size_t i = 0; rc == KILN_OK && i < json_array_size(s.history); i++) {
-        const json_t *h = json_array_get(s.history, i);
-        const char *id = jstr(h, "candidate"), *stage = jstr(h, "stage");
-        if (!id || strlen(id) != 3 || strspn(id, "0123456789") != 3) {
-            rc = kiln_fail(err, KILN_E_PARSE, "history.json entry %zu: no candidate number", i);
-            break;
-        }
-        char old[32], src_path[PATH_MAX + 64], vrel[64];
-        verdict_status_of(s.dir, id, old, sizeof(old));
-        if (stage && !strcmp(stage, "propose")) { /* nothing was run: nothing to redo */
-            if (o->format == REPLAY_TEXT)
-                printf("candidate %s: %s in the run, before anything was compiled: nothing to "
-                       "re-run\n",
-                       id, old);
-            continue;
-        }
-        snprintf(src_path, sizeof(src_path), "%s/candidates/%s/candidate.%s", s.dir, id,
-                 backend == KILN_BACKEND_CUDA ? "cu" : "c");
-        char *src = NULL;
-        size_t len = 0;
-        if ((rc = fs_read_file(src_path, 1u << 20, &src, &len, err)) != KILN_OK)
-            break;
-        snprintf(vrel, sizeof(vrel), "candidates/%s/verdict.json", id);
-        enum kiln_rc ign = KILN_OK;
-        struct kiln_err ie;
-        json_t *vj = load_json(s.dir, vrel, VERDICT_MAX_JSON, false, &ie, &ign);
-        int64_t vals[CAND_MAX_TUNABLES];
-        bool any = false;
-        json_t *ran = NULL;
-        tunables_of(src, len, backend, json_object_get(vj, "config"), vals, &any, &ran);
-        struct redone *d = &done[nr++];
-        snprintf(d->id, sizeof(d->id), "%s", id);
-        snprintf(d->old, sizeof(d->old), "%s", old);
-        struct kernel_ident now_k;
-        kernel_ident_of(backend, compiler_of(backend, s.run), src, len,
-                        json_object_get(vj, "config"), &d->k);
-        kernel_ident_of(backend, compiler_of(backend, s.run), src, len, ran, &now_k);
-        json_decref(vj);
-        json_decref(ran);
-        /* Another kernel than the recorded one would be judged against its
-         * samples: not run, listed as unpaired. */
-        d->unpaired = strcmp(d->k.key, now_k.key) != 0;
-        if (d->unpaired) {
-            free(src);
-            continue;
-        }
-        struct eval_outcome out;
-        memset(&out, 0, sizeof(out));
-        rc = eval_session_run(sess, id, src, len, any ? vals : NULL, &out, err);
-        free(src);
-        char cdir[PATH_MAX], pa[PATH_MAX + 64], pb[PATH_MAX + 64];
-        eval_session_candidate_dir(sess, id, false, cdir, sizeof(cdir));
-        snprintf(pa, sizeof(pa), "%s/candidates/%s/timings.json", s.dir, id);
-        snprintf(pb, sizeof(pb), "%s/run/timings.json", cdir);
-        snprintf(d->now, sizeof(d->now), "%s", verdict_status_name(out.v.status));
-        if (rc == KILN_OK)
-            rc = read_timings(pa, &d->ta, &d->ha, err);
-        if (rc == KILN_OK)
-            rc = read_timings(pb, &d->tb, &d->hb, err);
-        eval_outcome_free(&out);
-        struct kiln_err rm;
-        (void)(fs_remove_tree(cdir, &rm) == KILN_OK); /* big outputs: not kept */
-    }
+        printf("kiln replay %s: %zu recorded candidates, %s backend\n", archive,
+               json_array_size(p.s.history), p.bname);
     if (rc == KILN_OK)
-        rc = envcap_now(backend == KILN_BACKEND_CUDA ? gpu : -1, &now, err);
+        rc = replay_open_session(&p, &r, err);
+    for (size_t i = 0; rc == KILN_OK && i < json_array_size(p.s.history); i++)
+        rc = redo_candidate(&p, i, err);
     if (rc == KILN_OK)
-        environment(&r, s.env, now, "this host after the replay's timing");
-    for (size_t i = 0; rc == KILN_OK && i < nr; i++)
-        if (done[i].unpaired)
-            report_unpaired(&r, "before", done[i].id, &done[i].k,
-                            "its recorded configuration cannot be applied to its source: "
-                            "re-running it would run another kernel");
-        else
-            rc = judge_candidate(&r, done[i].id, done[i].id, &done[i].k, done[i].old, done[i].now,
-                                 done[i].ha ? &done[i].ta : NULL, done[i].hb ? &done[i].tb : NULL,
-                                 err);
+        rc = replay_judge(&p, &r, &now, err);
     if (rc == KILN_OK)
         finish(&r, "kiln replay");
-    for (size_t i = 0; i < nr; i++) {
-        timings_free(&done[i].ta);
-        timings_free(&done[i].tb);
-    }
-    free(done);
-    eval_session_close(sess);
     json_decref(now);
     json_decref(r.cands);
     json_decref(r.unpaired);
-    side_close(&s);
+    replay_free(&p);
     return rc;
 }
