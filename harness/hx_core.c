@@ -527,72 +527,83 @@ static enum kiln_rc inputs_between(struct hx_ctx *x, struct hx_case_run *cr, int
     return KILN_OK;
 }
 
-/*
- * One execution of the plan on input set `set`, then the checks. Returns
- * KILN_OK also when the candidate failed (cr->fail says how); an error
- * return is the harness's own failure.
- */
-static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, const char *phase,
-                             int run, bool verify, double *ms, struct kiln_err *err)
+/* A failed run, in the log. */
+static void log_run_failure(struct hx_ctx *x, const struct hx_case_run *cr, int set,
+                            const char *phase, int run)
+{
+    const struct harness_case *c = cr->c;
+    hx_log(x, "case %s: %s run %d on set %s failed: %s: %s", c->name, phase, run, c->sets[set],
+           failure_kind_name(cr->fail.kind), cr->fail.detail);
+}
+
+/* A fresh module before the run when the plan reloads for every run, and
+ * always before the first one. A module the backend rejects fails the
+ * candidate: *ended, and KILN_OK. */
+static enum kiln_rc reload_module(struct hx_ctx *x, struct hx_case_run *cr, int set,
+                                  const char *phase, int run, struct hx_fault *fault, bool *ended,
+                                  struct kiln_err *err)
+{
+    if (!x->plan->reload && !(run == 0 && strcmp(phase, "correctness") == 0 && set == 0))
+        return KILN_OK;
+    enum kiln_rc rc = x->ops->reload(x->be, fault, err);
+    if (rc == KILN_E_REJECTED) {
+        fail_set(cr, fault->kind ? fault->kind : FK_MODULE, set, phase, run, NULL, "%s", err->msg);
+        kiln_err_clear(err);
+        *ended = true;
+        return KILN_OK;
+    }
+    return rc;
+}
+
+/* Every tensor as the run must find it: outputs poisoned, the others
+ * copied from kiln's pristine copies of set `set`. */
+static enum kiln_rc restore_tensors(struct hx_ctx *x, struct hx_case_run *cr, int set,
+                                    struct kiln_err *err)
 {
     const struct harness_plan *p = x->plan;
-    const struct harness_case *c = cr->c;
-    const struct hx_ops *ops = x->ops;
-    struct hx_fault fault = {0};
     enum kiln_rc rc;
-
-    x->where.set_name = c->sets[set];
-    x->where.phase = phase;
-    x->where.run = run;
-    x->where.launch = -1;
-    hx_watchdog_where(x->wd, phase, c->sets[set], run);
-
-    /* Outside the timed region: a fresh module (no __device__ state
-     * survives), pristine inputs, poisoned outputs, a cold cache. */
-    if (p->reload || (run == 0 && strcmp(phase, "correctness") == 0 && set == 0)) {
-        rc = ops->reload(x->be, &fault, err);
-        if (rc == KILN_E_REJECTED) {
-            fail_set(cr, fault.kind ? fault.kind : FK_MODULE, set, phase, run, NULL, "%s",
-                     err->msg);
-            kiln_err_clear(err);
-            return KILN_OK;
-        }
-        if (rc != KILN_OK)
-            return rc;
-    }
     for (int a = 0; a < p->nargs; a++) {
         const struct harness_arg *g = &p->args[a];
         if (!g->is_tensor || cr->bytes[a] == 0)
             continue;
         if (g->role == HR_OUT)
-            rc = ops->fill(x->be, cr->arena + cr->off[a], KILN_POISON_BYTE, cr->bytes[a], err);
+            rc = x->ops->fill(x->be, cr->arena + cr->off[a], KILN_POISON_BYTE, cr->bytes[a], err);
         else
-            rc = ops->copy(x->be, cr->arena + cr->off[a], cr->pristine + cr->poff[set][a],
-                           cr->bytes[a], err);
+            rc = x->ops->copy(x->be, cr->arena + cr->off[a], cr->pristine + cr->poff[set][a],
+                              cr->bytes[a], err);
         if (rc != KILN_OK)
             return rc;
     }
-    if ((rc = ops->prepare(x->be, p->l2_flush, err)) != KILN_OK)
-        return rc;
+    return KILN_OK;
+}
 
-    /* A timed run (warmup or measured) is all launches back to back. A
-     * correctness run goes one launch at a time and checks the `in` tensors
-     * in between, so an input overwritten by one launch and restored by a
-     * later one is caught (CANDIDATE.md: what stays unseen). */
+/* A timed run (warmup or measured) is all launches back to back. A
+ * correctness run goes one launch at a time and checks the `in` tensors
+ * in between, so an input overwritten by one launch and restored by a
+ * later one is caught (CANDIDATE.md: what stays unseen). A launch that
+ * fails fails the candidate: *ended, and KILN_OK. */
+static enum kiln_rc run_launches(struct hx_ctx *x, struct hx_case_run *cr, int set,
+                                 const char *phase, int run, bool verify, double *ms,
+                                 struct hx_fault *fault, bool *ended, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    enum kiln_rc rc;
     bool stepwise = p->nlaunches > 1 && (verify || strcmp(phase, "recheck") == 0);
     *ms = 0;
     for (int l = 0; l < p->nlaunches; l += stepwise ? 1 : p->nlaunches) {
         double part = 0;
-        rc = ops->run(x->be, c, l, stepwise ? 1 : p->nlaunches, cr->lparams, &part, &fault, err);
+        rc = x->ops->run(x->be, cr->c, l, stepwise ? 1 : p->nlaunches, cr->lparams, &part, fault,
+                         err);
         x->where.launch = -1;
         *ms += part;
         if (rc == KILN_E_REJECTED || rc == KILN_E_CUDA) {
-            snprintf(cr->fail.cuda_error, sizeof(cr->fail.cuda_error), "%s", fault.cuda_error);
-            fail_set(cr, fault.kind ? fault.kind : FK_CUDA_ERROR, set, phase, run, NULL, "%s",
+            snprintf(cr->fail.cuda_error, sizeof(cr->fail.cuda_error), "%s", fault->cuda_error);
+            fail_set(cr, fault->kind ? fault->kind : FK_CUDA_ERROR, set, phase, run, NULL, "%s",
                      err->msg);
             kiln_err_clear(err);
-            if (fault.broken)
+            if (fault->broken)
                 x->broken = true;
+            *ended = true;
             return KILN_OK;
         }
         if (rc != KILN_OK)
@@ -604,15 +615,45 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
                 break;
         }
     }
-    if (cr->fail.failed) {
-        hx_log(x, "case %s: %s run %d on set %s failed: %s: %s", c->name, phase, run, c->sets[set],
-               failure_kind_name(cr->fail.kind), cr->fail.detail);
-        return KILN_OK;
-    }
+    return KILN_OK;
+}
 
-    /* The checks, outside the timed region: every candidate-visible tensor,
-     * every guard, the arena's slack and kiln's whole pristine allocation,
-     * fingerprinted in one batch. */
+/* After the run, each candidate-visible tensor against what it must be:
+ * an input its pristine copy; an output, on a run after the verified one,
+ * the verified output (on the verified run it becomes that). */
+static void check_tensors(struct hx_ctx *x, struct hx_case_run *cr, int set, const char *phase,
+                          int run, bool verify, const uint64_t *tensor_fp)
+{
+    const struct harness_plan *p = x->plan;
+    int k = 0;
+    for (int a = 0; a < p->nargs; a++) {
+        const struct harness_arg *g = &p->args[a];
+        if (!g->is_tensor)
+            continue;
+        uint64_t fp = tensor_fp[k++];
+        if (g->role == HR_IN && fp != cr->pristine_fp[set][a])
+            fail_set(cr, FK_OVERWRITES_INPUTS, set, phase, run, g->name,
+                     "input %s changed during the run (role in is read-only)", g->name);
+        if (g->role == HR_IN)
+            continue;
+        if (verify)
+            cr->verified_fp[set][a] = fp;
+        else if (fp != cr->verified_fp[set][a])
+            fail_set(cr, FK_NONDETERMINISTIC, set, phase, run, g->name,
+                     "output %s differs from the verified output for set %s: the result "
+                     "depends on state, caching or timing, not only on the inputs",
+                     g->name, cr->c->sets[set]);
+    }
+}
+
+/* The checks, outside the timed region: every candidate-visible tensor,
+ * every guard, the arena's slack and kiln's whole pristine allocation,
+ * fingerprinted in one batch. */
+static enum kiln_rc check_after_run(struct hx_ctx *x, struct hx_case_run *cr, int set,
+                                    const char *phase, int run, bool verify, struct kiln_err *err)
+{
+    const struct harness_plan *p = x->plan;
+    enum kiln_rc rc;
     int n = 0;
     for (int a = 0; a < p->nargs; a++)
         if (p->args[a].is_tensor) {
@@ -627,7 +668,7 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
     int whole = n;
     cr->regions[n].addr = cr->pristine;
     cr->regions[n++].bytes = cr->pristine_usable;
-    if ((rc = ops->fingerprint(x->be, cr->regions, n, x->seed, cr->fps, err)) != KILN_OK)
+    if ((rc = x->ops->fingerprint(x->be, cr->regions, n, x->seed, cr->fps, err)) != KILN_OK)
         return rc;
     uint64_t tensor_fp[HARNESS_PLAN_MAX_ARGS];
     memcpy(tensor_fp, cr->fps, sizeof(uint64_t) * (size_t)first_guard);
@@ -649,28 +690,49 @@ static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, 
                  "and guard, as when a candidate stashes data in allocation slack to reuse it "
                  "in a later run",
                  (unsigned long long)cr->arena_slack.bytes, (unsigned long long)cr->arena_bytes);
-    int k = 0;
-    for (int a = 0; a < p->nargs; a++) {
-        const struct harness_arg *g = &p->args[a];
-        if (!g->is_tensor)
-            continue;
-        uint64_t fp = tensor_fp[k++];
-        if (g->role == HR_IN && fp != cr->pristine_fp[set][a])
-            fail_set(cr, FK_OVERWRITES_INPUTS, set, phase, run, g->name,
-                     "input %s changed during the run (role in is read-only)", g->name);
-        if (g->role == HR_IN)
-            continue;
-        if (verify)
-            cr->verified_fp[set][a] = fp;
-        else if (fp != cr->verified_fp[set][a])
-            fail_set(cr, FK_NONDETERMINISTIC, set, phase, run, g->name,
-                     "output %s differs from the verified output for set %s: the result "
-                     "depends on state, caching or timing, not only on the inputs",
-                     g->name, c->sets[set]);
+    check_tensors(x, cr, set, phase, run, verify, tensor_fp);
+    return KILN_OK;
+}
+
+/*
+ * One execution of the plan on input set `set`, then the checks. Returns
+ * KILN_OK also when the candidate failed (cr->fail says how); an error
+ * return is the harness's own failure.
+ */
+static enum kiln_rc run_once(struct hx_ctx *x, struct hx_case_run *cr, int set, const char *phase,
+                             int run, bool verify, double *ms, struct kiln_err *err)
+{
+    const struct harness_case *c = cr->c;
+    struct hx_fault fault = {0}; /* one for the reload and every launch, as they fill it */
+    bool ended = false;
+    enum kiln_rc rc;
+
+    x->where.set_name = c->sets[set];
+    x->where.phase = phase;
+    x->where.run = run;
+    x->where.launch = -1;
+    hx_watchdog_where(x->wd, phase, c->sets[set], run);
+
+    /* Outside the timed region: a fresh module (no __device__ state
+     * survives), pristine inputs, poisoned outputs, a cold cache. */
+    if ((rc = reload_module(x, cr, set, phase, run, &fault, &ended, err)) != KILN_OK || ended)
+        return rc;
+    if ((rc = restore_tensors(x, cr, set, err)) != KILN_OK)
+        return rc;
+    if ((rc = x->ops->prepare(x->be, x->plan->l2_flush, err)) != KILN_OK)
+        return rc;
+
+    if ((rc = run_launches(x, cr, set, phase, run, verify, ms, &fault, &ended, err)) != KILN_OK ||
+        ended)
+        return rc;
+    if (cr->fail.failed) {
+        log_run_failure(x, cr, set, phase, run);
+        return KILN_OK;
     }
+    if ((rc = check_after_run(x, cr, set, phase, run, verify, err)) != KILN_OK)
+        return rc;
     if (cr->fail.failed)
-        hx_log(x, "case %s: %s run %d on set %s failed: %s: %s", c->name, phase, run, c->sets[set],
-               failure_kind_name(cr->fail.kind), cr->fail.detail);
+        log_run_failure(x, cr, set, phase, run);
     return KILN_OK;
 }
 
@@ -955,6 +1017,142 @@ static void usage_error(const char *argv0)
     fprintf(stderr, "usage: %s PLAN.json [--in DIR] [--out DIR]  (defaults /in and /out)\n", argv0);
 }
 
+/* PLAN.json [--in DIR] [--out DIR]; false (after the usage line) when the
+ * arguments are not that. */
+static bool parse_args(struct hx_ctx *x, int argc, char **argv, const char **plan_path)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--in") == 0 && i + 1 < argc) {
+            x->in_dir = argv[++i];
+        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+            x->out_dir = argv[++i];
+        } else if (!*plan_path && argv[i][0] != '-') {
+            *plan_path = argv[i];
+        } else {
+            usage_error(argv[0]);
+            return false;
+        }
+    }
+    if (!*plan_path) {
+        usage_error(argv[0]);
+        return false;
+    }
+    return true;
+}
+
+/* OUT/log.txt, where everything after this goes too. */
+static enum kiln_rc open_log(struct hx_ctx *x, struct kiln_err *err)
+{
+    char path[PATH_MAX];
+    enum kiln_rc rc = path_join(path, sizeof(path), err, "%s/log.txt", x->out_dir);
+    if (rc != KILN_OK)
+        return rc;
+    x->log_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (x->log_fd < 0)
+        return kiln_fail_errno(err, KILN_E_IO, "creating %s", path);
+    return KILN_OK;
+}
+
+/* The plan, for this harness's backend. */
+static enum kiln_rc load_plan(struct hx_ctx *x, struct harness_plan *plan, const char *plan_path,
+                              struct kiln_err *err)
+{
+    enum kiln_rc rc = harness_plan_read_file(plan_path, plan, err);
+    if (rc != KILN_OK)
+        return rc;
+    x->plan = plan;
+    if (strcmp(x->ops->name, plan->backend == HB_CUDA ? "cuda" : "cpu") != 0)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "the plan is for another backend than %s (use the "
+                         "kiln-harness built for it)",
+                         x->ops->name);
+    return KILN_OK;
+}
+
+/* The fingerprints' secret seed, fresh for every process. */
+static enum kiln_rc draw_seed(struct hx_ctx *x, struct kiln_err *err)
+{
+    for (;;) {
+        ssize_t n = getrandom(&x->seed, sizeof(x->seed), 0);
+        if (n == (ssize_t)sizeof(x->seed))
+            return KILN_OK;
+        if (n < 0 && errno != EINTR)
+            return kiln_fail_errno(err, KILN_E_IO, "getrandom");
+    }
+}
+
+/* The backend opened on the candidate's module from IN, and the arrays
+ * the cases' documents collect into. */
+static enum kiln_rc open_backend(struct hx_ctx *x, struct kiln_err *err)
+{
+    const struct hx_ops *ops = x->ops;
+    char path[PATH_MAX];
+    enum kiln_rc rc;
+    if ((rc = path_join(path, sizeof(path), err, "%s/%s", x->in_dir, ops->module_file)))
+        return rc;
+    x->where.launch = -1;
+    /* A baseline plan has no candidate module to read. */
+    double t_open = hx_now_ms();
+    rc = ops->open(&x->be, x->plan, x->plan->baseline != HBL_NONE ? NULL : path, &x->where,
+                   x->log_fd, err);
+    phase_add(x, HX_PH_CONTEXT, t_open);
+    if (rc)
+        return rc;
+    x->io.ops = ops;
+    x->io.be = x->be;
+    hx_log(x, "device: %s", ops->device_name(x->be));
+    x->timings = json_array();
+    x->status = json_array();
+    if (!x->timings || !x->status)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    return KILN_OK;
+}
+
+/* Every case in turn, each under the watchdog. */
+static enum kiln_rc run_cases(struct hx_ctx *x, struct kiln_err *err)
+{
+    const struct harness_plan *plan = x->plan;
+    enum kiln_rc rc;
+    /* ---- baseline mode (HARNESS.md section 7): each case in hx_baseline.c ---- */
+    struct hx_bl bl = {.ops = x->ops,
+                       .be = x->be,
+                       .plan = plan,
+                       .where = &x->where,
+                       .log_fd = x->log_fd,
+                       .t0_ms = x->t0_ms,
+                       .timings = x->timings,
+                       .status = x->status,
+                       .broken = &x->broken,
+                       .any_failed = &x->any_failed};
+    if ((rc = hx_watchdog_start(&x->wd, x->out_dir, x->log_fd, x->t0_ms, err)))
+        return rc;
+    for (int i = 0; i < plan->ncases; i++) {
+        if ((rc = arm_watchdog(x, i, err)) ||
+            (rc = plan->baseline != HBL_NONE ? hx_baseline_case(&bl, &plan->cases[i], err)
+                                             : run_case(x, &plan->cases[i], err)))
+            return rc;
+        hx_watchdog_disarm(x->wd);
+    }
+    return KILN_OK;
+}
+
+/* timings.json, then status.json. */
+static enum kiln_rc write_results(struct hx_ctx *x, struct kiln_err *err)
+{
+    const struct hx_ops *ops = x->ops;
+    json_t *timings = json_pack("{s:i,s:O}", "version", 1, "cases", x->timings);
+    json_t *st =
+        json_pack("{s:i,s:s,s:s,s:b,s:s,s:O,s:o}", "version", 1, "backend", ops->name, "device",
+                  ops->device_name(x->be), "l2_flush", x->plan->l2_flush, "status",
+                  x->any_failed ? "failed" : "ok", "cases", x->status, "phases_s", phases_json(x));
+    enum kiln_rc rc = write_doc(x, "timings.json", timings, err);
+    if (rc == KILN_OK)
+        rc = write_doc(x, "status.json", st, err);
+    json_decref(timings);
+    json_decref(st);
+    return rc;
+}
+
 int hx_main(const struct hx_ops *ops, int argc, char **argv)
 {
     struct hx_ctx x = {
@@ -962,111 +1160,29 @@ int hx_main(const struct hx_ops *ops, int argc, char **argv)
     struct harness_plan plan;
     struct kiln_err err;
     const char *plan_path = NULL;
-    char path[PATH_MAX];
-    enum kiln_rc rc;
     int status = 1;
 
     kiln_err_clear(&err);
     harness_plan_init(&plan);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--in") == 0 && i + 1 < argc) {
-            x.in_dir = argv[++i];
-        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
-            x.out_dir = argv[++i];
-        } else if (!plan_path && argv[i][0] != '-') {
-            plan_path = argv[i];
-        } else {
-            usage_error(argv[0]);
-            return 1;
-        }
-    }
-    if (!plan_path) {
-        usage_error(argv[0]);
+    if (!parse_args(&x, argc, argv, &plan_path))
         return 1;
+    enum kiln_rc rc = open_log(&x, &err);
+    if (rc == KILN_OK) {
+        hx_log(&x, "kiln-harness (%s): plan %s", ops->name, plan_path);
+        rc = load_plan(&x, &plan, plan_path, &err);
     }
-    if ((rc = path_join(path, sizeof(path), &err, "%s/log.txt", x.out_dir)) == KILN_OK) {
-        x.log_fd =
-            open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (x.log_fd < 0)
-            rc = kiln_fail_errno(&err, KILN_E_IO, "creating %s", path);
-    }
-    if (rc != KILN_OK)
-        goto out;
-    hx_log(&x, "kiln-harness (%s): plan %s", ops->name, plan_path);
-
-    if ((rc = harness_plan_read_file(plan_path, &plan, &err)))
-        goto out;
-    x.plan = &plan;
-    if (strcmp(ops->name, plan.backend == HB_CUDA ? "cuda" : "cpu") != 0) {
-        rc = kiln_fail(&err, KILN_E_USAGE,
-                       "the plan is for another backend than %s (use the "
-                       "kiln-harness built for it)",
-                       ops->name);
-        goto out;
-    }
-    for (;;) {
-        ssize_t n = getrandom(&x.seed, sizeof(x.seed), 0);
-        if (n == (ssize_t)sizeof(x.seed))
-            break;
-        if (n < 0 && errno != EINTR) {
-            rc = kiln_fail_errno(&err, KILN_E_IO, "getrandom");
-            goto out;
-        }
-    }
-    if ((rc = path_join(path, sizeof(path), &err, "%s/%s", x.in_dir, ops->module_file)))
-        goto out;
-    x.where.launch = -1;
-    /* A baseline plan has no candidate module to read. */
-    double t_open = hx_now_ms();
-    rc = ops->open(&x.be, &plan, plan.baseline != HBL_NONE ? NULL : path, &x.where, x.log_fd, &err);
-    phase_add(&x, HX_PH_CONTEXT, t_open);
-    if (rc)
-        goto out;
-    x.io.ops = ops;
-    x.io.be = x.be;
-    hx_log(&x, "device: %s", ops->device_name(x.be));
-    x.timings = json_array();
-    x.status = json_array();
-    if (!x.timings || !x.status) {
-        rc = kiln_fail(&err, KILN_E_NOMEM, "out of memory");
-        goto out;
-    }
-    /* ---- baseline mode (HARNESS.md section 7): each case in hx_baseline.c ---- */
-    struct hx_bl bl = {.ops = ops,
-                       .be = x.be,
-                       .plan = &plan,
-                       .where = &x.where,
-                       .log_fd = x.log_fd,
-                       .t0_ms = x.t0_ms,
-                       .timings = x.timings,
-                       .status = x.status,
-                       .broken = &x.broken,
-                       .any_failed = &x.any_failed};
-    if ((rc = hx_watchdog_start(&x.wd, x.out_dir, x.log_fd, x.t0_ms, &err)))
-        goto out;
-    for (int i = 0; i < plan.ncases; i++) {
-        if ((rc = arm_watchdog(&x, i, &err)) ||
-            (rc = plan.baseline != HBL_NONE ? hx_baseline_case(&bl, &plan.cases[i], &err)
-                                            : run_case(&x, &plan.cases[i], &err)))
-            goto out;
-        hx_watchdog_disarm(x.wd);
-    }
-
-    json_t *timings = json_pack("{s:i,s:O}", "version", 1, "cases", x.timings);
-    json_t *st =
-        json_pack("{s:i,s:s,s:s,s:b,s:s,s:O,s:o}", "version", 1, "backend", ops->name, "device",
-                  ops->device_name(x.be), "l2_flush", plan.l2_flush, "status",
-                  x.any_failed ? "failed" : "ok", "cases", x.status, "phases_s", phases_json(&x));
-    if ((rc = write_doc(&x, "timings.json", timings, &err)) == KILN_OK)
-        rc = write_doc(&x, "status.json", st, &err);
-    json_decref(timings);
-    json_decref(st);
+    if (rc == KILN_OK)
+        rc = draw_seed(&x, &err);
+    if (rc == KILN_OK)
+        rc = open_backend(&x, &err);
+    if (rc == KILN_OK)
+        rc = run_cases(&x, &err);
+    if (rc == KILN_OK)
+        rc = write_results(&x, &err);
     if (rc == KILN_OK) {
         hx_log(&x, "done: %s", x.any_failed ? "the candidate failed" : "ok");
         status = 0;
-    }
-out:
-    if (rc != KILN_OK) {
+    } else {
         hx_log(&x, "harness error: %s: %s", kiln_strerror(rc), err.msg);
         fprintf(stderr, "kiln-harness: %s: %s\n", kiln_strerror(rc), err.msg);
     }

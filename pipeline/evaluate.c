@@ -1059,15 +1059,57 @@ static enum kiln_rc submit_harness(const struct eval_request *req, const struct 
                                    const char *plan_path, struct eval_outcome *out, double t_start,
                                    struct eval_pending **pend, struct kiln_err *err);
 
-/* Every stage; with `pend`, the harness step is submitted instead of run
- * and *pend receives it (NULL when the candidate ended before it). */
-static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome *out,
-                             struct eval_pending **pend, struct kiln_err *err)
+/* How a stage of evaluate() ended: on to the next stage; conclude the
+ * verdict (the candidate was eliminated, or ran to the end); or stop with
+ * only the total time (an error in st->rc, a compile-only run, a submitted
+ * harness step). */
+enum step { STEP_NEXT, STEP_CONCLUDE, STEP_STOP };
+
+/* What evaluate() holds while it judges one candidate; eval_close frees it. */
+struct eval_state {
+    const struct eval_request *req; /* with_ceil once the run stage adds the floor */
+    struct eval_outcome *out;
+    double t_start;
+    enum kiln_rc rc;
+    struct candidate *cand;
+    struct harness_plan hp;
+    struct resolved_plan *rp;
+    char *plan_text, *tramp;
+    struct kiln_err cerr; /* the candidate's own errors: they eliminate it */
+    char plan_path[PATH_MAX];
+    struct eval_request with_ceil;
+    struct stats_ceilings ceil;
+};
+
+static enum step stop(struct eval_state *st, enum kiln_rc rc)
+{
+    st->rc = rc;
+    return STEP_STOP;
+}
+
+/* Eliminates the candidate at `stage` for the directive or plan error in
+ * st->cerr, said as compilers say theirs. */
+static enum step refuse(struct eval_state *st, const char *stage, const char *what)
+{
+    char where[KILN_ERR_MSG_MAX + 64];
+    eliminate(st->out, stage, VERDICT_COMPILE_ERROR, "%s",
+              directive_error(st->req, what, st->cerr.msg, where, sizeof(where)));
+    return STEP_CONCLUDE;
+}
+
+/* Clears the outcome, starts the clock and takes the work directory. */
+static enum step eval_open(struct eval_state *st, const struct eval_request *req,
+                           struct eval_outcome *out, struct eval_pending **pend,
+                           struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
     if (pend)
         *pend = NULL;
-    double t_start = clock_mono_s();
+    memset(st, 0, sizeof(*st));
+    st->req = req;
+    st->out = out;
+    st->rc = KILN_OK;
+    st->t_start = clock_mono_s();
     verdict_init(&out->v, req->name);
     snprintf(out->stage, sizeof(out->stage), "parse");
     if (req->backend == KILN_BACKEND_CUDA) {
@@ -1075,158 +1117,219 @@ static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome
         gpuarch_name(GPUARCH_DEFAULT, a);
         snprintf(out->arch, sizeof(out->arch), "%s", req->arch ? req->arch : a);
     }
-    struct candidate *cand = NULL;
-    struct harness_plan hp;
-    harness_plan_init(&hp);
-    struct resolved_plan *rp = calloc(1, sizeof(*rp));
-    char *plan_text = NULL, *tramp = NULL;
-    struct kiln_err cerr;
-    kiln_err_clear(&cerr);
-    char where[KILN_ERR_MSG_MAX + 64]; /* a directive or plan error, FILE:LINE: first */
-    enum kiln_rc rc = KILN_OK;
-    if (!rp) {
-        rc = kiln_fail(err, KILN_E_NOMEM, "plan");
-        goto out;
-    }
-    if ((rc = fs_mkdirs(req->work_dir, err)))
-        goto out;
-    if (candidate_parse(req->source, req->len, req->backend, &cand, &cerr) != KILN_OK) {
-        eliminate(out, "parse", VERDICT_COMPILE_ERROR, "%s",
-                  directive_error(req, "launch plan directive", cerr.msg, where, sizeof(where)));
-        goto finish;
-    }
-    out->nconfig = cand->ntunables;
+    harness_plan_init(&st->hp);
+    st->rp = calloc(1, sizeof(*st->rp));
+    kiln_err_clear(&st->cerr);
+    if (!st->rp)
+        return stop(st, kiln_fail(err, KILN_E_NOMEM, "plan"));
+    enum kiln_rc rc = fs_mkdirs(req->work_dir, err);
+    if (rc != KILN_OK)
+        return stop(st, rc);
+    return STEP_NEXT;
+}
+
+static void eval_close(struct eval_state *st)
+{
+    candidate_free(st->cand);
+    harness_plan_free(&st->hp);
+    free(st->rp);
+    free(st->plan_text);
+    free(st->tramp);
+}
+
+/* The launch-plan directives, then the configuration of tunables: the
+ * request's, or the candidate's defaults. */
+static enum step parse_stage(struct eval_state *st)
+{
+    const struct eval_request *req = st->req;
+    struct eval_outcome *out = st->out;
+    if (candidate_parse(req->source, req->len, req->backend, &st->cand, &st->cerr) != KILN_OK)
+        return refuse(st, "parse", "launch plan directive");
+    out->nconfig = st->cand->ntunables;
     if (req->tunables)
-        memcpy(out->config, req->tunables, cand->ntunables * sizeof(int64_t));
+        memcpy(out->config, req->tunables, st->cand->ntunables * sizeof(int64_t));
     else
-        candidate_default_config(cand, out->config);
-    if (candidate_check_config(cand, out->config, request_limits(req), &cerr) != KILN_OK ||
-        plan_check_names(cand, req->wl, &cerr) != KILN_OK ||
-        plan_signature(req, cand, &hp, &cerr) != KILN_OK) {
-        eliminate(out, "plan", VERDICT_COMPILE_ERROR, "%s",
-                  directive_error(req, "launch plan", cerr.msg, where, sizeof(where)));
-        goto finish;
-    }
+        candidate_default_config(st->cand, out->config);
+    return STEP_NEXT;
+}
+
+/* The harness's own watchdog ends a runaway case, and names it, well
+ * inside the sandbox's limit (policies/gpu-run.json's 300 s unless
+ * --timeout), which would kill the process without saying where. */
+static void set_deadlines(const struct eval_request *req, struct harness_plan *hp)
+{
+    long long sandbox_ms = req->run_timeout_ms > 0 ? req->run_timeout_ms : 300000;
+    hp->deadline_ms = sandbox_ms * 9 / 10 - 1000;
+    if (hp->deadline_ms < 100)
+        hp->deadline_ms = 100;
+    /* Per case: 60 s, or an equal share of a longer --timeout, so raising
+     * --timeout for a slow workload raises this limit too. */
+    if (hp->ncases > 0 && hp->deadline_ms / hp->ncases > hp->case_timeout_ms)
+        hp->case_timeout_ms = hp->deadline_ms / hp->ncases;
+    if (hp->case_timeout_ms > hp->deadline_ms)
+        hp->case_timeout_ms = hp->deadline_ms;
+}
+
+/* The harness plan: the configuration checked, the kernel signature, one
+ * case per run of sets sharing a workload case, and the deadlines. */
+static enum step plan_stage(struct eval_state *st)
+{
+    const struct eval_request *req = st->req;
+    const struct candidate *cand = st->cand;
+    if (candidate_check_config(cand, st->out->config, request_limits(req), &st->cerr) != KILN_OK ||
+        plan_check_names(cand, req->wl, &st->cerr) != KILN_OK ||
+        plan_signature(req, cand, &st->hp, &st->cerr) != KILN_OK)
+        return refuse(st, "plan", "launch plan");
     for (size_t i = 0; i < req->sets->n;) {
         const struct wl_case *c = req->sets->sets[i].wcase;
         int n = 0;
         while (i + (size_t)n < req->sets->n && req->sets->sets[i + (size_t)n].wcase == c)
             n++;
-        if (plan_case(req, cand, out->config, c, n, &hp, rp, &cerr) != KILN_OK) {
-            eliminate(out, "plan", VERDICT_COMPILE_ERROR, "%s",
-                      directive_error(req, "launch plan", cerr.msg, where, sizeof(where)));
-            goto finish;
-        }
+        if (plan_case(req, cand, st->out->config, c, n, &st->hp, st->rp, &st->cerr) != KILN_OK)
+            return refuse(st, "plan", "launch plan");
         i += (size_t)n;
     }
-    /* The harness's own watchdog ends a runaway case, and names it, well
-     * inside the sandbox's limit (policies/gpu-run.json's 300 s unless
-     * --timeout), which would kill the process without saying where. */
-    long long sandbox_ms = req->run_timeout_ms > 0 ? req->run_timeout_ms : 300000;
-    hp.deadline_ms = sandbox_ms * 9 / 10 - 1000;
-    if (hp.deadline_ms < 100)
-        hp.deadline_ms = 100;
-    /* Per case: 60 s, or an equal share of a longer --timeout, so raising
-     * --timeout for a slow workload raises this limit too. */
-    if (hp.ncases > 0 && hp.deadline_ms / hp.ncases > hp.case_timeout_ms)
-        hp.case_timeout_ms = hp.deadline_ms / hp.ncases;
-    if (hp.case_timeout_ms > hp.deadline_ms)
-        hp.case_timeout_ms = hp.deadline_ms;
-    char plan_path[PATH_MAX];
-    snprintf(plan_path, sizeof(plan_path), "%s/plan.json", req->work_dir);
-    if ((rc = harness_plan_write(&hp, &plan_text, err)) ||
-        (rc = fs_write_atomic(plan_path, plan_text, strlen(plan_text), err)))
-        goto out;
-    if (req->backend == KILN_BACKEND_CPU && cpu_trampoline_source(&hp, &tramp, &cerr) != KILN_OK) {
-        eliminate(out, "plan", VERDICT_COMPILE_ERROR, "%s",
-                  directive_error(req, "launch plan", cerr.msg, where, sizeof(where)));
-        goto finish;
-    }
+    set_deadlines(req, &st->hp);
+    return STEP_NEXT;
+}
 
+/* plan.json in the work directory; for the CPU backend, the trampoline
+ * that calls the candidate's functions as the plan says. */
+static enum step write_plan_stage(struct eval_state *st, struct kiln_err *err)
+{
+    const struct eval_request *req = st->req;
+    enum kiln_rc rc;
+    snprintf(st->plan_path, sizeof(st->plan_path), "%s/plan.json", req->work_dir);
+    if ((rc = harness_plan_write(&st->hp, &st->plan_text, err)) ||
+        (rc = fs_write_atomic(st->plan_path, st->plan_text, strlen(st->plan_text), err)))
+        return stop(st, rc);
+    if (req->backend == KILN_BACKEND_CPU &&
+        cpu_trampoline_source(&st->hp, &st->tramp, &st->cerr) != KILN_OK)
+        return refuse(st, "plan", "launch plan");
+    return STEP_NEXT;
+}
+
+/* The artifact: a compile-only run's saved one (precompiled mode), else
+ * compiled now; a compile-only run saves what it compiled. */
+static enum kiln_rc build_artifact(const struct eval_request *req,
+                                   const struct compile_request *creq, const char *cdir,
+                                   struct eval_outcome *out, struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    double t0 = clock_mono_s();
+    if (req->mode == EVAL_PRECOMPILED && load_precompiled(req, creq, cdir, &out->compile)) {
+        out->precompiled = true;
+        out->t.compile = out->compile.finished - out->compile.started;
+    } else {
+        if (req->mode == EVAL_COMPILE_ONLY)
+            forget_compiled(cdir); /* before out/ changes: no stale result outlives it */
+        rc = compile_candidate(creq, &out->compile, err);
+        out->t.compile = clock_mono_s() - t0;
+    }
+    if (rc == KILN_OK && req->mode == EVAL_COMPILE_ONLY)
+        rc = save_compiled(cdir, &out->compile, err);
+    return rc;
+}
+
+/* Compiles the candidate with its configuration's defines and judges the
+ * artifact; a compile-only run stops here. */
+static enum step compile_stage(struct eval_state *st, struct kiln_err *err)
+{
+    const struct eval_request *req = st->req;
+    struct eval_outcome *out = st->out;
+    enum kiln_rc rc;
     snprintf(out->stage, sizeof(out->stage), "compile");
     char defines[CAND_MAX_TUNABLES][CAND_DEFINE_MAX];
     const char *defs[CAND_MAX_TUNABLES];
-    if ((rc = candidate_defines(cand, out->config, request_limits(req), defines, err)))
-        goto out;
-    for (size_t i = 0; i < cand->ntunables; i++)
+    if ((rc = candidate_defines(st->cand, out->config, request_limits(req), defines, err)))
+        return stop(st, rc);
+    for (size_t i = 0; i < st->cand->ntunables; i++)
         defs[i] = defines[i];
     char cdir[PATH_MAX];
     snprintf(cdir, sizeof(cdir), "%s/compile", req->work_dir);
     struct compile_request creq = {.backend = req->backend,
                                    .source = req->source,
                                    .len = req->len,
-                                   .trampoline = tramp,
+                                   .trampoline = st->tramp,
                                    .defines = defs,
-                                   .ndefines = cand->ntunables,
+                                   .ndefines = st->cand->ntunables,
                                    .arch = req->arch,
                                    .work_dir = cdir,
                                    .timeout_ms = req->compile_timeout_ms,
                                    .tool = req->compiler,
                                    .nvrtc = req->nvrtc,
                                    .source_name = req->source_name};
-    double t0 = clock_mono_s();
-    if (req->mode == EVAL_PRECOMPILED && load_precompiled(req, &creq, cdir, &out->compile)) {
-        out->precompiled = true;
-        out->t.compile = out->compile.finished - out->compile.started;
-    } else {
-        if (req->mode == EVAL_COMPILE_ONLY)
-            forget_compiled(cdir); /* before out/ changes: no stale result outlives it */
-        rc = compile_candidate(&creq, &out->compile, err);
-        out->t.compile = clock_mono_s() - t0;
-    }
-    if (rc == KILN_OK && req->mode == EVAL_COMPILE_ONLY)
-        rc = save_compiled(cdir, &out->compile, err);
-    if (rc != KILN_OK)
-        goto out;
+    if ((rc = build_artifact(req, &creq, cdir, out, err)) != KILN_OK)
+        return stop(st, rc);
     if (!out->compile.ok) {
         char d[400];
         snprintf(d, sizeof(d), "%s", out->compile.diagnostics ? out->compile.diagnostics : "");
         eliminate(out, "compile", VERDICT_COMPILE_ERROR, "compilation failed: %s", d);
-        goto finish;
+        return STEP_CONCLUDE;
     }
-
-    if (!artifact_acceptable(req, cand, out))
-        goto finish;
+    if (!artifact_acceptable(req, st->cand, out))
+        return STEP_CONCLUDE;
     /* The compile stage ends here: the cubin check is part of it, so a
      * compile-only run (kiln eval's fail-fast step, a compile worker)
      * judges it too, on a host without a GPU as well. */
     if (req->mode == EVAL_COMPILE_ONLY)
-        goto out;
+        return STEP_STOP;
+    return STEP_NEXT;
+}
+
+/* Runs the harness in the sandbox, or with `pend` submits it (*pend
+ * receives it and the verdict waits for eval_candidate_finish). */
+static enum step run_stage(struct eval_state *st, struct eval_pending **pend, struct kiln_err *err)
+{
+    struct eval_outcome *out = st->out;
+    enum kiln_rc rc;
     snprintf(out->stage, sizeof(out->stage), "run");
     /* The physics floor comes from the device itself (gpupeak.h), asked
      * once per session by the caller or here; without an answer there is
      * no floor rather than another GPU's. */
-    struct eval_request with_ceil;
-    struct stats_ceilings ceil;
-    if (!req->ceilings && req->backend == KILN_BACKEND_CUDA) {
+    if (!st->req->ceilings && st->req->backend == KILN_BACKEND_CUDA) {
         struct kiln_err perr;
         kiln_err_clear(&perr);
-        if (eval_device_ceilings(req->harness, req->gpu, &ceil, &perr) != KILN_OK)
-            fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", req->gpu, perr.msg);
-        with_ceil = *req;
-        with_ceil.ceilings = &ceil;
-        req = &with_ceil;
+        if (eval_device_ceilings(st->req->harness, st->req->gpu, &st->ceil, &perr) != KILN_OK)
+            fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", st->req->gpu,
+                    perr.msg);
+        st->with_ceil = *st->req;
+        st->with_ceil.ceilings = &st->ceil;
+        st->req = &st->with_ceil;
     }
-    if (pend) {
-        rc = submit_harness(req, &hp, plan_path, out, t_start, pend, err);
-        goto out;
-    }
-    if ((rc = run_harness(req, &hp, plan_path, out->compile.artifact, out, err)))
-        goto out;
+    if (pend)
+        return stop(st,
+                    submit_harness(st->req, &st->hp, st->plan_path, out, st->t_start, pend, err));
+    if ((rc = run_harness(st->req, &st->hp, st->plan_path, out->compile.artifact, out, err)))
+        return stop(st, rc);
     if (out->v.status == VERDICT_PASS)
         snprintf(out->stage, sizeof(out->stage), "verify");
-finish:
-    conclude(req, out, t_start);
-    goto done;
-out:
-    out->t.total = clock_mono_s() - t_start;
-done:
-    candidate_free(cand);
-    harness_plan_free(&hp);
-    free(rp);
-    free(plan_text);
-    free(tramp);
-    return rc;
+    return STEP_CONCLUDE;
+}
+
+/* Every stage; with `pend`, the harness step is submitted instead of run
+ * and *pend receives it (NULL when the candidate ended before it). */
+static enum kiln_rc evaluate(const struct eval_request *req, struct eval_outcome *out,
+                             struct eval_pending **pend, struct kiln_err *err)
+{
+    struct eval_state st;
+    enum step s = eval_open(&st, req, out, pend, err);
+    if (s == STEP_NEXT)
+        s = parse_stage(&st);
+    if (s == STEP_NEXT)
+        s = plan_stage(&st);
+    if (s == STEP_NEXT)
+        s = write_plan_stage(&st, err);
+    if (s == STEP_NEXT)
+        s = compile_stage(&st, err);
+    if (s == STEP_NEXT)
+        s = run_stage(&st, pend, err);
+    if (s == STEP_CONCLUDE)
+        conclude(st.req, out, st.t_start);
+    else
+        out->t.total = clock_mono_s() - st.t_start;
+    eval_close(&st);
+    return st.rc;
 }
 
 enum kiln_rc eval_candidate(const struct eval_request *req, struct eval_outcome *out,
