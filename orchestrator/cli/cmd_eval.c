@@ -277,6 +277,66 @@ static enum kiln_rc configure(const struct eval_cli *o, const char *src, size_t 
     return rc;
 }
 
+/* One option into `o`: -1 when taken, else a usage error's exit status. */
+static int parse_option(int c, struct eval_cli *o)
+{
+    long v;
+    int st;
+    switch (c) {
+    case 'b':
+        if (!(o->backend = kiln_backend_from_name(optarg)))
+            return cli_usage_error("eval", "unknown backend '%s' (cuda or cpu)", optarg);
+        break;
+    case 'J':
+        o->junit = optarg;
+        break;
+    case 'w':
+        o->work = optarg;
+        break;
+    case 'W':
+    case 'i':
+        if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
+            return cli_usage_error("eval", "--%s needs a number, got '%s'",
+                                   c == 'W' ? "warmups" : "iterations", optarg);
+        /* 0 in the session's field means "the default": say none. */
+        if (c == 'W' && v == 0)
+            v = EVAL_NO_WARMUPS;
+        *(c == 'W' ? &o->warmups : &o->iterations) = (int)v;
+        break;
+    case 'H':
+        o->hot = 1;
+        break;
+    case 'R':
+        o->no_reference = 1;
+        break;
+    case 'B':
+        o->no_baseline = 1;
+        break;
+    case 'F':
+        o->reference = optarg;
+        break;
+    case 'S':
+        if (o->nsets == CAND_MAX_TUNABLES)
+            return cli_usage_error("eval", "--set at most %d times", CAND_MAX_TUNABLES);
+        if (!strchr(optarg, '='))
+            return cli_usage_error("eval", "--set needs NAME=VALUE, got '%s'", optarg);
+        o->sets[o->nsets++] = optarg;
+        break;
+    case 'C':
+        if (!compile_tool_from_name(optarg, &o->compiler))
+            return cli_usage_error("eval", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
+        break;
+    default:
+        st = cli_output_option("eval", c, &o->output);
+        if (st < 0)
+            return KILN_EXIT_USAGE;
+        if (st == 0 && cli_common_option("eval", c, optarg, &o->common) < 0)
+            return KILN_EXIT_USAGE;
+        break;
+    }
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, struct eval_cli *o)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
@@ -305,62 +365,10 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("eval");
     int done = 0, c, st;
-    long v;
     optind = 1;
-    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
-        switch (c) {
-        case 'b':
-            if (!(o->backend = kiln_backend_from_name(optarg)))
-                return cli_usage_error("eval", "unknown backend '%s' (cuda or cpu)", optarg);
-            break;
-        case 'J':
-            o->junit = optarg;
-            break;
-        case 'w':
-            o->work = optarg;
-            break;
-        case 'W':
-        case 'i':
-            if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
-                return cli_usage_error("eval", "--%s needs a number, got '%s'",
-                                       c == 'W' ? "warmups" : "iterations", optarg);
-            /* 0 in the session's field means "the default": say none. */
-            if (c == 'W' && v == 0)
-                v = EVAL_NO_WARMUPS;
-            *(c == 'W' ? &o->warmups : &o->iterations) = (int)v;
-            break;
-        case 'H':
-            o->hot = 1;
-            break;
-        case 'R':
-            o->no_reference = 1;
-            break;
-        case 'B':
-            o->no_baseline = 1;
-            break;
-        case 'F':
-            o->reference = optarg;
-            break;
-        case 'S':
-            if (o->nsets == CAND_MAX_TUNABLES)
-                return cli_usage_error("eval", "--set at most %d times", CAND_MAX_TUNABLES);
-            if (!strchr(optarg, '='))
-                return cli_usage_error("eval", "--set needs NAME=VALUE, got '%s'", optarg);
-            o->sets[o->nsets++] = optarg;
-            break;
-        case 'C':
-            if (!compile_tool_from_name(optarg, &o->compiler))
-                return cli_usage_error("eval", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
-            break;
-        default:
-            st = cli_output_option("eval", c, &o->output);
-            if (st < 0)
-                return KILN_EXIT_USAGE;
-            if (st == 0 && cli_common_option("eval", c, optarg, &o->common) < 0)
-                return KILN_EXIT_USAGE;
-            break;
-        }
-    }
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
+        if ((st = parse_option(c, o)) >= 0)
+            return st;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (cli_common_check("eval", &o->common) < 0)
@@ -372,6 +380,314 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
     return -1;
 }
 
+/* One evaluation, from the session opened to the result printed. */
+struct eval_run {
+    const struct eval_cli *o;
+    struct eval_session *s;
+    char *src;
+    size_t len;
+    uint64_t seed;
+    bool seed_given;
+    int64_t config[CAND_MAX_TUNABLES];
+    bool configured;     /* --set: config[] applies (else the defaults) */
+    json_t *config_json; /* the tunables' values evaluated */
+    struct eval_outcome out, held;
+    bool compiled, have_held;
+    /* The rows' context: what every row of every format was judged in. */
+    char digest[SHA256_HEX_LEN + 1];
+    struct eval_device dev;
+    char flags[256], device[400], cfg[512];
+    const struct eval_target *target;
+    struct eval_rows_context rctx;
+};
+
+/* No --seed: fresh inputs every time (recorded for --seed N). */
+static enum kiln_rc pick_seed(struct eval_run *r, struct kiln_err *err)
+{
+    r->seed_given = r->o->common.seed_set;
+    r->seed = r->o->common.seed;
+    return r->seed_given ? KILN_OK : eval_fresh_seed(&r->seed, err);
+}
+
+/* Read the candidate, open the session on the workload and check --set. */
+static enum kiln_rc open_run(struct eval_run *r, const struct sbexec_runner *runner,
+                             struct kiln_err *err)
+{
+    const struct eval_cli *o = r->o;
+    struct eval_session_opts so = {.workload = o->workload,
+                                   .backend = o->backend,
+                                   .gpu = o->common.gpu,
+                                   .work_dir = o->work,
+                                   .seed = r->seed,
+                                   .warmups = o->warmups,
+                                   .iterations = o->iterations,
+                                   .adaptive = o->common.adaptive,
+                                   .target_rse = o->common.target_rse,
+                                   .budget_ms = o->common.budget_ms,
+                                   .arch = o->common.arch,
+                                   .hot = o->hot,
+                                   .run_timeout_ms = 1000LL * o->common.timeout_s,
+                                   .candidate_hint = o->candidate,
+                                   .compiler = o->compiler,
+                                   .verbose = o->output == CLI_OUT_TEXT,
+                                   .input_cases = o->common.input_cases,
+                                   .reference = o->reference,
+                                   .runner = runner};
+    /* Fail fast: parse, plan and compile the candidate before any input is
+     * generated or reference timed, so a candidate that cannot compile is
+     * reported in seconds (the session generates its inputs on first run). */
+    so.defer_inputs = true;
+    enum kiln_rc rc = fs_read_file(o->candidate, 1u << 20, &r->src, &r->len, err);
+    if (rc == KILN_OK)
+        rc = eval_session_open(&so, &r->s, err);
+    if (rc != KILN_OK)
+        return rc;
+    return configure(o, r->src, r->len, eval_session_backend(r->s), r->config, &r->configured,
+                     &r->config_json, err);
+}
+
+/* Compile, time the reference and the baseline, run the candidate, then
+ * the held-out check; the turnaround's parts add up to its total. */
+static enum kiln_rc judge(struct eval_run *r, double wall0, struct kiln_err *err)
+{
+    struct eval_session *s = r->s;
+    const int64_t *tunables = r->configured ? r->config : NULL; /* NULL: the defaults */
+    double t_start = 0, t_baseline = 0, t_held = 0, start_inputs = 0;
+    eval_session_show_source(s, "candidate", r->o->candidate);
+    enum kiln_rc rc = eval_session_compile(s, "candidate", r->src, r->len, tunables, &r->out, err);
+    if (rc != KILN_OK)
+        return rc;
+    r->compiled = r->out.v.status == VERDICT_PASS;
+    if (r->compiled) {
+        eval_outcome_free(&r->out);
+        memset(&r->out, 0, sizeof(r->out));
+    }
+    if (r->compiled && !r->o->no_reference) {
+        double t0 = clock_mono_s(), in0 = eval_session_inputs_seconds(s);
+        if ((rc = eval_session_reference(s, err)) != KILN_OK)
+            return rc;
+        t_start = clock_mono_s() - t0;
+        start_inputs = eval_session_inputs_seconds(s) - in0; /* generated on its first run */
+    }
+    if (r->compiled && !r->o->no_baseline) {
+        double t0 = clock_mono_s();
+        if ((rc = eval_session_baseline(s, err)) != KILN_OK)
+            return rc;
+        t_baseline = clock_mono_s() - t0;
+    }
+    if (r->compiled) {
+        rc = eval_session_run_compiled(s, "candidate", r->src, r->len, tunables, &r->out, err);
+        if (rc != KILN_OK)
+            return rc;
+    }
+    if (r->out.v.status == VERDICT_PASS) {
+        double t0 = clock_mono_s();
+        rc = eval_session_held_out(s, "candidate", r->src, r->len, tunables, &r->held, err);
+        if (rc != KILN_OK)
+            return rc;
+        t_held = clock_mono_s() - t0;
+        r->have_held = true;
+        eval_session_apply_held_out(s, &r->out, &r->held);
+    }
+    /* The session's work around the candidate is part of the evaluation:
+     * total is its wall time, and the parts add up to it (other: the rest). */
+    r->out.t.inputs = eval_session_inputs_seconds(s);
+    r->out.t.start = t_start > start_inputs ? t_start - start_inputs : 0;
+    r->out.t.baseline = t_baseline;
+    r->out.t.held_out = t_held;
+    r->out.t.total = clock_mono_s() - wall0;
+    return KILN_OK;
+}
+
+/* The rows' context: the candidate's digest, the device, the flags and the
+ * configuration every row of every format was judged in. */
+static void describe_context(struct eval_run *r)
+{
+    struct eval_session *s = r->s;
+    char cpu[256];
+    sha256_hex_of(r->src, r->len, r->digest);
+    eval_device_describe(eval_session_backend(s), r->o->common.gpu, &r->dev);
+    r->target = eval_session_target(s);
+    compile_flags_describe(eval_session_backend(s), r->o->compiler,
+                           r->target ? r->target->arch : NULL, r->flags, sizeof(r->flags));
+    eval_cpu_model(cpu, sizeof(cpu));
+    if (eval_session_backend(s) == KILN_BACKEND_CPU)
+        snprintf(r->device, sizeof(r->device), "cpu (%s)", cpu[0] ? cpu : "model unknown");
+    else
+        snprintf(r->device, sizeof(r->device), "%s", r->dev.text);
+    config_text(r->config_json, r->cfg, sizeof(r->cfg));
+    r->rctx =
+        (struct eval_rows_context){.wl = eval_session_workload(s),
+                                   .candidate_sha256 = r->digest,
+                                   .seed = r->seed,
+                                   .device = r->device,
+                                   .compile_flags = r->flags,
+                                   .config = r->cfg,
+                                   .held_draw = r->have_held ? eval_session_held_out_draw(s) : NULL,
+                                   .rule = &r->out.v.rule};
+}
+
+/* --json: the verdict's document, with how and where it was reached. */
+static enum kiln_rc print_json(const struct eval_run *r, struct kiln_err *err)
+{
+    struct eval_session *s = r->s;
+    struct eval_doc_info info = {.workload_source = r->o->workload,
+                                 .wl = eval_session_workload(s),
+                                 .candidate_path = r->o->candidate,
+                                 .candidate_sha256 = r->digest,
+                                 .device = &r->dev};
+    json_t *doc = NULL;
+    enum kiln_rc rc = eval_doc_json(&r->out.v, &info, &doc, err);
+    if (rc != KILN_OK)
+        return rc;
+    json_object_set_new(doc, "stage", json_string(r->out.stage));
+    /* The tunables' values evaluated (--set, else the defaults); null
+     * when the directives did not parse. */
+    json_object_set(doc, "config", r->config_json ? r->config_json : json_null());
+    json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&r->out.t));
+    json_object_set_new(doc, "ran_as", r->out.where[0] ? json_string(r->out.where) : json_null());
+    json_object_set_new(doc, "ran_on", eval_ran_on_json(&r->out));
+    json_object_set_new(doc, "arch", eval_arch_json(&r->out));
+    json_object_set_new(doc, "target", eval_target_json(r->target));
+    json_object_set_new(doc, "backend", json_string(kiln_backend_name(eval_session_backend(s))));
+    json_object_set_new(doc, "held_out",
+                        r->have_held ? json_string(verdict_status_name(r->held.v.status))
+                                     : json_null());
+    /* The starting kernel's file, null when the workload has none
+     * (then every speedup_vs_reference is null: nothing to compare). */
+    json_object_set_new(doc, "starting_kernel", start_json(s));
+    json_object_set_new(doc, "reference_generated_by_model",
+                        json_boolean(eval_session_workload(s)->provenance == WL_PROVENANCE_MODEL));
+    /* The vendor baseline: kind, status and why not, per-case medians
+     * (null when it was not timed: --no-baseline). */
+    const struct eval_baseline *bl = eval_session_baseline_result(s);
+    json_object_set_new(doc, "baseline", bl ? eval_baseline_json(bl) : json_null());
+    add_given_json(doc, s);
+    json_object_set_new(doc, "seed", json_integer((json_int_t)r->seed));
+    json_object_set_new(doc, "seed_source", json_string(r->seed_given ? "--seed" : "random"));
+    add_held_out_json(doc, s, r->have_held);
+    /* The same rows as --csv and --markdown, held-out ones included. */
+    json_object_set_new(doc, "rows_version", json_integer(EVAL_ROWS_VERSION));
+    json_object_set_new(doc, "rows",
+                        eval_rows_json(&r->rctx, &r->out.v, r->have_held ? &r->held.v : NULL));
+    json_object_set_new(doc, "row_context", eval_rows_context_json(&r->rctx));
+    json_dumpf(doc, stdout, JSON_INDENT(2));
+    putchar('\n');
+    json_decref(doc);
+    return KILN_OK;
+}
+
+/* --set: the configuration judged, whole. */
+static void print_configuration(const json_t *config_json)
+{
+    const char *k;
+    json_t *v;
+    printf("  configuration:");
+    json_object_foreach((json_t *)config_json, k, v)
+    {
+        printf(" %s=%lld", k, (long long)json_integer_value(v));
+    }
+    printf("\n");
+}
+
+/* The compiler's messages and the harness log, under everything else. */
+static void print_logs(const struct eval_outcome *out)
+{
+    /* The compiler quotes the candidate; the log is the candidate's. */
+    if (out->compile.diagnostics && out->compile.diagnostics[0] &&
+        out->v.status == VERDICT_COMPILE_ERROR) {
+        printf("compiler diagnostics:\n");
+        text_fputs_escaped(stdout, out->compile.diagnostics, strlen(out->compile.diagnostics));
+    }
+    if (out->log_tail && out->v.status != VERDICT_PASS) {
+        printf("harness log (tail):\n");
+        text_fputs_escaped(stdout, out->log_tail, strlen(out->log_tail));
+    }
+}
+
+/* The text: the table, then one line on each thing that shaped it. */
+static void print_text(const struct eval_run *r)
+{
+    struct eval_session *s = r->s;
+    const struct eval_cli *o = r->o;
+    char title[300], line[600];
+    snprintf(title, sizeof(title), "kiln eval %s %s (%s backend)", o->workload, o->candidate,
+             kiln_backend_name(eval_session_backend(s)));
+    print_table(&r->out, title, &r->rctx);
+    if (eval_session_workload(s)->provenance == WL_PROVENANCE_MODEL)
+        printf("  reference generated by the model: not an independent oracle\n");
+    if (!eval_session_has_start(s))
+        printf("  no starting kernel (%s): speedups vs the start are not computed (vs ref "
+               "-)\n",
+               workload_file_name(workload_kernel_file(eval_session_backend(s))));
+    if (!o->no_baseline && r->compiled)
+        print_baseline(eval_session_baseline_result(s));
+    eval_turnaround_line(&r->out.t, line, sizeof(line));
+    if (r->out.t.compile > 0 || r->out.t.run > 0) /* refused before any stage: nothing to show */
+        printf("  turnaround: %s\n", line);
+    if (r->out.where[0])
+        printf("  ran as: %s\n", r->out.where);
+    if (r->have_held)
+        printf("  held-out check (fresh inputs, secret seed, unseen sizes): %s%s%s\n",
+               verdict_status_name(r->held.v.status), r->held.v.detail[0] ? ": " : "",
+               text_escape_control(line, sizeof(line), r->held.v.detail));
+    print_given(s);
+    if (!o->common.input_cases && r->compiled)
+        printf("  inputs: seed %llu (%s; --seed %llu reproduces them)\n",
+               (unsigned long long)r->seed, r->seed_given ? "--seed" : "random",
+               (unsigned long long)r->seed);
+    if (r->have_held)
+        print_held_out(s);
+    if (r->configured)
+        print_configuration(r->config_json);
+    print_logs(&r->out);
+}
+
+/* The result in the format asked for (--quiet: none). */
+static enum kiln_rc print_result(const struct eval_run *r, struct kiln_err *err)
+{
+    enum cli_output output = r->o->output;
+    if (output == CLI_OUT_JSON)
+        return print_json(r, err);
+    if (output == CLI_OUT_CSV || output == CLI_OUT_MARKDOWN) {
+        json_t *rows = eval_rows_json(&r->rctx, &r->out.v, r->have_held ? &r->held.v : NULL);
+        eval_rows_print(stdout, output == CLI_OUT_CSV ? EVAL_ROWS_CSV : EVAL_ROWS_MARKDOWN,
+                        &r->rctx, rows);
+        json_decref(rows);
+    } else if (output == CLI_OUT_TEXT) {
+        print_text(r);
+    }
+    return KILN_OK;
+}
+
+/* --junit FILE: the verdict as a JUnit report, written whole or not at all. */
+static enum kiln_rc write_junit(const struct eval_run *r, struct kiln_err *err)
+{
+    if (!r->o->junit)
+        return KILN_OK;
+    struct eval_junit_info ji = {.candidate = r->o->candidate,
+                                 .candidate_sha256 = r->digest,
+                                 .device = r->dev.text,
+                                 .backend = eval_session_backend(r->s),
+                                 .wall_s = r->out.t.total};
+    char *xml = NULL;
+    enum kiln_rc rc = eval_junit_text(eval_session_workload(r->s), &ji, &r->out,
+                                      r->have_held ? &r->held : NULL, &xml, err);
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(r->o->junit, xml, strlen(xml), err);
+    free(xml);
+    return rc;
+}
+
+static void eval_run_free(struct eval_run *r)
+{
+    json_decref(r->config_json);
+    eval_outcome_free(&r->out);
+    eval_outcome_free(&r->held);
+    eval_session_close(r->s);
+    free(r->src);
+}
+
 int cmd_eval(int argc, char **argv)
 {
     struct eval_cli o = {0};
@@ -380,251 +696,32 @@ int cmd_eval(int argc, char **argv)
         return st;
     struct kiln_err err;
     kiln_err_clear(&err);
+    struct eval_run r;
+    memset(&r, 0, sizeof(r));
+    r.o = &o;
     struct slurm_runner slurm;
     static volatile sig_atomic_t cancel;
     const struct sbexec_runner *runner = NULL;
-    if (cli_common_executor(&o.common, "kiln-eval", &slurm, &cancel, &runner, &err) != KILN_OK) {
+    if (cli_common_executor(&o.common, "kiln-eval", &slurm, &cancel, &runner, &err) != KILN_OK ||
+        pick_seed(&r, &err) != KILN_OK) {
         cli_report("eval", &err);
         return KILN_EXIT_USAGE;
     }
-    struct eval_session *s = NULL;
-    /* No --seed: fresh inputs every time (recorded below for --seed N). */
-    bool seed_given = o.common.seed_set;
-    uint64_t seed = o.common.seed;
-    if (!seed_given && eval_fresh_seed(&seed, &err) != KILN_OK) {
-        cli_report("eval", &err);
-        return KILN_EXIT_USAGE;
-    }
-    struct eval_session_opts so = {.workload = o.workload,
-                                   .backend = o.backend,
-                                   .gpu = o.common.gpu,
-                                   .work_dir = o.work,
-                                   .seed = seed,
-                                   .warmups = o.warmups,
-                                   .iterations = o.iterations,
-                                   .adaptive = o.common.adaptive,
-                                   .target_rse = o.common.target_rse,
-                                   .budget_ms = o.common.budget_ms,
-                                   .arch = o.common.arch,
-                                   .hot = o.hot,
-                                   .run_timeout_ms = 1000LL * o.common.timeout_s,
-                                   .candidate_hint = o.candidate,
-                                   .compiler = o.compiler,
-                                   .verbose = o.output == CLI_OUT_TEXT,
-                                   .input_cases = o.common.input_cases,
-                                   .reference = o.reference,
-                                   .runner = runner};
-    char *src = NULL;
-    size_t len = 0;
-    json_t *config_json = NULL; /* the tunables' values evaluated */
-    int status = KILN_EXIT_USAGE;
-    struct eval_outcome out, held;
-    memset(&out, 0, sizeof(out));
-    memset(&held, 0, sizeof(held));
-    bool have_held = false;
-    /* Fail fast: parse, plan and compile the candidate before any input is
-     * generated or reference timed, so a candidate that cannot compile is
-     * reported in seconds (the session generates its inputs on first run). */
-    so.defer_inputs = true;
     /* turnaround total: the wall time of the whole evaluation. */
-    double wall0 = clock_mono_s(), t_start = 0, t_baseline = 0, t_held = 0, start_inputs = 0;
-    int64_t config[CAND_MAX_TUNABLES];
-    bool configured = false;
-    if (fs_read_file(o.candidate, 1u << 20, &src, &len, &err) != KILN_OK ||
-        eval_session_open(&so, &s, &err) != KILN_OK ||
-        configure(&o, src, len, eval_session_backend(s), config, &configured, &config_json, &err) !=
-            KILN_OK)
+    double wall0 = clock_mono_s();
+    int status = KILN_EXIT_USAGE;
+    if (open_run(&r, runner, &err) != KILN_OK || judge(&r, wall0, &err) != KILN_OK)
         goto fail;
-    const int64_t *tunables = configured ? config : NULL; /* NULL: the defaults */
-    if ((eval_session_show_source(s, "candidate", o.candidate),
-         eval_session_compile(s, "candidate", src, len, tunables, &out, &err)) != KILN_OK)
+    status = r.out.v.status == VERDICT_PASS ? KILN_EXIT_OK : KILN_EXIT_FAIL;
+    describe_context(&r);
+    if (print_result(&r, &err) != KILN_OK || write_junit(&r, &err) != KILN_OK)
         goto fail;
-    bool compiled = out.v.status == VERDICT_PASS;
-    if (compiled) {
-        eval_outcome_free(&out);
-        memset(&out, 0, sizeof(out));
-    }
-    if (compiled && !o.no_reference) {
-        double t0 = clock_mono_s(), in0 = eval_session_inputs_seconds(s);
-        if (eval_session_reference(s, &err) != KILN_OK)
-            goto fail;
-        t_start = clock_mono_s() - t0;
-        start_inputs = eval_session_inputs_seconds(s) - in0; /* generated on its first run */
-    }
-    if (compiled && !o.no_baseline) {
-        double t0 = clock_mono_s();
-        if (eval_session_baseline(s, &err) != KILN_OK)
-            goto fail;
-        t_baseline = clock_mono_s() - t0;
-    }
-    if (compiled &&
-        eval_session_run_compiled(s, "candidate", src, len, tunables, &out, &err) != KILN_OK)
-        goto fail;
-    if (out.v.status == VERDICT_PASS) {
-        double t0 = clock_mono_s();
-        if (eval_session_held_out(s, "candidate", src, len, tunables, &held, &err) != KILN_OK)
-            goto fail;
-        t_held = clock_mono_s() - t0;
-        have_held = true;
-        eval_session_apply_held_out(s, &out, &held);
-    }
-    /* The session's work around the candidate is part of the evaluation:
-     * total is its wall time, and the parts add up to it (other: the rest). */
-    out.t.inputs = eval_session_inputs_seconds(s);
-    out.t.start = t_start > start_inputs ? t_start - start_inputs : 0;
-    out.t.baseline = t_baseline;
-    out.t.held_out = t_held;
-    out.t.total = clock_mono_s() - wall0;
-    status = out.v.status == VERDICT_PASS ? KILN_EXIT_OK : KILN_EXIT_FAIL;
-    char digest[SHA256_HEX_LEN + 1];
-    sha256_hex_of(src, len, digest);
-    struct eval_device dev;
-    eval_device_describe(eval_session_backend(s), o.common.gpu, &dev);
-    /* The rows' context: what every row of every format was judged in. */
-    char flags[256], device[400], cpu[256], cfg[512];
-    const struct eval_target *target = eval_session_target(s);
-    compile_flags_describe(eval_session_backend(s), o.compiler, target ? target->arch : NULL, flags,
-                           sizeof(flags));
-    eval_cpu_model(cpu, sizeof(cpu));
-    if (eval_session_backend(s) == KILN_BACKEND_CPU)
-        snprintf(device, sizeof(device), "cpu (%s)", cpu[0] ? cpu : "model unknown");
-    else
-        snprintf(device, sizeof(device), "%s", dev.text);
-    config_text(config_json, cfg, sizeof(cfg));
-    const struct eval_rows_context rctx = {.wl = eval_session_workload(s),
-                                           .candidate_sha256 = digest,
-                                           .seed = seed,
-                                           .device = device,
-                                           .compile_flags = flags,
-                                           .config = cfg,
-                                           .held_draw =
-                                               have_held ? eval_session_held_out_draw(s) : NULL,
-                                           .rule = &out.v.rule};
-    if (o.output == CLI_OUT_JSON) {
-        struct eval_doc_info info = {.workload_source = o.workload,
-                                     .wl = eval_session_workload(s),
-                                     .candidate_path = o.candidate,
-                                     .candidate_sha256 = digest,
-                                     .device = &dev};
-        json_t *doc = NULL;
-        if (eval_doc_json(&out.v, &info, &doc, &err) != KILN_OK)
-            goto fail;
-        json_object_set_new(doc, "stage", json_string(out.stage));
-        /* The tunables' values evaluated (--set, else the defaults); null
-         * when the directives did not parse. */
-        json_object_set(doc, "config", config_json ? config_json : json_null());
-        json_object_set_new(doc, "turnaround_s", eval_turnaround_json(&out.t));
-        json_object_set_new(doc, "ran_as", out.where[0] ? json_string(out.where) : json_null());
-        json_object_set_new(doc, "ran_on", eval_ran_on_json(&out));
-        json_object_set_new(doc, "arch", eval_arch_json(&out));
-        json_object_set_new(doc, "target", eval_target_json(target));
-        json_object_set_new(doc, "backend",
-                            json_string(kiln_backend_name(eval_session_backend(s))));
-        json_object_set_new(doc, "held_out",
-                            have_held ? json_string(verdict_status_name(held.v.status))
-                                      : json_null());
-        /* The starting kernel's file, null when the workload has none
-         * (then every speedup_vs_reference is null: nothing to compare). */
-        json_object_set_new(doc, "starting_kernel", start_json(s));
-        json_object_set_new(
-            doc, "reference_generated_by_model",
-            json_boolean(eval_session_workload(s)->provenance == WL_PROVENANCE_MODEL));
-        /* The vendor baseline: kind, status and why not, per-case medians
-         * (null when it was not timed: --no-baseline). */
-        const struct eval_baseline *bl = eval_session_baseline_result(s);
-        json_object_set_new(doc, "baseline", bl ? eval_baseline_json(bl) : json_null());
-        add_given_json(doc, s);
-        json_object_set_new(doc, "seed", json_integer((json_int_t)seed));
-        json_object_set_new(doc, "seed_source", json_string(seed_given ? "--seed" : "random"));
-        add_held_out_json(doc, s, have_held);
-        /* The same rows as --csv and --markdown, held-out ones included. */
-        json_object_set_new(doc, "rows_version", json_integer(EVAL_ROWS_VERSION));
-        json_object_set_new(doc, "rows", eval_rows_json(&rctx, &out.v, have_held ? &held.v : NULL));
-        json_object_set_new(doc, "row_context", eval_rows_context_json(&rctx));
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        putchar('\n');
-        json_decref(doc);
-    } else if (o.output == CLI_OUT_CSV || o.output == CLI_OUT_MARKDOWN) {
-        json_t *rows = eval_rows_json(&rctx, &out.v, have_held ? &held.v : NULL);
-        eval_rows_print(stdout, o.output == CLI_OUT_CSV ? EVAL_ROWS_CSV : EVAL_ROWS_MARKDOWN, &rctx,
-                        rows);
-        json_decref(rows);
-    } else if (o.output == CLI_OUT_TEXT) {
-        char title[300];
-        snprintf(title, sizeof(title), "kiln eval %s %s (%s backend)", o.workload, o.candidate,
-                 kiln_backend_name(eval_session_backend(s)));
-        print_table(&out, title, &rctx);
-        if (eval_session_workload(s)->provenance == WL_PROVENANCE_MODEL)
-            printf("  reference generated by the model: not an independent oracle\n");
-        if (!eval_session_has_start(s))
-            printf("  no starting kernel (%s): speedups vs the start are not computed (vs ref "
-                   "-)\n",
-                   workload_file_name(workload_kernel_file(eval_session_backend(s))));
-        if (!o.no_baseline && compiled)
-            print_baseline(eval_session_baseline_result(s));
-        char line[600];
-        eval_turnaround_line(&out.t, line, sizeof(line));
-        if (out.t.compile > 0 || out.t.run > 0) /* refused before any stage: nothing to show */
-            printf("  turnaround: %s\n", line);
-        if (out.where[0])
-            printf("  ran as: %s\n", out.where);
-        if (have_held)
-            printf("  held-out check (fresh inputs, secret seed, unseen sizes): %s%s%s\n",
-                   verdict_status_name(held.v.status), held.v.detail[0] ? ": " : "",
-                   text_escape_control(line, sizeof(line), held.v.detail));
-        print_given(s);
-        if (!o.common.input_cases && compiled)
-            printf("  inputs: seed %llu (%s; --seed %llu reproduces them)\n",
-                   (unsigned long long)seed, seed_given ? "--seed" : "random",
-                   (unsigned long long)seed);
-        if (have_held)
-            print_held_out(s);
-        if (configured) { /* --set: the configuration judged, whole */
-            const char *k;
-            json_t *v;
-            printf("  configuration:");
-            json_object_foreach(config_json, k, v)
-            {
-                printf(" %s=%lld", k, (long long)json_integer_value(v));
-            }
-            printf("\n");
-        }
-        /* The compiler quotes the candidate; the log is the candidate's. */
-        if (out.compile.diagnostics && out.compile.diagnostics[0] &&
-            out.v.status == VERDICT_COMPILE_ERROR) {
-            printf("compiler diagnostics:\n");
-            text_fputs_escaped(stdout, out.compile.diagnostics, strlen(out.compile.diagnostics));
-        }
-        if (out.log_tail && out.v.status != VERDICT_PASS) {
-            printf("harness log (tail):\n");
-            text_fputs_escaped(stdout, out.log_tail, strlen(out.log_tail));
-        }
-    }
-    if (o.junit) {
-        struct eval_junit_info ji = {.candidate = o.candidate,
-                                     .candidate_sha256 = digest,
-                                     .device = dev.text,
-                                     .backend = eval_session_backend(s),
-                                     .wall_s = out.t.total};
-        char *xml = NULL;
-        if (eval_junit_text(eval_session_workload(s), &ji, &out, have_held ? &held : NULL, &xml,
-                            &err) != KILN_OK ||
-            fs_write_atomic(o.junit, xml, strlen(xml), &err) != KILN_OK) {
-            free(xml);
-            goto fail;
-        }
-        free(xml);
-    }
     goto done;
 fail:
     cli_report("eval", &err);
     /* kiln could not reach a verdict: an environment error, or interrupted. */
     status = err.rc == KILN_E_CANCELLED ? KILN_EXIT_INTERRUPTED : KILN_EXIT_USAGE;
 done:
-    json_decref(config_json);
-    eval_outcome_free(&out);
-    eval_outcome_free(&held);
-    eval_session_close(s);
-    free(src);
+    eval_run_free(&r);
     return status;
 }

@@ -34,8 +34,162 @@ static int interrupted_exit(const char *cmd, struct kiln_err *err)
     return 128 + (stop_signal ? (int)stop_signal : SIGINT);
 }
 
-/* `typed` is the command line as given: getopt permutes `argv`. */
-static int optimize_command(int argc, char **argv, char **typed)
+/* An option that takes a count: a usage error unless it is in range. */
+static int parse_count_option(int c, struct opt_options *o)
+{
+    long v;
+    switch (c) {
+    case 'G':
+        if (cli_parse_long(optarg, 1, WLGEN_MAX_ATTEMPTS, &v))
+            return cli_usage_error("optimize", "--gen-attempts needs 1..%d, got '%s'",
+                                   WLGEN_MAX_ATTEMPTS, optarg);
+        o->gen_attempts = (int)v;
+        break;
+    case 'n':
+        if (cli_parse_long(optarg, 1, 1000, &v))
+            return cli_usage_error("optimize", "--max-iterations needs 1..1000, got '%s'", optarg);
+        o->max_iterations = (int)v;
+        break;
+    case 'j':
+        if (cli_parse_long(optarg, 1, 64, &v))
+            return cli_usage_error("optimize", "--jobs needs 1..64, got '%s'", optarg);
+        o->jobs = (int)v;
+        break;
+    case 'i':
+    case 'W':
+        if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
+            return cli_usage_error("optimize", "--%s needs a number, got '%s'",
+                                   c == 'W' ? "warmups" : "iterations", optarg);
+        /* 0 in the session's field means "the default": say none. */
+        if (c == 'W' && v == 0)
+            v = EVAL_NO_WARMUPS;
+        *(c == 'W' ? &o->warmups : &o->iterations) = (int)v;
+        break;
+    case 'K':
+        if (cli_parse_long(optarg, 1, DOCS_K_MAX, &v))
+            return cli_usage_error("optimize", "--docs needs 1..%d passages, got '%s'", DOCS_K_MAX,
+                                   optarg);
+        o->docs = (int)v;
+        break;
+    }
+    return -1;
+}
+
+/* One option into `o`, `common` or `description`: -1 when taken, else the
+ * exit status of a usage error. */
+static int parse_option(int c, struct opt_options *o, struct cli_common *common,
+                        const char **description)
+{
+    switch (c) {
+    case 'd':
+        *description = optarg;
+        break;
+    case 'G':
+    case 'n':
+    case 'j':
+    case 'i':
+    case 'W':
+    case 'K':
+        return parse_count_option(c, o);
+    case 'p':
+        if (strcmp(optarg, "tune") && strcmp(optarg, "llm") && strcmp(optarg, "replay"))
+            return cli_usage_error("optimize", "unknown proposer '%s' (tune, llm, replay)", optarg);
+        o->proposer = optarg;
+        break;
+    case 'm':
+        o->model = optarg;
+        break;
+    case 'u':
+        o->base_url = optarg;
+        break;
+    case 'r':
+        o->replay_dir = optarg;
+        break;
+    case 'R':
+        o->reference = optarg;
+        break;
+    case 'k':
+        o->initial_kernel = optarg;
+        break;
+    case 'b':
+        if (!(o->backend = kiln_backend_from_name(optarg)))
+            return cli_usage_error("optimize", "unknown backend '%s' (cuda or cpu)", optarg);
+        break;
+    case 'o':
+        o->results_dir = optarg;
+        break;
+    case 'C':
+        if (!compile_tool_from_name(optarg, &o->compiler))
+            return cli_usage_error("optimize", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
+        break;
+    case 'e':
+        o->dotenv = optarg;
+        break;
+    case 'P':
+        o->profile = true;
+        break;
+    case 'I':
+        o->keep_inputs = true;
+        break;
+    case 'D':
+        o->docs_dir = optarg;
+        break;
+    case 'T':
+        o->tuner_run = optarg;
+        break;
+    case 'q':
+        o->quiet = true;
+        break;
+    case 'J':
+        o->json = true;
+        break;
+    default:
+        if (cli_common_option("optimize", c, optarg, common) < 0)
+            return KILN_EXIT_USAGE;
+        break;
+    }
+    return -1;
+}
+
+/* The options that only make sense together, and the one WORKLOAD or
+ * --description: -1 when they agree, else a usage error's exit status. */
+static int check_operands(int argc, char **argv, struct opt_options *o, const char *description)
+{
+    if (description && argc - optind != 0)
+        return cli_usage_error("optimize", "give either a WORKLOAD or --description TEXT (the "
+                                           "model writes the workload), not both");
+    if (!description && argc - optind != 1)
+        return cli_usage_error("optimize", "needs exactly one WORKLOAD (or --description TEXT)");
+    if (description && !description[0])
+        return cli_usage_error("optimize", "--description is empty: say what to compute");
+    if (description && strlen(description) > WLGEN_DESC_MAX)
+        return cli_usage_error("optimize", "--description is longer than %d bytes", WLGEN_DESC_MAX);
+    if (description && !o->replay_dir && !o->model)
+        return cli_usage_error("optimize", "--description needs --model NAME (the model writes "
+                                           "the workload), or --replay RUN_DIR of such a run");
+    o->workload = description ? NULL : argv[optind];
+    o->description = description;
+    if (o->proposer && !strcmp(o->proposer, "replay") && !o->replay_dir)
+        return cli_usage_error("optimize", "--proposer replay needs --replay RUN_DIR");
+    if (o->docs && (!o->proposer || strcmp(o->proposer, "llm")))
+        return cli_usage_error("optimize", "--docs needs --proposer llm (only a model reads "
+                                           "documentation)");
+    if (o->docs_dir && !o->docs)
+        return cli_usage_error("optimize", "--docs-dir needs --docs K (how many passages)");
+    if (o->tuner_run && (!o->proposer || strcmp(o->proposer, "llm")))
+        return cli_usage_error("optimize", "--tuner-run needs --proposer llm (the findings go "
+                                           "into the model's prompt)");
+    if (o->tuner_run && (o->initial_kernel || description))
+        return cli_usage_error("optimize", "--tuner-run starts from that run's best kernel: give "
+                                           "it without --initial-kernel and --description");
+    if (o->proposer && !strcmp(o->proposer, "llm") && !o->model)
+        return cli_usage_error("optimize", "--proposer llm needs --model NAME");
+    return -1;
+}
+
+/* The command line into `o` and `common`: -1 to go on, else the exit
+ * status (--help, or a usage error). */
+static int parse_args(int argc, char **argv, struct opt_options *o, struct cli_common *common)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"description", required_argument, NULL, 'd'},
@@ -69,151 +223,57 @@ static int optimize_command(int argc, char **argv, char **typed)
                                          {"json", no_argument, NULL, 'J'},
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("optimize");
-    struct opt_options o = {.argc = argc, .argv = typed};
-    struct cli_common common = {0};
     const char *description = NULL;
-    int done = 0, c;
-    long v;
+    int done = 0, c, st;
     optind = 1;
-    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
-        switch (c) {
-        case 'd':
-            description = optarg;
-            break;
-        case 'G':
-            if (cli_parse_long(optarg, 1, WLGEN_MAX_ATTEMPTS, &v))
-                return cli_usage_error("optimize", "--gen-attempts needs 1..%d, got '%s'",
-                                       WLGEN_MAX_ATTEMPTS, optarg);
-            o.gen_attempts = (int)v;
-            break;
-        case 'n':
-            if (cli_parse_long(optarg, 1, 1000, &v))
-                return cli_usage_error("optimize", "--max-iterations needs 1..1000, got '%s'",
-                                       optarg);
-            o.max_iterations = (int)v;
-            break;
-        case 'p':
-            if (strcmp(optarg, "tune") && strcmp(optarg, "llm") && strcmp(optarg, "replay"))
-                return cli_usage_error("optimize", "unknown proposer '%s' (tune, llm, replay)",
-                                       optarg);
-            o.proposer = optarg;
-            break;
-        case 'm':
-            o.model = optarg;
-            break;
-        case 'u':
-            o.base_url = optarg;
-            break;
-        case 'r':
-            o.replay_dir = optarg;
-            break;
-        case 'R':
-            o.reference = optarg;
-            break;
-        case 'k':
-            o.initial_kernel = optarg;
-            break;
-        case 'b':
-            if (!(o.backend = kiln_backend_from_name(optarg)))
-                return cli_usage_error("optimize", "unknown backend '%s' (cuda or cpu)", optarg);
-            break;
-        case 'o':
-            o.results_dir = optarg;
-            break;
-        case 'j':
-            if (cli_parse_long(optarg, 1, 64, &v))
-                return cli_usage_error("optimize", "--jobs needs 1..64, got '%s'", optarg);
-            o.jobs = (int)v;
-            break;
-        case 'C':
-            if (!compile_tool_from_name(optarg, &o.compiler))
-                return cli_usage_error("optimize", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
-            break;
-        case 'i':
-        case 'W':
-            if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
-                return cli_usage_error("optimize", "--%s needs a number, got '%s'",
-                                       c == 'W' ? "warmups" : "iterations", optarg);
-            /* 0 in the session's field means "the default": say none. */
-            if (c == 'W' && v == 0)
-                v = EVAL_NO_WARMUPS;
-            *(c == 'W' ? &o.warmups : &o.iterations) = (int)v;
-            break;
-        case 'e':
-            o.dotenv = optarg;
-            break;
-        case 'P':
-            o.profile = true;
-            break;
-        case 'I':
-            o.keep_inputs = true;
-            break;
-        case 'K':
-            if (cli_parse_long(optarg, 1, DOCS_K_MAX, &v))
-                return cli_usage_error("optimize", "--docs needs 1..%d passages, got '%s'",
-                                       DOCS_K_MAX, optarg);
-            o.docs = (int)v;
-            break;
-        case 'D':
-            o.docs_dir = optarg;
-            break;
-        case 'T':
-            o.tuner_run = optarg;
-            break;
-        case 'q':
-            o.quiet = true;
-            break;
-        case 'J':
-            o.json = true;
-            break;
-        default:
-            if (cli_common_option("optimize", c, optarg, &common) < 0)
-                return KILN_EXIT_USAGE;
-            break;
-        }
-    }
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
+        if ((st = parse_option(c, o, common, &description)) >= 0)
+            return st;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
-    if (cli_common_check("optimize", &common) < 0)
+    if (cli_common_check("optimize", common) < 0)
         return KILN_EXIT_USAGE;
-    o.gpu = common.gpu;
-    o.seed = common.seed;
-    o.seed_random = !common.seed_set;
-    o.input_cases = common.input_cases;
-    o.adaptive = common.adaptive;
-    o.target_rse = common.target_rse;
-    o.budget_ms = common.budget_ms;
-    o.arch = common.arch;
-    if (description && argc - optind != 0)
-        return cli_usage_error("optimize", "give either a WORKLOAD or --description TEXT (the "
-                                           "model writes the workload), not both");
-    if (!description && argc - optind != 1)
-        return cli_usage_error("optimize", "needs exactly one WORKLOAD (or --description TEXT)");
-    if (description && !description[0])
-        return cli_usage_error("optimize", "--description is empty: say what to compute");
-    if (description && strlen(description) > WLGEN_DESC_MAX)
-        return cli_usage_error("optimize", "--description is longer than %d bytes", WLGEN_DESC_MAX);
-    if (description && !o.replay_dir && !o.model)
-        return cli_usage_error("optimize", "--description needs --model NAME (the model writes "
-                                           "the workload), or --replay RUN_DIR of such a run");
-    o.workload = description ? NULL : argv[optind];
-    o.description = description;
-    if (o.proposer && !strcmp(o.proposer, "replay") && !o.replay_dir)
-        return cli_usage_error("optimize", "--proposer replay needs --replay RUN_DIR");
-    if (o.docs && (!o.proposer || strcmp(o.proposer, "llm")))
-        return cli_usage_error("optimize", "--docs needs --proposer llm (only a model reads "
-                                           "documentation)");
-    if (o.docs_dir && !o.docs)
-        return cli_usage_error("optimize", "--docs-dir needs --docs K (how many passages)");
-    if (o.tuner_run && (!o.proposer || strcmp(o.proposer, "llm")))
-        return cli_usage_error("optimize", "--tuner-run needs --proposer llm (the findings go "
-                                           "into the model's prompt)");
-    if (o.tuner_run && (o.initial_kernel || description))
-        return cli_usage_error("optimize", "--tuner-run starts from that run's best kernel: give "
-                                           "it without --initial-kernel and --description");
-    if (o.proposer && !strcmp(o.proposer, "llm") && !o.model)
-        return cli_usage_error("optimize", "--proposer llm needs --model NAME");
+    o->gpu = common->gpu;
+    o->seed = common->seed;
+    o->seed_random = !common->seed_set;
+    o->input_cases = common->input_cases;
+    o->adaptive = common->adaptive;
+    o->target_rse = common->target_rse;
+    o->budget_ms = common->budget_ms;
+    o->arch = common->arch;
+    return check_operands(argc, argv, o, description);
+}
+
+/* Run the optimizer until it finishes or is stopped; a run that failed
+ * says where it is kept and how to continue it. */
+static int run_optimizer(struct opt_options *o, struct kiln_err *err)
+{
     char run_dir[PATH_MAX] = "";
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    o->stop = &stop_signal;
+    cli_catch_stop(&stop_signal, stop_notice);
+    enum kiln_rc rc = optimize_run(o, run_dir, sizeof(run_dir), err);
+    curl_global_cleanup();
+    if (rc == KILN_E_CANCELLED)
+        return interrupted_exit("optimize", err);
+    if (rc != KILN_OK) {
+        cli_report("optimize", err);
+        if (run_dir[0])
+            fprintf(stderr, "kiln: the run so far is in %s (kiln resume %s continues it)\n",
+                    run_dir, run_dir);
+        return cli_exit_status(rc);
+    }
+    return KILN_EXIT_OK;
+}
+
+/* `typed` is the command line as given: getopt permutes `argv`. */
+static int optimize_command(int argc, char **argv, char **typed)
+{
+    struct opt_options o = {.argc = argc, .argv = typed};
+    struct cli_common common = {0};
+    int st = parse_args(argc, argv, &o, &common);
+    if (st >= 0)
+        return st;
     struct kiln_err err;
     kiln_err_clear(&err);
     struct slurm_runner slurm;
@@ -227,21 +287,7 @@ static int optimize_command(int argc, char **argv, char **typed)
         cli_report("optimize", &err);
         return KILN_EXIT_FAIL;
     }
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    o.stop = &stop_signal;
-    cli_catch_stop(&stop_signal, stop_notice);
-    enum kiln_rc rc = optimize_run(&o, run_dir, sizeof(run_dir), &err);
-    curl_global_cleanup();
-    if (rc == KILN_E_CANCELLED)
-        return interrupted_exit("optimize", &err);
-    if (rc != KILN_OK) {
-        cli_report("optimize", &err);
-        if (run_dir[0])
-            fprintf(stderr, "kiln: the run so far is in %s (kiln resume %s continues it)\n",
-                    run_dir, run_dir);
-        return cli_exit_status(rc);
-    }
-    return KILN_EXIT_OK;
+    return run_optimizer(&o, &err);
 }
 
 int cmd_optimize(int argc, char **argv)

@@ -31,7 +31,165 @@ static int parse_gpus(const char *s, struct serve_opts *o)
     return o->ngpus ? 0 : -1;
 }
 
-int cmd_serve(int argc, char **argv)
+/* `kiln serve`'s command line: the server's options, and the ones the
+ * server gives a worker process it starts (-1: not given). */
+struct serve_cli {
+    struct serve_opts o;
+    struct cli_common cc;
+    long worker, wgpu, lockfd, ckworker;
+};
+
+/* An option that takes a number: a usage error unless it is in range. */
+static int parse_serve_number(int c, struct serve_cli *s)
+{
+    struct serve_opts *o = &s->o;
+    long v;
+    switch (c) {
+    case 'W':
+    case 'i':
+        /* 0: the harness's default (how the server passes "not set" on). */
+        if (cli_parse_long(optarg, 0, 100000, &v))
+            return cli_usage_error("serve", "--%s needs a number, got '%s'",
+                                   c == 'W' ? "warmups" : "iterations", optarg);
+        *(c == 'W' ? &o->warmups : &o->iterations) = (int)v;
+        break;
+    case 'm':
+    case 'p':
+        if (cli_parse_long(optarg, 1, 100000, &v))
+            return cli_usage_error("serve", "--%s needs a number, got '%s'",
+                                   c == 'm' ? "max-connections" : "per-ip", optarg);
+        *(c == 'm' ? &o->max_connections : &o->per_ip_connections) = (unsigned)v;
+        break;
+    case 'T':
+    case 's':
+        if (cli_parse_long(optarg, 1, c == 'T' ? 3600 : 100000, &v))
+            return cli_usage_error("serve", "--%s needs a number, got '%s'",
+                                   c == 'T' ? "request-timeout" : "max-streams", optarg);
+        *(c == 'T' ? &o->request_timeout_s : &o->max_streams) = (unsigned)v;
+        break;
+    case 'k':
+        if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
+            return cli_usage_error("serve", "--compile-workers needs 0 to %d, got '%s'",
+                                   SERVE_MAX_COMPILE_WORKERS, optarg);
+        o->compile_workers = v ? (int)v : -1;
+        break;
+    case 'L':
+        /* 0: the default; short leases let tests see the reaper work. */
+        if (cli_parse_long(optarg, 0, 86400, &v))
+            return cli_usage_error("serve", "--lease needs seconds, got '%s'", optarg);
+        o->lease_s = (int)v;
+        break;
+    case 'n':
+        /* Each is a worker process with a Slurm job in flight at a time. */
+        if (cli_parse_long(optarg, 1, SERVE_MAX_GPUS, &v))
+            return cli_usage_error("serve", "--slurm-workers needs 1 to %d, got '%s'",
+                                   SERVE_MAX_GPUS, optarg);
+        o->slurm_workers = (int)v;
+        break;
+    }
+    return -1;
+}
+
+/* The server's own options for a worker process it starts. */
+static int parse_worker_option(int c, struct serve_cli *s)
+{
+    long v;
+    if (c == 'K') {
+        if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
+            return cli_usage_error("serve", "bad worker option '%s'", optarg);
+        s->ckworker = v;
+        return -1;
+    }
+    if (cli_parse_long(optarg, c == 'G' ? -1 : 0, 1 << 20, &v))
+        return cli_usage_error("serve", "bad worker option '%s'", optarg);
+    *(c == 'X' ? &s->worker : c == 'G' ? &s->wgpu : &s->lockfd) = v;
+    return -1;
+}
+
+/* One option into `s`: -1 when taken, else the exit status (--routes
+ * prints the routes and stops; a usage error). */
+static int parse_serve_option(int c, struct serve_cli *s)
+{
+    struct serve_opts *o = &s->o;
+    switch (c) {
+    case 'l':
+        o->listen = optarg;
+        break;
+    case 'S':
+        o->socket = optarg;
+        break;
+    case 'd':
+        o->db = optarg;
+        break;
+    case 'D':
+        o->data = optarg;
+        break;
+    case 'w':
+        o->workloads = optarg;
+        break;
+    case 'g':
+        if (parse_gpus(optarg, o))
+            return cli_usage_error("serve", "--gpus needs GPU indices like 0,1, got '%s'", optarg);
+        break;
+    case 'W':
+    case 'i':
+    case 'm':
+    case 'p':
+    case 'T':
+    case 's':
+    case 'k':
+    case 'L':
+    case 'n':
+        return parse_serve_number(c, s);
+    case 'P':
+        o->trusted_proxy = optarg; /* checked by the server (service/conn.c) */
+        break;
+    case 'q':
+        o->quiet = true;
+        break;
+    case 'r':
+        serve_print_routes();
+        return KILN_EXIT_OK;
+    case 'X':
+    case 'G':
+    case 'F':
+    case 'K':
+        return parse_worker_option(c, s);
+    default:
+        if (cli_common_option("serve", c, optarg, &s->cc) <= 0)
+            return KILN_EXIT_USAGE;
+        break;
+    }
+    return -1;
+}
+
+/* The options that only make sense together, and the common ones passed
+ * on: -1 when they agree, else a usage error's exit status. */
+static int check_serve_options(struct serve_cli *s)
+{
+    struct serve_opts *o = &s->o;
+    if (o->listen && o->socket)
+        return cli_usage_error("serve", "--listen and --socket exclude each other");
+    if (cli_common_check("serve", &s->cc) < 0)
+        return KILN_EXIT_USAGE;
+    if (s->cc.executor == CLI_EXEC_SLURM)
+        o->slurm = &s->cc.slurm;
+    /* Adaptive unless --until-rse off (the service's default: every entry
+     * of a board timed to the same noise). */
+    o->timing_fixed = s->cc.timing_set && !s->cc.adaptive;
+    o->target_rse = s->cc.target_rse;
+    o->budget_ms = s->cc.budget_ms;
+    o->arch = s->cc.arch;
+    if (o->slurm_workers && !o->slurm)
+        return cli_usage_error("serve", "--slurm-workers needs --executor slurm");
+    if (o->slurm && o->ngpus)
+        return cli_usage_error("serve", "--gpus and --executor slurm exclude each other: through "
+                                        "Slurm the cluster picks the GPU (--slurm-workers N)");
+    return -1;
+}
+
+/* The command line into `s`: -1 to go on, else the exit status. */
+static int parse_serve_args(int argc, char **argv, struct serve_cli *s)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"listen", required_argument, NULL, 'l'},
@@ -62,131 +220,33 @@ int cmd_serve(int argc, char **argv)
                                          CLI_OPTS_ARCH,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("serve");
-    struct cli_common cc = {0};
-    struct serve_opts o = {0};
-    long v, worker = -1, wgpu = -1, lockfd = -1, ckworker = -1;
-    int done = 0, c;
+    int done = 0, c, st;
     optind = 1;
-    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
-        switch (c) {
-        case 'l':
-            o.listen = optarg;
-            break;
-        case 'S':
-            o.socket = optarg;
-            break;
-        case 'd':
-            o.db = optarg;
-            break;
-        case 'D':
-            o.data = optarg;
-            break;
-        case 'w':
-            o.workloads = optarg;
-            break;
-        case 'g':
-            if (parse_gpus(optarg, &o))
-                return cli_usage_error("serve", "--gpus needs GPU indices like 0,1, got '%s'",
-                                       optarg);
-            break;
-        case 'W':
-        case 'i':
-            /* 0: the harness's default (how the server passes "not set" on). */
-            if (cli_parse_long(optarg, 0, 100000, &v))
-                return cli_usage_error("serve", "--%s needs a number, got '%s'",
-                                       c == 'W' ? "warmups" : "iterations", optarg);
-            *(c == 'W' ? &o.warmups : &o.iterations) = (int)v;
-            break;
-        case 'm':
-        case 'p':
-            if (cli_parse_long(optarg, 1, 100000, &v))
-                return cli_usage_error("serve", "--%s needs a number, got '%s'",
-                                       c == 'm' ? "max-connections" : "per-ip", optarg);
-            *(c == 'm' ? &o.max_connections : &o.per_ip_connections) = (unsigned)v;
-            break;
-        case 'T':
-        case 's':
-            if (cli_parse_long(optarg, 1, c == 'T' ? 3600 : 100000, &v))
-                return cli_usage_error("serve", "--%s needs a number, got '%s'",
-                                       c == 'T' ? "request-timeout" : "max-streams", optarg);
-            *(c == 'T' ? &o.request_timeout_s : &o.max_streams) = (unsigned)v;
-            break;
-        case 'P':
-            o.trusted_proxy = optarg; /* checked by the server (service/conn.c) */
-            break;
-        case 'q':
-            o.quiet = true;
-            break;
-        case 'k':
-            if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
-                return cli_usage_error("serve", "--compile-workers needs 0 to %d, got '%s'",
-                                       SERVE_MAX_COMPILE_WORKERS, optarg);
-            o.compile_workers = v ? (int)v : -1;
-            break;
-        case 'L':
-            /* 0: the default; short leases let tests see the reaper work. */
-            if (cli_parse_long(optarg, 0, 86400, &v))
-                return cli_usage_error("serve", "--lease needs seconds, got '%s'", optarg);
-            o.lease_s = (int)v;
-            break;
-        case 'K':
-            if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
-                return cli_usage_error("serve", "bad worker option '%s'", optarg);
-            ckworker = v;
-            break;
-        case 'r':
-            serve_print_routes();
-            return KILN_EXIT_OK;
-        case 'n':
-            /* Each is a worker process with a Slurm job in flight at a time. */
-            if (cli_parse_long(optarg, 1, SERVE_MAX_GPUS, &v))
-                return cli_usage_error("serve", "--slurm-workers needs 1 to %d, got '%s'",
-                                       SERVE_MAX_GPUS, optarg);
-            o.slurm_workers = (int)v;
-            break;
-        default:
-            if (cli_common_option("serve", c, optarg, &cc) <= 0)
-                return KILN_EXIT_USAGE;
-            break;
-        case 'X':
-        case 'G':
-        case 'F':
-            if (cli_parse_long(optarg, c == 'G' ? -1 : 0, 1 << 20, &v))
-                return cli_usage_error("serve", "bad worker option '%s'", optarg);
-            *(c == 'X' ? &worker : c == 'G' ? &wgpu : &lockfd) = v;
-            break;
-        }
-    }
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
+        if ((st = parse_serve_option(c, s)) >= 0)
+            return st;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind != argc)
         return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
-    if (o.listen && o.socket)
-        return cli_usage_error("serve", "--listen and --socket exclude each other");
-    if (cli_common_check("serve", &cc) < 0)
-        return KILN_EXIT_USAGE;
-    if (cc.executor == CLI_EXEC_SLURM)
-        o.slurm = &cc.slurm;
-    /* Adaptive unless --until-rse off (the service's default: every entry
-     * of a board timed to the same noise). */
-    o.timing_fixed = cc.timing_set && !cc.adaptive;
-    o.target_rse = cc.target_rse;
-    o.budget_ms = cc.budget_ms;
-    o.arch = cc.arch;
-    if (o.slurm_workers && !o.slurm)
-        return cli_usage_error("serve", "--slurm-workers needs --executor slurm");
-    if (o.slurm && o.ngpus)
-        return cli_usage_error("serve", "--gpus and --executor slurm exclude each other: through "
-                                        "Slurm the cluster picks the GPU (--slurm-workers N)");
+    return check_serve_options(s);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct serve_cli s = {.worker = -1, .wgpu = -1, .lockfd = -1, .ckworker = -1};
+    int st = parse_serve_args(argc, argv, &s);
+    if (st >= 0)
+        return st;
     struct kiln_err err;
     kiln_err_clear(&err);
     enum kiln_rc rc;
-    if (worker >= 0)
-        rc = serve_worker_main(&o, (int)worker, (int)wgpu, (int)lockfd, &err);
-    else if (ckworker >= 0)
-        rc = serve_compile_main(&o, (int)ckworker, (int)lockfd, &err);
+    if (s.worker >= 0)
+        rc = serve_worker_main(&s.o, (int)s.worker, (int)s.wgpu, (int)s.lockfd, &err);
+    else if (s.ckworker >= 0)
+        rc = serve_compile_main(&s.o, (int)s.ckworker, (int)s.lockfd, &err);
     else
-        rc = serve_run(&o, &err);
+        rc = serve_run(&s.o, &err);
     if (rc != KILN_OK) {
         cli_report("serve", &err);
         return KILN_EXIT_USAGE;
@@ -220,7 +280,58 @@ static int parse_expires(const char *s, double *out)
     return 0;
 }
 
-int cmd_token(int argc, char **argv)
+/* One option into `o` or `out`: -1 when taken, else a usage error's exit
+ * status. */
+static int parse_token_option(int c, struct serve_token_opts *o, enum cli_output *out)
+{
+    long v;
+    switch (c) {
+    case 'a':
+        o->admin = true;
+        break;
+    case 'd':
+        o->db = optarg;
+        break;
+    case 'r':
+    case 'b': {
+        char *end;
+        double d = strtod(optarg, &end);
+        if (*end || !(d > 0 && d <= 1e6))
+            return cli_usage_error("token", "--%s needs a positive number, got '%s'",
+                                   c == 'r' ? "rate" : "burst", optarg);
+        *(c == 'r' ? &o->rate : &o->burst) = d;
+        break;
+    }
+    case 'q':
+        if (cli_parse_long(optarg, 1, 1000000, &v))
+            return cli_usage_error("token", "--quota needs a number, got '%s'", optarg);
+        o->quota = v;
+        break;
+    case 'e':
+        if (parse_expires(optarg, &o->expires))
+            return cli_usage_error("token",
+                                   "--expires needs a duration (30d, 12h, 90m, 3600s) or a "
+                                   "date YYYY-MM-DD (UTC) in the future, got '%s'",
+                                   optarg);
+        break;
+    case 's':
+        if (strcmp(optarg, "submit") && strcmp(optarg, "admin"))
+            return cli_usage_error("token",
+                                   "--scope is 'submit' (submit, read its own) or 'admin', "
+                                   "got '%s'",
+                                   optarg);
+        o->admin = !strcmp(optarg, "admin");
+        break;
+    default:
+        if (cli_output_option("token", c, out) < 0)
+            return KILN_EXIT_USAGE;
+        break;
+    }
+    return -1;
+}
+
+/* The options into `o` and `out`: -1 to go on, else the exit status. */
+static int parse_token_args(int argc, char **argv, struct serve_token_opts *o, enum cli_output *out)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"admin", no_argument, NULL, 'a'},
@@ -233,119 +344,120 @@ int cmd_token(int argc, char **argv)
                                          CLI_OPTS_JSON,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("token");
-    enum cli_output out = CLI_OUT_TEXT;
-    struct serve_token_opts o = {.db = "kiln-serve/kiln.db"};
-    int done = 0, c;
-    long v;
+    int done = 0, c, st;
     optind = 1;
-    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
-        switch (c) {
-        case 'a':
-            o.admin = true;
-            break;
-        case 'd':
-            o.db = optarg;
-            break;
-        case 'r':
-        case 'b': {
-            char *end;
-            double d = strtod(optarg, &end);
-            if (*end || !(d > 0 && d <= 1e6))
-                return cli_usage_error("token", "--%s needs a positive number, got '%s'",
-                                       c == 'r' ? "rate" : "burst", optarg);
-            *(c == 'r' ? &o.rate : &o.burst) = d;
-            break;
-        }
-        case 'q':
-            if (cli_parse_long(optarg, 1, 1000000, &v))
-                return cli_usage_error("token", "--quota needs a number, got '%s'", optarg);
-            o.quota = v;
-            break;
-        case 'e':
-            if (parse_expires(optarg, &o.expires))
-                return cli_usage_error("token",
-                                       "--expires needs a duration (30d, 12h, 90m, 3600s) or a "
-                                       "date YYYY-MM-DD (UTC) in the future, got '%s'",
-                                       optarg);
-            break;
-        case 's':
-            if (strcmp(optarg, "submit") && strcmp(optarg, "admin"))
-                return cli_usage_error("token",
-                                       "--scope is 'submit' (submit, read its own) or 'admin', "
-                                       "got '%s'",
-                                       optarg);
-            o.admin = !strcmp(optarg, "admin");
-            break;
-        default:
-            if (cli_output_option("token", c, &out) < 0)
-                return KILN_EXIT_USAGE;
-            break;
-        }
-    }
+    while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
+        if ((st = parse_token_option(c, o, out)) >= 0)
+            return st;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
-    const char *verb = optind < argc ? argv[optind] : "";
+    return -1;
+}
+
+/* `kiln token list`. */
+static int token_list(const struct serve_token_opts *o, enum cli_output out)
+{
     struct kiln_err err;
     kiln_err_clear(&err);
-    if (!strcmp(verb, "list") && argc - optind == 1) {
-        if (serve_token_list(o.db, out == CLI_OUT_JSON, &err) != KILN_OK) {
-            cli_report("token", &err);
-            return KILN_EXIT_USAGE;
-        }
-        return KILN_EXIT_OK;
+    if (serve_token_list(o->db, out == CLI_OUT_JSON, &err) != KILN_OK) {
+        cli_report("token", &err);
+        return KILN_EXIT_USAGE;
     }
-    if (!strcmp(verb, "revoke") && argc - optind == 2) {
-        if (serve_token_revoke(o.db, argv[optind + 1], &err) != KILN_OK) {
-            cli_report("token", &err);
-            return KILN_EXIT_USAGE;
-        }
-        fprintf(stderr, "kiln token: revoked '%s' in %s; its submissions stay\n", argv[optind + 1],
-                o.db);
-        return KILN_EXIT_OK;
+    return KILN_EXIT_OK;
+}
+
+/* `kiln token revoke NAME`. */
+static int token_revoke(const struct serve_token_opts *o, const char *name)
+{
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    if (serve_token_revoke(o->db, name, &err) != KILN_OK) {
+        cli_report("token", &err);
+        return KILN_EXIT_USAGE;
     }
-    if (argc - optind != 2 || strcmp(verb, "add"))
-        return cli_usage_error("token", "usage: kiln token add NAME [--scope submit|admin] "
-                                        "[--expires 30d] [--db PATH] | kiln token list | kiln "
-                                        "token revoke NAME");
-    o.name = argv[optind + 1];
-    if (strchr(o.db, '/')) {
-        /* The default lives in ./kiln-serve/, created on first use. */
-        char dir[4096];
-        snprintf(dir, sizeof(dir), "%s", o.db);
-        *strrchr(dir, '/') = '\0';
-        if (dir[0] && access(dir, F_OK) != 0 && mkdir(dir, 0700) != 0) {
-            fprintf(stderr, "kiln token: cannot create %s for the database\n", dir);
-            return KILN_EXIT_USAGE;
-        }
+    fprintf(stderr, "kiln token: revoked '%s' in %s; its submissions stay\n", name, o->db);
+    return KILN_EXIT_OK;
+}
+
+/* The database's folder: the default lives in ./kiln-serve/, created on
+ * first use. */
+static int make_db_dir(const char *db)
+{
+    if (!strchr(db, '/'))
+        return 0;
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", db);
+    *strrchr(dir, '/') = '\0';
+    if (dir[0] && access(dir, F_OK) != 0 && mkdir(dir, 0700) != 0) {
+        fprintf(stderr, "kiln token: cannot create %s for the database\n", dir);
+        return -1;
     }
+    return 0;
+}
+
+/* --json: the new token with the limits as applied (0 in the options
+ * means the default). */
+static int print_token_json(const struct serve_token_opts *o, const char *tok)
+{
+    json_t *doc =
+        json_pack("{s:i, s:s, s:s, s:b, s:s, s:o, s:f, s:f, s:I, s:s}", "version", 1, "name",
+                  o->name, "token", tok, "admin", o->admin, "scope", o->admin ? "admin" : "submit",
+                  "expires", o->expires > 0 ? json_real(o->expires) : json_null(), "rate",
+                  o->rate > 0 ? o->rate : SERVE_TOKEN_RATE, "burst",
+                  o->burst > 0 ? o->burst : SERVE_TOKEN_BURST, "quota",
+                  (json_int_t)(o->quota > 0 ? o->quota : SERVE_TOKEN_QUOTA), "db", o->db);
+    if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0) {
+        json_decref(doc);
+        fprintf(stderr, "kiln token: the token was created but could not be printed as JSON "
+                        "(a name or path that is not UTF-8): create another without --json\n");
+        return -1;
+    }
+    putchar('\n');
+    json_decref(doc);
+    return 0;
+}
+
+/* `kiln token add NAME`: the token is printed once, never stored. */
+static int token_add(struct serve_token_opts *o, enum cli_output out)
+{
+    if (make_db_dir(o->db) != 0)
+        return KILN_EXIT_USAGE;
+    struct kiln_err err;
+    kiln_err_clear(&err);
     char tok[SERVE_TOKEN_MAX];
-    if (serve_token_add(&o, tok, &err) != KILN_OK) {
+    if (serve_token_add(o, tok, &err) != KILN_OK) {
         cli_report("token", &err);
         return KILN_EXIT_USAGE;
     }
     if (out == CLI_OUT_JSON) {
-        /* The limits as applied: 0 in the options means the default. */
-        json_t *doc =
-            json_pack("{s:i, s:s, s:s, s:b, s:s, s:o, s:f, s:f, s:I, s:s}", "version", 1, "name",
-                      o.name, "token", tok, "admin", o.admin, "scope", o.admin ? "admin" : "submit",
-                      "expires", o.expires > 0 ? json_real(o.expires) : json_null(), "rate",
-                      o.rate > 0 ? o.rate : SERVE_TOKEN_RATE, "burst",
-                      o.burst > 0 ? o.burst : SERVE_TOKEN_BURST, "quota",
-                      (json_int_t)(o.quota > 0 ? o.quota : SERVE_TOKEN_QUOTA), "db", o.db);
-        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0) {
-            json_decref(doc);
-            fprintf(stderr, "kiln token: the token was created but could not be printed as JSON "
-                            "(a name or path that is not UTF-8): create another without --json\n");
+        if (print_token_json(o, tok) != 0)
             return KILN_EXIT_USAGE;
-        }
-        putchar('\n');
-        json_decref(doc);
     } else {
         printf("%s\n", tok);
     }
     fprintf(stderr,
             "kiln token: created '%s' (scope %s%s) in %s; this is the only time the token is "
             "shown (the database keeps its SHA-256)\n",
-            o.name, o.admin ? "admin" : "submit", o.expires > 0 ? ", expires" : "", o.db);
+            o->name, o->admin ? "admin" : "submit", o->expires > 0 ? ", expires" : "", o->db);
     return KILN_EXIT_OK;
+}
+
+int cmd_token(int argc, char **argv)
+{
+    enum cli_output out = CLI_OUT_TEXT;
+    struct serve_token_opts o = {.db = "kiln-serve/kiln.db"};
+    int st = parse_token_args(argc, argv, &o, &out);
+    if (st >= 0)
+        return st;
+    const char *verb = optind < argc ? argv[optind] : "";
+    if (!strcmp(verb, "list") && argc - optind == 1)
+        return token_list(&o, out);
+    if (!strcmp(verb, "revoke") && argc - optind == 2)
+        return token_revoke(&o, argv[optind + 1]);
+    if (argc - optind != 2 || strcmp(verb, "add"))
+        return cli_usage_error("token", "usage: kiln token add NAME [--scope submit|admin] "
+                                        "[--expires 30d] [--db PATH] | kiln token list | kiln "
+                                        "token revoke NAME");
+    o.name = argv[optind + 1];
+    return token_add(&o, out);
 }
