@@ -12,6 +12,14 @@ void gpuarch_name(int cc, char out[GPUARCH_NAME_MAX])
     snprintf(out, GPUARCH_NAME_MAX, "sm_%d", cc);
 }
 
+const char *gpuarch_or_default(const char *arch, char buf[GPUARCH_NAME_MAX])
+{
+    if (arch)
+        return arch;
+    gpuarch_name(GPUARCH_DEFAULT, buf);
+    return buf;
+}
+
 bool gpuarch_runs_on(int target, int device)
 {
     return target / 10 == device / 10 && target % 10 <= device % 10;

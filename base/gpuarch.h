@@ -30,6 +30,9 @@ bool gpuarch_runs_on(int target, int device);
 /* "sm_" and the compute capability: sm_86 -> "sm_86". */
 void gpuarch_name(int cc, char out[GPUARCH_NAME_MAX]);
 
+/* `arch`, or GPUARCH_DEFAULT's name written into `buf` when it is NULL. */
+const char *gpuarch_or_default(const char *arch, char buf[GPUARCH_NAME_MAX]);
+
 /* "sm_XY" or "sm_XYZ" (digits only, 75..999) -> *cc; KILN_E_USAGE naming
  * the expected form otherwise ("compute_90", "sm_90a" and "9.0" are not
  * targets kiln compiles candidates for). */

@@ -119,15 +119,6 @@ static double wall_now(void)
 static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct compile_result *res,
                                       struct kiln_err *err);
 
-/* The target `a`, or the default one (base/gpuarch.h) in `buf`. */
-static const char *arch_or_default(const char *a, char buf[GPUARCH_NAME_MAX])
-{
-    if (a)
-        return a;
-    gpuarch_name(GPUARCH_DEFAULT, buf);
-    return buf;
-}
-
 void compile_request_hash(const struct compile_request *req, char hex[65])
 {
     char def[GPUARCH_NAME_MAX];
@@ -137,7 +128,7 @@ void compile_request_hash(const struct compile_request *req, char hex[65])
     char head[96];
     int n =
         snprintf(head, sizeof(head), "kiln-compile-1 %d %s %zu%s", (int)req->backend,
-                 arch_or_default(req->arch, def), req->ndefines,
+                 gpuarch_or_default(req->arch, def), req->ndefines,
                  req->backend == KILN_BACKEND_CUDA && req->tool == COMPILE_NVRTC ? " nvrtc" : "");
     sha256_update(&c, head, (size_t)n + 1);
     const char *parts[COMPILE_MAX_DEFINES + 2];
@@ -199,7 +190,7 @@ void compile_flags_describe(enum kiln_backend backend, enum compile_tool tool, c
                             char *out, size_t cap)
 {
     char a[48], def[GPUARCH_NAME_MAX];
-    snprintf(a, sizeof(a), "-arch=%s", arch_or_default(arch, def));
+    snprintf(a, sizeof(a), "-arch=%s", gpuarch_or_default(arch, def));
     bool cuda = backend == KILN_BACKEND_CUDA;
     const char *argv[16];
     size_t n = compiler_head(cuda, cuda && tool == COMPILE_NVRTC, a, argv), len = 0;
@@ -247,7 +238,7 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
                          COMPILE_MAX_DEFINES);
 
     char arch[48], def[GPUARCH_NAME_MAX];
-    snprintf(arch, sizeof(arch), "-arch=%s", arch_or_default(req->arch, def));
+    snprintf(arch, sizeof(arch), "-arch=%s", gpuarch_or_default(req->arch, def));
     const char *argv[24 + COMPILE_MAX_DEFINES];
     bool nvrtc = cuda && req->tool == COMPILE_NVRTC;
     if (nvrtc && !req->nvrtc)

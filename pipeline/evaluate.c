@@ -1113,9 +1113,8 @@ static enum step eval_open(struct eval_state *st, const struct eval_request *req
     verdict_init(&out->v, req->name);
     snprintf(out->stage, sizeof(out->stage), "parse");
     if (req->backend == KILN_BACKEND_CUDA) {
-        char a[GPUARCH_NAME_MAX];
-        gpuarch_name(GPUARCH_DEFAULT, a);
-        snprintf(out->arch, sizeof(out->arch), "%s", req->arch ? req->arch : a);
+        char def[GPUARCH_NAME_MAX];
+        snprintf(out->arch, sizeof(out->arch), "%s", gpuarch_or_default(req->arch, def));
     }
     harness_plan_init(&st->hp);
     st->rp = calloc(1, sizeof(*st->rp));

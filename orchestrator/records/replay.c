@@ -322,24 +322,6 @@ struct report {
     char arch_before[GPUARCH_NAME_MAX], arch_now[GPUARCH_NAME_MAX];
 };
 
-/* What a recorded run compiled its candidates for: run.json's target, or
- * sm_90 for a cuda run older than targets (kiln compiled only for it then);
- * "" for cpu. */
-static void arch_of_run(const json_t *run, char out[GPUARCH_NAME_MAX])
-{
-    const char *a = jstr(json_object_get(run, "target"), "arch");
-    const char *b = jstr(run, "backend");
-    int cc = 0;
-    struct kiln_err e;
-    kiln_err_clear(&e);
-    if (a && gpuarch_parse(a, &cc, &e) == KILN_OK)
-        gpuarch_name(cc, out);
-    else if (b && !strcmp(b, "cuda"))
-        gpuarch_name(GPUARCH_DEFAULT, out);
-    else
-        out[0] = '\0';
-}
-
 /* Why the timings of a pair are not judged, or NULL when they are. */
 static const char *timings_not_compared(const struct report *r, char *buf, size_t cap)
 {
@@ -645,8 +627,8 @@ enum kiln_rc replay_compare(const char *a, const char *b, const struct replay_op
         rc = recorded_list(&sb, &cb, &nb, err);
     struct report r = {o, res, json_array(), json_array(), 1.0, NULL, NULL, "", ""};
     if (rc == KILN_OK) {
-        arch_of_run(sa.run, r.arch_before);
-        arch_of_run(sb.run, r.arch_now);
+        runrec_target_arch(sa.run, r.arch_before);
+        runrec_target_arch(sb.run, r.arch_now);
         if (o->format == REPLAY_MARKDOWN)
             printf("## kiln compare\n\n`%s` (before) against `%s` (now)\n\n", a, b);
         environment(&r, sa.env, sb.env, "second run");
@@ -793,7 +775,7 @@ static enum kiln_rc replay_open_session(struct replay *p, struct report *r, stru
     /* This GPU's own architecture: a kernel compiled for the recorded
      * one might not load here; its timings are then not judged. */
     const struct eval_target *t = eval_session_target(p->sess);
-    arch_of_run(p->s.run, r->arch_before);
+    runrec_target_arch(p->s.run, r->arch_before);
     snprintf(r->arch_now, sizeof(r->arch_now), "%s", t ? t->arch : "");
     return eval_session_reference(p->sess, err);
 }

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "compile.h"
-#include "gpuarch.h"
 #include "report_impl.h"
+#include "runrec.h"
 
 static const char page_style[] =
     "body{font:14px/1.45 system-ui,'DejaVu Sans',sans-serif;color:#1a1a1a;margin:0 auto;"
@@ -197,14 +197,9 @@ static void how_rows(struct strbuf *sb, const struct report_run *r)
     if (b) {
         if (!compile_tool_from_name(rpt_str(r->run, "compiler"), &tool))
             tool = COMPILE_NVCC; /* "cc" on the cpu backend, or an older record */
-        /* Runs older than run.json's target compiled for sm_90 only; a
-         * record's word is used only when it names an architecture. */
-        const char *arch = rpt_str(json_object_get(r->run, "target"), "arch");
-        int cc = 0;
-        struct kiln_err e;
-        kiln_err_clear(&e);
-        bool named = gpuarch_parse(arch, &cc, &e) == KILN_OK;
-        compile_flags_describe(b, tool, named ? arch : NULL, flags, sizeof(flags));
+        char arch[GPUARCH_NAME_MAX];
+        runrec_target_arch(r->run, arch);
+        compile_flags_describe(b, tool, arch[0] ? arch : NULL, flags, sizeof(flags));
         kv_row(sb, "compiled with", flags, 256);
     }
     const json_t *tr = json_object_get(r->run, "timed_runs");

@@ -14,6 +14,7 @@
 
 #include "beneath.h"
 #include "fsutil.h"
+#include "gpuarch.h"
 #include "manifest.h"
 
 /* The number of a run-NNN name (digits only after "run-"), or -1; a number
@@ -245,6 +246,21 @@ int runrec_lock_dir(const char *dir, bool *in_progress)
     *in_progress = true; /* held, or cannot tell: either way not free */
     close(fd);
     return -1;
+}
+
+void runrec_target_arch(const json_t *run, char out[GPUARCH_NAME_MAX])
+{
+    const char *a = json_string_value(json_object_get(json_object_get(run, "target"), "arch"));
+    const char *b = json_string_value(json_object_get(run, "backend"));
+    int cc = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (a && gpuarch_parse(a, &cc, &e) == KILN_OK)
+        gpuarch_name(cc, out);
+    else if (b && !strcmp(b, "cuda"))
+        gpuarch_name(GPUARCH_DEFAULT, out);
+    else
+        out[0] = '\0';
 }
 
 void runrec_timing_rule(const json_t *run, bool *adaptive, double *target_rse, double *budget_ms)

@@ -17,6 +17,7 @@
 
 #include "compile.h"
 #include "error.h"
+#include "gpuarch.h"
 
 struct runrec {
     char dir[PATH_MAX]; /* results/run-NNN */
@@ -107,6 +108,11 @@ void runrec_timed_runs(const json_t *run, int *warmups, int *iterations);
 /* run.json's timing rule (timed_runs.rule): *adaptive false for "fixed"
  * and for runs recorded before the rule was; target and budget 0 then. */
 void runrec_timing_rule(const json_t *run, bool *adaptive, double *target_rse, double *budget_ms);
+
+/* What a recorded run compiled its candidates for: run.json's target when it
+ * names an architecture (base/gpuarch.h), sm_90 for a cuda run older than
+ * targets (kiln compiled only for it then), "" for cpu. */
+void runrec_target_arch(const json_t *run, char out[GPUARCH_NAME_MAX]);
 
 /* run.json's `compiler`: "nvcc" or "nvrtc" (the cuda backend's), "cc" (a
  * cpu run's: *tool is then the cuda default, which cpu runs ignore), absent
