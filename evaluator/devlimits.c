@@ -136,14 +136,6 @@ void devlimits_vars(const struct device_limits *l, struct expr_var vars[DEVLIMIT
         vars[i] = (struct expr_var){var_names[i], v[i]};
 }
 
-bool devlimits_is_var(const char *name)
-{
-    for (int i = 0; i < DEVLIMITS_NVARS; i++)
-        if (strcmp(name, var_names[i]) == 0)
-            return true;
-    return false;
-}
-
 void devlimits_describe(const struct device_limits *l, char *out, size_t cap)
 {
     char a[GPUARCH_NAME_MAX];

@@ -69,9 +69,6 @@ enum kiln_rc devprobe_parse(const char *text, struct gpu_props *props, struct de
 #define DEVLIMITS_NVARS 6
 void devlimits_vars(const struct device_limits *l, struct expr_var vars[DEVLIMITS_NVARS]);
 
-/* True for a name devlimits_vars defines. */
-bool devlimits_is_var(const char *name);
-
 /* "sm_90, queried from the GPU" or "sm_80, from CUDA's table (no GPU
  * queried)": how messages name where the limits came from. */
 void devlimits_describe(const struct device_limits *l, char *out, size_t cap);
