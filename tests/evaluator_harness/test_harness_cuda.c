@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "devlimits.h"
 #include "gpuinfo.h"
 #include "gpupeak.h"
 #include "harness_fixture.h"
@@ -285,8 +286,10 @@ static void timings_of_good_kernel(void **state)
 }
 
 /* Issue 13 item 5: the physics floor's inputs come from the device. The
- * probe's line parses, gives plausible peaks, and on an H200 the flop
- * ceiling is the dense TF32 peak (>= 494.7 TFLOP/s), not 51. */
+ * probe's output parses with the parser sessions use (its first line the
+ * peaks', since #30 a second line of launch limits), gives plausible peaks,
+ * and on an H200 the flop ceiling is the dense TF32 peak (>= 494.7 TFLOP/s),
+ * not 51, and the limits are the H200's own, marked as queried. */
 static void device_props_give_the_floor(void **state)
 {
     (void)state;
@@ -306,7 +309,11 @@ static void device_props_give_the_floor(void **state)
     fprintf(stderr, "# %s: %s", g[0].model, line);
     struct gpu_props props;
     struct gpu_peaks peaks;
-    assert_int_equal(gpupeak_parse_props(line, &props, &e), KILN_OK);
+    struct device_limits lim;
+    assert_int_equal(devprobe_parse(line, &props, &lim, &e), KILN_OK);
+    assert_true(lim.queried);
+    assert_int_equal(lim.cc, props.cc_major * 10 + props.cc_minor);
+    assert_true(lim.max_threads_per_block >= 1024 && lim.max_smem_optin >= 48 * 1024);
     assert_int_equal(gpupeak_compute(&props, &peaks, &e), KILN_OK);
     assert_true(peaks.bytes_per_s > 1e11);
     assert_true(peaks.flop_per_s > 1e12);
@@ -314,6 +321,10 @@ static void device_props_give_the_floor(void **state)
         assert_int_equal(props.cc_major, 9);
         assert_true(peaks.flop_per_s >= 494.7e12);
         assert_true(peaks.bytes_per_s >= 3.3e12);
+        const struct device_limits h200 = DEVICE_LIMITS_H200;
+        assert_int_equal(lim.max_smem_optin, h200.max_smem_optin);
+        assert_int_equal(lim.max_regs_per_sm, h200.max_regs_per_sm);
+        assert_int_equal(lim.max_threads_per_sm, h200.max_threads_per_sm);
     }
 }
 
