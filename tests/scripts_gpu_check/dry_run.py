@@ -146,6 +146,28 @@ def gpu_parsers(top):
         f.write(json.dumps(dict(row, wall_s=250.0)) + "\n")
     check(not g.optimize_parse("sgemm")(ctx, {})[1], "a run over 240 s misses the goal")
 
+    # a run cut before bench/optimize wrote its row (transpose on the H200,
+    # a30ac2b): the figure and the log say how far it got, from its files
+    run = ctx.path("optimize-transpose", "transpose", "run-001")
+    os.makedirs(os.path.join(run, "candidates", "001"))
+    for rel in ("run.json", "candidates/001/verdict.json"):
+        with open(os.path.join(run, rel), "w") as f:
+            f.write("{}")
+    open(ctx.path("optimize-transpose", "rows.jsonl"), "w").close()
+    cut = rec_with("$ bash bench/optimize transpose\n")
+    cut["started"] = os.stat(os.path.join(run, "run.json")).st_mtime - 30
+    fig, met, _ = g.optimize_parse("transpose")(ctx, cut)
+    check(fig.startswith("no row: 1 candidates judged, 2 files; last write +30 s") and not met,
+          "a cut run's figure: " + fig)
+    with open(log) as f:
+        text = f.read()
+    check("candidates/001/verdict.json" in text and "+   30.0 s" in text,
+          "a cut run's files listed in its log: " + text)
+    os.makedirs(ctx.path("optimize-softmax_rows"))
+    open(ctx.path("optimize-softmax_rows", "rows.jsonl"), "w").close()
+    fig, _, _ = g.optimize_parse("softmax_rows")(ctx, dict(cut, log=log))
+    check(fig == "cut before the run directory was made", "a run with no directory: " + fig)
+
     os.makedirs(ctx.path("kernelbench"))
     with open(ctx.path("kernelbench", "rows.jsonl"), "w") as f:
         f.write(json.dumps({"workload": "kb_19_relu", "kiln_ms": 0.02, "torch_ms": 0.019,
