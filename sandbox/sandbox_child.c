@@ -461,7 +461,8 @@ static void become_slot_uid(struct plan *pl)
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal again");
     STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
     /* Dumpable only while it writes its own id maps (/proc/self files of
-     * a non-dumpable process belong to host root); cleared below. */
+     * a non-dumpable process belong to host root); enter_namespaces clears
+     * it. */
     STEP(pl, prctl(PR_SET_DUMPABLE, 1) == 0, "mark the set-up process dumpable");
 }
 
