@@ -45,66 +45,128 @@ static enum kiln_rc eval_dim(const struct expr *e, const struct expr_var *vars, 
     return KILN_OK;
 }
 
-static enum kiln_rc resolve_launch(const struct candidate *cand, const struct workload *w,
-                                   const struct wl_case *c, const struct expr_var *vars,
-                                   size_t nvars, const struct device_limits *lim, size_t l,
-                                   struct plan_launch *pl, struct kiln_err *err)
+/* What resolving one launch for one case reads: shared by its steps. */
+struct launch_ctx {
+    const struct workload *w;
+    const struct wl_case *c;
+    const struct expr_var *vars;
+    size_t nvars;
+    const struct device_limits *lim;
+    size_t l; /* the launch's index, for messages */
+    const struct cand_launch *cl;
+};
+
+static const char *const axis[3] = {"x", "y", "z"};
+
+/* Grid dimensions: each evaluated and held to the device's limits. */
+static enum kiln_rc resolve_grid(const struct launch_ctx *x, struct plan_launch *pl,
+                                 struct kiln_err *err)
 {
-    static const char *const axis[3] = {"x", "y", "z"};
-    const struct cand_launch *cl = &cand->launches[l];
+    const struct cand_launch *cl = x->cl;
     enum kiln_rc rc;
-    memset(pl, 0, sizeof(*pl));
-    snprintf(pl->kernel, sizeof(pl->kernel), "%s", cl->kernel);
-    for (int d = 0; d < 3; d++) {
-        pl->grid[d] = 1;
-        pl->block[d] = 1;
-    }
     for (int d = 0; d < cl->ngrid; d++) {
         char field[16];
         snprintf(field, sizeof(field), "grid %s", axis[d]);
-        if ((rc = eval_dim(cl->grid[d], vars, nvars, l, cl, c, field, &pl->grid[d], err)) !=
-            KILN_OK)
+        if ((rc = eval_dim(cl->grid[d], x->vars, x->nvars, x->l, cl, x->c, field, &pl->grid[d],
+                           err)) != KILN_OK)
             return rc;
-        if (pl->grid[d] < 1 || pl->grid[d] > lim->max_grid[d])
-            return kiln_fail(err, KILN_E_REJECTED,
-                             "launch %zu (%s), case %s: grid %s = %" PRId64
-                             " is not in 1..%" PRId64,
-                             l + 1, cl->kernel, c->name, axis[d], pl->grid[d], lim->max_grid[d]);
+        if (pl->grid[d] < 1 || pl->grid[d] > x->lim->max_grid[d])
+            return kiln_fail(
+                err, KILN_E_REJECTED,
+                "launch %zu (%s), case %s: grid %s = %" PRId64 " is not in 1..%" PRId64, x->l + 1,
+                cl->kernel, x->c->name, axis[d], pl->grid[d], x->lim->max_grid[d]);
     }
+    return KILN_OK;
+}
+
+/* Block dimensions, each and their product held to the device's limits. */
+static enum kiln_rc resolve_block(const struct launch_ctx *x, struct plan_launch *pl,
+                                  struct kiln_err *err)
+{
+    const struct cand_launch *cl = x->cl;
+    const struct device_limits *lim = x->lim;
+    enum kiln_rc rc;
     int64_t threads = 1;
     for (int d = 0; d < cl->nblock; d++) {
         char field[16];
         snprintf(field, sizeof(field), "block %s", axis[d]);
-        if ((rc = eval_dim(cl->block[d], vars, nvars, l, cl, c, field, &pl->block[d], err)) !=
-            KILN_OK)
+        if ((rc = eval_dim(cl->block[d], x->vars, x->nvars, x->l, cl, x->c, field, &pl->block[d],
+                           err)) != KILN_OK)
             return rc;
         if (pl->block[d] < 1 || pl->block[d] > lim->max_block_dim[d])
             return kiln_fail(
                 err, KILN_E_REJECTED,
-                "launch %zu (%s), case %s: block %s = %" PRId64 " is not in 1..%" PRId64, l + 1,
-                cl->kernel, c->name, axis[d], pl->block[d], lim->max_block_dim[d]);
+                "launch %zu (%s), case %s: block %s = %" PRId64 " is not in 1..%" PRId64, x->l + 1,
+                cl->kernel, x->c->name, axis[d], pl->block[d], lim->max_block_dim[d]);
         threads *= pl->block[d]; /* each factor <= the dim limits: no overflow */
     }
     if (threads > lim->max_threads_per_block)
         return kiln_fail(err, KILN_E_REJECTED,
                          "launch %zu (%s), case %s: block %" PRId64
                          " threads exceeds the device limit %" PRId64,
-                         l + 1, cl->kernel, c->name, threads, lim->max_threads_per_block);
-    if (cl->smem) {
-        if ((rc = eval_dim(cl->smem, vars, nvars, l, cl, c, "smem", &pl->smem, err)) != KILN_OK)
-            return rc;
-        if (pl->smem < 0 || pl->smem > lim->max_smem_optin) {
-            char on[96];
-            devlimits_describe(lim, on, sizeof(on));
-            return kiln_fail(err, KILN_E_REJECTED,
-                             "launch %zu (%s), case %s: smem %" PRId64
-                             " bytes is not in 0..%" PRId64 " (the device's opt-in limit; %s)",
-                             l + 1, cl->kernel, c->name, pl->smem, lim->max_smem_optin, on);
-        }
+                         x->l + 1, cl->kernel, x->c->name, threads, lim->max_threads_per_block);
+    return KILN_OK;
+}
+
+/* Dynamic shared memory, when given, within the device's opt-in limit. */
+static enum kiln_rc resolve_smem(const struct launch_ctx *x, struct plan_launch *pl,
+                                 struct kiln_err *err)
+{
+    const struct cand_launch *cl = x->cl;
+    const struct device_limits *lim = x->lim;
+    if (!cl->smem)
+        return KILN_OK;
+    enum kiln_rc rc = eval_dim(cl->smem, x->vars, x->nvars, x->l, cl, x->c, "smem", &pl->smem, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (pl->smem < 0 || pl->smem > lim->max_smem_optin) {
+        char on[96];
+        devlimits_describe(lim, on, sizeof(on));
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "launch %zu (%s), case %s: smem %" PRId64 " bytes is not in 0..%" PRId64
+                         " (the device's opt-in limit; %s)",
+                         x->l + 1, cl->kernel, x->c->name, pl->smem, lim->max_smem_optin, on);
     }
+    return KILN_OK;
+}
+
+/* One scalar argument's value in this case, in its declared type. */
+static enum kiln_rc resolve_scalar(const struct launch_ctx *x, int ai, struct plan_arg *pa,
+                                   struct kiln_err *err)
+{
+    const struct wl_arg *wa = &x->w->args[ai];
+    int64_t iv;
+    enum kiln_rc rc;
+    switch (wa->type) {
+    case WL_SCALAR_INT32:
+    case WL_SCALAR_INT64:
+        if ((rc = workload_case_int_scalar(x->w, x->c, ai, &iv, err)) != KILN_OK) {
+            kiln_err_prefix(err, "launch %zu (%s)", x->l + 1, x->cl->kernel);
+            return rc;
+        }
+        if (wa->type == WL_SCALAR_INT32)
+            pa->value.i32 = (int32_t)iv; /* range checked by workload_case_int_scalar */
+        else
+            pa->value.i64 = iv;
+        break;
+    case WL_SCALAR_FLOAT32:
+        pa->value.f32 = (float)wa->fvalue;
+        break;
+    case WL_SCALAR_FLOAT64:
+        pa->value.f64 = wa->fvalue;
+        break;
+    }
+    return KILN_OK;
+}
+
+/* The launch's arguments, in args() order: tensors by index, scalars by value. */
+static enum kiln_rc resolve_args(const struct launch_ctx *x, struct plan_launch *pl,
+                                 struct kiln_err *err)
+{
+    const struct cand_launch *cl = x->cl;
     for (size_t a = 0; a < cl->nargs; a++) {
-        int ai = workload_arg_index(w, cl->args[a]);
-        const struct wl_arg *wa = &w->args[ai];
+        int ai = workload_arg_index(x->w, cl->args[a]);
+        const struct wl_arg *wa = &x->w->args[ai];
         struct plan_arg *pa = &pl->args[a];
         pa->arg = ai;
         pa->tensor_index = wa->tensor_index;
@@ -114,28 +176,31 @@ static enum kiln_rc resolve_launch(const struct candidate *cand, const struct wo
         }
         pa->kind = PLAN_ARG_SCALAR;
         pa->type = wa->type;
-        int64_t iv;
-        switch (wa->type) {
-        case WL_SCALAR_INT32:
-        case WL_SCALAR_INT64:
-            if ((rc = workload_case_int_scalar(w, c, ai, &iv, err)) != KILN_OK) {
-                kiln_err_prefix(err, "launch %zu (%s)", l + 1, cl->kernel);
-                return rc;
-            }
-            if (wa->type == WL_SCALAR_INT32)
-                pa->value.i32 = (int32_t)iv; /* range checked by workload_case_int_scalar */
-            else
-                pa->value.i64 = iv;
-            break;
-        case WL_SCALAR_FLOAT32:
-            pa->value.f32 = (float)wa->fvalue;
-            break;
-        case WL_SCALAR_FLOAT64:
-            pa->value.f64 = wa->fvalue;
-            break;
-        }
+        enum kiln_rc rc = resolve_scalar(x, ai, pa, err);
+        if (rc != KILN_OK)
+            return rc;
     }
     pl->nargs = cl->nargs;
+    return KILN_OK;
+}
+
+static enum kiln_rc resolve_launch(const struct candidate *cand, const struct workload *w,
+                                   const struct wl_case *c, const struct expr_var *vars,
+                                   size_t nvars, const struct device_limits *lim, size_t l,
+                                   struct plan_launch *pl, struct kiln_err *err)
+{
+    const struct launch_ctx x = {
+        .w = w, .c = c, .vars = vars, .nvars = nvars, .lim = lim, .l = l, .cl = &cand->launches[l]};
+    enum kiln_rc rc;
+    memset(pl, 0, sizeof(*pl));
+    snprintf(pl->kernel, sizeof(pl->kernel), "%s", x.cl->kernel);
+    for (int d = 0; d < 3; d++) {
+        pl->grid[d] = 1;
+        pl->block[d] = 1;
+    }
+    if ((rc = resolve_grid(&x, pl, err)) || (rc = resolve_block(&x, pl, err)) ||
+        (rc = resolve_smem(&x, pl, err)) || (rc = resolve_args(&x, pl, err)))
+        return rc;
     return KILN_OK;
 }
 

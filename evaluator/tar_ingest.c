@@ -244,11 +244,94 @@ static enum kiln_rc take_span(struct archive *a, struct ingest *g, const char *n
     return KILN_OK;
 }
 
+/* Directory mode: creates `name` beneath the directory, never following a
+ * link, and records it for cleanup before any data is written: on success
+ * g->names takes *copy (*copy becomes NULL); on failure *copy stays the
+ * caller's and nothing is left open. */
+static enum kiln_rc create_file(struct ingest *g, const char *name, char **copy, int *out,
+                                struct kiln_err *err)
+{
+    const char *leaf = NULL;
+    int parent = -1;
+    enum kiln_rc rc = open_parent(g, name, &leaf, &parent, err);
+    if (rc != KILN_OK)
+        return rc;
+    int fd = openat(parent, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int saved = errno;
+    close(parent);
+    if (fd < 0) {
+        if (saved == EEXIST)
+            return reject(err, name, "duplicate name (or already in the directory)");
+        errno = saved;
+        return kiln_fail_errno(err, KILN_E_IO, "tar ingest: creating \"%s\"", name);
+    }
+    if (grow((void **)&g->names, &g->cap_names, g->n_names, sizeof(char *)) != 0) {
+        close(fd);
+        unlinkat(g->dirfd, name, 0);
+        return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+    }
+    g->names[g->n_names++] = *copy;
+    *copy = NULL;
+    *out = fd;
+    return KILN_OK;
+}
+
+/* Counts a chunk of n bytes, after `len` of this file, under the per-file
+ * and total byte caps. */
+static enum kiln_rc count_chunk(const struct tar_rules *rules, const char *name, size_t n,
+                                size_t len, size_t *total, struct kiln_err *err)
+{
+    if (n > rules->max_file_bytes - len)
+        return reject(err, name, "file exceeds the per-file byte cap");
+    if (n > rules->max_total_bytes - *total)
+        return reject(err, name, "stream exceeds the total byte cap");
+    *total += n;
+    return KILN_OK;
+}
+
+/* Memory mode: appends a chunk after `len` bytes of *data, keeping room for
+ * the terminating NUL; *data stays the caller's either way. */
+static enum kiln_rc append_chunk(unsigned char **data, size_t *cap, size_t len,
+                                 const unsigned char *chunk, size_t n, const char *name,
+                                 struct kiln_err *err)
+{
+    if (len + n + 1 > *cap) {
+        size_t ncap = *cap ? *cap : 4096;
+        while (ncap < len + n + 1)
+            ncap *= 2;
+        unsigned char *nd = realloc(*data, ncap);
+        if (!nd)
+            return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory for \"%s\"", name);
+        *data = nd;
+        *cap = ncap;
+    }
+    memcpy(*data + len, chunk, n);
+    return KILN_OK;
+}
+
+/* Memory mode: NUL-terminates the data and keeps the entry. Takes `copy`
+ * and `data` (NULL for an empty file), freeing both on failure. */
+static enum kiln_rc keep_entry(struct ingest *g, char *copy, unsigned char *data, size_t len,
+                               struct kiln_err *err)
+{
+    if (!data && !(data = malloc(1))) {
+        free(copy);
+        return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+    }
+    data[len] = '\0';
+    if (grow((void **)&g->entries, &g->cap_entries, g->n_entries, sizeof(*g->entries)) != 0) {
+        free(data);
+        free(copy);
+        return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
+    }
+    g->entries[g->n_entries++] = (struct tar_entry){.name = copy, .data = data, .len = len};
+    return KILN_OK;
+}
+
 /* Reads one accepted file's data into memory or the directory. */
 static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *name, size_t *total,
                               struct kiln_err *err)
 {
-    const struct tar_rules *rules = g->rules;
     enum kiln_rc rc = KILN_OK;
     unsigned char *data = NULL;
     size_t len = 0, cap = 0;
@@ -257,33 +340,9 @@ static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *n
     if (!copy)
         return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
 
-    if (g->dirfd >= 0) {
-        const char *leaf = NULL;
-        int parent = -1;
-        rc = open_parent(g, name, &leaf, &parent, err);
-        if (rc != KILN_OK) {
-            free(copy);
-            return rc;
-        }
-        fd = openat(parent, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        int saved = errno;
-        close(parent);
-        if (fd < 0) {
-            free(copy);
-            if (saved == EEXIST)
-                return reject(err, name, "duplicate name (or already in the directory)");
-            errno = saved;
-            return kiln_fail_errno(err, KILN_E_IO, "tar ingest: creating \"%s\"", name);
-        }
-        if (grow((void **)&g->names, &g->cap_names, g->n_names, sizeof(char *)) != 0) {
-            close(fd);
-            unlinkat(g->dirfd, name, 0);
-            free(copy);
-            return kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
-        }
-        /* Recorded before any data is written, so cleanup finds it. */
-        g->names[g->n_names++] = copy;
-        copy = NULL;
+    if (g->dirfd >= 0 && (rc = create_file(g, name, &copy, &fd, err)) != KILN_OK) {
+        free(copy);
+        return rc;
     }
 
     for (;;) {
@@ -294,15 +353,9 @@ static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *n
             rc = stream_error(a, g->reader, name, err);
             goto out;
         }
-        if ((size_t)n > rules->max_file_bytes - len) {
-            rc = reject(err, name, "file exceeds the per-file byte cap");
+        rc = count_chunk(g->rules, name, (size_t)n, len, total, err);
+        if (rc != KILN_OK)
             goto out;
-        }
-        if ((size_t)n > rules->max_total_bytes - *total) {
-            rc = reject(err, name, "stream exceeds the total byte cap");
-            goto out;
-        }
-        *total += (size_t)n;
         if (fd >= 0) {
             rc = fd_write_all(fd, g->chunk, (size_t)n) == 0
                      ? KILN_OK
@@ -312,41 +365,19 @@ static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *n
             len += (size_t)n;
             continue;
         }
-        if (len + (size_t)n + 1 > cap) {
-            size_t ncap = cap ? cap : 4096;
-            while (ncap < len + (size_t)n + 1)
-                ncap *= 2;
-            unsigned char *nd = realloc(data, ncap);
-            if (!nd) {
-                rc = kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory for \"%s\"", name);
-                goto out;
-            }
-            data = nd;
-            cap = ncap;
-        }
-        memcpy(data + len, g->chunk, (size_t)n);
+        rc = append_chunk(&data, &cap, len, g->chunk, (size_t)n, name, err);
+        if (rc != KILN_OK)
+            goto out;
         len += (size_t)n;
     }
 
     if (fd >= 0) {
-        if (close(fd) != 0) {
-            fd = -1;
+        if (close(fd) != 0)
             rc = kiln_fail_errno(err, KILN_E_IO, "tar ingest: closing \"%s\"", name);
-        }
         fd = -1;
         goto out;
     }
-    if (!data && !(data = malloc(1))) {
-        rc = kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
-        goto out;
-    }
-    data[len] = '\0';
-    if (grow((void **)&g->entries, &g->cap_entries, g->n_entries, sizeof(*g->entries)) != 0) {
-        rc = kiln_fail(err, KILN_E_NOMEM, "tar ingest: out of memory");
-        goto out;
-    }
-    g->entries[g->n_entries++] = (struct tar_entry){.name = copy, .data = data, .len = len};
-    return KILN_OK;
+    return keep_entry(g, copy, data, len, err);
 out:
     if (fd >= 0)
         close(fd);

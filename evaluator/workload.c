@@ -504,26 +504,45 @@ static enum kiln_rc parse_where(struct ctx *c, json_t *j, const char *path, stru
     return rc;
 }
 
-/* "held_out": {"draw": N, "sizes": {SIZE: [LO, HI], ...}, "where": [...],
- * "include": [fixed cases], "max_bytes": B}. */
-static enum kiln_rc parse_held_out_draw(struct ctx *c, json_t *j)
+/* One bound (b 0: lo, 1: hi) of size k's held-out range: an integer, or
+ * an expression over the sizes drawn before k. */
+static enum kiln_rc parse_draw_bound(struct ctx *c, json_t *x, const char *p, int k, int b)
 {
-    static const char *const keys[] = {"draw", "sizes", "where", "include", "max_bytes", NULL};
-    static const char *const req[] = {"draw", "sizes", NULL};
+    struct workload *w = c->w;
+    struct wl_held_out_draw *d = &w->held_draw;
+    int64_t *num = b ? &d->hi[k] : &d->lo[k];
+    struct expr **e = b ? &d->hi_expr[k] : &d->lo_expr[k];
+    enum kiln_rc rc;
+    if (json_is_integer(x)) {
+        *num = json_integer_value(x);
+        if (*num < 1 || *num > WL_SIZE_MAX)
+            return fail(c, KILN_E_PARSE, p, "%lld is not in 1..2^40", (long long)*num);
+        return KILN_OK;
+    }
+    if (!json_is_string(x))
+        return fail(c, KILN_E_PARSE, p,
+                    "a bound is an integer or a size expression over earlier sizes");
+    if ((rc = get_expr(c, x, p, e)) != KILN_OK)
+        return rc;
+    /* Only sizes drawn before this one: they are drawn in order. */
+    const char *names[WL_MAX_SIZES];
+    for (int i = 0; i < k; i++)
+        names[i] = w->size_names[i];
+    if ((rc = expr_check_names(*e, names, (size_t)k, c->err)) != KILN_OK) {
+        kiln_err_prefix(c->err, "%s: %s (a bound may use only sizes listed before %s)", c->file, p,
+                        w->size_names[k]);
+        return rc;
+    }
+    return KILN_OK;
+}
+
+/* held_out.sizes: a [lo, hi] range for every size of the workload. */
+static enum kiln_rc parse_draw_sizes(struct ctx *c, json_t *v)
+{
     struct workload *w = c->w;
     struct wl_held_out_draw *d = &w->held_draw;
     char p[PATH_MAX_MSG], q[72];
-    enum kiln_rc rc = check_keys(c, j, "held_out", keys, req);
-    if (rc != KILN_OK)
-        return rc;
-    json_t *v = json_object_get(j, "draw");
-    if ((rc = want(c, v, JSON_INTEGER, "held_out.draw", "an integer")) != KILN_OK)
-        return rc;
-    if (json_integer_value(v) < 1 || json_integer_value(v) > WL_MAX_DRAW)
-        return fail(c, KILN_E_PARSE, "held_out.draw", "%lld is not in 1..%d",
-                    (long long)json_integer_value(v), WL_MAX_DRAW);
-    d->draw = (int)json_integer_value(v);
-    v = json_object_get(j, "sizes");
+    enum kiln_rc rc;
     if ((rc = want(c, v, JSON_OBJECT, "held_out.sizes", "an object of [lo, hi] ranges")) != KILN_OK)
         return rc;
     const char *key;
@@ -536,31 +555,9 @@ static enum kiln_rc parse_held_out_draw(struct ctx *c, json_t *j)
             return fail(c, KILN_E_PARSE, p, "not a size of this workload");
         if (!json_is_array(r) || json_array_size(r) != 2)
             return fail(c, KILN_E_PARSE, p, "must be [lo, hi]");
-        for (int b = 0; b < 2; b++) {
-            json_t *x = json_array_get(r, (size_t)b);
-            int64_t *num = b ? &d->hi[k] : &d->lo[k];
-            struct expr **e = b ? &d->hi_expr[k] : &d->lo_expr[k];
-            if (json_is_integer(x)) {
-                *num = json_integer_value(x);
-                if (*num < 1 || *num > WL_SIZE_MAX)
-                    return fail(c, KILN_E_PARSE, p, "%lld is not in 1..2^40", (long long)*num);
-                continue;
-            }
-            if (!json_is_string(x))
-                return fail(c, KILN_E_PARSE, p,
-                            "a bound is an integer or a size expression over earlier sizes");
-            if ((rc = get_expr(c, x, p, e)) != KILN_OK)
+        for (int b = 0; b < 2; b++)
+            if ((rc = parse_draw_bound(c, json_array_get(r, (size_t)b), p, k, b)) != KILN_OK)
                 return rc;
-            /* Only sizes drawn before this one: they are drawn in order. */
-            const char *names[WL_MAX_SIZES];
-            for (int i = 0; i < k; i++)
-                names[i] = w->size_names[i];
-            if ((rc = expr_check_names(*e, names, (size_t)k, c->err)) != KILN_OK) {
-                kiln_err_prefix(c->err, "%s: %s (a bound may use only sizes listed before %s)",
-                                c->file, p, w->size_names[k]);
-                return rc;
-            }
-        }
         if (!d->lo_expr[k] && !d->hi_expr[k] && d->lo[k] > d->hi[k])
             return fail(c, KILN_E_PARSE, p, "[%lld, %lld] is empty", (long long)d->lo[k],
                         (long long)d->hi[k]);
@@ -569,21 +566,53 @@ static enum kiln_rc parse_held_out_draw(struct ctx *c, json_t *j)
         if (!json_object_get(v, w->size_names[k]))
             return fail(c, KILN_E_PARSE, "held_out.sizes", "missing a range for size \"%s\"",
                         w->size_names[k]);
-    if ((v = json_object_get(j, "where"))) {
-        if ((rc = want(c, v, JSON_ARRAY, "held_out.where", "an array of constraints")) != KILN_OK)
+    return KILN_OK;
+}
+
+/* held_out.where: at most WL_MAX_WHERE constraints a drawn case must meet. */
+static enum kiln_rc parse_draw_where(struct ctx *c, json_t *v)
+{
+    struct wl_held_out_draw *d = &c->w->held_draw;
+    char p[PATH_MAX_MSG];
+    enum kiln_rc rc;
+    if ((rc = want(c, v, JSON_ARRAY, "held_out.where", "an array of constraints")) != KILN_OK)
+        return rc;
+    if (json_array_size(v) > WL_MAX_WHERE)
+        return fail(c, KILN_E_LIMIT, "held_out.where", "%zu constraints; at most %d",
+                    json_array_size(v), WL_MAX_WHERE);
+    size_t i;
+    json_t *r;
+    json_array_foreach(v, i, r)
+    {
+        snprintf(p, sizeof(p), "held_out.where[%zu]", i);
+        if ((rc = parse_where(c, r, p, &d->where[d->nwhere])) != KILN_OK)
             return rc;
-        if (json_array_size(v) > WL_MAX_WHERE)
-            return fail(c, KILN_E_LIMIT, "held_out.where", "%zu constraints; at most %d",
-                        json_array_size(v), WL_MAX_WHERE);
-        size_t i;
-        json_array_foreach(v, i, r)
-        {
-            snprintf(p, sizeof(p), "held_out.where[%zu]", i);
-            if ((rc = parse_where(c, r, p, &d->where[d->nwhere])) != KILN_OK)
-                return rc;
-            d->nwhere++;
-        }
+        d->nwhere++;
     }
+    return KILN_OK;
+}
+
+/* "held_out": {"draw": N, "sizes": {SIZE: [LO, HI], ...}, "where": [...],
+ * "include": [fixed cases], "max_bytes": B}. */
+static enum kiln_rc parse_held_out_draw(struct ctx *c, json_t *j)
+{
+    static const char *const keys[] = {"draw", "sizes", "where", "include", "max_bytes", NULL};
+    static const char *const req[] = {"draw", "sizes", NULL};
+    struct wl_held_out_draw *d = &c->w->held_draw;
+    enum kiln_rc rc = check_keys(c, j, "held_out", keys, req);
+    if (rc != KILN_OK)
+        return rc;
+    json_t *v = json_object_get(j, "draw");
+    if ((rc = want(c, v, JSON_INTEGER, "held_out.draw", "an integer")) != KILN_OK)
+        return rc;
+    if (json_integer_value(v) < 1 || json_integer_value(v) > WL_MAX_DRAW)
+        return fail(c, KILN_E_PARSE, "held_out.draw", "%lld is not in 1..%d",
+                    (long long)json_integer_value(v), WL_MAX_DRAW);
+    d->draw = (int)json_integer_value(v);
+    if ((rc = parse_draw_sizes(c, json_object_get(j, "sizes"))) != KILN_OK)
+        return rc;
+    if ((v = json_object_get(j, "where")) && (rc = parse_draw_where(c, v)) != KILN_OK)
+        return rc;
     if ((v = json_object_get(j, "max_bytes"))) {
         if ((rc = want(c, v, JSON_INTEGER, "held_out.max_bytes", "an integer")) != KILN_OK)
             return rc;
@@ -931,31 +960,26 @@ static enum kiln_rc parse_provenance(struct ctx *c, json_t *j)
     return KILN_OK;
 }
 
-static enum kiln_rc parse_root(struct ctx *c, json_t *root)
+/* "name": a lower-case workload name. */
+static enum kiln_rc parse_name(struct ctx *c, json_t *v)
 {
-    static const char *const keys[] = {
-        "name", "description", "sizes",    "signature",   "cases",      "held_out", "tolerance",
-        "cost", "backends",    "baseline", "accept_weak", "provenance", NULL};
-    static const char *const req[] = {"name",     "description", "sizes", "signature", "cases",
-                                      "held_out", "tolerance",   "cost",  "backends",  NULL};
-    static const char *const cost_keys[] = {"bytes", "flops", NULL};
-    struct workload *w = c->w;
     char q[72];
-    enum kiln_rc rc = want(c, root, JSON_OBJECT, "(top level)", "an object");
-    if (rc == KILN_OK)
-        rc = check_keys(c, root, "(top level)", keys, req);
+    enum kiln_rc rc = want(c, v, JSON_STRING, "name", "a string");
     if (rc != KILN_OK)
-        return rc;
-    json_t *v = json_object_get(root, "name");
-    if ((rc = want(c, v, JSON_STRING, "name", "a string")) != KILN_OK)
         return rc;
     if (!lower_name_ok(json_string_value(v), WL_NAME_MAX) ||
         strlen(json_string_value(v)) != json_string_length(v))
         return fail(c, KILN_E_PARSE, "name", "\"%s\" is not a workload name ([a-z0-9_]{1,64})",
                     safe(json_string_value(v), q, sizeof(q)));
-    strcpy(w->name, json_string_value(v));
-    v = json_object_get(root, "description");
-    if ((rc = want(c, v, JSON_STRING, "description", "a string")) != KILN_OK)
+    strcpy(c->w->name, json_string_value(v));
+    return KILN_OK;
+}
+
+/* "description": bounded text, no control character but newline. */
+static enum kiln_rc parse_description(struct ctx *c, json_t *v)
+{
+    enum kiln_rc rc = want(c, v, JSON_STRING, "description", "a string");
+    if (rc != KILN_OK)
         return rc;
     if (json_string_length(v) > WL_MAX_DESC)
         return fail(c, KILN_E_LIMIT, "description", "%zu bytes; at most %d", json_string_length(v),
@@ -966,32 +990,36 @@ static enum kiln_rc parse_root(struct ctx *c, json_t *root)
             return fail(c, KILN_E_PARSE, "description", "control character 0x%02x at byte %zu", ch,
                         i);
     }
-    if (!(w->description = strdup(json_string_value(v))))
+    if (!(c->w->description = strdup(json_string_value(v))))
         return kiln_fail(c->err, KILN_E_NOMEM, "out of memory");
-    if ((rc = parse_backends(c, json_object_get(root, "backends"), "backends", &w->backends)) !=
-            KILN_OK ||
-        (rc = parse_sizes(c, json_object_get(root, "sizes"))) != KILN_OK ||
-        (rc = parse_signature(c, json_object_get(root, "signature"))) != KILN_OK)
-        return rc;
-    v = json_object_get(root, "cost");
+    return KILN_OK;
+}
+
+/* "cost": {"bytes": EXPR, "flops": EXPR}. */
+static enum kiln_rc parse_cost(struct ctx *c, json_t *v)
+{
+    static const char *const cost_keys[] = {"bytes", "flops", NULL};
+    struct workload *w = c->w;
+    enum kiln_rc rc;
     if ((rc = want(c, v, JSON_OBJECT, "cost", "an object")) != KILN_OK ||
         (rc = check_keys(c, v, "cost", cost_keys, cost_keys)) != KILN_OK ||
         (rc = get_expr(c, json_object_get(v, "bytes"), "cost.bytes", &w->cost_bytes)) != KILN_OK ||
         (rc = get_expr(c, json_object_get(v, "flops"), "cost.flops", &w->cost_flops)) != KILN_OK)
         return rc;
-    if ((v = json_object_get(root, "baseline")) && (rc = parse_baseline(c, v)) != KILN_OK)
-        return rc;
-    if ((rc = parse_cases(c, json_object_get(root, "cases"), "cases", false)) != KILN_OK ||
-        (rc = (json_is_object(json_object_get(root, "held_out"))
-                   ? parse_held_out_draw(c, json_object_get(root, "held_out"))
-                   : parse_cases(c, json_object_get(root, "held_out"), "held_out", true))) !=
-            KILN_OK ||
-        (rc = parse_tolerance(c, json_object_get(root, "tolerance"))) != KILN_OK)
-        return rc;
-    if ((v = json_object_get(root, "accept_weak")) && (rc = parse_accept_weak(c, v)) != KILN_OK)
-        return rc;
-    if ((v = json_object_get(root, "provenance")) && (rc = parse_provenance(c, v)) != KILN_OK)
-        return rc;
+    return KILN_OK;
+}
+
+/* "held_out": an object describes a draw, an array lists fixed cases. */
+static enum kiln_rc parse_held_out(struct ctx *c, json_t *v)
+{
+    return json_is_object(v) ? parse_held_out_draw(c, v) : parse_cases(c, v, "held_out", true);
+}
+
+/* Every fixed case, then every held-out one, under one byte total. */
+static enum kiln_rc check_cases(struct ctx *c)
+{
+    struct workload *w = c->w;
+    enum kiln_rc rc;
     uint64_t total = 0;
     for (size_t i = 0; i < w->ncases; i++)
         if ((rc = check_case(c, &w->cases[i], &total)) != KILN_OK)
@@ -999,11 +1027,16 @@ static enum kiln_rc parse_root(struct ctx *c, json_t *root)
     for (size_t i = 0; i < w->nheld_out; i++)
         if ((rc = check_case(c, &w->held_out[i], &total)) != KILN_OK)
             return rc;
-    if ((rc = check_coverage(c)) != KILN_OK)
-        return rc;
-    /* A trial draw per backend: ranges, constraints and budget that leave
-     * no valid case are the author's error, said now rather than at the
-     * end of a run. */
+    return KILN_OK;
+}
+
+/* A trial draw per backend: ranges, constraints and budget that leave
+ * no valid case are the author's error, said now rather than at the
+ * end of a run. */
+static enum kiln_rc trial_draws(struct ctx *c)
+{
+    struct workload *w = c->w;
+    enum kiln_rc rc = KILN_OK;
     for (unsigned b = 1; w->held_draw.draw > 0 && b <= KILN_BACKEND_CPU; b <<= 1) {
         struct heldout_set *trial = (w->backends & b) ? malloc(sizeof(*trial)) : NULL;
         if ((w->backends & b) && !trial)
@@ -1017,6 +1050,43 @@ static enum kiln_rc parse_root(struct ctx *c, json_t *root)
         }
     }
     return KILN_OK;
+}
+
+static enum kiln_rc parse_root(struct ctx *c, json_t *root)
+{
+    static const char *const keys[] = {
+        "name", "description", "sizes",    "signature",   "cases",      "held_out", "tolerance",
+        "cost", "backends",    "baseline", "accept_weak", "provenance", NULL};
+    static const char *const req[] = {"name",     "description", "sizes", "signature", "cases",
+                                      "held_out", "tolerance",   "cost",  "backends",  NULL};
+    struct workload *w = c->w;
+    enum kiln_rc rc = want(c, root, JSON_OBJECT, "(top level)", "an object");
+    if (rc == KILN_OK)
+        rc = check_keys(c, root, "(top level)", keys, req);
+    if (rc != KILN_OK)
+        return rc;
+    json_t *v;
+    if ((rc = parse_name(c, json_object_get(root, "name"))) != KILN_OK ||
+        (rc = parse_description(c, json_object_get(root, "description"))) != KILN_OK ||
+        (rc = parse_backends(c, json_object_get(root, "backends"), "backends", &w->backends)) !=
+            KILN_OK ||
+        (rc = parse_sizes(c, json_object_get(root, "sizes"))) != KILN_OK ||
+        (rc = parse_signature(c, json_object_get(root, "signature"))) != KILN_OK ||
+        (rc = parse_cost(c, json_object_get(root, "cost"))) != KILN_OK)
+        return rc;
+    if ((v = json_object_get(root, "baseline")) && (rc = parse_baseline(c, v)) != KILN_OK)
+        return rc;
+    if ((rc = parse_cases(c, json_object_get(root, "cases"), "cases", false)) != KILN_OK ||
+        (rc = parse_held_out(c, json_object_get(root, "held_out"))) != KILN_OK ||
+        (rc = parse_tolerance(c, json_object_get(root, "tolerance"))) != KILN_OK)
+        return rc;
+    if ((v = json_object_get(root, "accept_weak")) && (rc = parse_accept_weak(c, v)) != KILN_OK)
+        return rc;
+    if ((v = json_object_get(root, "provenance")) && (rc = parse_provenance(c, v)) != KILN_OK)
+        return rc;
+    if ((rc = check_cases(c)) != KILN_OK || (rc = check_coverage(c)) != KILN_OK)
+        return rc;
+    return trial_draws(c);
 }
 
 static void set_file(struct ctx *c, const char *dirname)

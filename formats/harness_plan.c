@@ -169,7 +169,8 @@ static enum kiln_rc validate_case(const struct harness_plan *p, const struct har
     return KILN_OK;
 }
 
-enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err *err)
+/* Backend and run counts, adaptive sampling included. */
+static enum kiln_rc validate_runs(const struct harness_plan *p, struct kiln_err *err)
 {
     if (p->backend != HB_CUDA && p->backend != HB_CPU)
         return kiln_fail(err, KILN_E_REJECTED, "plan: unknown backend");
@@ -190,8 +191,13 @@ enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err
                              "plan: adaptive.max_iterations must be iterations .. %d",
                              HARNESS_PLAN_MAX_RUNS);
     }
-    if (p->baseline != HBL_NONE) /* a vendor operation per case: HARNESS.md section 7 */
-        return harness_plan_validate_baseline(p, err);
+    return KILN_OK;
+}
+
+/* Guard bytes and the signature: unique identifiers, valid kinds, and at
+ * least one output. */
+static enum kiln_rc validate_signature(const struct harness_plan *p, struct kiln_err *err)
+{
     if (p->guard_bytes < 256 || p->guard_bytes > HARNESS_PLAN_MAX_GUARD || p->guard_bytes % 256)
         return kiln_fail(err, KILN_E_REJECTED,
                          "plan: guard_bytes must be a multiple of 256 in 256 .. 16 MiB");
@@ -222,6 +228,11 @@ enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err
     }
     if (nout == 0)
         return kiln_fail(err, KILN_E_REJECTED, "plan: no tensor has role out or inout");
+    return KILN_OK;
+}
+
+static enum kiln_rc validate_launches(const struct harness_plan *p, struct kiln_err *err)
+{
     if (p->nlaunches < 1 || p->nlaunches > HARNESS_PLAN_MAX_LAUNCH)
         return kiln_fail(err, KILN_E_REJECTED, "plan: launches must have 1 .. %d entries",
                          HARNESS_PLAN_MAX_LAUNCH);
@@ -238,6 +249,12 @@ enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err
             if (L->args[i] < 0 || L->args[i] >= p->nargs)
                 return kiln_fail(err, KILN_E_REJECTED, "plan: launch %d arg %d unknown", l, i);
     }
+    return KILN_OK;
+}
+
+/* Every case, and no name twice. */
+static enum kiln_rc validate_cases(const struct harness_plan *p, struct kiln_err *err)
+{
     if (p->ncases < 1 || p->ncases > HARNESS_PLAN_MAX_CASES)
         return kiln_fail(err, KILN_E_REJECTED, "plan: cases must have 1 .. %d entries",
                          HARNESS_PLAN_MAX_CASES);
@@ -250,6 +267,19 @@ enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err
                 return kiln_fail(err, KILN_E_REJECTED, "plan: case %s listed twice",
                                  p->cases[i].name);
     }
+    return KILN_OK;
+}
+
+enum kiln_rc harness_plan_validate(const struct harness_plan *p, struct kiln_err *err)
+{
+    enum kiln_rc rc = validate_runs(p, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (p->baseline != HBL_NONE) /* a vendor operation per case: HARNESS.md section 7 */
+        return harness_plan_validate_baseline(p, err);
+    if ((rc = validate_signature(p, err)) || (rc = validate_launches(p, err)) ||
+        (rc = validate_cases(p, err)))
+        return rc;
     return KILN_OK;
 }
 
@@ -436,18 +466,58 @@ static enum kiln_rc parse_u32_triple(json_t *v, const char *what, uint32_t out[3
     return KILN_OK;
 }
 
-static enum kiln_rc parse_case(json_t *e, struct harness_plan *p, struct harness_case *c,
-                               struct kiln_err *err)
+/* One tensor's shape in a case: an array of at most TENSOR_MAX_DIMS
+ * integers (their ranges are validate_case's). */
+static enum kiln_rc parse_case_shape(json_t *shapes, const struct harness_arg *g, int a,
+                                     struct harness_case *c, struct kiln_err *err)
 {
-    static const char *const keys[] = {"name", "timed", "shapes", "scalars", "dims", "sets", NULL};
-    enum kiln_rc rc;
-    if (!json_is_object(e))
-        return kiln_fail(err, KILN_E_PARSE, "plan: each case must be an object");
-    if ((rc = check_keys(e, "case", keys, err)) ||
-        (rc = get_string(e, "name", "case", c->name, sizeof(c->name), err)) ||
-        (rc = get_bool(e, "timed", c->name, &c->timed, err)))
-        return rc;
+    json_t *s = json_object_get(shapes, g->name);
+    if (!json_is_array(s) || json_array_size(s) > TENSOR_MAX_DIMS)
+        return kiln_fail(err, KILN_E_PARSE,
+                         "plan: case %s: shape of %s must be an array of at most %d", c->name,
+                         g->name, TENSOR_MAX_DIMS);
+    c->ndim[a] = (int)json_array_size(s);
+    for (int d = 0; d < c->ndim[a]; d++) {
+        json_t *x = json_array_get(s, (size_t)d);
+        if (!json_is_integer(x))
+            return kiln_fail(err, KILN_E_PARSE, "plan: case %s: shape of %s must hold integers",
+                             c->name, g->name);
+        c->shape[a][d] = json_integer_value(x);
+    }
+    return KILN_OK;
+}
 
+/* One scalar's value in a case; a float32 is rounded to float here. */
+static enum kiln_rc parse_case_scalar(json_t *scalars, const struct harness_arg *g, int a,
+                                      struct harness_case *c, struct kiln_err *err)
+{
+    json_t *v = json_object_get(scalars, g->name);
+    if (g->type == HS_INT32 || g->type == HS_INT64) {
+        if (!json_is_integer(v))
+            return kiln_fail(err, KILN_E_PARSE, "plan: case %s: scalar %s must be an integer",
+                             c->name, g->name);
+        c->value[a].i = json_integer_value(v);
+        return KILN_OK;
+    }
+    if (!json_is_number(v))
+        return kiln_fail(err, KILN_E_PARSE, "plan: case %s: scalar %s must be a number", c->name,
+                         g->name);
+    double x = json_number_value(v);
+    if (g->type == HS_FLOAT32) {
+        if (!(fabs(x) <= 3.4028234663852886e38))
+            return kiln_fail(err, KILN_E_REJECTED, "plan: case %s: scalar %s out of float32 range",
+                             c->name, g->name);
+        x = (double)(float)x;
+    }
+    c->value[a].f = x;
+    return KILN_OK;
+}
+
+/* "shapes" and "scalars": one entry per signature argument of that kind,
+ * and no other key. */
+static enum kiln_rc parse_case_args(json_t *e, const struct harness_plan *p, struct harness_case *c,
+                                    struct kiln_err *err)
+{
     json_t *shapes = json_object_get(e, "shapes");
     json_t *scalars = json_object_get(e, "scalars");
     if (!json_is_object(shapes) || !json_is_object(scalars))
@@ -456,44 +526,11 @@ static enum kiln_rc parse_case(json_t *e, struct harness_plan *p, struct harness
     size_t ntensors = 0;
     for (int a = 0; a < p->nargs; a++) {
         const struct harness_arg *g = &p->args[a];
-        if (g->is_tensor) {
-            ntensors++;
-            json_t *s = json_object_get(shapes, g->name);
-            if (!json_is_array(s) || json_array_size(s) > TENSOR_MAX_DIMS)
-                return kiln_fail(err, KILN_E_PARSE,
-                                 "plan: case %s: shape of %s must be an array of at most %d",
-                                 c->name, g->name, TENSOR_MAX_DIMS);
-            c->ndim[a] = (int)json_array_size(s);
-            for (int d = 0; d < c->ndim[a]; d++) {
-                json_t *x = json_array_get(s, (size_t)d);
-                if (!json_is_integer(x))
-                    return kiln_fail(err, KILN_E_PARSE,
-                                     "plan: case %s: shape of %s must hold integers", c->name,
-                                     g->name);
-                c->shape[a][d] = json_integer_value(x);
-            }
-            continue;
-        }
-        json_t *v = json_object_get(scalars, g->name);
-        if (g->type == HS_INT32 || g->type == HS_INT64) {
-            if (!json_is_integer(v))
-                return kiln_fail(err, KILN_E_PARSE, "plan: case %s: scalar %s must be an integer",
-                                 c->name, g->name);
-            c->value[a].i = json_integer_value(v);
-        } else {
-            if (!json_is_number(v))
-                return kiln_fail(err, KILN_E_PARSE, "plan: case %s: scalar %s must be a number",
-                                 c->name, g->name);
-            double x = json_number_value(v);
-            if (g->type == HS_FLOAT32) {
-                if (!(fabs(x) <= 3.4028234663852886e38))
-                    return kiln_fail(err, KILN_E_REJECTED,
-                                     "plan: case %s: scalar %s out of float32 range", c->name,
-                                     g->name);
-                x = (double)(float)x;
-            }
-            c->value[a].f = x;
-        }
+        enum kiln_rc rc;
+        ntensors += g->is_tensor;
+        if ((rc = g->is_tensor ? parse_case_shape(shapes, g, a, c, err)
+                               : parse_case_scalar(scalars, g, a, c, err)))
+            return rc;
     }
     /* Every key must name an argument of the right kind: the counts match
      * only when no extra or misplaced key is present. */
@@ -501,32 +538,43 @@ static enum kiln_rc parse_case(json_t *e, struct harness_plan *p, struct harness
         json_object_size(scalars) != (size_t)p->nargs - ntensors)
         return kiln_fail(err, KILN_E_REJECTED,
                          "plan: case %s: \"shapes\"/\"scalars\" name unknown arguments", c->name);
+    return KILN_OK;
+}
 
+/* "dims": absent for cpu, one {grid, block, smem} per launch for cuda. */
+static enum kiln_rc parse_case_dims(json_t *e, const struct harness_plan *p, struct harness_case *c,
+                                    struct kiln_err *err)
+{
+    static const char *const dkeys[] = {"grid", "block", "smem", NULL};
     json_t *dims = json_object_get(e, "dims");
     if (p->backend == HB_CPU) {
         if (dims)
             return kiln_fail(err, KILN_E_PARSE, "plan: case %s: \"dims\" is cuda-only", c->name);
-    } else {
-        static const char *const dkeys[] = {"grid", "block", "smem", NULL};
-        if (!json_is_array(dims) || json_array_size(dims) != (size_t)p->nlaunches)
-            return kiln_fail(err, KILN_E_PARSE,
-                             "plan: case %s: \"dims\" must have one entry per launch", c->name);
-        for (int l = 0; l < p->nlaunches; l++) {
-            json_t *d = json_array_get(dims, (size_t)l);
-            int64_t smem = 0;
-            if (!json_is_object(d))
-                return kiln_fail(err, KILN_E_PARSE, "plan: case %s: dims[%d] must be an object",
-                                 c->name, l);
-            if ((rc = check_keys(d, "dims", dkeys, err)) ||
-                (rc = parse_u32_triple(json_object_get(d, "grid"), "grid", c->dims[l].grid, err)) ||
-                (rc = parse_u32_triple(json_object_get(d, "block"), "block", c->dims[l].block,
-                                       err)) ||
-                (rc = get_int(d, "smem", "dims", true, 0, UINT32_MAX, &smem, err)))
-                return rc;
-            c->dims[l].smem = (uint32_t)smem;
-        }
+        return KILN_OK;
     }
+    if (!json_is_array(dims) || json_array_size(dims) != (size_t)p->nlaunches)
+        return kiln_fail(err, KILN_E_PARSE,
+                         "plan: case %s: \"dims\" must have one entry per launch", c->name);
+    for (int l = 0; l < p->nlaunches; l++) {
+        json_t *d = json_array_get(dims, (size_t)l);
+        int64_t smem = 0;
+        enum kiln_rc rc;
+        if (!json_is_object(d))
+            return kiln_fail(err, KILN_E_PARSE, "plan: case %s: dims[%d] must be an object",
+                             c->name, l);
+        if ((rc = check_keys(d, "dims", dkeys, err)) ||
+            (rc = parse_u32_triple(json_object_get(d, "grid"), "grid", c->dims[l].grid, err)) ||
+            (rc = parse_u32_triple(json_object_get(d, "block"), "block", c->dims[l].block, err)) ||
+            (rc = get_int(d, "smem", "dims", true, 0, UINT32_MAX, &smem, err)))
+            return rc;
+        c->dims[l].smem = (uint32_t)smem;
+    }
+    return KILN_OK;
+}
 
+/* "sets": names of input sets, each copied whole (validate_case checks them). */
+static enum kiln_rc parse_case_sets(json_t *e, struct harness_case *c, struct kiln_err *err)
+{
     json_t *sets = json_object_get(e, "sets");
     if (!json_is_array(sets) || json_array_size(sets) > HARNESS_PLAN_MAX_SETS)
         return kiln_fail(err, KILN_E_PARSE,
@@ -540,6 +588,22 @@ static enum kiln_rc parse_case(json_t *e, struct harness_plan *p, struct harness
         memcpy(c->sets[s], json_string_value(x), json_string_length(x) + 1);
     }
     c->nsets = (int)json_array_size(sets);
+    return KILN_OK;
+}
+
+static enum kiln_rc parse_case(json_t *e, struct harness_plan *p, struct harness_case *c,
+                               struct kiln_err *err)
+{
+    static const char *const keys[] = {"name", "timed", "shapes", "scalars", "dims", "sets", NULL};
+    enum kiln_rc rc;
+    if (!json_is_object(e))
+        return kiln_fail(err, KILN_E_PARSE, "plan: each case must be an object");
+    if ((rc = check_keys(e, "case", keys, err)) ||
+        (rc = get_string(e, "name", "case", c->name, sizeof(c->name), err)) ||
+        (rc = get_bool(e, "timed", c->name, &c->timed, err)) ||
+        (rc = parse_case_args(e, p, c, err)) || (rc = parse_case_dims(e, p, c, err)) ||
+        (rc = parse_case_sets(e, c, err)))
+        return rc;
     return KILN_OK;
 }
 

@@ -282,24 +282,21 @@ static enum kiln_rc make_dir(const char *path, struct kiln_err *err)
 
 /* ---- layout and inputs ---- */
 
-static enum kiln_rc case_layout(struct hx_ctx *x, struct hx_case_run *cr, struct kiln_err *err)
+/* Offsets of the tensors in the arena, and the guards around them: guards
+ * sit between tensors, so a write past one tensor's end or before its
+ * start lands in poisoned, fingerprinted bytes kiln checks. The alignment
+ * slack after a tensor belongs to the following guard. */
+static void layout_arena(const struct harness_plan *p, struct hx_case_run *cr)
 {
-    const struct harness_plan *p = x->plan;
-    const struct harness_case *c = cr->c;
     uint64_t g = p->guard_bytes;
     uint64_t off = g;
-    enum kiln_rc rc;
-
-    /* Guards sit between tensors, so a write past one tensor's end or before
-     * its start lands in poisoned, fingerprinted bytes kiln checks. The
-     * alignment slack after a tensor belongs to the following guard. */
     cr->nguards = 0;
     cr->guard[cr->nguards].addr = 0;
     uint64_t guard_start = 0;
     for (int a = 0; a < p->nargs; a++) {
         if (!p->args[a].is_tensor)
             continue;
-        cr->bytes[a] = harness_case_tensor_bytes(p, c, a);
+        cr->bytes[a] = harness_case_tensor_bytes(p, cr->c, a);
         cr->off[a] = off;
         cr->guard[cr->nguards].addr = guard_start;
         cr->guard[cr->nguards].bytes = off - guard_start;
@@ -311,16 +308,25 @@ static enum kiln_rc case_layout(struct hx_ctx *x, struct hx_case_run *cr, struct
     cr->guard[cr->nguards].bytes = off - guard_start;
     cr->nguards++;
     cr->arena_bytes = off;
+}
 
+/* Offsets of every input set's pristine copy of every input tensor. */
+static void layout_pristine(const struct harness_plan *p, struct hx_case_run *cr)
+{
     uint64_t poff = 0;
-    for (int s = 0; s < c->nsets; s++)
+    for (int s = 0; s < cr->c->nsets; s++)
         for (int a = 0; a < p->nargs; a++)
             if (is_input(&p->args[a])) {
                 cr->poff[s][a] = poff;
                 poff = align_up(poff + cr->bytes[a], HX_ALIGN);
             }
     cr->pristine_bytes = poff ? poff : HX_ALIGN;
+}
 
+/* Allocates the arena and the pristine area and poisons them. */
+static enum kiln_rc alloc_poisoned(struct hx_ctx *x, struct hx_case_run *cr, struct kiln_err *err)
+{
+    enum kiln_rc rc;
     if ((rc = x->ops->alloc(x->be, cr->arena_bytes, &cr->arena, err)) != KILN_OK)
         return rc;
     if ((rc = x->ops->alloc(x->be, cr->pristine_bytes, &cr->pristine, err)) != KILN_OK)
@@ -343,13 +349,14 @@ static enum kiln_rc case_layout(struct hx_ctx *x, struct hx_case_run *cr, struct
         (rc = x->ops->fingerprint(x->be, cr->guard, cr->nguards, x->seed, cr->guard_fp, err)) ||
         (rc = x->ops->fingerprint(x->be, &cr->arena_slack, 1, x->seed, &cr->arena_slack_fp, err)))
         return rc;
-    hx_log(x, "case %s: arena %llu bytes (+%llu slack), pristine %llu bytes (+%llu slack)", c->name,
-           (unsigned long long)cr->arena_bytes, (unsigned long long)cr->arena_slack.bytes,
-           (unsigned long long)cr->pristine_bytes,
-           (unsigned long long)(cr->pristine_usable - cr->pristine_bytes));
+    return KILN_OK;
+}
 
-    /* Argument values: tensors by address, scalars converted to the C type
-     * the kernel takes. params[l][i] points at them, kernelParams-style. */
+/* Argument values: tensors by address, scalars converted to the C type
+ * the kernel takes. params[l][i] points at them, kernelParams-style. */
+static void bind_args(const struct harness_plan *p, struct hx_case_run *cr)
+{
+    const struct harness_case *c = cr->c;
     for (int a = 0; a < p->nargs; a++) {
         const struct harness_arg *ga = &p->args[a];
         if (ga->is_tensor)
@@ -368,6 +375,20 @@ static enum kiln_rc case_layout(struct hx_ctx *x, struct hx_case_run *cr, struct
             cr->params[l][i] = &cr->val[p->launches[l].args[i]];
         cr->lparams[l] = cr->params[l];
     }
+}
+
+static enum kiln_rc case_layout(struct hx_ctx *x, struct hx_case_run *cr, struct kiln_err *err)
+{
+    layout_arena(x->plan, cr);
+    layout_pristine(x->plan, cr);
+    enum kiln_rc rc = alloc_poisoned(x, cr, err);
+    if (rc != KILN_OK)
+        return rc;
+    hx_log(x, "case %s: arena %llu bytes (+%llu slack), pristine %llu bytes (+%llu slack)",
+           cr->c->name, (unsigned long long)cr->arena_bytes,
+           (unsigned long long)cr->arena_slack.bytes, (unsigned long long)cr->pristine_bytes,
+           (unsigned long long)(cr->pristine_usable - cr->pristine_bytes));
+    bind_args(x->plan, cr);
     return KILN_OK;
 }
 

@@ -383,74 +383,94 @@ static void blank_inherited_env(struct plan *pl)
     environ = (char **)empty;
 }
 
-/* The first child: still in the host's PID namespace. */
-void sb_run_setup(struct plan *pl)
+/* The first steps of the first child: a parent-death signal, kiln's
+ * environment blanked, and kiln still there. */
+static void start_setup(struct plan *pl)
 {
     STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal");
     blank_inherited_env(pl);
     STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
     if (pl->go_w >= 0)
         close(pl->go_w);
-    if (pl->cg_self_join) {
-        /* First, while still the caller's uid: everything forked from here
-         * on (init, the program) starts inside the cgroup. */
-        int e = cgroup_join_self(&pl->cg);
-        errno = -e;
-        STEP(pl, e == 0, "join the sandbox's cgroup %s",
-             pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
+}
+
+/* First, while still the caller's uid: everything forked from here on
+ * (init, the program) starts inside the cgroup. */
+static void join_cgroup(struct plan *pl)
+{
+    int e = cgroup_join_self(&pl->cg);
+    errno = -e;
+    STEP(pl, e == 0, "join the sandbox's cgroup %s",
+         pl->cg.mem_dir[0] ? pl->cg.mem_dir : pl->cg.pids_dir);
+}
+
+/* Binds input i, opened as in_fd, at /tmp/in<i> of the staging tmpfs, and
+ * points pl->in_src[i] there. */
+static void stage_input(struct plan *pl, size_t i, int in_fd)
+{
+    char st[64], src[64];
+    snprintf(st, sizeof(st), "/tmp/in%zu", i);
+    snprintf(src, sizeof(src), "/proc/self/fd/%d", in_fd);
+    struct stat sb;
+    STEP(pl, fstat(in_fd, &sb) == 0, "stat input %s", pl->in_src[i]);
+    if (S_ISDIR(sb.st_mode))
+        STEP(pl, mkdir(st, 0755) == 0, "stage input %s", pl->in_src[i]);
+    else
+        STEP(pl, mknod(st, S_IFREG | 0644, 0) == 0, "stage input %s", pl->in_src[i]);
+    STEP(pl, mount(src, st, NULL, MS_BIND | MS_REC, NULL) == 0, "bind input %s", pl->in_src[i]);
+    close(in_fd);
+    snprintf(pl->in_src[i], sizeof(pl->in_src[i]), "%s", st);
+}
+
+/* Running as root: bind the inputs, which the sandbox's uid may not be able to
+ * reach, into a staging tmpfs of a private mount namespace first;
+ * the sandbox's own mount namespace copies it. */
+static void stage_inputs(struct plan *pl)
+{
+    STEP(pl, unshare(CLONE_NEWNS) == 0, "create the staging mount namespace");
+    STEP(pl, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+         "make the staging mount namespace private");
+    /* Opened before the tmpfs hides them (inputs may live under /tmp). */
+    int in_fds[SANDBOX_MAX_INPUTS];
+    for (size_t i = 0; i < pl->spec->n_inputs; i++) {
+        in_fds[i] = open(pl->in_src[i], O_PATH | O_CLOEXEC);
+        STEP(pl, in_fds[i] >= 0, "open input %s", pl->in_src[i]);
     }
-    if (geteuid() == 0 && pl->spec->n_inputs > 0) {
-        /* Running as root: bind the inputs, which the sandbox's uid may not be able to
-         * reach, into a staging tmpfs of a private mount namespace first;
-         * the sandbox's own mount namespace copies it. */
-        STEP(pl, unshare(CLONE_NEWNS) == 0, "create the staging mount namespace");
-        STEP(pl, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
-             "make the staging mount namespace private");
-        /* Opened before the tmpfs hides them (inputs may live under /tmp). */
-        int in_fds[SANDBOX_MAX_INPUTS];
-        for (size_t i = 0; i < pl->spec->n_inputs; i++) {
-            in_fds[i] = open(pl->in_src[i], O_PATH | O_CLOEXEC);
-            STEP(pl, in_fds[i] >= 0, "open input %s", pl->in_src[i]);
-        }
-        STEP(pl, mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
-             "mount the staging tmpfs");
-        STEP(pl, mkdir(STAGE_ROOT, 0755) == 0 && chown(STAGE_ROOT, pl->slot.uid, pl->slot.uid) == 0,
-             "create " STAGE_ROOT);
-        for (size_t i = 0; i < pl->spec->n_inputs; i++) {
-            char st[64], src[64];
-            snprintf(st, sizeof(st), "/tmp/in%zu", i);
-            snprintf(src, sizeof(src), "/proc/self/fd/%d", in_fds[i]);
-            struct stat sb;
-            STEP(pl, fstat(in_fds[i], &sb) == 0, "stat input %s", pl->in_src[i]);
-            if (S_ISDIR(sb.st_mode))
-                STEP(pl, mkdir(st, 0755) == 0, "stage input %s", pl->in_src[i]);
-            else
-                STEP(pl, mknod(st, S_IFREG | 0644, 0) == 0, "stage input %s", pl->in_src[i]);
-            STEP(pl, mount(src, st, NULL, MS_BIND | MS_REC, NULL) == 0, "bind input %s",
-                 pl->in_src[i]);
-            close(in_fds[i]);
-            snprintf(pl->in_src[i], sizeof(pl->in_src[i]), "%s", st);
-        }
-        pl->in_staged = 1;
-    }
-    if (geteuid() == 0) {
-        /* Become the sandbox's own uid before anything else, so no host uid
-         * 0 (or group 0) ever reaches the sandbox, and no other process
-         * shares its uid (uidslot.h). */
-        uid_t id = pl->slot.uid;
-        STEP(pl, id != (uid_t)-1 && id != 0, "pick the sandbox's uid");
-        STEP(pl, setgroups(0, NULL) == 0, "drop supplementary groups");
-        STEP(pl, setresgid(id, id, id) == 0, "switch to gid %u", (unsigned)id);
-        STEP(pl, setresuid(id, id, id) == 0, "switch to uid %u", (unsigned)id);
-        /* A change of effective uid clears the parent-death signal: set it
-         * again, or a kill -9 of kiln leaves this sandbox running with no
-         * one to enforce its timeout. */
-        STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal again");
-        STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
-        /* Dumpable only while it writes its own id maps (/proc/self files of
-         * a non-dumpable process belong to host root); cleared below. */
-        STEP(pl, prctl(PR_SET_DUMPABLE, 1) == 0, "mark the set-up process dumpable");
-    }
+    STEP(pl, mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") == 0,
+         "mount the staging tmpfs");
+    STEP(pl, mkdir(STAGE_ROOT, 0755) == 0 && chown(STAGE_ROOT, pl->slot.uid, pl->slot.uid) == 0,
+         "create " STAGE_ROOT);
+    for (size_t i = 0; i < pl->spec->n_inputs; i++)
+        stage_input(pl, i, in_fds[i]);
+    pl->in_staged = 1;
+}
+
+/* Running as root: become the sandbox's own uid before anything else, so
+ * no host uid 0 (or group 0) ever reaches the sandbox, and no other
+ * process shares its uid (uidslot.h). */
+static void become_slot_uid(struct plan *pl)
+{
+    uid_t id = pl->slot.uid;
+    STEP(pl, id != (uid_t)-1 && id != 0, "pick the sandbox's uid");
+    STEP(pl, setgroups(0, NULL) == 0, "drop supplementary groups");
+    STEP(pl, setresgid(id, id, id) == 0, "switch to gid %u", (unsigned)id);
+    STEP(pl, setresuid(id, id, id) == 0, "switch to uid %u", (unsigned)id);
+    /* A change of effective uid clears the parent-death signal: set it
+     * again, or a kill -9 of kiln leaves this sandbox running with no
+     * one to enforce its timeout. */
+    STEP(pl, prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal again");
+    STEP(pl, getppid() == pl->kiln_pid, "start (kiln exited)");
+    /* Dumpable only while it writes its own id maps (/proc/self files of
+     * a non-dumpable process belong to host root); enter_namespaces clears
+     * it. */
+    STEP(pl, prctl(PR_SET_DUMPABLE, 1) == 0, "mark the set-up process dumpable");
+}
+
+/* The user namespace (mapping SANDBOX_UID to the current uid and gid) with
+ * mount, net, IPC and UTS, then no longer dumpable, then the PID namespace
+ * that init, forked next, is the first process of. */
+static void enter_namespaces(struct plan *pl)
+{
     uid_t uid = geteuid();
     gid_t gid = getegid();
     STEP(pl, unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) == 0,
@@ -468,10 +488,13 @@ void sb_run_setup(struct plan *pl)
      * environ, mem or ns/ (nsenter), whatever the uid. */
     STEP(pl, prctl(PR_SET_DUMPABLE, 0) == 0, "mark the sandbox's init not dumpable");
     STEP(pl, unshare(CLONE_NEWPID) == 0, "create a PID namespace");
-    pid_t init = fork();
-    STEP(pl, init >= 0, "fork the sandbox's init");
-    if (init == 0)
-        run_init(pl);
+}
+
+/* Setup's last part, once init is forked: hand init's pid over when kiln
+ * must move it into the cgroup, close setup's copies of the pipes, and
+ * exit with init's status. */
+static void wait_for_init(struct plan *pl, pid_t init)
+{
     /* Without the self-join (v2), the parent moves init into the cgroup
      * while init builds the root: an attach waits out an RCU grace period. */
     if (!pl->cg_self_join) {
@@ -487,4 +510,23 @@ void sb_run_setup(struct plan *pl)
         if (errno != EINTR)
             _exit(SB_EXIT_LOST);
     _exit(WIFEXITED(st) ? WEXITSTATUS(st) : SB_EXIT_LOST);
+}
+
+/* The first child: still in the host's PID namespace. The steps run in
+ * this order, each a security property of the next (see each step). */
+void sb_run_setup(struct plan *pl)
+{
+    start_setup(pl);
+    if (pl->cg_self_join)
+        join_cgroup(pl);
+    if (geteuid() == 0 && pl->spec->n_inputs > 0)
+        stage_inputs(pl);
+    if (geteuid() == 0)
+        become_slot_uid(pl);
+    enter_namespaces(pl);
+    pid_t init = fork();
+    STEP(pl, init >= 0, "fork the sandbox's init");
+    if (init == 0)
+        run_init(pl);
+    wait_for_init(pl, init);
 }

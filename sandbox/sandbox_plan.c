@@ -58,30 +58,23 @@ static int env_is_secret(const char *entry)
            strstr(name, "PASSWORD") != NULL;
 }
 
-enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct kiln_err *err)
+/* The spec's own sanity: a program, a policy, and not too many inputs. */
+static enum kiln_rc check_spec(const struct sandbox_spec *spec, struct kiln_err *err)
 {
-    const char *dd = spec->data_dir ? spec->data_dir : sandbox_data_dir();
     if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
         return kiln_fail(err, KILN_E_USAGE, "sandbox: no program to run");
     if (!spec->policy)
         return kiln_fail(err, KILN_E_USAGE, "sandbox: no policy named");
     if (spec->n_inputs > SANDBOX_MAX_INPUTS)
         return kiln_fail(err, KILN_E_LIMIT, "sandbox: more than %d inputs", SANDBOX_MAX_INPUTS);
-    if (policy_load_compiled(dd, spec->policy, &pl->pol, err) != KILN_OK)
-        return err->rc;
-    apply_limits(&pl->lim, &spec->limits, &pl->pol.limits);
-    pl->img = malloc(sizeof(*pl->img));
-    if (!pl->img)
-        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    if (image_load(dd, spec->image ? spec->image : spec->policy, spec->vars, pl->img, err) !=
-        KILN_OK) {
-        free(pl->img);
-        pl->img = NULL;
-        return err->rc;
-    }
-    /* The set-up mounts a scratch tmpfs on the host's /tmp (the new root is
-     * built there), which hides what was below it: say so now, not as a
-     * puzzling ENOENT from inside. (Inputs under /tmp are held open first.) */
+    return KILN_OK;
+}
+
+/* The set-up mounts a scratch tmpfs on the host's /tmp (the new root is
+ * built there), which hides what was below it: say so now, not as a
+ * puzzling ENOENT from inside. (Inputs under /tmp are held open first.) */
+static enum kiln_rc check_binds_outside_tmp(const struct plan *pl, struct kiln_err *err)
+{
     for (size_t i = 0; i < pl->img->n_binds; i++) {
         const char *b = pl->img->binds[i].path;
         if (!pl->img->binds[i].link[0] && (!strcmp(b, "/tmp") || !strncmp(b, "/tmp/", 5)))
@@ -90,25 +83,35 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
                              "/tmp; move it (a python3 venv, a toolkit) out of /tmp",
                              pl->img->name, b);
     }
-    for (size_t i = 0; i < spec->n_inputs; i++) {
-        const char *n = spec->inputs[i].name;
-        if (!n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..") || strlen(n) > 255)
-            return kiln_fail(err, KILN_E_USAGE,
-                             "sandbox: input name '%s' must be one path component",
-                             n ? n : "(null)");
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(spec->inputs[j].name, n))
-                return kiln_fail(err, KILN_E_USAGE, "sandbox: input /in/%s given twice", n);
-        struct stat st;
-        if (!spec->inputs[i].host_path || !realpath(spec->inputs[i].host_path, pl->in_src[i]))
-            return kiln_fail_errno(err, KILN_E_NOTFOUND, "sandbox: input %s",
-                                   spec->inputs[i].host_path ? spec->inputs[i].host_path
-                                                             : "(null)");
-        if (stat(pl->in_src[i], &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
-            return kiln_fail(err, KILN_E_USAGE,
-                             "sandbox: input %s must be a regular file or a directory",
-                             pl->in_src[i]);
-    }
+    return KILN_OK;
+}
+
+/* Input i: a unique one-component name, and a host path resolved into
+ * pl->in_src[i] that is a regular file or a directory. */
+static enum kiln_rc resolve_input(struct plan *pl, const struct sandbox_spec *spec, size_t i,
+                                  struct kiln_err *err)
+{
+    const char *n = spec->inputs[i].name;
+    if (!n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..") || strlen(n) > 255)
+        return kiln_fail(err, KILN_E_USAGE, "sandbox: input name '%s' must be one path component",
+                         n ? n : "(null)");
+    for (size_t j = 0; j < i; j++)
+        if (!strcmp(spec->inputs[j].name, n))
+            return kiln_fail(err, KILN_E_USAGE, "sandbox: input /in/%s given twice", n);
+    struct stat st;
+    if (!spec->inputs[i].host_path || !realpath(spec->inputs[i].host_path, pl->in_src[i]))
+        return kiln_fail_errno(err, KILN_E_NOTFOUND, "sandbox: input %s",
+                               spec->inputs[i].host_path ? spec->inputs[i].host_path : "(null)");
+    if (stat(pl->in_src[i], &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+        return kiln_fail(err, KILN_E_USAGE,
+                         "sandbox: input %s must be a regular file or a directory", pl->in_src[i]);
+    return KILN_OK;
+}
+
+/* The basic device nodes, then the caller's, which only a GPU policy grants. */
+static enum kiln_rc add_devices(struct plan *pl, const struct sandbox_spec *spec,
+                                struct kiln_err *err)
+{
     static const char *const basic[] = {"null", "zero", "full", "random", "urandom"};
     for (size_t i = 0; i < 5; i++)
         if (add_dev(pl, basic[i], err) != KILN_OK)
@@ -121,7 +124,14 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
     for (size_t i = 0; spec->devices && spec->devices[i]; i++)
         if (add_dev(pl, spec->devices[i], err) != KILN_OK)
             return err->rc;
-    /* The environment from scratch: the image's, then the caller's. */
+    return KILN_OK;
+}
+
+/* The environment from scratch: the image's, then the caller's; no entry
+ * that looks like a secret. pl->envp points into both, owning only itself. */
+static enum kiln_rc build_env(struct plan *pl, const struct sandbox_spec *spec,
+                              struct kiln_err *err)
+{
     size_t n_extra = 0;
     while (spec->env && spec->env[n_extra])
         n_extra++;
@@ -150,6 +160,34 @@ enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct
                              "sandbox: env %.*s looks like a secret (an API key or token): "
                              "kiln never hands one to untrusted code; leave it out",
                              (int)strcspn(pl->envp[i], "="), pl->envp[i]);
+    return KILN_OK;
+}
+
+enum kiln_rc sb_prepare(struct plan *pl, const struct sandbox_spec *spec, struct kiln_err *err)
+{
+    const char *dd = spec->data_dir ? spec->data_dir : sandbox_data_dir();
+    enum kiln_rc rc = check_spec(spec, err);
+    if (rc != KILN_OK)
+        return rc;
+    if (policy_load_compiled(dd, spec->policy, &pl->pol, err) != KILN_OK)
+        return err->rc;
+    apply_limits(&pl->lim, &spec->limits, &pl->pol.limits);
+    pl->img = malloc(sizeof(*pl->img));
+    if (!pl->img)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
+    if (image_load(dd, spec->image ? spec->image : spec->policy, spec->vars, pl->img, err) !=
+        KILN_OK) {
+        free(pl->img);
+        pl->img = NULL;
+        return err->rc;
+    }
+    if ((rc = check_binds_outside_tmp(pl, err)) != KILN_OK)
+        return rc;
+    for (size_t i = 0; i < spec->n_inputs; i++)
+        if ((rc = resolve_input(pl, spec, i, err)) != KILN_OK)
+            return rc;
+    if ((rc = add_devices(pl, spec, err)) || (rc = build_env(pl, spec, err)))
+        return rc;
     return KILN_OK;
 }
 
