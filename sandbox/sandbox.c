@@ -397,7 +397,7 @@ static void pump_tar(struct run *r)
     } else if ((long long)(res->tar_bytes + (unsigned long long)n) > r->tar_cap) {
         res->tar_truncated = 1;
     } else if (r->tar_fd >= 0 && !r->tar_write_failed) {
-        if (fd_write_all(r->tar_fd, r->tbuf, (size_t)n) < 0)
+        if (fd_write_all_errno(r->tar_fd, r->tbuf, (size_t)n) < 0)
             r->tar_write_failed = errno ? errno : EIO;
         else
             res->tar_bytes += (unsigned long long)n;
