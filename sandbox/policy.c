@@ -441,7 +441,7 @@ enum kiln_rc policy_load_compiled(const char *data_dir, const char *name, struct
     for (size_t i = 0; i < POLICY_MEMO_SLOTS; i++) {
         struct policy_memo *m = &memo[i];
         if (m->texts.buf && !memcmp(m->key, key, dl + nl + 2) &&
-            policy_texts_current(data_dir, &m->texts)) {
+            policy_texts_match_files(data_dir, &m->texts)) {
             m->used = ++memo_clock;
             enum kiln_rc rc = copy_policy(p, &m->pol, err);
             pthread_mutex_unlock(&memo_lock);
@@ -450,7 +450,7 @@ enum kiln_rc policy_load_compiled(const char *data_dir, const char *name, struct
     }
     pthread_mutex_unlock(&memo_lock);
     struct policy_texts texts = {NULL, 0};
-    if (!policy_disk_load(data_dir, name, p, &texts)) {
+    if (!policy_disk_found(data_dir, name, p, &texts)) {
         if (load_policy(data_dir, name, p, &texts, err) != KILN_OK ||
             policy_compile(p, err) != KILN_OK) {
             free(texts.buf);
