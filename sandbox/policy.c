@@ -14,21 +14,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "datadoc.h"
 #include "fsutil.h"
 #include "policy_disk.h"
 
 #define POLICY_MAX_RULES 1024
 #define POLICY_MAX_ARGS  6
-
-static int valid_name(const char *s)
-{
-    if (!*s || strlen(s) > 31)
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-            return 0;
-    return 1;
-}
 
 static int texts_add(struct policy_texts *t, const char *name, const char *text, size_t len)
 {
@@ -50,30 +41,19 @@ static int texts_add(struct policy_texts *t, const char *name, const char *text,
 static enum kiln_rc load_json_texts(const char *data_dir, const char *name, char *path, size_t cap,
                                     json_t **out, struct policy_texts *texts, struct kiln_err *err)
 {
-    if (!valid_name(name))
-        return kiln_fail(err, KILN_E_USAGE,
-                         "policy name '%s' is invalid: use lowercase letters, digits and '-'",
-                         name);
-    snprintf(path, cap, "%s/policies/%s.json", data_dir, name);
-    char *text = NULL;
-    size_t len = 0;
-    if (fs_read_file(path, POLICY_MAX_BYTES, &text, &len, err) != KILN_OK) {
-        kiln_err_prefix(err, "policy %s (ls %s/policies for the known ones)", name, data_dir);
-        return err->rc;
-    }
-    if (texts_add(texts, name, text, len) < 0) {
-        free(text);
-        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    }
     static const char *const keys[] = {"summary", "fragment", "include",  "gpu",
                                        "dev_shm", "limits",   "syscalls", NULL};
-    const struct json_strict_rules rules = {.max_bytes = POLICY_MAX_BYTES};
-    enum kiln_rc rc = json_strict_parse(path, text, len, &rules, out, err);
-    free(text);
-    if (rc == KILN_OK && (rc = json_strict_keys(*out, path, keys, NULL, err)) != KILN_OK) {
+    static const struct datadoc_kind policy = {"policy", "policies", POLICY_MAX_BYTES, keys};
+    char *text = NULL;
+    size_t len = 0;
+    enum kiln_rc rc =
+        datadoc_load(&policy, data_dir, name, path, cap, out, texts ? &text : NULL, &len, err);
+    if (rc == KILN_OK && texts_add(texts, name, text, len) < 0) {
         json_decref(*out);
         *out = NULL;
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
     }
+    free(text);
     return rc;
 }
 
