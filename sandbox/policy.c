@@ -183,6 +183,86 @@ static enum kiln_rc add_rules(const char *path, json_t *doc, json_t *rules, stru
     return KILN_OK;
 }
 
+/* The policy's own settings: its name, gpu, dev_shm and limits. */
+static enum kiln_rc read_settings(const char *path, const char *name, json_t *doc,
+                                  struct sandbox_policy *p, struct kiln_err *err)
+{
+    if (json_is_true(json_object_get(doc, "fragment")))
+        return kiln_fail(err, KILN_E_USAGE, "%s is a fragment for other policies, not a policy",
+                         path);
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    p->allow_gpu = json_is_true(json_object_get(doc, "gpu"));
+    p->dev_shm = json_is_true(json_object_get(doc, "dev_shm"));
+    json_t *lim = json_object_get(doc, "limits");
+    if (!json_is_object(lim))
+        return kiln_fail(err, KILN_E_PARSE, "%s: \"limits\" must be an object", path);
+    return parse_limits(path, lim, &p->limits, err);
+}
+
+/* include[i] of the policy at `path`: a fragment, whose rules join `rules`. */
+static enum kiln_rc add_fragment(const char *data_dir, const char *path, size_t i, json_t *v,
+                                 json_t *rules, struct policy_texts *texts, struct kiln_err *err)
+{
+    char ipath[4096];
+    json_t *frag = NULL;
+    const char *iname = json_string_value(v);
+    if (!iname)
+        return kiln_fail(err, KILN_E_PARSE, "%s: include[%zu] must be a string", path, i);
+    if (load_json_texts(data_dir, iname, ipath, sizeof(ipath), &frag, texts, err) != KILN_OK)
+        return err->rc;
+    enum kiln_rc rc = KILN_OK;
+    if (!json_is_true(json_object_get(frag, "fragment")))
+        rc = kiln_fail(err, KILN_E_PARSE, "%s: included %s is not a fragment", path, ipath);
+    if (rc == KILN_OK)
+        rc = add_rules(ipath, frag, rules, err);
+    json_decref(frag);
+    return rc;
+}
+
+/* The fragments the policy includes, in order, before its own rules. */
+static enum kiln_rc add_includes(const char *data_dir, const char *path, json_t *doc, json_t *rules,
+                                 struct policy_texts *texts, struct kiln_err *err)
+{
+    json_t *inc = json_object_get(doc, "include");
+    if (inc && (!json_is_array(inc) || json_array_size(inc) > POLICY_MAX_INCLUDES))
+        return kiln_fail(err, KILN_E_PARSE, "%s: \"include\" must be an array of fragment names",
+                         path);
+    size_t i;
+    json_t *v;
+    json_array_foreach(inc, i, v)
+    {
+        if (add_fragment(data_dir, path, i, v, rules, texts, err) != KILN_OK)
+            return err->rc;
+    }
+    return KILN_OK;
+}
+
+/* The program hands its seccomp listener to init after the filter is in
+ * place (sendmsg, then close): a policy that refused either would leave
+ * every refusal unreported. */
+static enum kiln_rc check_listener_handoff(const char *path, json_t *rules, struct kiln_err *err)
+{
+    static const char *const needed[] = {"sendmsg", "close"};
+    for (size_t n = 0; n < 2; n++) {
+        int found = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(rules, i, v)
+        {
+            found |= !strcmp(json_string_value(json_object_get(v, "name")), needed[n]) &&
+                     !json_object_get(v, "args") && !json_object_get(v, "errno");
+        }
+        if (!found)
+            return kiln_fail(err, KILN_E_PARSE,
+                             "%s: must allow %s without conditions (kiln passes the seccomp "
+                             "listener to the sandbox's init with it): include \"base\" or add it",
+                             path, needed[n]);
+    }
+    return KILN_OK;
+}
+
+/* Reads policy `name` and its fragments (their bytes into texts, when not
+ * NULL) into p, rules in order: the fragments', then its own. */
 static enum kiln_rc load_policy(const char *data_dir, const char *name, struct sandbox_policy *p,
                                 struct policy_texts *texts, struct kiln_err *err)
 {
@@ -192,77 +272,22 @@ static enum kiln_rc load_policy(const char *data_dir, const char *name, struct s
     json_t *rules = json_array();
     if (!rules)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    if (load_json_texts(data_dir, name, path, sizeof(path), &doc, texts, err) != KILN_OK)
-        goto fail;
-    if (json_is_true(json_object_get(doc, "fragment"))) {
-        kiln_fail(err, KILN_E_USAGE, "%s is a fragment for other policies, not a policy", path);
-        goto fail;
-    }
-    snprintf(p->name, sizeof(p->name), "%s", name);
-    p->allow_gpu = json_is_true(json_object_get(doc, "gpu"));
-    p->dev_shm = json_is_true(json_object_get(doc, "dev_shm"));
-    json_t *lim = json_object_get(doc, "limits");
-    if (!json_is_object(lim)) {
-        kiln_fail(err, KILN_E_PARSE, "%s: \"limits\" must be an object", path);
-        goto fail;
-    }
-    if (parse_limits(path, lim, &p->limits, err) != KILN_OK)
-        goto fail;
-    json_t *inc = json_object_get(doc, "include");
-    if (inc && (!json_is_array(inc) || json_array_size(inc) > POLICY_MAX_INCLUDES)) {
-        kiln_fail(err, KILN_E_PARSE, "%s: \"include\" must be an array of fragment names", path);
-        goto fail;
-    }
-    size_t i;
-    json_t *v;
-    json_array_foreach(inc, i, v)
-    {
-        char ipath[4096];
-        json_t *frag = NULL;
-        const char *iname = json_string_value(v);
-        if (!iname) {
-            kiln_fail(err, KILN_E_PARSE, "%s: include[%zu] must be a string", path, i);
-            goto fail;
-        }
-        if (load_json_texts(data_dir, iname, ipath, sizeof(ipath), &frag, texts, err) != KILN_OK)
-            goto fail;
-        enum kiln_rc rc = KILN_OK;
-        if (!json_is_true(json_object_get(frag, "fragment")))
-            rc = kiln_fail(err, KILN_E_PARSE, "%s: included %s is not a fragment", path, ipath);
-        if (rc == KILN_OK)
-            rc = add_rules(ipath, frag, rules, err);
-        json_decref(frag);
-        if (rc != KILN_OK)
-            goto fail;
-    }
-    if (add_rules(path, doc, rules, err) != KILN_OK)
-        goto fail;
-    /* The program hands its seccomp listener to init after the filter is
-     * in place (sendmsg, then close): a policy that refused either would
-     * leave every refusal unreported. */
-    static const char *const needed[] = {"sendmsg", "close"};
-    for (size_t n = 0; n < 2; n++) {
-        int found = 0;
-        json_array_foreach(rules, i, v)
-        {
-            found |= !strcmp(json_string_value(json_object_get(v, "name")), needed[n]) &&
-                     !json_object_get(v, "args") && !json_object_get(v, "errno");
-        }
-        if (!found) {
-            kiln_fail(err, KILN_E_PARSE,
-                      "%s: must allow %s without conditions (kiln passes the seccomp listener to "
-                      "the sandbox's init with it): include \"base\" or add it",
-                      path, needed[n]);
-            goto fail;
-        }
-    }
+    enum kiln_rc rc = load_json_texts(data_dir, name, path, sizeof(path), &doc, texts, err);
+    if (rc == KILN_OK)
+        rc = read_settings(path, name, doc, p, err);
+    if (rc == KILN_OK)
+        rc = add_includes(data_dir, path, doc, rules, texts, err);
+    if (rc == KILN_OK)
+        rc = add_rules(path, doc, rules, err);
+    if (rc == KILN_OK)
+        rc = check_listener_handoff(path, rules, err);
     json_decref(doc);
+    if (rc != KILN_OK) {
+        json_decref(rules);
+        return err->rc;
+    }
     p->rules = rules;
     return KILN_OK;
-fail:
-    json_decref(doc);
-    json_decref(rules);
-    return err->rc;
 }
 
 enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_policy *p,
