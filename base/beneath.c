@@ -173,8 +173,7 @@ enum kiln_rc beneath_write_atomic(const char *dir, const char *rel, const void *
         close(pfd);
         return kiln_fail(err, KILN_E_IO, "no free temporary name for %s/%s", dir, rel);
     }
-    if (fd_write_all(fd, data, len) != 0)
-        rc = kiln_fail_errno(err, KILN_E_IO, "writing %s/%s", dir, rel);
+    rc = fd_write_all(fd, data, len, err, "writing %s/%s", dir, rel);
     if (rc == KILN_OK && fchmod(fd, 0644) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s/%s", dir, rel);
     if (rc == KILN_OK && fsync(fd) != 0)

@@ -18,6 +18,22 @@
  *
  * Codes are numbered and never renumbered or reused: they cross process
  * boundaries (sandbox status pipes, verdict JSON) and, later, the network.
+ *
+ * Which convention where (#28). kiln_rc and a kiln_err everywhere a failure
+ * is reported: the trusted parent and any process that starts from main()
+ * (the harness, workers, the CLI). Three exceptions, each for a reason:
+ * - Code that runs in a child forked from kiln before it execs (setup and
+ *   init, sandbox_child.c, sandbox_fs.c, cgroup_join_self) keeps a plain
+ *   errno-style int and ends with an `enum sb_exit` status: after fork in a
+ *   possibly threaded parent only async-signal-safe calls are sure to work,
+ *   and it reports a failed step through the status pipe, not a kiln_err.
+ *   Primitives it shares with the parent come in two forms: the bare one
+ *   named for its convention (fd_write_all_errno, 0 or -1 with errno) and a
+ *   kiln_rc one for the parent (fd_write_all).
+ * - A lookup whose miss is not a failure returns `bool`, named for what
+ *   true means (policy_disk_found: a usable cached record; a miss compiles).
+ * - A best-effort step whose failure nobody reports (a cache write, a log
+ *   line) may call the bare primitive and ignore it.
  */
 #ifndef KILN_ERROR_H
 #define KILN_ERROR_H

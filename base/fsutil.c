@@ -83,9 +83,7 @@ enum kiln_rc fs_write_atomic(const char *path, const void *data, size_t len, str
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return kiln_fail_errno(err, KILN_E_IO, "creating a temporary file for %s", path);
-    enum kiln_rc rc = fd_write_all(fd, data, len) == 0
-                          ? KILN_OK
-                          : kiln_fail_errno(err, KILN_E_IO, "writing %s", tmp);
+    enum kiln_rc rc = fd_write_all(fd, data, len, err, "writing %s", tmp);
     if (rc == KILN_OK && fchmod(fd, 0644) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s", tmp);
     if (rc == KILN_OK && fsync(fd) != 0)
@@ -244,7 +242,7 @@ void fs_runtime_write(const char *name, const struct iovec *parts, int nparts)
     if (fd >= 0) {
         int ok = 1;
         for (int i = 0; ok && i < nparts; i++)
-            ok = fd_write_all(fd, parts[i].iov_base, parts[i].iov_len) == 0;
+            ok = fd_write_all_errno(fd, parts[i].iov_base, parts[i].iov_len) == 0;
         ok = close(fd) == 0 && ok;
         if (!ok || renameat(dfd, tmp, dfd, name) < 0)
             (void)unlinkat(dfd, tmp, 0);

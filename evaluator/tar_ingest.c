@@ -357,9 +357,7 @@ static enum kiln_rc take_file(struct archive *a, struct ingest *g, const char *n
         if (rc != KILN_OK)
             goto out;
         if (fd >= 0) {
-            rc = fd_write_all(fd, g->chunk, (size_t)n) == 0
-                     ? KILN_OK
-                     : kiln_fail_errno(err, KILN_E_IO, "tar ingest: writing \"%s\"", name);
+            rc = fd_write_all(fd, g->chunk, (size_t)n, err, "tar ingest: writing \"%s\"", name);
             if (rc != KILN_OK)
                 goto out;
             len += (size_t)n;

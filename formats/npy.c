@@ -514,9 +514,9 @@ enum kiln_rc npy_write_file(const struct tensor *t, const char *path, struct kil
         rc = kiln_fail_errno(err, KILN_E_IO, "%s: create temporary file", path);
         goto out;
     }
-    if (fd_write_all(fd, hdr, hlen) != 0 ||
-        (t->nbytes && fd_write_all(fd, t->data, t->nbytes) != 0))
-        rc = kiln_fail_errno(err, KILN_E_IO, "%s: write", path);
+    rc = fd_write_all(fd, hdr, hlen, err, "%s: write", path);
+    if (rc == KILN_OK && t->nbytes)
+        rc = fd_write_all(fd, t->data, t->nbytes, err, "%s: write", path);
     if (rc == KILN_OK && fsync(fd) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "%s: fsync", path);
     if (close(fd) != 0 && rc == KILN_OK)

@@ -137,9 +137,7 @@ enum kiln_rc hx_io_read_input(struct hx_io *io, const char *path, const struct h
 static enum kiln_rc write_out(int fd, const void *data, size_t len, const char *path,
                               struct kiln_err *err)
 {
-    if (fd_write_all(fd, data, len) != 0)
-        return kiln_fail_errno(err, KILN_E_IO, "writing %s", path);
-    return KILN_OK;
+    return fd_write_all(fd, data, len, err, "writing %s", path);
 }
 
 /* The tensor's data into fd: straight from host memory, else through the

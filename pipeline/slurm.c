@@ -150,9 +150,7 @@ static enum kiln_rc place(const char *src, const char *dst, int depth, struct ki
         close(in);
         return kiln_fail_errno(err, KILN_E_IO, "spool: %s", dst);
     }
-    enum kiln_rc rc = fd_copy_all(in, out, -1) == 0
-                          ? KILN_OK
-                          : kiln_fail_errno(err, KILN_E_IO, "spool: copying %s", src);
+    enum kiln_rc rc = fd_copy_all(in, out, -1, err, "spool: copying %s", src);
     close(in);
     if (close(out) != 0 && rc == KILN_OK)
         rc = kiln_fail_errno(err, KILN_E_IO, "spool: writing %s", dst);
@@ -390,10 +388,7 @@ enum kiln_rc slurm_fetch(long long tar_bytes, const char *jobdir, int tar_fd,
     if (in < 0)
         return kiln_fail_errno(err, KILN_E_IO, "slurm: %s", path);
     long long cap = tar_bytes > 0 ? tar_bytes : (1ll << 30);
-    rc = fd_copy_all(in, tar_fd, cap) == 0
-             ? KILN_OK
-             : kiln_fail_errno(err, errno == EFBIG ? KILN_E_LIMIT : KILN_E_IO,
-                               "slurm: the job's tar stream (at most %lld bytes)", cap);
+    rc = fd_copy_all(in, tar_fd, cap, err, "slurm: the job's tar stream (at most %lld bytes)", cap);
     close(in);
     return rc;
 }

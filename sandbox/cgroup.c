@@ -216,7 +216,7 @@ void cgroup_create(struct sandbox_cgroup *cg, long long memory_bytes, long long 
                  "none: no writable cgroup, memory NOT capped (delegate a cgroup to kiln)");
 }
 
-int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid)
+enum kiln_rc cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid, struct kiln_err *err)
 {
     char val[32];
     snprintf(val, sizeof(val), "%d", (int)pid);
@@ -225,13 +225,20 @@ int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid)
         if (!dirs[i][0] || (i == 1 && !strcmp(dirs[0], dirs[1])))
             continue;
         int e = write_str(dirs[i], "cgroup.procs", val);
+        if (e == -ESRCH)
+            return kiln_fail(err, KILN_E_NOTFOUND, "moving pid %d into cgroup %s: it has exited",
+                             (int)pid, dirs[i]);
         if (e)
-            return e;
+            return kiln_fail(err, KILN_E_SANDBOX,
+                             "moving pid %d into cgroup %s: writing cgroup.procs: %s (kiln must "
+                             "be able to write the cgroups it creates: run it as root or in a "
+                             "delegated cgroup, systemd-run --user -p Delegate=yes)",
+                             (int)pid, dirs[i], strerror(-e));
     }
-    return 0;
+    return KILN_OK;
 }
 
-int cgroup_can_join_self(const struct sandbox_cgroup *cg)
+bool cgroup_can_join_self(const struct sandbox_cgroup *cg)
 {
     return cg->version == 1;
 }

@@ -12,6 +12,7 @@
 #define KILN_SANDBOX_CGROUP_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -26,20 +27,25 @@ struct sandbox_cgroup {
 
 void cgroup_create(struct sandbox_cgroup *cg, long long memory_bytes, long long pids);
 
-/* Moves process `pid` into the cgroup(s); 0 or -errno (0 without any).
- * Waits out an RCU grace period unless another move just did (ms). */
-int cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid);
+/* The parent moves process `pid` into the cgroup(s) (nothing to do without
+ * any). Waits out an RCU grace period unless another move just did (ms).
+ * KILN_E_NOTFOUND when `pid` has exited (its own report says why), else
+ * KILN_E_SANDBOX naming the cgroup, the reason and the fix. */
+enum kiln_rc cgroup_attach(const struct sandbox_cgroup *cg, pid_t pid, struct kiln_err *err);
 
 /* Under v1 (cgroup_can_join_self() true): moves the calling process, which
  * must be single-threaded (a child right after fork), into the cgroup(s)
  * by writing "0" to `tasks`. A move of the caller's own thread skips the
  * global threadgroup lock, so it is not the RCU grace period of
- * cgroup_attach() (measured 0.02 ms against 8-40 ms). 0 or -errno. */
+ * cgroup_attach() (measured 0.02 ms against 8-40 ms). 0 or -errno, not
+ * kiln_rc: it runs in the forked child (setup), where only
+ * async-signal-safe calls belong and a failed step is reported as an errno
+ * through the status pipe (base/error.h, "Which convention where"). */
 int cgroup_join_self(const struct sandbox_cgroup *cg);
 
 /* Whether cgroup_join_self() applies: v1. Under v2 a thread may not leave
  * its domain, so the parent attaches with cgroup_attach(). */
-int cgroup_can_join_self(const struct sandbox_cgroup *cg);
+bool cgroup_can_join_self(const struct sandbox_cgroup *cg);
 
 /* After the run: did the memory cap OOM-kill, did fork hit pids.max? */
 void cgroup_events(const struct sandbox_cgroup *cg, int *oom_killed, int *pids_hit);

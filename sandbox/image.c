@@ -10,18 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "datadoc.h"
 #include "fsutil.h"
 #include "sandbox.h"
-
-static int valid_name(const char *s)
-{
-    if (!*s || strlen(s) > 31)
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-            return 0;
-    return 1;
-}
 
 static void note_skipped(struct sandbox_image *im, const char *what, const char *why)
 {
@@ -208,29 +199,9 @@ static enum kiln_rc add_env(struct sandbox_image *im, const char *k, const char 
 static enum kiln_rc load_doc(const char *data_dir, const char *name, char *path, size_t cap,
                              json_t **doc, struct kiln_err *err)
 {
-    *doc = NULL;
-    if (!valid_name(name))
-        return kiln_fail(err, KILN_E_USAGE,
-                         "image name '%s' is invalid: use lowercase letters, digits and '-'", name);
-    snprintf(path, cap, "%s/images/%s.json", data_dir, name);
-    char *text = NULL;
-    size_t len = 0;
-    if (fs_read_file(path, IMAGE_MAX_BYTES, &text, &len, err) != KILN_OK) {
-        kiln_err_prefix(err, "image %s (ls %s/images for the known ones)", name, data_dir);
-        return err->rc;
-    }
-    const struct json_strict_rules rules = {.max_bytes = IMAGE_MAX_BYTES};
-    enum kiln_rc jrc = json_strict_parse(path, text, len, &rules, doc, err);
-    free(text);
-    if (jrc)
-        return jrc;
     static const char *const keys[] = {"summary", "binds", "env", "cwd", "defaults", NULL};
-    if ((jrc = json_strict_keys(*doc, path, keys, NULL, err)) != KILN_OK) {
-        json_decref(*doc);
-        *doc = NULL;
-        return jrc;
-    }
-    return KILN_OK;
+    static const struct datadoc_kind image = {"image", "images", IMAGE_MAX_BYTES, keys};
+    return datadoc_load(&image, data_dir, name, path, cap, doc, NULL, NULL, err);
 }
 
 static void note_name(char *names, size_t cap, const char *name)

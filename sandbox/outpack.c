@@ -39,7 +39,7 @@ struct pack {
 
 static enum kiln_rc flush_out(struct pack *p)
 {
-    if (p->used && fd_write_all(p->out_fd, p->buf, p->used) < 0)
+    if (p->used && fd_write_all_errno(p->out_fd, p->buf, p->used) < 0)
         return kiln_fail_errno(p->err, KILN_E_IO, "writing the tar stream");
     p->used = 0;
     return KILN_OK;

@@ -14,21 +14,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "datadoc.h"
 #include "fsutil.h"
 #include "policy_disk.h"
 
 #define POLICY_MAX_RULES 1024
 #define POLICY_MAX_ARGS  6
-
-static int valid_name(const char *s)
-{
-    if (!*s || strlen(s) > 31)
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-            return 0;
-    return 1;
-}
 
 static int texts_add(struct policy_texts *t, const char *name, const char *text, size_t len)
 {
@@ -50,30 +41,19 @@ static int texts_add(struct policy_texts *t, const char *name, const char *text,
 static enum kiln_rc load_json_texts(const char *data_dir, const char *name, char *path, size_t cap,
                                     json_t **out, struct policy_texts *texts, struct kiln_err *err)
 {
-    if (!valid_name(name))
-        return kiln_fail(err, KILN_E_USAGE,
-                         "policy name '%s' is invalid: use lowercase letters, digits and '-'",
-                         name);
-    snprintf(path, cap, "%s/policies/%s.json", data_dir, name);
-    char *text = NULL;
-    size_t len = 0;
-    if (fs_read_file(path, POLICY_MAX_BYTES, &text, &len, err) != KILN_OK) {
-        kiln_err_prefix(err, "policy %s (ls %s/policies for the known ones)", name, data_dir);
-        return err->rc;
-    }
-    if (texts_add(texts, name, text, len) < 0) {
-        free(text);
-        return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    }
     static const char *const keys[] = {"summary", "fragment", "include",  "gpu",
                                        "dev_shm", "limits",   "syscalls", NULL};
-    const struct json_strict_rules rules = {.max_bytes = POLICY_MAX_BYTES};
-    enum kiln_rc rc = json_strict_parse(path, text, len, &rules, out, err);
-    free(text);
-    if (rc == KILN_OK && (rc = json_strict_keys(*out, path, keys, NULL, err)) != KILN_OK) {
+    static const struct datadoc_kind policy = {"policy", "policies", POLICY_MAX_BYTES, keys};
+    char *text = NULL;
+    size_t len = 0;
+    enum kiln_rc rc =
+        datadoc_load(&policy, data_dir, name, path, cap, out, texts ? &text : NULL, &len, err);
+    if (rc == KILN_OK && texts_add(texts, name, text, len) < 0) {
         json_decref(*out);
         *out = NULL;
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory");
     }
+    free(text);
     return rc;
 }
 
@@ -203,6 +183,86 @@ static enum kiln_rc add_rules(const char *path, json_t *doc, json_t *rules, stru
     return KILN_OK;
 }
 
+/* The policy's own settings: its name, gpu, dev_shm and limits. */
+static enum kiln_rc read_settings(const char *path, const char *name, json_t *doc,
+                                  struct sandbox_policy *p, struct kiln_err *err)
+{
+    if (json_is_true(json_object_get(doc, "fragment")))
+        return kiln_fail(err, KILN_E_USAGE, "%s is a fragment for other policies, not a policy",
+                         path);
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    p->allow_gpu = json_is_true(json_object_get(doc, "gpu"));
+    p->dev_shm = json_is_true(json_object_get(doc, "dev_shm"));
+    json_t *lim = json_object_get(doc, "limits");
+    if (!json_is_object(lim))
+        return kiln_fail(err, KILN_E_PARSE, "%s: \"limits\" must be an object", path);
+    return parse_limits(path, lim, &p->limits, err);
+}
+
+/* include[i] of the policy at `path`: a fragment, whose rules join `rules`. */
+static enum kiln_rc add_fragment(const char *data_dir, const char *path, size_t i, json_t *v,
+                                 json_t *rules, struct policy_texts *texts, struct kiln_err *err)
+{
+    char ipath[4096];
+    json_t *frag = NULL;
+    const char *iname = json_string_value(v);
+    if (!iname)
+        return kiln_fail(err, KILN_E_PARSE, "%s: include[%zu] must be a string", path, i);
+    if (load_json_texts(data_dir, iname, ipath, sizeof(ipath), &frag, texts, err) != KILN_OK)
+        return err->rc;
+    enum kiln_rc rc = KILN_OK;
+    if (!json_is_true(json_object_get(frag, "fragment")))
+        rc = kiln_fail(err, KILN_E_PARSE, "%s: included %s is not a fragment", path, ipath);
+    if (rc == KILN_OK)
+        rc = add_rules(ipath, frag, rules, err);
+    json_decref(frag);
+    return rc;
+}
+
+/* The fragments the policy includes, in order, before its own rules. */
+static enum kiln_rc add_includes(const char *data_dir, const char *path, json_t *doc, json_t *rules,
+                                 struct policy_texts *texts, struct kiln_err *err)
+{
+    json_t *inc = json_object_get(doc, "include");
+    if (inc && (!json_is_array(inc) || json_array_size(inc) > POLICY_MAX_INCLUDES))
+        return kiln_fail(err, KILN_E_PARSE, "%s: \"include\" must be an array of fragment names",
+                         path);
+    size_t i;
+    json_t *v;
+    json_array_foreach(inc, i, v)
+    {
+        if (add_fragment(data_dir, path, i, v, rules, texts, err) != KILN_OK)
+            return err->rc;
+    }
+    return KILN_OK;
+}
+
+/* The program hands its seccomp listener to init after the filter is in
+ * place (sendmsg, then close): a policy that refused either would leave
+ * every refusal unreported. */
+static enum kiln_rc check_listener_handoff(const char *path, json_t *rules, struct kiln_err *err)
+{
+    static const char *const needed[] = {"sendmsg", "close"};
+    for (size_t n = 0; n < 2; n++) {
+        int found = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(rules, i, v)
+        {
+            found |= !strcmp(json_string_value(json_object_get(v, "name")), needed[n]) &&
+                     !json_object_get(v, "args") && !json_object_get(v, "errno");
+        }
+        if (!found)
+            return kiln_fail(err, KILN_E_PARSE,
+                             "%s: must allow %s without conditions (kiln passes the seccomp "
+                             "listener to the sandbox's init with it): include \"base\" or add it",
+                             path, needed[n]);
+    }
+    return KILN_OK;
+}
+
+/* Reads policy `name` and its fragments (their bytes into texts, when not
+ * NULL) into p, rules in order: the fragments', then its own. */
 static enum kiln_rc load_policy(const char *data_dir, const char *name, struct sandbox_policy *p,
                                 struct policy_texts *texts, struct kiln_err *err)
 {
@@ -212,77 +272,22 @@ static enum kiln_rc load_policy(const char *data_dir, const char *name, struct s
     json_t *rules = json_array();
     if (!rules)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory");
-    if (load_json_texts(data_dir, name, path, sizeof(path), &doc, texts, err) != KILN_OK)
-        goto fail;
-    if (json_is_true(json_object_get(doc, "fragment"))) {
-        kiln_fail(err, KILN_E_USAGE, "%s is a fragment for other policies, not a policy", path);
-        goto fail;
-    }
-    snprintf(p->name, sizeof(p->name), "%s", name);
-    p->allow_gpu = json_is_true(json_object_get(doc, "gpu"));
-    p->dev_shm = json_is_true(json_object_get(doc, "dev_shm"));
-    json_t *lim = json_object_get(doc, "limits");
-    if (!json_is_object(lim)) {
-        kiln_fail(err, KILN_E_PARSE, "%s: \"limits\" must be an object", path);
-        goto fail;
-    }
-    if (parse_limits(path, lim, &p->limits, err) != KILN_OK)
-        goto fail;
-    json_t *inc = json_object_get(doc, "include");
-    if (inc && (!json_is_array(inc) || json_array_size(inc) > POLICY_MAX_INCLUDES)) {
-        kiln_fail(err, KILN_E_PARSE, "%s: \"include\" must be an array of fragment names", path);
-        goto fail;
-    }
-    size_t i;
-    json_t *v;
-    json_array_foreach(inc, i, v)
-    {
-        char ipath[4096];
-        json_t *frag = NULL;
-        const char *iname = json_string_value(v);
-        if (!iname) {
-            kiln_fail(err, KILN_E_PARSE, "%s: include[%zu] must be a string", path, i);
-            goto fail;
-        }
-        if (load_json_texts(data_dir, iname, ipath, sizeof(ipath), &frag, texts, err) != KILN_OK)
-            goto fail;
-        enum kiln_rc rc = KILN_OK;
-        if (!json_is_true(json_object_get(frag, "fragment")))
-            rc = kiln_fail(err, KILN_E_PARSE, "%s: included %s is not a fragment", path, ipath);
-        if (rc == KILN_OK)
-            rc = add_rules(ipath, frag, rules, err);
-        json_decref(frag);
-        if (rc != KILN_OK)
-            goto fail;
-    }
-    if (add_rules(path, doc, rules, err) != KILN_OK)
-        goto fail;
-    /* The program hands its seccomp listener to init after the filter is
-     * in place (sendmsg, then close): a policy that refused either would
-     * leave every refusal unreported. */
-    static const char *const needed[] = {"sendmsg", "close"};
-    for (size_t n = 0; n < 2; n++) {
-        int found = 0;
-        json_array_foreach(rules, i, v)
-        {
-            found |= !strcmp(json_string_value(json_object_get(v, "name")), needed[n]) &&
-                     !json_object_get(v, "args") && !json_object_get(v, "errno");
-        }
-        if (!found) {
-            kiln_fail(err, KILN_E_PARSE,
-                      "%s: must allow %s without conditions (kiln passes the seccomp listener to "
-                      "the sandbox's init with it): include \"base\" or add it",
-                      path, needed[n]);
-            goto fail;
-        }
-    }
+    enum kiln_rc rc = load_json_texts(data_dir, name, path, sizeof(path), &doc, texts, err);
+    if (rc == KILN_OK)
+        rc = read_settings(path, name, doc, p, err);
+    if (rc == KILN_OK)
+        rc = add_includes(data_dir, path, doc, rules, texts, err);
+    if (rc == KILN_OK)
+        rc = add_rules(path, doc, rules, err);
+    if (rc == KILN_OK)
+        rc = check_listener_handoff(path, rules, err);
     json_decref(doc);
+    if (rc != KILN_OK) {
+        json_decref(rules);
+        return err->rc;
+    }
     p->rules = rules;
     return KILN_OK;
-fail:
-    json_decref(doc);
-    json_decref(rules);
-    return err->rc;
 }
 
 enum kiln_rc policy_load(const char *data_dir, const char *name, struct sandbox_policy *p,
@@ -441,7 +446,7 @@ enum kiln_rc policy_load_compiled(const char *data_dir, const char *name, struct
     for (size_t i = 0; i < POLICY_MEMO_SLOTS; i++) {
         struct policy_memo *m = &memo[i];
         if (m->texts.buf && !memcmp(m->key, key, dl + nl + 2) &&
-            policy_texts_current(data_dir, &m->texts)) {
+            policy_texts_match_files(data_dir, &m->texts)) {
             m->used = ++memo_clock;
             enum kiln_rc rc = copy_policy(p, &m->pol, err);
             pthread_mutex_unlock(&memo_lock);
@@ -450,7 +455,7 @@ enum kiln_rc policy_load_compiled(const char *data_dir, const char *name, struct
     }
     pthread_mutex_unlock(&memo_lock);
     struct policy_texts texts = {NULL, 0};
-    if (!policy_disk_load(data_dir, name, p, &texts)) {
+    if (!policy_disk_found(data_dir, name, p, &texts)) {
         if (load_policy(data_dir, name, p, &texts, err) != KILN_OK ||
             policy_compile(p, err) != KILN_OK) {
             free(texts.buf);

@@ -49,20 +49,20 @@ static int record_name(const char *name, char *out, size_t cap)
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-static int name_ok(const char *s, size_t max)
+static bool name_ok(const char *s, size_t max)
 {
     size_t l = strnlen(s, max);
     if (!l || l == max)
-        return 0;
+        return false;
     for (; *s; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
 /* The texts' layout checked before anything walks it: names, lengths in
  * bounds, at most the policy and its fragments, the policy first. */
-static int texts_valid(const char *name, const char *buf, size_t len)
+static bool texts_valid(const char *name, const char *buf, size_t len)
 {
     size_t at = 0, files = 0;
     while (at < len) {
@@ -70,17 +70,17 @@ static int texts_valid(const char *name, const char *buf, size_t len)
         unsigned long long l;
         if (nl == room || nl == 32 || !name_ok(buf + at, 32) ||
             (files == 0 && strcmp(buf + at, name)) || room - nl - 1 < sizeof(l))
-            return 0;
+            return false;
         memcpy(&l, buf + at + nl + 1, sizeof(l));
         if (l > POLICY_MAX_BYTES || l > room - nl - 1 - sizeof(l) ||
             ++files > 1 + POLICY_MAX_INCLUDES)
-            return 0;
+            return false;
         at += nl + 1 + sizeof(l) + l;
     }
     return files > 0;
 }
 
-int policy_texts_current(const char *data_dir, const struct policy_texts *t)
+bool policy_texts_match_files(const char *data_dir, const struct policy_texts *t)
 {
     size_t at = 0;
     while (at < t->len) {
@@ -95,23 +95,23 @@ int policy_texts_current(const char *data_dir, const struct policy_texts *t)
         kiln_err_clear(&e);
         snprintf(path, sizeof(path), "%s/policies/%s.json", data_dir, name);
         if (fs_read_file(path, POLICY_MAX_BYTES, &text, &len, &e) != KILN_OK)
-            return 0;
-        int same = len == l && !memcmp(text, want, len);
+            return false;
+        bool same = len == l && !memcmp(text, want, len);
         free(text);
         if (!same)
-            return 0;
+            return false;
         at += nl + sizeof(l) + l;
     }
-    return 1;
+    return true;
 }
 
-static int limits_ok(const struct sandbox_limits *l)
+static bool limits_ok(const struct sandbox_limits *l)
 {
     const long long *v = (const long long *)l;
     for (size_t i = 0; i < sizeof(*l) / sizeof(long long); i++)
         if (v[i] <= 0)
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
 /* The record's bytes, when the file is this user's alone and of a size a
@@ -128,21 +128,22 @@ static char *read_record(const char *name, size_t *len)
                            0, len);
 }
 
-int policy_disk_decode(const char *rec, size_t len, const char *build, const char *data_dir,
-                       const char *name, struct sandbox_policy *p, struct policy_texts *t)
+bool policy_disk_record_usable(const char *rec, size_t len, const char *build, const char *data_dir,
+                               const char *name, struct sandbox_policy *p, struct policy_texts *t)
 {
     struct disk_head h;
     if (len <= sizeof(h))
-        return 0;
+        return false;
     memcpy(&h, rec, sizeof(h));
     const char *texts = rec + sizeof(h);
     size_t rest = len - sizeof(h);
-    int ok = !memcmp(h.magic, DISK_MAGIC, sizeof(h.magic)) &&
-             !strncmp(h.build, build, sizeof(h.build)) && !strncmp(h.name, name, sizeof(h.name)) &&
-             strnlen(h.name, sizeof(h.name)) < sizeof(h.name) && limits_ok(&h.limits) &&
-             h.texts_len > 0 && h.texts_len <= rest && h.bpf_len > 0 && h.bpf_len <= BPF_MAXINSNS &&
-             rest - h.texts_len == h.bpf_len * sizeof(struct sock_filter) &&
-             texts_valid(name, texts, (size_t)h.texts_len);
+    bool ok = !memcmp(h.magic, DISK_MAGIC, sizeof(h.magic)) &&
+              !strncmp(h.build, build, sizeof(h.build)) && !strncmp(h.name, name, sizeof(h.name)) &&
+              strnlen(h.name, sizeof(h.name)) < sizeof(h.name) && limits_ok(&h.limits) &&
+              h.texts_len > 0 && h.texts_len <= rest && h.bpf_len > 0 &&
+              h.bpf_len <= BPF_MAXINSNS &&
+              rest - h.texts_len == h.bpf_len * sizeof(struct sock_filter) &&
+              texts_valid(name, texts, (size_t)h.texts_len);
     struct policy_texts got = {NULL, 0};
     void *bpf = NULL;
     if (ok) {
@@ -153,12 +154,12 @@ int policy_disk_decode(const char *rec, size_t len, const char *build, const cha
     if (ok) {
         memcpy(got.buf, texts, (size_t)h.texts_len);
         got.len = (size_t)h.texts_len;
-        ok = policy_texts_current(data_dir, &got);
+        ok = policy_texts_match_files(data_dir, &got);
     }
     if (!ok) {
         free(got.buf);
         free(bpf);
-        return 0;
+        return false;
     }
     memcpy(bpf, texts + h.texts_len, (size_t)h.bpf_len * sizeof(struct sock_filter));
     memset(p, 0, sizeof(*p));
@@ -169,20 +170,20 @@ int policy_disk_decode(const char *rec, size_t len, const char *build, const cha
     p->dev_shm = h.dev_shm != 0;
     p->limits = h.limits;
     *t = got;
-    return 1;
+    return true;
 }
 
-int policy_disk_load(const char *data_dir, const char *name, struct sandbox_policy *p,
-                     struct policy_texts *t)
+bool policy_disk_found(const char *data_dir, const char *name, struct sandbox_policy *p,
+                       struct policy_texts *t)
 {
     char build[sizeof(((struct disk_head *)0)->build)];
     size_t len = 0;
     if (build_id(build, sizeof(build)) < 0)
-        return 0;
+        return false;
     char *rec = read_record(name, &len);
     if (!rec)
-        return 0;
-    int hit = policy_disk_decode(rec, len, build, data_dir, name, p, t);
+        return false;
+    bool hit = policy_disk_record_usable(rec, len, build, data_dir, name, p, t);
     free(rec);
     return hit;
 }

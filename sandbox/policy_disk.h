@@ -15,6 +15,7 @@
 #ifndef KILN_SANDBOX_POLICY_DISK_H
 #define KILN_SANDBOX_POLICY_DISK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "policy.h"
@@ -28,19 +29,24 @@ struct policy_texts {
     size_t len;
 };
 
+/* A cache lookup, so `bool`, not kiln_rc: a miss is no failure (anything
+ * unexpected is a miss and the caller compiles), and nobody reads why. */
+
 /* Re-reads the files recorded in t (under data_dir/policies/) and compares
- * their bytes; 1 if all are the same. t must be well formed. */
-int policy_texts_current(const char *data_dir, const struct policy_texts *t);
+ * their bytes; true if every file still holds them. t must be well formed. */
+bool policy_texts_match_files(const char *data_dir, const struct policy_texts *t);
 
-/* 1 on a usable record of policy `name`: *p filled (rules NULL, bpf owned)
- * and *t the bytes it was built from (owned); 0 otherwise, nothing taken. */
-int policy_disk_load(const char *data_dir, const char *name, struct sandbox_policy *p,
-                     struct policy_texts *t);
+/* True when a usable record of policy `name` was found: *p filled (rules
+ * NULL, bpf owned) and *t the bytes it was built from (owned); false
+ * otherwise, nothing taken. */
+bool policy_disk_found(const char *data_dir, const char *name, struct sandbox_policy *p,
+                       struct policy_texts *t);
 
-/* The checks and decoding of policy_disk_load() on a record's bytes, for
- * the fuzz target: `build` is what the record must say wrote it. */
-int policy_disk_decode(const char *rec, size_t len, const char *build, const char *data_dir,
-                       const char *name, struct sandbox_policy *p, struct policy_texts *t);
+/* The checks and decoding of policy_disk_found() on a record's bytes, for
+ * the fuzz target: `build` is what the record must say wrote it. True when
+ * the record is usable, with *p and *t filled as there. */
+bool policy_disk_record_usable(const char *rec, size_t len, const char *build, const char *data_dir,
+                               const char *name, struct sandbox_policy *p, struct policy_texts *t);
 
 /* Writes the record of p built from t (best effort: a temporary file
  * renamed into place, so readers see the old record or the new one). */

@@ -194,7 +194,7 @@ struct run {
     /* A failed attach is reported only when the child sent no failure of
      * its own: a child that died early (ESRCH) explains why, and its
      * message names the real problem. */
-    int attach_errno;
+    struct kiln_err attach_err;
     /* The tar stream: where it goes, how much may come, how it is copied. */
     int tar_fd, tar_write_failed, tar_splice;
     long long tar_cap, tar_first;
@@ -206,6 +206,7 @@ struct run {
 static void run_init(struct run *r, const struct sandbox_spec *spec, struct sandbox_result *res)
 {
     memset(r, 0, sizeof(*r));
+    kiln_err_clear(&r->attach_err);
     r->spec = spec;
     r->res = res;
     int *fds[] = {r->st_p, r->out_p, r->err_p, r->tar_p, r->go_p};
@@ -298,20 +299,20 @@ static enum kiln_rc run_fork_setup(struct run *r, struct kiln_err *err)
  * move, no new grace period). The program is forked only after both. */
 static void run_attach_setup(struct run *r)
 {
-    int ae = r->pl->cg_self_join ? 0 : cgroup_attach(&r->pl->cg, r->setup);
-    if (ae && ae != -ESRCH)
-        r->attach_errno = -ae;
+    /* A setup that has exited already says why itself. */
+    if (!r->pl->cg_self_join &&
+        cgroup_attach(&r->pl->cg, r->setup, &r->attach_err) == KILN_E_NOTFOUND)
+        kiln_err_clear(&r->attach_err);
 }
 
 /* init reported its pid: move it into the cgroup and let it go on. */
 static void run_release_init(struct run *r, pid_t init, struct kiln_err *err)
 {
-    int e = cgroup_attach(&r->pl->cg, init);
-    if (e)
-        r->attach_errno = -e;
+    bool moved = cgroup_attach(&r->pl->cg, init, &r->attach_err) == KILN_OK;
     /* A socket, so a dead init is EPIPE, never a SIGPIPE that kills the
      * caller; its own failure report says why. */
-    if (send(r->go_p[1], e ? "0" : "1", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE && r->rc == KILN_OK)
+    if (send(r->go_p[1], moved ? "1" : "0", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
+        r->rc == KILN_OK)
         r->rc = kiln_fail_errno(err, KILN_E_IO, "sandbox: releasing init");
     close_fd(&r->go_p[1]);
 }
@@ -397,7 +398,7 @@ static void pump_tar(struct run *r)
     } else if ((long long)(res->tar_bytes + (unsigned long long)n) > r->tar_cap) {
         res->tar_truncated = 1;
     } else if (r->tar_fd >= 0 && !r->tar_write_failed) {
-        if (fd_write_all(r->tar_fd, r->tbuf, (size_t)n) < 0)
+        if (fd_write_all_errno(r->tar_fd, r->tbuf, (size_t)n) < 0)
             r->tar_write_failed = errno ? errno : EIO;
         else
             res->tar_bytes += (unsigned long long)n;
@@ -466,18 +467,14 @@ static void run_reap(struct run *r)
 /* The run's outcome: a set-up failure, a lost init, or decide()'s verdict. */
 static enum kiln_rc run_verdict(struct run *r, struct kiln_err *err)
 {
-    const struct sandbox_cgroup *cg = &r->pl->cg;
     if (r->rc != KILN_OK)
         return r->rc;
     if (r->failed.type) {
         errno = r->failed.err;
         return kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: %s failed", r->failed.text);
     }
-    if (r->attach_errno) {
-        errno = r->attach_errno;
-        return kiln_fail_errno(err, KILN_E_SANDBOX, "sandbox: moving init into cgroup %s failed",
-                               cg->mem_dir[0] ? cg->mem_dir : cg->pids_dir);
-    }
+    if (r->attach_err.rc != KILN_OK)
+        return kiln_fail(err, KILN_E_SANDBOX, "sandbox: %s", r->attach_err.msg);
     if (!r->done.type)
         return kiln_fail(err, KILN_E_SANDBOX,
                          "sandbox: init ended without a verdict (%s, status 0x%x)%s",

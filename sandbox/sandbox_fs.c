@@ -106,13 +106,13 @@ static void loopback_up(const struct plan *pl)
     close(s);
 }
 
-/* The filesystem, built in a tmpfs mounted on /tmp of the private mount
- * namespace, then made the root by pivot_root. */
-void sb_build_root(struct plan *pl)
+/* Read-only, nosuid, nodev: the image's binds, /in and, last, / itself. */
+#define RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+
+/* The new root's tmpfs, mounted and entered. Unless setup staged the
+ * inputs, first the mount point: a scratch tmpfs on /tmp. */
+static void enter_new_root(struct plan *pl)
 {
-    const unsigned long long ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    STEP(pl, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
-         "make the mount namespace private");
     if (!pl->in_staged) {
         /* Inputs may live under /tmp, which the scratch tmpfs hides: hold
          * them by descriptor (same mount namespace) and bind from those. */
@@ -128,6 +128,11 @@ void sb_build_root(struct plan *pl)
     STEP(pl, mount("tmpfs", STAGE_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") == 0,
          "mount the new root tmpfs");
     STEP(pl, chdir(STAGE_ROOT) == 0, "enter the new root");
+}
+
+/* The image: read-only binds of host paths, and its symlinks. */
+static void add_image(const struct plan *pl)
+{
     const struct sandbox_image *im = pl->img;
     for (size_t i = 0; i < im->n_binds; i++) {
         const char *rel = im->binds[i].path + 1;
@@ -143,10 +148,14 @@ void sb_build_root(struct plan *pl)
                  "create symlink %s -> %s", im->binds[i].path, im->binds[i].link);
             continue;
         }
-        bind_path(pl, im->binds[i].path, rel, ro, im->binds[i].path);
+        bind_path(pl, im->binds[i].path, rel, RO_ATTRS, im->binds[i].path);
     }
-    /* /dev: only the listed nodes, bound from the host (mknod is not
-     * allowed in a user namespace); the tmpfs itself ends read-only. */
+}
+
+/* /dev: only the listed nodes, bound from the host (mknod is not allowed in
+ * a user namespace); the tmpfs itself ends read-only. */
+static void build_dev(const struct plan *pl)
+{
     mount_tmpfs(pl, "dev", 65536, "0755", MS_NOSUID | MS_NOEXEC, false, "/dev");
     for (size_t i = 0; i < pl->n_devs; i++) {
         char rel[64], src[64];
@@ -165,28 +174,61 @@ void sb_build_root(struct plan *pl)
         STEP(pl, symlink("/tmp", "dev/shm") == 0, "create /dev/shm -> /tmp");
     struct mount_attr ma = {.attr_set = MOUNT_ATTR_RDONLY};
     STEP(pl, mount_setattr(AT_FDCWD, "dev", 0, &ma, sizeof(ma)) == 0, "make /dev read-only");
+}
 
-    /* A fresh /proc: this PID namespace only (CUDA needs it, see notes). */
+/* A fresh /proc: this PID namespace only (CUDA needs it, see notes). */
+static void add_proc(const struct plan *pl)
+{
     STEP(pl, mkdirs("proc") == 0, "create /proc");
     STEP(pl, mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0,
          "mount a fresh /proc");
+}
+
+/* The size-capped /tmp and /out the program writes. */
+static void add_scratch(const struct plan *pl)
+{
     mount_tmpfs(pl, "tmp", pl->lim.tmp_bytes, "1777", MS_NOSUID | MS_NODEV, true, "/tmp");
     mount_tmpfs(pl, "out", pl->lim.out_bytes, "0755", MS_NOSUID | MS_NODEV, true, "/out");
+}
+
+/* /in: each input bound read-only, the directory read-only too. */
+static void add_inputs(const struct plan *pl)
+{
     mount_tmpfs(pl, "in", 65536, "0755", MS_NOSUID | MS_NODEV, false, "/in");
     for (size_t i = 0; i < pl->spec->n_inputs; i++) {
         char rel[PATH_MAX];
         snprintf(rel, sizeof(rel), "in/%s", pl->spec->inputs[i].name);
-        bind_path(pl, pl->in_src[i], rel, ro, rel);
+        bind_path(pl, pl->in_src[i], rel, RO_ATTRS, rel);
     }
-    ma.attr_set = ro;
+    struct mount_attr ma = {.attr_set = RO_ATTRS};
     STEP(pl, mount_setattr(AT_FDCWD, "in", 0, &ma, sizeof(ma)) == 0, "make /in read-only");
+}
 
-    /* pivot_root(".", ".") stacks the old root on the new one; detaching
-     * it leaves no path back to the host's tree. */
+/* pivot_root(".", ".") stacks the old root on the new one; detaching it
+ * leaves no path back to the host's tree. */
+static void pivot_into_new_root(const struct plan *pl)
+{
     STEP(pl, syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root into the new root");
     STEP(pl, umount2(".", MNT_DETACH) == 0, "detach the old root");
     STEP(pl, chdir("/") == 0, "chdir to the new root");
+    struct mount_attr ma = {.attr_set = RO_ATTRS};
     STEP(pl, mount_setattr(AT_FDCWD, "/", 0, &ma, sizeof(ma)) == 0, "make / read-only");
+}
+
+/* The filesystem, built in a tmpfs mounted on /tmp of the private mount
+ * namespace, then made the root by pivot_root. In init, after fork: each
+ * step fails closed through STEP, which allocates nothing. */
+void sb_build_root(struct plan *pl)
+{
+    STEP(pl, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+         "make the mount namespace private");
+    enter_new_root(pl);
+    add_image(pl);
+    build_dev(pl);
+    add_proc(pl);
+    add_scratch(pl);
+    add_inputs(pl);
+    pivot_into_new_root(pl);
     STEP(pl, sethostname("kiln", 4) == 0, "set the hostname");
     loopback_up(pl);
 }

@@ -52,8 +52,8 @@ static enum kiln_rc read_tar(const void *tar, size_t len, struct tar_contents *t
     int fd = memfd_create("kiln-community", MFD_CLOEXEC);
     if (fd < 0)
         return kiln_fail_errno(err, KILN_E_IO, "memfd_create");
-    enum kiln_rc rc = KILN_OK;
-    if (fd_write_all(fd, tar, len) != 0 || lseek(fd, 0, SEEK_SET) != 0)
+    enum kiln_rc rc = fd_write_all(fd, tar, len, err, "writing the tarball to a memfd");
+    if (rc == KILN_OK && lseek(fd, 0, SEEK_SET) != 0)
         rc = kiln_fail_errno(err, KILN_E_IO, "writing the tarball to a memfd");
     struct tar_rules rules = {.patterns = patterns,
                               .n_patterns = sizeof(patterns) / sizeof(*patterns),

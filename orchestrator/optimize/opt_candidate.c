@@ -40,7 +40,8 @@ static void log_line(void *ctx, const char *text)
     if (n < 0)
         return;
     fflush(stderr);
-    (void)fd_write_all(STDERR_FILENO, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+    (void)fd_write_all_errno(STDERR_FILENO, buf,
+                             (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 void opt_log_init(struct opt_run *r)

@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(build, data + 8, 160);
     struct sandbox_policy p;
     struct policy_texts t;
-    if (policy_disk_decode((const char *)data, size, build, dir, "fz", &p, &t)) {
+    if (policy_disk_record_usable((const char *)data, size, build, dir, "fz", &p, &t)) {
         if (!p.bpf || p.bpf_len < 1 || p.bpf_len > 4096 || !t.len)
             abort();
         free(p.bpf);

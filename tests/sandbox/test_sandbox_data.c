@@ -325,6 +325,45 @@ static void test_policy_disk(void **state)
         "\"c\"}]}");
 }
 
+/* Images and policies open the same way (sandbox/datadoc.c): the same
+ * checks, and the same words naming the file and where the known ones are. */
+static void test_data_doc_openings(void **state)
+{
+    (void)state;
+    struct sandbox_policy p;
+    struct sandbox_image im;
+    struct kiln_err err = KILN_ERR_INIT;
+    char want[1024];
+    assert_int_equal(policy_load(tmp, "Bad/Name", &p, &err), KILN_E_USAGE);
+    assert_string_equal(err.msg,
+                        "policy name 'Bad/Name' is invalid: use lowercase letters, digits and '-'");
+    kiln_err_clear(&err);
+    assert_int_equal(image_load(tmp, "Bad/Name", NULL, &im, &err), KILN_E_USAGE);
+    assert_string_equal(err.msg,
+                        "image name 'Bad/Name' is invalid: use lowercase letters, digits and '-'");
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load(tmp, "absent", &p, &err), KILN_E_NOTFOUND);
+    snprintf(want, sizeof(want), "policy absent (ls %s/policies for the known ones): ", tmp);
+    assert_memory_equal(err.msg, want, strlen(want));
+    assert_non_null(strstr(err.msg, "policies/absent.json"));
+    kiln_err_clear(&err);
+    assert_int_equal(image_load(tmp, "absent", NULL, &im, &err), KILN_E_NOTFOUND);
+    snprintf(want, sizeof(want), "image absent (ls %s/images for the known ones): ", tmp);
+    assert_memory_equal(err.msg, want, strlen(want));
+    assert_non_null(strstr(err.msg, "images/absent.json"));
+    /* Each kind's own top-level keys. */
+    put(tmp, "policies/odd.json", "{\"cwd\": \"/\"}");
+    put(tmp, "images/odd.json", "{\"syscalls\": []}");
+    kiln_err_clear(&err);
+    assert_int_equal(policy_load(tmp, "odd", &p, &err), KILN_E_PARSE);
+    assert_non_null(strstr(err.msg, "policies/odd.json"));
+    assert_non_null(strstr(err.msg, "\"cwd\""));
+    kiln_err_clear(&err);
+    assert_int_equal(image_load(tmp, "odd", NULL, &im, &err), KILN_E_PARSE);
+    assert_non_null(strstr(err.msg, "images/odd.json"));
+    assert_non_null(strstr(err.msg, "\"syscalls\""));
+}
+
 static void test_images(void **state)
 {
     (void)state;
@@ -609,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_hostile_policies),
         cmocka_unit_test(test_policy_memo),
         cmocka_unit_test(test_policy_disk),
+        cmocka_unit_test(test_data_doc_openings),
         cmocka_unit_test(test_images),
         cmocka_unit_test(test_image_vars),
         cmocka_unit_test(test_devices_need_policy),
