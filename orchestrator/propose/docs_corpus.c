@@ -212,6 +212,23 @@ struct pending {
     bool seen_text;              /* a non-blank line after the heading */
 };
 
+struct docs_passage *docs_corpus_slot(struct docs_corpus *c, struct kiln_err *err)
+{
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 32;
+        struct docs_passage *np = realloc(c->passages, ncap * sizeof(*np));
+        if (!np) {
+            kiln_fail(err, KILN_E_NOMEM, "docs corpus");
+            return NULL;
+        }
+        c->passages = np;
+        c->cap = ncap;
+    }
+    struct docs_passage *p = &c->passages[c->n];
+    memset(p, 0, sizeof(*p));
+    return p;
+}
+
 static enum kiln_rc finish_passage(struct docs_corpus *c, size_t first, const char *name,
                                    const char *topic, size_t topic_len, const struct pending *pp,
                                    unsigned flags, struct kiln_err *err)
@@ -235,16 +252,9 @@ static enum kiln_rc finish_passage(struct docs_corpus *c, size_t first, const ch
                          "%s:%u: more than %d passages in the file or %d in the corpus: split "
                          "the corpus or merge short passages",
                          name, pp->line, DOCS_FILE_PASSAGES_MAX, DOCS_PASSAGES_MAX);
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 32;
-        struct docs_passage *np = realloc(c->passages, ncap * sizeof(*np));
-        if (!np)
-            return kiln_fail(err, KILN_E_NOMEM, "docs corpus");
-        c->passages = np;
-        c->cap = ncap;
-    }
-    struct docs_passage *p = &c->passages[c->n];
-    memset(p, 0, sizeof(*p));
+    struct docs_passage *p = docs_corpus_slot(c, err);
+    if (!p)
+        return err->rc;
     p->line = pp->line;
     p->file = strdup(name);
     p->topic = dup_n(topic ? topic : "", topic ? topic_len : 0);
