@@ -227,39 +227,55 @@ refused:
                 "CAP_PERFMON");
 }
 
-enum kiln_rc profiler_run(struct profiler *p, const struct profile_target *t,
-                          struct profile_result *res, struct kiln_err *err)
-{
-    memset(res, 0, sizeof(*res));
-    if (p->why[0]) {
-        res->status = PROFILE_UNAVAILABLE;
-        snprintf(res->message, sizeof(res->message), "%s", p->why);
-        return KILN_OK;
-    }
-    double t0 = clock_mono_s();
+/* One profile: where it works and what its plan says to profile. */
+struct profile_job {
     char dir[PATH_MAX], plan[PATH_MAX + 16], out_dir[PATH_MAX + 16], cases[PATH_MAX + 16];
-    snprintf(dir, sizeof(dir), "%s/profile-%s", p->work, t->name);
-    snprintf(plan, sizeof(plan), "%s/plan.json", dir);
-    snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
-    snprintf(cases, sizeof(cases), "%s/cases", t->cand_dir);
-    enum kiln_rc rc = fs_remove_tree(dir, err);
+    char regex[2048], count[16]; /* ncu's -k and -c */
+    uint64_t out_bytes;          /* what the harness writes to /tmp */
+};
+
+/* An empty work/profile-NAME for this profile. */
+static enum kiln_rc fresh_dir(const struct profiler *p, const struct profile_target *t,
+                              struct profile_job *job, struct kiln_err *err)
+{
+    snprintf(job->dir, sizeof(job->dir), "%s/profile-%s", p->work, t->name);
+    snprintf(job->plan, sizeof(job->plan), "%s/plan.json", job->dir);
+    snprintf(job->out_dir, sizeof(job->out_dir), "%s/out", job->dir);
+    snprintf(job->cases, sizeof(job->cases), "%s/cases", t->cand_dir);
+    enum kiln_rc rc = fs_remove_tree(job->dir, err);
     if (rc == KILN_OK)
-        rc = fs_mkdirs(dir, err);
-    if (rc != KILN_OK)
-        return rc;
-    char regex[2048], count[16];
+        rc = fs_mkdirs(job->dir, err);
+    return rc;
+}
+
+/* The harness plan of one case; *planned false when there is none, which
+ * fails this profile (res says why) without failing the run. */
+static enum kiln_rc make_plan(struct profiler *p, const struct profile_target *t,
+                              struct profile_job *job, struct profile_result *res, bool *planned,
+                              struct kiln_err *err)
+{
     int runs_launches = 0;
-    uint64_t out_bytes = 0;
     struct kiln_err perr;
     kiln_err_clear(&perr);
-    if (profile_plan(t->cand_dir, plan, res->case_name, sizeof(res->case_name), regex,
-                     sizeof(regex), &runs_launches, &out_bytes, &perr) != KILN_OK) {
+    *planned = false;
+    job->out_bytes = 0;
+    if (profile_plan(t->cand_dir, job->plan, res->case_name, sizeof(res->case_name), job->regex,
+                     sizeof(job->regex), &runs_launches, &job->out_bytes, &perr) != KILN_OK) {
         if (perr.rc == KILN_E_NOMEM || perr.rc == KILN_E_IO)
             return kiln_fail(err, perr.rc, "%s", perr.msg);
         fail(p, res, "%s", perr.msg);
         return KILN_OK;
     }
-    snprintf(count, sizeof(count), "%d", runs_launches);
+    snprintf(job->count, sizeof(job->count), "%d", runs_launches);
+    *planned = true;
+    return KILN_OK;
+}
+
+/* ncu around the harness in the profile sandbox. */
+static enum kiln_rc run_ncu(const struct profiler *p, const struct profile_target *t,
+                            struct profile_job *job, struct sbexec_result *sr,
+                            struct kiln_err *serr)
+{
     char ncu[PATH_MAX + 8];
     snprintf(ncu, sizeof(ncu), "%s/ncu", p->ncu_root);
     char *argv[] = {ncu,
@@ -275,18 +291,18 @@ enum kiln_rc profiler_run(struct profiler *p, const struct profile_target *t,
                     "--metrics",
                     (char *)ncu_metrics_arg(),
                     "-k",
-                    regex,
+                    job->regex,
                     "-c",
-                    count,
+                    job->count,
                     "/in/kiln-harness",
                     "/in/plan.json",
                     "--out",
                     "/tmp",
                     NULL};
     struct sandbox_input in[] = {{p->harness, "kiln-harness"},
-                                 {plan, "plan.json"},
+                                 {job->plan, "plan.json"},
                                  {t->cubin, "candidate.cubin"},
-                                 {cases, "cases"}};
+                                 {job->cases, "cases"}};
     /* Nothing is expected in /out: the harness writes to /tmp (the
      * directory exists; it does not create its --out). */
     struct tar_rules rules = {.patterns = NULL,
@@ -294,7 +310,7 @@ enum kiln_rc profiler_run(struct profiler *p, const struct profile_target *t,
                               .max_file_bytes = 1,
                               .max_total_bytes = 1,
                               .max_files = 0};
-    struct sbexec_step step = {.what = "ncu", .rules = &rules, .out_dir = out_dir};
+    struct sbexec_step step = {.what = "ncu", .rules = &rules, .out_dir = job->out_dir};
     step.spec.policy = "profile";
     step.spec.image = "profile";
     step.spec.inputs = in;
@@ -303,32 +319,64 @@ enum kiln_rc profiler_run(struct profiler *p, const struct profile_target *t,
     step.spec.argv = argv;
     step.spec.stdin_fd = -1;
     step.spec.limits.timeout_ms = PROFILE_TIMEOUT_MS;
-    step.spec.limits.tmp_bytes = (long long)out_bytes + (512ll << 20);
+    step.spec.limits.tmp_bytes = (long long)job->out_bytes + (512ll << 20);
     step.spec.limits.out_bytes = 1 << 20;
     step.spec.limits.tar_bytes = 1 << 20;
     step.spec.limits.output_bytes = NCU_CSV_MAX_BYTES;
+    return sbexec_run(&step, sr, serr);
+}
+
+/* What ncu's run (rc, serr) means for this profile; an error only when
+ * the run itself must stop. */
+static enum kiln_rc take_outcome(struct profiler *p, enum kiln_rc rc,
+                                 const struct sbexec_result *sr, const struct kiln_err *serr,
+                                 const char *regex, struct profile_result *res,
+                                 struct kiln_err *err)
+{
+    if (rc == KILN_E_SANDBOX || rc == KILN_E_NOTFOUND || rc == KILN_E_PARSE || rc == KILN_E_USAGE) {
+        /* The sandbox could not be built (image, policy, devices). */
+        unavailable(p, res, "the profile sandbox could not be set up: %s", serr->msg);
+        return KILN_OK;
+    }
+    if (rc == KILN_E_REJECTED) {
+        fail(p, res, "the profile sandbox returned files it should not have: %s", serr->msg);
+        return KILN_OK;
+    }
+    if (rc == KILN_OK)
+        judge(p, sr, regex, res);
+    else
+        *err = *serr;
+    return rc;
+}
+
+enum kiln_rc profiler_run(struct profiler *p, const struct profile_target *t,
+                          struct profile_result *res, struct kiln_err *err)
+{
+    memset(res, 0, sizeof(*res));
+    if (p->why[0]) {
+        res->status = PROFILE_UNAVAILABLE;
+        snprintf(res->message, sizeof(res->message), "%s", p->why);
+        return KILN_OK;
+    }
+    double t0 = clock_mono_s();
+    struct profile_job job;
+    bool planned = false;
+    enum kiln_rc rc = fresh_dir(p, t, &job, err);
+    if (rc == KILN_OK)
+        rc = make_plan(p, t, &job, res, &planned, err);
+    if (rc != KILN_OK || !planned)
+        return rc;
     struct sbexec_result sr;
     memset(&sr, 0, sizeof(sr));
     struct kiln_err serr;
     kiln_err_clear(&serr);
-    rc = sbexec_run(&step, &sr, &serr);
-    if (rc == KILN_E_SANDBOX || rc == KILN_E_NOTFOUND || rc == KILN_E_PARSE || rc == KILN_E_USAGE) {
-        /* The sandbox could not be built (image, policy, devices). */
-        unavailable(p, res, "the profile sandbox could not be set up: %s", serr.msg);
-        rc = KILN_OK;
-    } else if (rc == KILN_E_REJECTED) {
-        fail(p, res, "the profile sandbox returned files it should not have: %s", serr.msg);
-        rc = KILN_OK;
-    } else if (rc == KILN_OK) {
-        judge(p, &sr, regex, res);
-    } else {
-        *err = serr;
-    }
+    rc = run_ncu(p, t, &job, &sr, &serr);
+    rc = take_outcome(p, rc, &sr, &serr, job.regex, res, err);
     sbexec_result_free(&sr);
     res->wall_s = clock_mono_s() - t0;
     struct kiln_err ignore;
     kiln_err_clear(&ignore);
-    (void)(fs_remove_tree(dir, &ignore) == KILN_OK);
+    (void)(fs_remove_tree(job.dir, &ignore) == KILN_OK);
     return rc;
 }
 

@@ -98,89 +98,102 @@ static bool dotenv_find(const char *buf, size_t len, const char *name, const cha
     return found;
 }
 
-static enum kiln_rc read_dotenv(const char *path, char *out, size_t cap, struct kiln_err *err)
+static enum kiln_rc open_dotenv(const char *path, int *fd, struct kiln_err *err)
 {
     /* O_NOFOLLOW: a symlink could point at someone else's file; O_NONBLOCK:
      * a FIFO planted at the path must not hang kiln (fstat refuses it). */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return kiln_fail(err, KILN_E_NOTFOUND,
-                             "no API key: set OPENAI_API_KEY (or KILN_API_KEY), or put it in "
-                             "%s with mode 600",
-                             path);
-        if (errno == ELOOP)
-            return kiln_fail(err, KILN_E_REJECTED,
-                             "refusing to read %s: it is a symbolic link; make it a regular "
-                             "file with mode 600",
-                             path);
-        return kiln_fail_errno(err, KILN_E_IO, "cannot open %s", path);
-    }
-    enum kiln_rc rc = KILN_OK;
-    char *buf = NULL;
-    size_t got = 0;
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+    if (*fd >= 0)
+        return KILN_OK;
+    if (errno == ENOENT)
+        return kiln_fail(err, KILN_E_NOTFOUND,
+                         "no API key: set OPENAI_API_KEY (or KILN_API_KEY), or put it in "
+                         "%s with mode 600",
+                         path);
+    if (errno == ELOOP)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "refusing to read %s: it is a symbolic link; make it a regular "
+                         "file with mode 600",
+                         path);
+    return kiln_fail_errno(err, KILN_E_IO, "cannot open %s", path);
+}
+
+/* A regular file of ours that nobody else may read or write, and small. */
+static enum kiln_rc check_dotenv(int fd, const char *path, struct kiln_err *err)
+{
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        rc = kiln_fail_errno(err, KILN_E_IO, "cannot stat %s", path);
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = kiln_fail(err, KILN_E_REJECTED, "refusing to read %s: it is not a regular file", path);
-        goto out;
-    }
-    if (st.st_uid != geteuid()) {
-        rc = kiln_fail(err, KILN_E_REJECTED,
-                       "refusing to read %s: it belongs to uid %u, not to you (uid %u); "
-                       "create your own with mode 600",
-                       path, (unsigned)st.st_uid, (unsigned)geteuid());
-        goto out;
-    }
-    if (st.st_mode & 077) {
-        rc = kiln_fail(err, KILN_E_REJECTED,
-                       "refusing to read %s: mode %04o lets other users %s it; chmod 600 %s", path,
-                       (unsigned)(st.st_mode & 07777), (st.st_mode & 044) ? "read" : "write", path);
-        goto out;
-    }
-    if (st.st_size > (off_t)APIKEY_DOTENV_MAX) {
-        rc = kiln_fail(err, KILN_E_LIMIT, "refusing to read %s: %lld bytes is over the %u limit",
-                       path, (long long)st.st_size, APIKEY_DOTENV_MAX);
-        goto out;
-    }
-    buf = malloc(APIKEY_DOTENV_MAX + 1);
-    if (!buf) {
-        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory reading %s", path);
-        goto out;
-    }
-    /* Bounded by the cap even if the file grows after fstat. */
-    while (got <= APIKEY_DOTENV_MAX) {
-        ssize_t r = read(fd, buf + got, APIKEY_DOTENV_MAX + 1 - got);
+    if (fstat(fd, &st) != 0)
+        return kiln_fail_errno(err, KILN_E_IO, "cannot stat %s", path);
+    if (!S_ISREG(st.st_mode))
+        return kiln_fail(err, KILN_E_REJECTED, "refusing to read %s: it is not a regular file",
+                         path);
+    if (st.st_uid != geteuid())
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "refusing to read %s: it belongs to uid %u, not to you (uid %u); "
+                         "create your own with mode 600",
+                         path, (unsigned)st.st_uid, (unsigned)geteuid());
+    if (st.st_mode & 077)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "refusing to read %s: mode %04o lets other users %s it; chmod 600 %s",
+                         path, (unsigned)(st.st_mode & 07777),
+                         (st.st_mode & 044) ? "read" : "write", path);
+    if (st.st_size > (off_t)APIKEY_DOTENV_MAX)
+        return kiln_fail(err, KILN_E_LIMIT, "refusing to read %s: %lld bytes is over the %u limit",
+                         path, (long long)st.st_size, APIKEY_DOTENV_MAX);
+    return KILN_OK;
+}
+
+/* The whole file into buf (APIKEY_DOTENV_MAX + 1 bytes), bounded by the
+ * cap even if the file grows after fstat. */
+static enum kiln_rc read_dotenv_text(int fd, const char *path, char *buf, size_t *got,
+                                     struct kiln_err *err)
+{
+    *got = 0;
+    while (*got <= APIKEY_DOTENV_MAX) {
+        ssize_t r = read(fd, buf + *got, APIKEY_DOTENV_MAX + 1 - *got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0) {
-            rc = kiln_fail_errno(err, KILN_E_IO, "cannot read %s", path);
-            goto out;
-        }
+        if (r < 0)
+            return kiln_fail_errno(err, KILN_E_IO, "cannot read %s", path);
         if (r == 0)
             break;
-        got += (size_t)r;
+        *got += (size_t)r;
     }
-    if (got > APIKEY_DOTENV_MAX) {
-        rc = kiln_fail(err, KILN_E_LIMIT, "refusing to read %s: it is over the %u byte limit", path,
-                       APIKEY_DOTENV_MAX);
-        goto out;
-    }
-    rc = KILN_E_NOTFOUND;
+    if (*got > APIKEY_DOTENV_MAX)
+        return kiln_fail(err, KILN_E_LIMIT, "refusing to read %s: it is over the %u byte limit",
+                         path, APIKEY_DOTENV_MAX);
+    return KILN_OK;
+}
+
+/* The first of key_names that the text sets to something. */
+static enum kiln_rc take_dotenv_key(const char *buf, size_t len, const char *path, char *out,
+                                    size_t cap, struct kiln_err *err)
+{
     for (size_t k = 0; k < N_KEY_NAMES; k++) {
         const char *val = NULL;
         size_t val_len = 0;
-        if (dotenv_find(buf, got, key_names[k], &val, &val_len) && val_len > 0) {
-            rc = store_key(val, val_len, path, out, cap, err);
-            break;
-        }
+        if (dotenv_find(buf, len, key_names[k], &val, &val_len) && val_len > 0)
+            return store_key(val, val_len, path, out, cap, err);
     }
-    if (rc == KILN_E_NOTFOUND)
-        kiln_fail(err, rc, "no API key: %s sets neither KILN_API_KEY nor OPENAI_API_KEY", path);
-out:
+    return kiln_fail(err, KILN_E_NOTFOUND,
+                     "no API key: %s sets neither KILN_API_KEY nor OPENAI_API_KEY", path);
+}
+
+static enum kiln_rc read_dotenv(const char *path, char *out, size_t cap, struct kiln_err *err)
+{
+    int fd = -1;
+    enum kiln_rc rc = open_dotenv(path, &fd, err);
+    if (rc != KILN_OK)
+        return rc;
+    char *buf = NULL;
+    size_t got = 0;
+    rc = check_dotenv(fd, path, err);
+    if (rc == KILN_OK && !(buf = malloc(APIKEY_DOTENV_MAX + 1)))
+        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory reading %s", path);
+    if (rc == KILN_OK)
+        rc = read_dotenv_text(fd, path, buf, &got, err);
+    if (rc == KILN_OK)
+        rc = take_dotenv_key(buf, got, path, out, cap, err);
     if (buf) {
         explicit_bzero(buf, APIKEY_DOTENV_MAX + 1);
         free(buf);

@@ -212,6 +212,23 @@ struct pending {
     bool seen_text;              /* a non-blank line after the heading */
 };
 
+struct docs_passage *docs_corpus_slot(struct docs_corpus *c, struct kiln_err *err)
+{
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 32;
+        struct docs_passage *np = realloc(c->passages, ncap * sizeof(*np));
+        if (!np) {
+            kiln_fail(err, KILN_E_NOMEM, "docs corpus");
+            return NULL;
+        }
+        c->passages = np;
+        c->cap = ncap;
+    }
+    struct docs_passage *p = &c->passages[c->n];
+    memset(p, 0, sizeof(*p));
+    return p;
+}
+
 static enum kiln_rc finish_passage(struct docs_corpus *c, size_t first, const char *name,
                                    const char *topic, size_t topic_len, const struct pending *pp,
                                    unsigned flags, struct kiln_err *err)
@@ -235,16 +252,9 @@ static enum kiln_rc finish_passage(struct docs_corpus *c, size_t first, const ch
                          "%s:%u: more than %d passages in the file or %d in the corpus: split "
                          "the corpus or merge short passages",
                          name, pp->line, DOCS_FILE_PASSAGES_MAX, DOCS_PASSAGES_MAX);
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 32;
-        struct docs_passage *np = realloc(c->passages, ncap * sizeof(*np));
-        if (!np)
-            return kiln_fail(err, KILN_E_NOMEM, "docs corpus");
-        c->passages = np;
-        c->cap = ncap;
-    }
-    struct docs_passage *p = &c->passages[c->n];
-    memset(p, 0, sizeof(*p));
+    struct docs_passage *p = docs_corpus_slot(c, err);
+    if (!p)
+        return err->rc;
     p->line = pp->line;
     p->file = strdup(name);
     p->topic = dup_n(topic ? topic : "", topic ? topic_len : 0);
@@ -276,8 +286,21 @@ static enum kiln_rc finish_passage(struct docs_corpus *c, size_t first, const ch
     return KILN_OK;
 }
 
-enum kiln_rc docs_corpus_parse(struct docs_corpus *c, const char *name, const char *buf, size_t len,
-                               unsigned flags, struct kiln_err *err)
+/* One file being split into passages. */
+struct splitter {
+    struct docs_corpus *c;
+    const char *name;
+    unsigned flags;
+    size_t first; /* its first passage in c */
+    const char *topic;
+    size_t topic_len;
+    struct pending pp;
+    bool fence; /* inside a ``` block */
+    unsigned line;
+};
+
+/* The file as a whole: its name, its size, its text. */
+static enum kiln_rc check_file(const char *name, const char *buf, size_t len, struct kiln_err *err)
 {
     if (!name_ok(name))
         return kiln_fail(err, KILN_E_REJECTED,
@@ -289,94 +312,120 @@ enum kiln_rc docs_corpus_parse(struct docs_corpus *c, const char *name, const ch
                          "%s is %zu bytes, over the %u-byte limit of a corpus file: split it "
                          "into several files",
                          name, len, DOCS_FILE_MAX);
-    enum kiln_rc rc = docs_text_check(name, buf, len, err);
+    return docs_text_check(name, buf, len, err);
+}
+
+/* "# topic": once, before any passage. */
+static enum kiln_rc take_topic(struct splitter *sp, const char *s, size_t n, struct kiln_err *err)
+{
+    if (sp->pp.open || sp->topic)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "%s:%u: a second \"# \" heading: a file has one \"# topic\" at "
+                         "the top; start passages with \"## \" and use \"### \" inside one",
+                         sp->name, sp->line);
+    size_t tl = n - 1;
+    sp->topic = trim(s + 1, &tl);
+    sp->topic_len = tl;
+    if (sp->topic_len > DOCS_TITLE_MAX)
+        return kiln_fail(err, KILN_E_LIMIT, "%s:%u: the topic is longer than %d bytes: shorten it",
+                         sp->name, sp->line, DOCS_TITLE_MAX);
+    return KILN_OK;
+}
+
+/* "## title": ends the passage before, starts the next. */
+static enum kiln_rc take_heading(struct splitter *sp, const char *s, size_t n, struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    if (sp->pp.open)
+        rc = finish_passage(sp->c, sp->first, sp->name, sp->topic, sp->topic_len, &sp->pp,
+                            sp->flags, err);
     if (rc != KILN_OK)
         return rc;
-    size_t first = c->n;
-    const char *topic = NULL;
-    size_t topic_len = 0;
-    struct pending pp = {0};
-    bool fence = false;
-    unsigned line = 0;
+    memset(&sp->pp, 0, sizeof(sp->pp));
+    size_t tl = n - 2;
+    sp->pp.title = trim(s + 2, &tl);
+    sp->pp.title_len = tl;
+    sp->pp.open = true;
+    sp->pp.line = sp->line;
+    if (tl == 0)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "%s:%u: an empty \"## \" heading: give the passage a title", sp->name,
+                         sp->line);
+    if (tl > DOCS_TITLE_MAX)
+        return kiln_fail(err, KILN_E_LIMIT,
+                         "%s:%u: a heading longer than %d bytes: shorten the title", sp->name,
+                         sp->line, DOCS_TITLE_MAX);
+    return KILN_OK;
+}
+
+/* "Source: ..." right under a heading. */
+static enum kiln_rc take_source(struct splitter *sp, const char *s, size_t n, struct kiln_err *err)
+{
+    size_t sl = n - 7;
+    sp->pp.source = trim(s + 7, &sl);
+    sp->pp.source_len = sl;
+    sp->pp.seen_text = true;
+    if (sl == 0)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "%s:%u: an empty \"Source:\" line: name the guide and section", sp->name,
+                         sp->line);
+    if (sl > DOCS_SOURCE_MAX)
+        return kiln_fail(err, KILN_E_LIMIT, "%s:%u: a source line longer than %d bytes: shorten it",
+                         sp->name, sp->line, DOCS_SOURCE_MAX);
+    return KILN_OK;
+}
+
+/* One line s[0..n) (no newline) of the file. */
+static enum kiln_rc take_line(struct splitter *sp, const char *s, size_t n, struct kiln_err *err)
+{
+    sp->line++;
+    int level = sp->fence ? 0 : heading_level(s, n);
+    if (n >= 3 && memcmp(s, "```", 3) == 0)
+        sp->fence = !sp->fence;
+    if (level == 1)
+        return take_topic(sp, s, n, err);
+    if (level == 2)
+        return take_heading(sp, s, n, err);
+    struct pending *pp = &sp->pp;
+    if (!pp->open)
+        return is_blank(s, n) ? KILN_OK
+                              : kiln_fail(err, KILN_E_REJECTED,
+                                          "%s:%u: text before the first \"## \" heading: start "
+                                          "each passage with \"## Title\" (an optional \"# "
+                                          "Topic\" may come first)",
+                                          sp->name, sp->line);
+    if (!pp->seen_text && is_blank(s, n))
+        return KILN_OK; /* blank lines between the heading and the text */
+    if (!pp->seen_text && n >= 7 && memcmp(s, "Source:", 7) == 0)
+        return take_source(sp, s, n, err);
+    if (!pp->body && !is_blank(s, n))
+        pp->body = s;
+    if (pp->body)
+        pp->body_end = s + n;
+    pp->seen_text = true;
+    return KILN_OK;
+}
+
+enum kiln_rc docs_corpus_parse(struct docs_corpus *c, const char *name, const char *buf, size_t len,
+                               unsigned flags, struct kiln_err *err)
+{
+    enum kiln_rc rc = check_file(name, buf, len, err);
+    if (rc != KILN_OK)
+        return rc;
+    struct splitter sp = {.c = c, .name = name, .flags = flags, .first = c->n};
     for (const char *s = buf, *end = buf + len; rc == KILN_OK && s < end;) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
         const char *eol = nl ? nl : end;
-        const char *next = nl ? nl + 1 : end;
-        size_t n = (size_t)(eol - s);
-        line++;
-        int level = fence ? 0 : heading_level(s, n);
-        if (n >= 3 && memcmp(s, "```", 3) == 0)
-            fence = !fence;
-        if (level == 1) {
-            if (pp.open || topic) {
-                rc = kiln_fail(err, KILN_E_REJECTED,
-                               "%s:%u: a second \"# \" heading: a file has one \"# topic\" at "
-                               "the top; start passages with \"## \" and use \"### \" inside one",
-                               name, line);
-                break;
-            }
-            size_t tl = n - 1;
-            topic = trim(s + 1, &tl);
-            topic_len = tl;
-            if (topic_len > DOCS_TITLE_MAX)
-                rc = kiln_fail(err, KILN_E_LIMIT,
-                               "%s:%u: the topic is longer than %d bytes: shorten it", name, line,
-                               DOCS_TITLE_MAX);
-        } else if (level == 2) {
-            if (pp.open)
-                rc = finish_passage(c, first, name, topic, topic_len, &pp, flags, err);
-            memset(&pp, 0, sizeof(pp));
-            size_t tl = n - 2;
-            pp.title = trim(s + 2, &tl);
-            pp.title_len = tl;
-            pp.open = true;
-            pp.line = line;
-            if (rc == KILN_OK && tl == 0)
-                rc = kiln_fail(err, KILN_E_REJECTED,
-                               "%s:%u: an empty \"## \" heading: give the passage a title", name,
-                               line);
-            if (rc == KILN_OK && tl > DOCS_TITLE_MAX)
-                rc = kiln_fail(err, KILN_E_LIMIT,
-                               "%s:%u: a heading longer than %d bytes: shorten the title", name,
-                               line, DOCS_TITLE_MAX);
-        } else if (!pp.open) {
-            if (!is_blank(s, n))
-                rc = kiln_fail(err, KILN_E_REJECTED,
-                               "%s:%u: text before the first \"## \" heading: start each "
-                               "passage with \"## Title\" (an optional \"# Topic\" may come "
-                               "first)",
-                               name, line);
-        } else if (!pp.seen_text && is_blank(s, n)) {
-            /* blank lines between the heading and the text */
-        } else if (!pp.seen_text && n >= 7 && memcmp(s, "Source:", 7) == 0) {
-            size_t sl = n - 7;
-            pp.source = trim(s + 7, &sl);
-            pp.source_len = sl;
-            pp.seen_text = true;
-            if (sl == 0)
-                rc = kiln_fail(err, KILN_E_REJECTED,
-                               "%s:%u: an empty \"Source:\" line: name the guide and section", name,
-                               line);
-            else if (sl > DOCS_SOURCE_MAX)
-                rc = kiln_fail(err, KILN_E_LIMIT,
-                               "%s:%u: a source line longer than %d bytes: shorten it", name, line,
-                               DOCS_SOURCE_MAX);
-        } else {
-            if (!pp.body && !is_blank(s, n))
-                pp.body = s;
-            if (pp.body)
-                pp.body_end = eol;
-            pp.seen_text = true;
-        }
-        s = next;
+        rc = take_line(&sp, s, (size_t)(eol - s), err);
+        s = nl ? nl + 1 : end;
     }
-    if (rc == KILN_OK && pp.open)
-        rc = finish_passage(c, first, name, topic, topic_len, &pp, flags, err);
-    if (rc == KILN_OK && c->n == first)
+    if (rc == KILN_OK && sp.pp.open)
+        rc = finish_passage(c, sp.first, name, sp.topic, sp.topic_len, &sp.pp, flags, err);
+    if (rc == KILN_OK && c->n == sp.first)
         rc = kiln_fail(err, KILN_E_REJECTED,
                        "%s: no passages: start each passage with a \"## Title\" line", name);
     if (rc != KILN_OK) /* all or nothing per file */
-        while (c->n > first)
+        while (c->n > sp.first)
             passage_free(&c->passages[--c->n]);
     return rc;
 }

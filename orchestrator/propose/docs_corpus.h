@@ -88,6 +88,12 @@ enum kiln_rc docs_corpus_parse(struct docs_corpus *c, const char *name, const ch
 enum kiln_rc docs_corpus_load_dir(struct docs_corpus *c, const char *dir, unsigned flags,
                                   char digest[65], struct kiln_err *err) KILN_NODISCARD;
 
+/* A zeroed passage at c->passages[c->n], the array grown to hold it; the
+ * caller fills it and counts it (c->n++). NULL (err set) when memory runs
+ * out. The one place a corpus grows: docs_corpus_parse's passages and the
+ * index's read-back (docs_index.c) both go through it. */
+struct docs_passage *docs_corpus_slot(struct docs_corpus *c, struct kiln_err *err) KILN_NODISCARD;
+
 void docs_corpus_free(struct docs_corpus *c);
 
 #endif

@@ -257,16 +257,9 @@ static enum kiln_rc cache_dir(char *out, size_t cap, struct kiln_err *err)
 static enum kiln_rc add_passage(struct docs_corpus *c, const char *prefix, const char *v[6],
                                 struct kiln_err *err)
 {
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 64;
-        struct docs_passage *np = realloc(c->passages, ncap * sizeof(*np));
-        if (!np)
-            return kiln_fail(err, KILN_E_NOMEM, "docs corpus");
-        c->passages = np;
-        c->cap = ncap;
-    }
-    struct docs_passage *p = &c->passages[c->n];
-    memset(p, 0, sizeof(*p));
+    struct docs_passage *p = docs_corpus_slot(c, err);
+    if (!p)
+        return err->rc;
     snprintf(p->id, sizeof(p->id), "%s%s", prefix, v[0]);
     p->file = strdup(v[1]);
     p->source = strdup(v[2]);

@@ -266,6 +266,96 @@ static long usage_count(const json_t *usage, const char *key)
     return (long)json_integer_value(v);
 }
 
+/* Token counts from "usage", when the server sent them. */
+static void read_usage(const json_t *root, struct llm_usage *usage)
+{
+    json_t *u = json_object_get(root, "usage");
+    if (json_is_object(u)) {
+        usage->prompt_tokens = usage_count(u, "prompt_tokens");
+        usage->completion_tokens = usage_count(u, "completion_tokens");
+    }
+}
+
+/* choices[0] and its message object; else the server's error, quoted. */
+static enum kiln_rc first_choice(const json_t *root, json_t **choice, json_t **message,
+                                 struct kiln_err *err)
+{
+    char snip[SNIPPET_MAX * 4 + 8];
+    json_t *choices = json_object_get(root, "choices");
+    if (!json_is_array(choices) || json_array_size(choices) == 0) {
+        json_t *e = json_object_get(json_object_get(root, "error"), "message");
+        if (json_is_string(e))
+            return kiln_fail(
+                err, KILN_E_PARSE, "the server returned an error: %s",
+                llm_snippet(json_string_value(e), json_string_length(e), snip, sizeof(snip)));
+        return kiln_fail(err, KILN_E_PARSE,
+                         "the server's reply has no \"choices\" array with a completion");
+    }
+    *choice = json_array_get(choices, 0);
+    *message = json_object_get(*choice, "message");
+    if (!json_is_object(*choice) || !json_is_object(*message))
+        return kiln_fail(err, KILN_E_PARSE, "the server's reply has no choices[0].message object");
+    return KILN_OK;
+}
+
+/* A reply cut short or withheld is no answer. */
+static enum kiln_rc check_finish(const json_t *choice, struct kiln_err *err)
+{
+    json_t *fr = json_object_get(choice, "finish_reason");
+    const char *finish = json_is_string(fr) ? json_string_value(fr) : "";
+    if (fr && !json_is_string(fr) && !json_is_null(fr))
+        return kiln_fail(err, KILN_E_PARSE, "choices[0].finish_reason is not a string");
+    if (strcmp(finish, "length") == 0)
+        return kiln_fail(err, KILN_E_LIMIT,
+                         "the reply was truncated (finish_reason \"length\"): the model ran out "
+                         "of tokens before finishing; answer more briefly or raise max_tokens");
+    if (strcmp(finish, "content_filter") == 0)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "the reply was withheld by the server's content filter "
+                         "(finish_reason \"content_filter\")");
+    return KILN_OK;
+}
+
+/* message.content as a string; else the model's refusal, quoted. */
+static enum kiln_rc answer_text(const json_t *message, json_t **content, struct kiln_err *err)
+{
+    char snip[SNIPPET_MAX * 4 + 8];
+    json_t *c = json_object_get(message, "content");
+    *content = c;
+    if (json_is_string(c))
+        return KILN_OK;
+    json_t *refusal = json_object_get(message, "refusal");
+    if (json_is_string(refusal))
+        return kiln_fail(err, KILN_E_REJECTED, "the model refused: %s",
+                         llm_snippet(json_string_value(refusal), json_string_length(refusal), snip,
+                                     sizeof(snip)));
+    return kiln_fail(err, KILN_E_REJECTED,
+                     "choices[0].message.content is %s: the model sent no answer text",
+                     !c                ? "missing"
+                     : json_is_null(c) ? "null"
+                                       : "not a string");
+}
+
+/* A NUL-terminated copy of the string `c`, within LLM_CONTENT_MAX. */
+static enum kiln_rc copy_content(const json_t *c, char **content, size_t *content_len,
+                                 struct kiln_err *err)
+{
+    size_t n = json_string_length(c);
+    if (n > LLM_CONTENT_MAX)
+        return kiln_fail(err, KILN_E_LIMIT,
+                         "the reply content is %zu bytes; the limit is %u bytes: send a smaller "
+                         "kernel",
+                         n, LLM_CONTENT_MAX);
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory copying the reply content");
+    memcpy(copy, json_string_value(c), n);
+    copy[n] = '\0';
+    *content = copy;
+    *content_len = n;
+    return KILN_OK;
+}
+
 enum kiln_rc llm_envelope_parse(const char *body, size_t len, char **content, size_t *content_len,
                                 struct llm_usage *usage, struct kiln_err *err)
 {
@@ -278,8 +368,6 @@ enum kiln_rc llm_envelope_parse(const char *body, size_t len, char **content, si
     if (len > LLM_ENVELOPE_MAX)
         return kiln_fail(err, KILN_E_LIMIT, "the server's reply is %zu bytes; the limit is %u", len,
                          LLM_ENVELOPE_MAX);
-
-    char snip[SNIPPET_MAX * 4 + 8];
     static const struct json_strict_rules rules = {.max_bytes = LLM_ENVELOPE_MAX};
     json_t *root;
     enum kiln_rc rc =
@@ -287,81 +375,15 @@ enum kiln_rc llm_envelope_parse(const char *body, size_t len, char **content, si
                           &rules, &root, err);
     if (rc)
         return rc;
-    json_t *u = json_object_get(root, "usage");
-    if (json_is_object(u)) {
-        usage->prompt_tokens = usage_count(u, "prompt_tokens");
-        usage->completion_tokens = usage_count(u, "completion_tokens");
-    }
-
-    json_t *choices = json_object_get(root, "choices");
-    if (!json_is_array(choices) || json_array_size(choices) == 0) {
-        json_t *e = json_object_get(json_object_get(root, "error"), "message");
-        if (json_is_string(e))
-            rc = kiln_fail(
-                err, KILN_E_PARSE, "the server returned an error: %s",
-                llm_snippet(json_string_value(e), json_string_length(e), snip, sizeof(snip)));
-        else
-            rc = kiln_fail(err, KILN_E_PARSE,
-                           "the server's reply has no \"choices\" array with a completion");
-        goto out;
-    }
-    json_t *choice = json_array_get(choices, 0);
-    json_t *message = json_object_get(choice, "message");
-    if (!json_is_object(choice) || !json_is_object(message)) {
-        rc = kiln_fail(err, KILN_E_PARSE, "the server's reply has no choices[0].message object");
-        goto out;
-    }
-    json_t *fr = json_object_get(choice, "finish_reason");
-    const char *finish = json_is_string(fr) ? json_string_value(fr) : "";
-    if (fr && !json_is_string(fr) && !json_is_null(fr)) {
-        rc = kiln_fail(err, KILN_E_PARSE, "choices[0].finish_reason is not a string");
-        goto out;
-    }
-    if (strcmp(finish, "length") == 0) {
-        rc = kiln_fail(err, KILN_E_LIMIT,
-                       "the reply was truncated (finish_reason \"length\"): the model ran out of "
-                       "tokens before finishing; answer more briefly or raise max_tokens");
-        goto out;
-    }
-    if (strcmp(finish, "content_filter") == 0) {
-        rc = kiln_fail(err, KILN_E_REJECTED,
-                       "the reply was withheld by the server's content filter "
-                       "(finish_reason \"content_filter\")");
-        goto out;
-    }
-    json_t *c = json_object_get(message, "content");
-    if (!json_is_string(c)) {
-        json_t *refusal = json_object_get(message, "refusal");
-        if (json_is_string(refusal))
-            rc = kiln_fail(err, KILN_E_REJECTED, "the model refused: %s",
-                           llm_snippet(json_string_value(refusal), json_string_length(refusal),
-                                       snip, sizeof(snip)));
-        else
-            rc = kiln_fail(err, KILN_E_REJECTED,
-                           "choices[0].message.content is %s: the model sent no answer text",
-                           !c                ? "missing"
-                           : json_is_null(c) ? "null"
-                                             : "not a string");
-        goto out;
-    }
-    size_t n = json_string_length(c);
-    if (n > LLM_CONTENT_MAX) {
-        rc = kiln_fail(err, KILN_E_LIMIT,
-                       "the reply content is %zu bytes; the limit is %u bytes: send a smaller "
-                       "kernel",
-                       n, LLM_CONTENT_MAX);
-        goto out;
-    }
-    char *copy = malloc(n + 1);
-    if (!copy) {
-        rc = kiln_fail(err, KILN_E_NOMEM, "out of memory copying the reply content");
-        goto out;
-    }
-    memcpy(copy, json_string_value(c), n);
-    copy[n] = '\0';
-    *content = copy;
-    *content_len = n;
-out:
+    read_usage(root, usage);
+    json_t *choice = NULL, *message = NULL, *c = NULL;
+    rc = first_choice(root, &choice, &message, err);
+    if (rc == KILN_OK)
+        rc = check_finish(choice, err);
+    if (rc == KILN_OK)
+        rc = answer_text(message, &c, err);
+    if (rc == KILN_OK)
+        rc = copy_content(c, content, content_len, err);
     json_decref(root);
     return rc;
 }

@@ -68,11 +68,11 @@ static size_t plan_rungs(size_t n0, unsigned eta, size_t *sizes, size_t *nrungs)
     return total;
 }
 
-enum kiln_rc tune_search_new(const size_t *n_values, const size_t *default_at, size_t ndims,
-                             tune_valid_fn valid, void *ctx, const struct tune_search_opts *o,
-                             struct tune_search **out, struct kiln_err *err)
+/* The request's limits; *space: how many configurations the tunables span. */
+static enum kiln_rc check_request(const size_t *n_values, const size_t *default_at, size_t ndims,
+                                  const struct tune_search_opts *o, size_t *space,
+                                  struct kiln_err *err)
 {
-    *out = NULL;
     if (ndims > TUNE_SEARCH_MAX_DIMS)
         return kiln_fail(err, KILN_E_LIMIT, "tuner: %zu tunables, at most %d", ndims,
                          TUNE_SEARCH_MAX_DIMS);
@@ -81,17 +81,102 @@ enum kiln_rc tune_search_new(const size_t *n_values, const size_t *default_at, s
                          "tuner: budget %zu, eta %u, short runs of %d iterations (need >= 1, "
                          ">= 2, >= 1)",
                          o->budget, o->eta, o->short_iter);
-    size_t space = 1;
+    *space = 1;
     for (size_t d = 0; d < ndims; d++) {
         if (n_values[d] == 0 || default_at[d] >= n_values[d])
             return kiln_fail(err, KILN_E_USAGE, "tuner: tunable %zu has no valid default", d);
-        if (space > TUNE_SEARCH_MAX_SPACE / n_values[d])
+        if (*space > TUNE_SEARCH_MAX_SPACE / n_values[d])
             return kiln_fail(err, KILN_E_LIMIT,
                              "tuner: the tunables span more than %u configurations; declare "
                              "fewer values, or fewer tunables",
                              TUNE_SEARCH_MAX_SPACE);
-        space *= n_values[d];
+        *space *= n_values[d];
     }
+    return KILN_OK;
+}
+
+/* The configuration number of the defaults. */
+static uint32_t default_config(const struct tune_search *s, const size_t *default_at)
+{
+    uint32_t def = 0, mul = 1;
+    for (size_t d = 0; d < s->ndims; d++) {
+        def += (uint32_t)default_at[d] * mul;
+        mul *= (uint32_t)s->n_values[d];
+    }
+    return def;
+}
+
+/* Keeps the configurations `valid` accepts, before anything is compiled;
+ * returns whether the defaults are among them. */
+static bool prune(struct tune_search *s, uint32_t def, tune_valid_fn valid, void *ctx)
+{
+    bool def_valid = false;
+    size_t idx[TUNE_SEARCH_MAX_DIMS];
+    for (uint32_t c = 0; c < s->space; c++) {
+        decode(s, c, idx);
+        if (valid && !valid(idx, ctx))
+            continue;
+        s->valid[s->nvalid++] = c;
+        def_valid = def_valid || c == def;
+    }
+    return def_valid;
+}
+
+/* Rung sizes: the largest rung 0 whose halving fits the budget. */
+static void plan_rung_sizes(struct tune_search *s, size_t budget)
+{
+    size_t n0 = s->nvalid < budget ? s->nvalid : budget;
+    if (s->nvalid <= budget) {
+        s->nrungs = 1;
+        s->rung_size[0] = s->nvalid;
+        s->planned = s->nvalid;
+    } else {
+        while (n0 > 1 && plan_rungs(n0, s->eta, NULL, NULL) > budget)
+            n0--;
+        s->planned = plan_rungs(n0, s->eta, s->rung_size, &s->nrungs);
+    }
+}
+
+/* Rung 0: the defaults first, then a sample drawn with the seed
+ * (a partial Fisher-Yates shuffle of the valid numbers). */
+static enum kiln_rc draw_first_rung(struct tune_search *s, uint32_t def, bool def_valid,
+                                    uint64_t seed, struct kiln_err *err)
+{
+    uint32_t *pool = malloc(s->nvalid * sizeof(*pool));
+    s->members[0] = malloc(s->rung_size[0] * sizeof(*s->members[0]));
+    if (!pool || !s->members[0]) {
+        free(pool);
+        return kiln_fail(err, KILN_E_NOMEM, "tuner: drawing the first rung");
+    }
+    size_t np = 0, nm = 0;
+    for (size_t i = 0; i < s->nvalid; i++)
+        if (!def_valid || s->valid[i] != def)
+            pool[np++] = s->valid[i];
+    if (def_valid)
+        s->members[0][nm++] = def;
+    uint64_t st = seed ? seed : 0x9E3779B97F4A7C15ULL;
+    for (size_t i = 0; nm < s->rung_size[0] && i < np; i++) {
+        size_t j = i + (size_t)(next_rand(&st) % (np - i));
+        uint32_t t = pool[i];
+        pool[i] = pool[j];
+        pool[j] = t;
+        s->members[0][nm++] = pool[i];
+    }
+    free(pool);
+    s->nmembers[0] = nm;
+    s->decided[0] = true;
+    return KILN_OK;
+}
+
+enum kiln_rc tune_search_new(const size_t *n_values, const size_t *default_at, size_t ndims,
+                             tune_valid_fn valid, void *ctx, const struct tune_search_opts *o,
+                             struct tune_search **out, struct kiln_err *err)
+{
+    *out = NULL;
+    size_t space = 0;
+    enum kiln_rc rc = check_request(n_values, default_at, ndims, o, &space, err);
+    if (rc != KILN_OK)
+        return rc;
     struct tune_search *s = calloc(1, sizeof(*s));
     if (!s || !(s->valid = malloc(space * sizeof(*s->valid))) ||
         !(s->log = calloc(o->budget, sizeof(*s->log)))) {
@@ -103,22 +188,8 @@ enum kiln_rc tune_search_new(const size_t *n_values, const size_t *default_at, s
     s->space = space;
     s->eta = o->eta;
     s->short_iter = o->short_iter;
-
-    /* Prune before anything is compiled. */
-    uint32_t def = 0, mul = 1;
-    for (size_t d = 0; d < ndims; d++) {
-        def += (uint32_t)default_at[d] * mul;
-        mul *= (uint32_t)n_values[d];
-    }
-    bool def_valid = false;
-    size_t idx[TUNE_SEARCH_MAX_DIMS];
-    for (uint32_t c = 0; c < space; c++) {
-        decode(s, c, idx);
-        if (valid && !valid(idx, ctx))
-            continue;
-        s->valid[s->nvalid++] = c;
-        def_valid = def_valid || c == def;
-    }
+    uint32_t def = default_config(s, default_at);
+    bool def_valid = prune(s, def, valid, ctx);
     if (s->nvalid == 0) {
         tune_search_free(s);
         return kiln_fail(err, KILN_E_REJECTED,
@@ -126,45 +197,11 @@ enum kiln_rc tune_search_new(const size_t *n_values, const size_t *default_at, s
                          "directives and the device's launch limits",
                          space);
     }
-
-    /* Rung sizes: the largest rung 0 whose halving fits the budget. */
-    size_t n0 = s->nvalid < o->budget ? s->nvalid : o->budget;
-    if (s->nvalid <= o->budget) {
-        s->nrungs = 1;
-        s->rung_size[0] = s->nvalid;
-        s->planned = s->nvalid;
-    } else {
-        while (n0 > 1 && plan_rungs(n0, s->eta, NULL, NULL) > o->budget)
-            n0--;
-        s->planned = plan_rungs(n0, s->eta, s->rung_size, &s->nrungs);
-    }
-
-    /* Rung 0: the defaults first, then a sample drawn with the seed
-     * (a partial Fisher-Yates shuffle of the valid numbers). */
-    uint32_t *pool = malloc(s->nvalid * sizeof(*pool));
-    s->members[0] = malloc(s->rung_size[0] * sizeof(*s->members[0]));
-    if (!pool || !s->members[0]) {
-        free(pool);
+    plan_rung_sizes(s, o->budget);
+    if ((rc = draw_first_rung(s, def, def_valid, o->seed, err)) != KILN_OK) {
         tune_search_free(s);
-        return kiln_fail(err, KILN_E_NOMEM, "tuner: drawing the first rung");
+        return rc;
     }
-    size_t np = 0, nm = 0;
-    for (size_t i = 0; i < s->nvalid; i++)
-        if (!def_valid || s->valid[i] != def)
-            pool[np++] = s->valid[i];
-    if (def_valid)
-        s->members[0][nm++] = def;
-    uint64_t st = o->seed ? o->seed : 0x9E3779B97F4A7C15ULL;
-    for (size_t i = 0; nm < s->rung_size[0] && i < np; i++) {
-        size_t j = i + (size_t)(next_rand(&st) % (np - i));
-        uint32_t t = pool[i];
-        pool[i] = pool[j];
-        pool[j] = t;
-        s->members[0][nm++] = pool[i];
-    }
-    free(pool);
-    s->nmembers[0] = nm;
-    s->decided[0] = true;
     *out = s;
     return KILN_OK;
 }

@@ -338,89 +338,134 @@ static const char *timings_not_compared(const struct report *r, char *buf, size_
 /* Judges one pair of runs of the same kernel (`k`): candidate `id` before,
  * `id_now` now. Status equal, then per case. `new_status` and `nt` are the
  * new side. */
+/* One candidate's two sides, being judged. */
+struct pair {
+    const char *id, *id_now;
+    const char *old_status, *new_status;
+    bool equal;
+    json_t *cj; /* its entry in --json's candidates */
+};
+
+static void print_pair(const struct report *r, const struct pair *pr,
+                       const struct kernel_ident *kern)
+{
+    char now[32] = "";
+    if (strcmp(pr->id, pr->id_now))
+        snprintf(now, sizeof(now), " (now %s)", pr->id_now);
+    if (r->o->format == REPLAY_TEXT)
+        printf("candidate %s%s: verdict %s -> %s%s\n  kernel: %s, source %.12s\n", pr->id, now,
+               pr->old_status[0] ? pr->old_status : "?", pr->new_status[0] ? pr->new_status : "?",
+               pr->equal ? " (equal)" : "  CHANGED", kern->config, kern->source);
+    else if (r->o->format == REPLAY_MARKDOWN)
+        printf("| %s%s | %s | %s -> %s | %s | | | |\n", pr->id, now, kern->config, pr->old_status,
+               pr->new_status, pr->equal ? "equal" : "**CHANGED**");
+}
+
+/* True (and said) when the pair's timings are not to be judged. */
+static bool timings_skipped(const struct report *r, const struct pair *pr)
+{
+    char whybuf[200];
+    const char *skip = timings_not_compared(r, whybuf, sizeof(whybuf));
+    if (!skip)
+        return false;
+    r->res->not_compared++;
+    json_object_set_new(pr->cj, "timings_not_compared", json_string(skip));
+    if (r->o->format == REPLAY_TEXT)
+        printf("  timings not judged: %s\n", skip);
+    return true;
+}
+
+static void print_case(const struct report *r, const struct pair *pr, const char *name,
+                       const struct perf_judgement *j)
+{
+    if (r->o->format == REPLAY_TEXT)
+        printf("  %-16s %-9s median %.4g -> %.4g ms (%zu, %zu samples)  %s\n", name,
+               perf_call_name(j->call), j->old_median, j->new_median, j->n_old, j->n_new, j->why);
+    else if (r->o->format == REPLAY_MARKDOWN)
+        printf("| %s | %s | | | **%s** | %.4g -> %.4g ms | %s |\n", pr->id, name,
+               perf_call_name(j->call), j->old_median, j->new_median, j->why);
+    else if (r->o->format == REPLAY_CSV) {
+        printf("%s,%s,%s,%s,%d,%s,%.6g,%.6g,%.6g,", pr->id, name, pr->old_status, pr->new_status,
+               pr->equal, perf_call_name(j->call), j->old_median, j->new_median, j->ratio);
+        csv_field(j->why);
+        printf(",%s\n", pr->id_now);
+    }
+}
+
+static json_t *case_json(const char *name, const struct perf_judgement *j)
+{
+    return json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:s}", "case", name,
+                     "call", perf_call_name(j->call), "median_before_ms", j->old_median,
+                     "median_now_ms", j->new_median, "ratio", j->ratio, "ratio_lo", j->lo,
+                     "ratio_hi", j->hi, "samples_before", (json_int_t)j->n_old, "samples_now",
+                     (json_int_t)j->n_new, "clock_scale", j->clock_scale, "why", j->why);
+}
+
+/* Case `name`'s samples before (`ot`) against now (`nt`; NULL: none). */
+static enum kiln_rc judge_case(const struct report *r, const struct pair *pr, const char *name,
+                               const struct timings *ot, const struct timings *nt,
+                               struct kiln_err *err)
+{
+    size_t na = 0, nb = 0;
+    double *a = pooled(ot, name, &na), *b = nt ? pooled(nt, name, &nb) : NULL;
+    struct perf_judgement j;
+    enum kiln_rc rc;
+    if (!a || (nt && !b))
+        rc = kiln_fail(err, KILN_E_NOMEM, "comparing timings: out of memory");
+    else
+        rc = perfcmp_judge(a, na, b ? b : a, b ? nb : 0, r->clock_scale, NULL, &j, err);
+    free(a);
+    free(b);
+    if (rc != KILN_OK) {
+        kiln_err_prefix(err, "candidate %s case %s", pr->id, name);
+        return rc;
+    }
+    size_t *count[] = {&r->res->same, &r->res->fast, &r->res->slow, &r->res->ambiguous};
+    (*count[j.call])++;
+    print_case(r, pr, name, &j);
+    json_array_append_new(json_object_get(pr->cj, "cases"), case_json(name, &j));
+    return KILN_OK;
+}
+
+/* Whether case i's name came earlier in t's list. */
+static bool listed_before(const struct timings *t, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (!strcmp(t->cases[k].name, t->cases[i].name))
+            return true;
+    return false;
+}
+
 static enum kiln_rc judge_candidate(struct report *r, const char *id, const char *id_now,
                                     const struct kernel_ident *kern, const char *old_status,
                                     const char *new_status, const struct timings *ot,
                                     const struct timings *nt, struct kiln_err *err)
 {
-    bool equal = !strcmp(old_status, new_status);
+    struct pair pr = {id, id_now, old_status, new_status, !strcmp(old_status, new_status), NULL};
     r->res->candidates++;
-    if (!equal)
+    if (!pr.equal)
         r->res->verdicts_changed++;
     /* same_source: always true since pairs are made of one kernel (kept
      * for readers of version 1). */
-    json_t *cj = json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:{s:s, s:s}, s:[]}", "candidate", id,
-                           "candidate_now", id_now, "verdict_before", old_status, "verdict_now",
-                           new_status, "verdict_equal", equal, "same_source", true, "kernel",
-                           "source_sha256", kern->source, "config", kern->config, "cases");
-    char now[32] = "";
-    if (strcmp(id, id_now))
-        snprintf(now, sizeof(now), " (now %s)", id_now);
-    if (r->o->format == REPLAY_TEXT)
-        printf("candidate %s%s: verdict %s -> %s%s\n  kernel: %s, source %.12s\n", id, now,
-               old_status[0] ? old_status : "?", new_status[0] ? new_status : "?",
-               equal ? " (equal)" : "  CHANGED", kern->config, kern->source);
-    else if (r->o->format == REPLAY_MARKDOWN)
-        printf("| %s%s | %s | %s -> %s | %s | | | |\n", id, now, kern->config, old_status,
-               new_status, equal ? "equal" : "**CHANGED**");
-    enum kiln_rc rc = KILN_OK;
-    size_t rows = 0;
-    char whybuf[200];
-    const char *skip = timings_not_compared(r, whybuf, sizeof(whybuf));
-    if (skip) {
-        r->res->not_compared++;
-        json_object_set_new(cj, "timings_not_compared", json_string(skip));
-        if (r->o->format == REPLAY_TEXT)
-            printf("  timings not judged: %s\n", skip);
+    pr.cj = json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:{s:s, s:s}, s:[]}", "candidate", id,
+                      "candidate_now", id_now, "verdict_before", old_status, "verdict_now",
+                      new_status, "verdict_equal", pr.equal, "same_source", true, "kernel",
+                      "source_sha256", kern->source, "config", kern->config, "cases");
+    print_pair(r, &pr, kern);
+    if (timings_skipped(r, &pr))
         ot = NULL;
-    }
+    enum kiln_rc rc = KILN_OK;
+    size_t judged = 0;
     /* Cases in the order the old side lists them, each once. */
     for (size_t i = 0; rc == KILN_OK && ot && i < ot->ncases; i++) {
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(ot->cases[k].name, ot->cases[i].name);
-        if (seen)
+        if (listed_before(ot, i))
             continue;
-        const char *name = ot->cases[i].name;
-        size_t na = 0, nb = 0;
-        double *a = pooled(ot, name, &na), *b = nt ? pooled(nt, name, &nb) : NULL;
-        struct perf_judgement j;
-        if (!a || (nt && !b))
-            rc = kiln_fail(err, KILN_E_NOMEM, "comparing timings: out of memory");
-        else
-            rc = perfcmp_judge(a, na, b ? b : a, b ? nb : 0, r->clock_scale, NULL, &j, err);
-        free(a);
-        free(b);
-        if (rc != KILN_OK) {
-            kiln_err_prefix(err, "candidate %s case %s", id, name);
-            break;
-        }
-        size_t *count[] = {&r->res->same, &r->res->fast, &r->res->slow, &r->res->ambiguous};
-        (*count[j.call])++;
-        if (r->o->format == REPLAY_TEXT)
-            printf("  %-16s %-9s median %.4g -> %.4g ms (%zu, %zu samples)  %s\n", name,
-                   perf_call_name(j.call), j.old_median, j.new_median, j.n_old, j.n_new, j.why);
-        else if (r->o->format == REPLAY_MARKDOWN)
-            printf("| %s | %s | | | **%s** | %.4g -> %.4g ms | %s |\n", id, name,
-                   perf_call_name(j.call), j.old_median, j.new_median, j.why);
-        else if (r->o->format == REPLAY_CSV) {
-            printf("%s,%s,%s,%s,%d,%s,%.6g,%.6g,%.6g,", id, name, old_status, new_status, equal,
-                   perf_call_name(j.call), j.old_median, j.new_median, j.ratio);
-            csv_field(j.why);
-            printf(",%s\n", id_now);
-            rows++;
-        }
-        json_array_append_new(
-            json_object_get(cj, "cases"),
-            json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:s}", "case", name,
-                      "call", perf_call_name(j.call), "median_before_ms", j.old_median,
-                      "median_now_ms", j.new_median, "ratio", j.ratio, "ratio_lo", j.lo, "ratio_hi",
-                      j.hi, "samples_before", (json_int_t)j.n_old, "samples_now",
-                      (json_int_t)j.n_new, "clock_scale", j.clock_scale, "why", j.why));
+        rc = judge_case(r, &pr, ot->cases[i].name, ot, nt, err);
+        judged += rc == KILN_OK;
     }
-    if (r->o->format == REPLAY_CSV && rows == 0 && rc == KILN_OK)
-        printf("%s,,%s,%s,%d,,,,,,%s\n", id, old_status, new_status, equal, id_now);
-    json_array_append_new(r->cands, cj);
+    if (r->o->format == REPLAY_CSV && judged == 0 && rc == KILN_OK)
+        printf("%s,,%s,%s,%d,,,,,,%s\n", id, old_status, new_status, pr.equal, id_now);
+    json_array_append_new(r->cands, pr.cj);
     return rc;
 }
 

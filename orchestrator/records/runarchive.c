@@ -292,6 +292,152 @@ static enum kiln_rc sign_manifest(const char *key, const char *text, size_t len,
     return rc;
 }
 
+/* The run's files as archived: all of it but work/ (except work/inputs). */
+static enum kiln_rc list_run_files(const char *run_dir, struct manifest *files,
+                                   struct kiln_err *err)
+{
+    char **skips = NULL;
+    size_t nskips = 0;
+    memset(files, 0, sizeof(*files));
+    enum kiln_rc rc = work_skips(run_dir, &skips, &nskips, err);
+    struct manifest_skip skip = {(const char *const *)skips, nskips};
+    if (rc == KILN_OK)
+        rc = manifest_scan(run_dir, &skip, files, err);
+    for (size_t i = 0; i < nskips; i++)
+        free(skips[i]);
+    free(skips);
+    return rc;
+}
+
+/* The archive's top directory (the run's own name) and its file name. */
+static enum kiln_rc name_archive(const char *run_dir, const char *out_path, struct writer *w,
+                                 char out[PATH_MAX], struct kiln_err *err)
+{
+    const char *base = strrchr(run_dir, '/');
+    base = base ? base + 1 : run_dir;
+    if (!manifest_path_ok(base) || strlen(base) >= sizeof(w->top))
+        return kiln_fail(err, KILN_E_USAGE,
+                         "%s: the run directory's name must be a plain name (like run-001)",
+                         run_dir);
+    snprintf(w->top, sizeof(w->top), "%s", base);
+    if (out_path)
+        snprintf(out, PATH_MAX, "%s", out_path);
+    else
+        snprintf(out, PATH_MAX, "%s.tar.zst", w->top);
+    return KILN_OK;
+}
+
+/* A zstd-compressed ustar stream into `fd`. w->a is set even on failure. */
+static enum kiln_rc start_archive(struct writer *w, int fd, struct kiln_err *err)
+{
+    w->a = archive_write_new();
+    if (!w->a || archive_write_set_format_ustar(w->a) != ARCHIVE_OK ||
+        archive_write_add_filter_zstd(w->a) != ARCHIVE_OK ||
+        archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
+        archive_write_open_fd(w->a, fd) != ARCHIVE_OK)
+        return w->a ? ar_fail(w->a, err, "zstd-compressed ustar")
+                    : kiln_fail(err, KILN_E_NOMEM, "archive");
+    return KILN_OK;
+}
+
+static enum kiln_rc put_archive_json(struct writer *w, const char *run_dir, const char *cmdline,
+                                     struct kiln_err *err)
+{
+    json_t *aj = archive_json(run_dir, w->top, cmdline);
+    char *ajt = aj ? json_dumps(aj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(aj);
+    enum kiln_rc rc = ajt ? put_data(w, ARCHIVE_JSON, ajt, strlen(ajt), err)
+                          : kiln_fail(err, KILN_E_NOMEM, "ARCHIVE.json");
+    free(ajt);
+    return rc;
+}
+
+/* MANIFEST of what was written, then (with a key) its signature. */
+static enum kiln_rc put_manifest(struct writer *w, const char *sign_key, struct kiln_err *err)
+{
+    char *mtext = NULL, *sig = NULL;
+    size_t mlen = 0, siglen = 0;
+    enum kiln_rc rc = manifest_format(&w->m, &mtext, &mlen, err);
+    if (rc == KILN_OK && sign_key)
+        rc = sign_manifest(sign_key, mtext, mlen, &sig, &siglen, err);
+    if (rc == KILN_OK && (rc = put_header(w, MANIFEST_NAME, mlen, err)) == KILN_OK &&
+        archive_write_data(w->a, mtext, mlen) != (la_ssize_t)mlen)
+        rc = ar_fail(w->a, err, MANIFEST_NAME);
+    if (rc == KILN_OK && sig && (rc = put_header(w, SIG_NAME, siglen, err)) == KILN_OK &&
+        archive_write_data(w->a, sig, siglen) != (la_ssize_t)siglen)
+        rc = ar_fail(w->a, err, SIG_NAME);
+    free(mtext);
+    free(sig);
+    return rc;
+}
+
+/* Closes the stream (always) and the file `fd`; `rc` is how writing went. */
+static enum kiln_rc finish_archive(struct writer *w, int fd, const char *tmp, enum kiln_rc rc,
+                                   struct kiln_err *err)
+{
+    if (w->a && archive_write_close(w->a) != ARCHIVE_OK && rc == KILN_OK)
+        rc = ar_fail(w->a, err, "finishing");
+    if (w->a)
+        archive_write_free(w->a);
+    if (rc == KILN_OK && fchmod(fd, 0644) != 0) /* as any other file the user writes */
+        rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s", tmp);
+    if (rc == KILN_OK && fsync(fd) != 0)
+        rc = kiln_fail_errno(err, KILN_E_IO, "fsync %s", tmp);
+    close(fd);
+    return rc;
+}
+
+/* The new name is durable only once its directory is on disk. */
+static void sync_parent(const char *out)
+{
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof(parent), "%s", out);
+    char *slash = strrchr(parent, '/');
+    if (slash)
+        *slash = slash == parent ? (slash[1] = '\0', '/') : '\0';
+    int dfd = open(slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+}
+
+/* Gives the finished temporary file `tmp` its name `out` (removing `tmp`
+ * whatever happened); `rc` is how writing went. */
+static enum kiln_rc publish(const char *tmp, const char *out, enum kiln_rc rc, char *written,
+                            struct kiln_err *err)
+{
+    /* link() never replaces: an existing archive is not overwritten. */
+    if (rc == KILN_OK && link(tmp, out) != 0)
+        rc = errno == EEXIST ? kiln_fail(err, KILN_E_USAGE,
+                                         "%s already exists: remove it or choose another name "
+                                         "with -o",
+                                         out)
+                             : kiln_fail_errno(err, KILN_E_IO, "linking %s to %s", tmp, out);
+    unlink(tmp);
+    if (rc == KILN_OK) {
+        sync_parent(out);
+        snprintf(written, PATH_MAX, "%s", out);
+    }
+    return rc;
+}
+
+/* Writes the run's files, ARCHIVE.json and MANIFEST (signed with a key)
+ * into `fd`, the temporary file `tmp`; `files` is what was verified. */
+static enum kiln_rc write_archive(const struct runarchive_write_opts *o, const char *run_dir,
+                                  const struct manifest *files, struct writer *w, int fd,
+                                  const char *tmp, struct kiln_err *err)
+{
+    enum kiln_rc rc = start_archive(w, fd, err);
+    for (size_t i = 0; rc == KILN_OK && i < files->n; i++)
+        rc = put_file(w, run_dir, &files->e[i], err);
+    if (rc == KILN_OK)
+        rc = put_archive_json(w, run_dir, o->command_line, err);
+    if (rc == KILN_OK)
+        rc = put_manifest(w, o->sign_key, err);
+    return finish_archive(w, fd, tmp, rc, err);
+}
+
 enum kiln_rc runarchive_write(const struct runarchive_write_opts *o, char *written,
                               struct kiln_err *err)
 {
@@ -306,32 +452,12 @@ enum kiln_rc runarchive_write(const struct runarchive_write_opts *o, char *writt
     }
     struct writer w;
     memset(&w, 0, sizeof(w));
-    const char *base = strrchr(rr.dir, '/');
-    base = base ? base + 1 : rr.dir;
-    if (!manifest_path_ok(base) || strlen(base) >= sizeof(w.top))
-        return kiln_fail(err, KILN_E_USAGE,
-                         "%s: the run directory's name must be a plain name (like run-001)",
-                         rr.dir);
-    snprintf(w.top, sizeof(w.top), "%s", base);
     char out[PATH_MAX];
-    if (o->out_path)
-        snprintf(out, sizeof(out), "%s", o->out_path);
-    else
-        snprintf(out, sizeof(out), "%s.tar.zst", w.top);
-    char **skips = NULL;
-    size_t nskips = 0;
-    struct manifest files;
-    memset(&files, 0, sizeof(files));
-    rc = work_skips(rr.dir, &skips, &nskips, err);
-    struct manifest_skip skip = {(const char *const *)skips, nskips};
-    if (rc == KILN_OK)
-        rc = manifest_scan(rr.dir, &skip, &files, err);
-    for (size_t i = 0; i < nskips; i++)
-        free(skips[i]);
-    free(skips);
-    if (rc != KILN_OK)
+    if ((rc = name_archive(rr.dir, o->out_path, &w, out, err)) != KILN_OK)
         return rc;
-
+    struct manifest files;
+    if ((rc = list_run_files(rr.dir, &files, err)) != KILN_OK)
+        return rc;
     char tmp[PATH_MAX + 16];
     snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", out);
     int fd = mkostemp(tmp, O_CLOEXEC);
@@ -339,68 +465,8 @@ enum kiln_rc runarchive_write(const struct runarchive_write_opts *o, char *writt
         manifest_free(&files);
         return kiln_fail_errno(err, KILN_E_IO, "creating %s", tmp);
     }
-    w.a = archive_write_new();
-    if (!w.a || archive_write_set_format_ustar(w.a) != ARCHIVE_OK ||
-        archive_write_add_filter_zstd(w.a) != ARCHIVE_OK ||
-        archive_write_set_bytes_in_last_block(w.a, 1) != ARCHIVE_OK ||
-        archive_write_open_fd(w.a, fd) != ARCHIVE_OK)
-        rc = w.a ? ar_fail(w.a, err, "zstd-compressed ustar")
-                 : kiln_fail(err, KILN_E_NOMEM, "archive");
-    for (size_t i = 0; rc == KILN_OK && i < files.n; i++)
-        rc = put_file(&w, rr.dir, &files.e[i], err);
-    json_t *aj = rc == KILN_OK ? archive_json(rr.dir, w.top, o->command_line) : NULL;
-    char *ajt = aj ? json_dumps(aj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(aj);
-    if (rc == KILN_OK && !ajt)
-        rc = kiln_fail(err, KILN_E_NOMEM, "ARCHIVE.json");
-    if (rc == KILN_OK)
-        rc = put_data(&w, ARCHIVE_JSON, ajt, strlen(ajt), err);
-    free(ajt);
-    char *mtext = NULL, *sig = NULL;
-    size_t mlen = 0, siglen = 0;
-    if (rc == KILN_OK)
-        rc = manifest_format(&w.m, &mtext, &mlen, err);
-    if (rc == KILN_OK && o->sign_key)
-        rc = sign_manifest(o->sign_key, mtext, mlen, &sig, &siglen, err);
-    if (rc == KILN_OK && (rc = put_header(&w, MANIFEST_NAME, mlen, err)) == KILN_OK &&
-        archive_write_data(w.a, mtext, mlen) != (la_ssize_t)mlen)
-        rc = ar_fail(w.a, err, MANIFEST_NAME);
-    if (rc == KILN_OK && sig && (rc = put_header(&w, SIG_NAME, siglen, err)) == KILN_OK &&
-        archive_write_data(w.a, sig, siglen) != (la_ssize_t)siglen)
-        rc = ar_fail(w.a, err, SIG_NAME);
-    if (w.a && archive_write_close(w.a) != ARCHIVE_OK && rc == KILN_OK)
-        rc = ar_fail(w.a, err, "finishing");
-    if (w.a)
-        archive_write_free(w.a);
-    if (rc == KILN_OK && fchmod(fd, 0644) != 0) /* as any other file the user writes */
-        rc = kiln_fail_errno(err, KILN_E_IO, "chmod %s", tmp);
-    if (rc == KILN_OK && fsync(fd) != 0)
-        rc = kiln_fail_errno(err, KILN_E_IO, "fsync %s", tmp);
-    close(fd);
-    /* link() never replaces: an existing archive is not overwritten. */
-    if (rc == KILN_OK && link(tmp, out) != 0)
-        rc = errno == EEXIST ? kiln_fail(err, KILN_E_USAGE,
-                                         "%s already exists: remove it or choose another name "
-                                         "with -o",
-                                         out)
-                             : kiln_fail_errno(err, KILN_E_IO, "linking %s to %s", tmp, out);
-    unlink(tmp);
-    if (rc == KILN_OK) {
-        /* The new name is durable only once its directory is on disk. */
-        char parent[PATH_MAX];
-        snprintf(parent, sizeof(parent), "%s", out);
-        char *slash = strrchr(parent, '/');
-        if (slash)
-            *slash = slash == parent ? (slash[1] = '\0', '/') : '\0';
-        int dfd = open(slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            (void)fsync(dfd);
-            close(dfd);
-        }
-        snprintf(written, PATH_MAX, "%s", out);
-    }
-    free(mtext);
-    free(sig);
+    rc = write_archive(o, rr.dir, &files, &w, fd, tmp, err);
+    rc = publish(tmp, out, rc, written, err);
     manifest_free(&files);
     manifest_free(&w.m);
     return rc;
@@ -699,6 +765,120 @@ static enum kiln_rc make_root(const char *parent, char *out, size_t cap, struct 
     return KILN_OK;
 }
 
+/* How many bytes of tar the archive may unpack to, from a survey of it
+ * that writes nothing. */
+static enum kiln_rc survey_bound(const struct source *src, const struct runarchive_limits *lim,
+                                 const char *root, uint64_t *bound, struct kiln_err *err)
+{
+    struct survey sv;
+    enum kiln_rc rc = survey_archive(src, lim, root, &sv, err);
+    /* Room for the tar's end: a tar writer pads to its record size. */
+    *bound = sv.tar_bytes + 20 * 512;
+    survey_free(&sv);
+    return rc;
+}
+
+/* Patterns for any depth up to MANIFEST's: top/x, top/x/y, ... */
+static enum kiln_rc depth_patterns(char *pats[MAX_DEPTH], size_t *np, struct kiln_err *err)
+{
+    *np = 0;
+    for (size_t d = 2; d <= 18 && *np < MAX_DEPTH; d++) {
+        pats[*np] = malloc(2 * d);
+        if (!pats[*np])
+            return kiln_fail(err, KILN_E_NOMEM, "archive: out of memory");
+        for (size_t k = 0; k < d; k++)
+            memcpy(pats[*np] + 2 * k, k + 1 < d ? "*/" : "*", k + 1 < d ? 2 : 2);
+        (*np)++;
+    }
+    return KILN_OK;
+}
+
+/* Unpacks the tar in `tfd` into the directory `dfd`, within kiln's limits
+ * and `bound`. */
+static enum kiln_rc ingest_tar(int tfd, int dfd, const struct runarchive_limits *lim,
+                               uint64_t bound, struct tar_names *names, struct kiln_err *err)
+{
+    char *pats[MAX_DEPTH];
+    size_t np = 0;
+    enum kiln_rc rc = depth_patterns(pats, &np, err);
+    struct tar_rules rules = {.patterns = (const char *const *)pats,
+                              .n_patterns = np,
+                              .max_file_bytes = lim->max_file_bytes,
+                              .max_total_bytes =
+                                  (size_t)(bound < lim->max_tar_bytes ? bound : lim->max_tar_bytes),
+                              .max_files = lim->max_files};
+    if (rc == KILN_OK)
+        rc = tar_ingest_to_dir(tfd, &rules, dfd, names, err);
+    for (size_t i = 0; i < np; i++)
+        free(pats[i]);
+    return rc;
+}
+
+/* Pass two: the zstd stream into a temporary file in `root` (at most
+ * `bound` bytes), then its files into `root`. */
+static enum kiln_rc unpack(const struct source *src, const struct runarchive_limits *lim,
+                           uint64_t bound, const char *root, struct tar_names *names,
+                           struct kiln_err *err)
+{
+    struct archive *a = reader_open(src, false, err);
+    if (!a)
+        return err->rc;
+    enum kiln_rc rc = KILN_OK;
+    int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int tfd = dfd < 0 ? -1 : openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (dfd < 0 || tfd < 0)
+        rc = kiln_fail_errno(err, KILN_E_IO, "a temporary file in %s", root);
+    if (rc == KILN_OK)
+        rc = decompress(a, tfd, bound, err);
+    archive_read_free(a);
+    if (rc == KILN_OK)
+        rc = ingest_tar(tfd, dfd, lim, bound, names, err);
+    if (tfd >= 0)
+        close(tfd);
+    if (dfd >= 0)
+        close(dfd);
+    return rc;
+}
+
+/* One top directory holds everything: that is the run. */
+static enum kiln_rc locate_run(const struct tar_names *names, struct runarchive *out,
+                               struct kiln_err *err)
+{
+    if (names->n == 0)
+        return kiln_fail(err, KILN_E_REJECTED, "the archive holds no files");
+    size_t tl = strcspn(names->names[0], "/");
+    for (size_t i = 0; i < names->n; i++)
+        if (strncmp(names->names[i], names->names[0], tl + 1))
+            return kiln_fail(err, KILN_E_REJECTED,
+                             "tar entry \"%s\" is outside %.*s/: a kiln archive holds one run",
+                             names->names[i], (int)tl, names->names[0]);
+    out->nfiles = names->n;
+    if (snprintf(out->run, sizeof(out->run), "%s/%.*s", out->root, (int)tl, names->names[0]) >=
+        (int)sizeof(out->run))
+        return kiln_fail(err, KILN_E_USAGE, "temporary path too long");
+    return KILN_OK;
+}
+
+/* Every file as MANIFEST says, and ARCHIVE.json there. */
+static enum kiln_rc check_run(const struct runarchive *out, struct kiln_err *err)
+{
+    struct manifest_diff diff;
+    enum kiln_rc rc = manifest_check_dir(out->run, NULL, NULL, NULL, &diff, err);
+    if (rc == KILN_E_NOTFOUND) {
+        kiln_err_clear(err);
+        return kiln_fail(err, KILN_E_REJECTED, "the archive has no MANIFEST: not a kiln archive");
+    }
+    if (rc != KILN_OK)
+        return rc;
+    char p[PATH_MAX + 16];
+    struct stat st;
+    snprintf(p, sizeof(p), "%s/%s", out->run, ARCHIVE_JSON);
+    if (lstat(p, &st) != 0)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "the archive has no ARCHIVE.json: not a kiln archive");
+    return KILN_OK;
+}
+
 static enum kiln_rc open_common(const struct source *src, const char *tmp_parent,
                                 const struct runarchive_limits *lim, const char *allowed,
                                 struct runarchive *out, struct kiln_err *err)
@@ -708,86 +888,17 @@ static enum kiln_rc open_common(const struct source *src, const char *tmp_parent
     enum kiln_rc rc = make_root(tmp_parent, out->root, sizeof(out->root), err);
     if (rc != KILN_OK)
         return rc;
-    struct survey sv;
-    rc = survey_archive(src, lim, out->root, &sv, err);
-    /* Room for the tar's end: a tar writer pads to its record size. */
-    uint64_t bound = sv.tar_bytes + 20 * 512;
-    survey_free(&sv);
-    struct archive *a = rc == KILN_OK ? reader_open(src, false, err) : NULL;
-    if (rc == KILN_OK && !a)
-        rc = err->rc;
-    int dfd = rc == KILN_OK ? open(out->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    int tfd = dfd < 0 ? -1 : openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (rc == KILN_OK && (dfd < 0 || tfd < 0))
-        rc = kiln_fail_errno(err, KILN_E_IO, "a temporary file in %s", out->root);
-    if (rc == KILN_OK)
-        rc = decompress(a, tfd, bound, err);
-    if (a)
-        archive_read_free(a);
-    /* Any depth up to MANIFEST's: top/x, top/x/y, ... */
-    char *pats[MAX_DEPTH];
-    size_t np = 0;
-    for (size_t d = 2; rc == KILN_OK && d <= 18 && np < MAX_DEPTH; d++) {
-        pats[np] = malloc(2 * d);
-        if (!pats[np]) {
-            rc = kiln_fail(err, KILN_E_NOMEM, "archive: out of memory");
-            break;
-        }
-        for (size_t k = 0; k < d; k++)
-            memcpy(pats[np] + 2 * k, k + 1 < d ? "*/" : "*", k + 1 < d ? 2 : 2);
-        np++;
-    }
-    struct tar_rules rules = {.patterns = (const char *const *)pats,
-                              .n_patterns = np,
-                              .max_file_bytes = lim->max_file_bytes,
-                              .max_total_bytes =
-                                  (size_t)(bound < lim->max_tar_bytes ? bound : lim->max_tar_bytes),
-                              .max_files = lim->max_files};
+    uint64_t bound = 0;
     struct tar_names names;
     memset(&names, 0, sizeof(names));
+    rc = survey_bound(src, lim, out->root, &bound, err);
     if (rc == KILN_OK)
-        rc = tar_ingest_to_dir(tfd, &rules, dfd, &names, err);
-    for (size_t i = 0; i < np; i++)
-        free(pats[i]);
-    if (tfd >= 0)
-        close(tfd);
-    if (dfd >= 0)
-        close(dfd);
-    /* One top directory holds everything. */
-    size_t tl = 0;
-    if (rc == KILN_OK && names.n == 0)
-        rc = kiln_fail(err, KILN_E_REJECTED, "the archive holds no files");
-    if (rc == KILN_OK) {
-        tl = strcspn(names.names[0], "/");
-        for (size_t i = 0; rc == KILN_OK && i < names.n; i++)
-            if (strncmp(names.names[i], names.names[0], tl + 1))
-                rc = kiln_fail(err, KILN_E_REJECTED,
-                               "tar entry \"%s\" is outside %.*s/: a kiln archive holds one run",
-                               names.names[i], (int)tl, names.names[0]);
-    }
-    if (rc == KILN_OK) {
-        out->nfiles = names.n;
-        if (snprintf(out->run, sizeof(out->run), "%s/%.*s", out->root, (int)tl, names.names[0]) >=
-            (int)sizeof(out->run))
-            rc = kiln_fail(err, KILN_E_USAGE, "temporary path too long");
-    }
+        rc = unpack(src, lim, bound, out->root, &names, err);
+    if (rc == KILN_OK)
+        rc = locate_run(&names, out, err);
     tar_names_free(&names);
-    struct manifest_diff diff;
-    if (rc == KILN_OK) {
-        rc = manifest_check_dir(out->run, NULL, NULL, NULL, &diff, err);
-        if (rc == KILN_E_NOTFOUND) {
-            kiln_err_clear(err);
-            rc = kiln_fail(err, KILN_E_REJECTED, "the archive has no MANIFEST: not a kiln archive");
-        }
-    }
-    if (rc == KILN_OK) {
-        char p[PATH_MAX + 16];
-        struct stat st;
-        snprintf(p, sizeof(p), "%s/%s", out->run, ARCHIVE_JSON);
-        if (lstat(p, &st) != 0)
-            rc = kiln_fail(err, KILN_E_REJECTED,
-                           "the archive has no ARCHIVE.json: not a kiln archive");
-    }
+    if (rc == KILN_OK)
+        rc = check_run(out, err);
     if (rc == KILN_OK && allowed)
         rc = check_signature(out, allowed, out, err);
     if (rc != KILN_OK)

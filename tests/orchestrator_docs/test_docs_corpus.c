@@ -307,6 +307,37 @@ static void kilns_corpus_is_valid(void **state)
     docs_corpus_free(&c);
 }
 
+/* docs_corpus_slot: the one place a corpus grows (the parser's passages and
+ * the index's read-back share it): a zeroed slot past the last passage,
+ * not counted until the caller counts it, the earlier passages kept. */
+static void slot_grows_and_is_zeroed(void **state)
+{
+    (void)state;
+    struct docs_corpus c = {0};
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    for (size_t i = 0; i < 100; i++) {
+        struct docs_passage *p = docs_corpus_slot(&c, &e);
+        assert_non_null(p);
+        assert_ptr_equal(p, &c.passages[i]);
+        assert_int_equal(c.n, i);
+        assert_true(c.cap > i);
+        assert_null(p->file);
+        assert_null(p->body);
+        assert_int_equal(p->id[0], 0);
+        assert_int_equal(p->line, 0);
+        p->line = (unsigned)i + 1;
+        p->file = strdup("f.md");
+        assert_non_null(p->file);
+        c.n++;
+        if (c.n < c.cap) /* junk in the next slot: the next call must clear it */
+            memset(&c.passages[c.n], 0xab, sizeof(c.passages[c.n]));
+    }
+    for (size_t i = 0; i < 100; i++)
+        assert_int_equal(c.passages[i].line, i + 1);
+    docs_corpus_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +349,7 @@ int main(void)
         cmocka_unit_test(loads_directory_in_order_with_digest),
         cmocka_unit_test(hostile_directories_refused),
         cmocka_unit_test(kilns_corpus_is_valid),
+        cmocka_unit_test(slot_grows_and_is_zeroed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
