@@ -356,6 +356,7 @@ int cmd_import(int argc, char **argv)
     struct import_opts io = {.flops = "0", .check = true};
     struct cli_common common = {0};
     enum cli_output out = CLI_OUT_TEXT;
+    struct kiln_err usage = KILN_ERR_INIT;
     int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "o:", opts, &done)) != -1) {
@@ -376,9 +377,9 @@ int cmd_import(int argc, char **argv)
             io.check = false;
             break;
         default:
-            if (cli_common_option("import", c, optarg, &common) < 0 ||
-                cli_output_option("import", c, &out) < 0)
-                return KILN_EXIT_USAGE;
+            if (cli_common_option(c, optarg, &common, NULL, &usage) != KILN_OK ||
+                cli_output_option(c, &out, NULL, &usage) != KILN_OK)
+                return cli_usage_report("import", &usage);
             break;
         }
     }

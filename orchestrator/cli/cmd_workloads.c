@@ -45,13 +45,14 @@ int cmd_workloads(int argc, char **argv)
     static const struct option opts[] = {
         CLI_HELP_OPTION, CLI_OPTS_JSON, CLI_OPTS_QUIET, {0, 0, 0, 0}};
     enum cli_output out = CLI_OUT_TEXT;
+    struct kiln_err usage = KILN_ERR_INIT;
     const struct kiln_cmd *self = cli_find("workloads");
     int done = 0;
     optind = 1;
     int opt;
     while ((opt = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
-        if (cli_output_option("workloads", opt, &out) < 0)
-            return KILN_EXIT_USAGE;
+        if (cli_output_option(opt, &out, NULL, &usage) != KILN_OK)
+            return cli_usage_report("workloads", &usage);
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind < argc)
@@ -178,6 +179,7 @@ static int workload_check(int argc, char **argv)
     int done = 0, c;
     unsigned backends = KILN_BACKEND_ALL;
     struct cli_common common = {.seed = 1};
+    struct kiln_err usage = KILN_ERR_INIT;
     const char *cache = NULL;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -185,12 +187,12 @@ static int workload_check(int argc, char **argv)
             return cli_usage_error("workload", "unknown backend '%s' (cuda, cpu or all)", optarg);
         if (c == 'c')
             cache = optarg;
-        if (cli_common_option("workload", c, optarg, &common) < 0)
-            return KILN_EXIT_USAGE;
+        if (cli_common_option(c, optarg, &common, NULL, &usage) != KILN_OK)
+            return cli_usage_report("workload", &usage);
         if (c == 'R')
             reference = optarg;
-        if (cli_output_option("workload", c, &out) < 0)
-            return KILN_EXIT_USAGE;
+        if (cli_output_option(c, &out, NULL, &usage) != KILN_OK)
+            return cli_usage_report("workload", &usage);
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
