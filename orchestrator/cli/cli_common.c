@@ -48,67 +48,90 @@ enum kiln_rc cli_output_option(int opt, enum cli_output *out, bool *taken, struc
     return KILN_OK;
 }
 
-enum kiln_rc cli_common_option(int opt, const char *arg, struct cli_common *o, bool *taken,
-                               struct kiln_err *err)
+/* --gpu, --seed, --timeout and --slurm-array-limit: whole numbers in
+ * their bounds. */
+static enum kiln_rc number_option(int opt, const char *arg, struct cli_common *o,
+                                  struct kiln_err *err)
 {
-    set_taken(taken, true);
     long v;
     switch (opt) {
     case CLI_OPT_GPU:
         if (cli_parse_long(arg, 0, GPUINFO_MAX - 1, &v))
             return USAGE("--gpu needs a GPU index 0..%d, got '%s'", GPUINFO_MAX - 1, arg);
         o->gpu = (int)v;
-        return KILN_OK;
+        break;
     case CLI_OPT_SEED:
         if (cli_parse_long(arg, 0, 1L << 52, &v))
             return USAGE("--seed needs a number 0..2^52, got '%s'", arg);
         o->seed = (uint64_t)v;
         o->seed_set = true;
-        return KILN_OK;
+        break;
     case CLI_OPT_TIMEOUT:
         if (cli_parse_long(arg, 1, 86400, &v))
             return USAGE("--timeout needs 1..86400 seconds, got '%s'", arg);
         o->timeout_s = v;
-        return KILN_OK;
-    case CLI_OPT_INPUT_CASES:
-        o->input_cases = arg;
-        return KILN_OK;
-    case CLI_OPT_ARCH: {
-        int cc;
-        struct kiln_err e = KILN_ERR_INIT;
-        if (gpuarch_check(arg, "--arch", &cc, &e) != KILN_OK)
-            return USAGE("%s", e.msg);
-        o->arch = arg;
+        break;
+    case CLI_OPT_SLURM_ARRAY_LIMIT:
+        if (cli_parse_long(arg, 1, 10000, &v))
+            return USAGE("--slurm-array-limit needs 1..10000 tasks at once, got '%s'", arg);
+        o->slurm.array_limit = (unsigned)v;
+        break;
+    }
+    return KILN_OK;
+}
+
+/* --arch: an architecture the toolkit compiles for (gpuarch.h). */
+static enum kiln_rc arch_option(const char *arg, struct cli_common *o, struct kiln_err *err)
+{
+    int cc;
+    struct kiln_err e = KILN_ERR_INIT;
+    if (gpuarch_check(arg, "--arch", &cc, &e) != KILN_OK)
+        return USAGE("%s", e.msg);
+    o->arch = arg;
+    return KILN_OK;
+}
+
+/* --until-rse: "off", or a relative standard error in (0, 50%] given as a
+ * fraction (0.005) or a percentage (0.5%). */
+static enum kiln_rc until_rse_option(const char *arg, struct cli_common *o, struct kiln_err *err)
+{
+    o->timing_set = true;
+    if (!strcmp(arg, "off")) {
+        o->adaptive = false;
         return KILN_OK;
     }
-    case CLI_OPT_UNTIL_RSE: {
-        o->timing_set = true;
-        if (!strcmp(arg, "off")) {
-            o->adaptive = false;
-            return KILN_OK;
-        }
-        char *end;
-        double r = strtod(arg, &end);
-        if (end != arg && !strcmp(end, "%"))
-            r /= 100;
-        else if (end == arg || *end)
-            r = -1;
-        if (!(r > 0 && r <= 0.5))
-            return USAGE("--until-rse needs a relative standard error in (0, 50%%] such as 0.5%% "
-                         "or 0.005, or off, got '%s'",
-                         arg);
-        o->adaptive = true;
-        o->target_rse = r;
-        return KILN_OK;
-    }
-    case CLI_OPT_TIME_BUDGET: {
-        char *end;
-        double s = strtod(arg, &end);
-        if (end == arg || *end || !(s > 0 && s <= 3600))
-            return USAGE("--time-budget needs seconds in (0, 3600], got '%s'", arg);
-        o->budget_ms = s * 1000;
-        return KILN_OK;
-    }
+    char *end;
+    double r = strtod(arg, &end);
+    if (end != arg && !strcmp(end, "%"))
+        r /= 100;
+    else if (end == arg || *end)
+        r = -1;
+    if (!(r > 0 && r <= 0.5))
+        return USAGE("--until-rse needs a relative standard error in (0, 50%%] such as 0.5%% "
+                     "or 0.005, or off, got '%s'",
+                     arg);
+    o->adaptive = true;
+    o->target_rse = r;
+    return KILN_OK;
+}
+
+/* --time-budget: seconds in (0, 3600]. */
+static enum kiln_rc time_budget_option(const char *arg, struct cli_common *o, struct kiln_err *err)
+{
+    char *end;
+    double s = strtod(arg, &end);
+    if (end == arg || *end || !(s > 0 && s <= 3600))
+        return USAGE("--time-budget needs seconds in (0, 3600], got '%s'", arg);
+    o->budget_ms = s * 1000;
+    return KILN_OK;
+}
+
+/* --executor and the Slurm options that go with it (strings, checked by
+ * cli_common_check and the Slurm runner). */
+static enum kiln_rc executor_option(int opt, const char *arg, struct cli_common *o,
+                                    struct kiln_err *err)
+{
+    switch (opt) {
     case CLI_OPT_EXECUTOR:
         if (!strcmp(arg, "local"))
             o->executor = CLI_EXEC_LOCAL;
@@ -116,27 +139,52 @@ enum kiln_rc cli_common_option(int opt, const char *arg, struct cli_common *o, b
             o->executor = CLI_EXEC_SLURM;
         else
             return USAGE("unknown executor '%s' (local or slurm)", arg);
-        return KILN_OK;
+        break;
     case CLI_OPT_SPOOL:
         o->slurm.spool = arg;
-        return KILN_OK;
+        break;
     case CLI_OPT_PARTITION:
         o->slurm.partition = arg;
-        return KILN_OK;
+        break;
     case CLI_OPT_ACCOUNT:
         o->slurm.account = arg;
-        return KILN_OK;
+        break;
     case CLI_OPT_SLURM_KILN:
         o->slurm.node_kiln = arg;
-        return KILN_OK;
+        break;
     case CLI_OPT_SLURM_GRES:
         o->slurm.gres = arg;
-        return KILN_OK;
+        break;
+    }
+    return KILN_OK;
+}
+
+enum kiln_rc cli_common_option(int opt, const char *arg, struct cli_common *o, bool *taken,
+                               struct kiln_err *err)
+{
+    set_taken(taken, true);
+    switch (opt) {
+    case CLI_OPT_GPU:
+    case CLI_OPT_SEED:
+    case CLI_OPT_TIMEOUT:
     case CLI_OPT_SLURM_ARRAY_LIMIT:
-        if (cli_parse_long(arg, 1, 10000, &v))
-            return USAGE("--slurm-array-limit needs 1..10000 tasks at once, got '%s'", arg);
-        o->slurm.array_limit = (unsigned)v;
+        return number_option(opt, arg, o, err);
+    case CLI_OPT_INPUT_CASES:
+        o->input_cases = arg;
         return KILN_OK;
+    case CLI_OPT_ARCH:
+        return arch_option(arg, o, err);
+    case CLI_OPT_UNTIL_RSE:
+        return until_rse_option(arg, o, err);
+    case CLI_OPT_TIME_BUDGET:
+        return time_budget_option(arg, o, err);
+    case CLI_OPT_EXECUTOR:
+    case CLI_OPT_SPOOL:
+    case CLI_OPT_PARTITION:
+    case CLI_OPT_ACCOUNT:
+    case CLI_OPT_SLURM_KILN:
+    case CLI_OPT_SLURM_GRES:
+        return executor_option(opt, arg, o, err);
     }
     set_taken(taken, false);
     return KILN_OK;
