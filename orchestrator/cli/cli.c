@@ -27,6 +27,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return KILN_EXIT_USAGE;
 }
 
+int cli_usage_report(const char *cmd, const struct kiln_err *err)
+{
+    return cli_usage_error(cmd, "%s", err->msg);
+}
+
 void cli_report(const char *what, const struct kiln_err *err)
 {
     /* Messages quote sandboxed scripts, compilers and servers: escaped. */

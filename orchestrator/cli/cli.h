@@ -42,6 +42,10 @@ const struct kiln_cmd *cli_find(const char *name);
 /* Prints "kiln CMD: MESSAGE (see kiln CMD --help)" on stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) KILN_PRINTF(2, 3);
 
+/* Prints the usage error in `err` (its message) as cli_usage_error() does;
+ * returns 2 (KILN_EXIT_USAGE). */
+int cli_usage_report(const char *cmd, const struct kiln_err *err);
+
 /* Prints "kiln: WHAT: DETAIL" from an error buffer on stderr. */
 void cli_report(const char *what, const struct kiln_err *err);
 

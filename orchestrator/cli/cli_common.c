@@ -9,10 +9,17 @@
 #include "cli.h"
 #include "gpuinfo.h"
 
-/* A usage error: printed, then -1 for the caller. */
-#define USAGE(...) (cli_usage_error(cmd, __VA_ARGS__), -1)
+/* A usage error, its message in `err` for the command to print. */
+#define USAGE(...) kiln_fail(err, KILN_E_USAGE, __VA_ARGS__)
 
-int cli_output_option(const char *cmd, int opt, enum cli_output *out)
+/* Says whether the parser took the option (`taken` may be NULL). */
+static void set_taken(bool *taken, bool value)
+{
+    if (taken)
+        *taken = value;
+}
+
+enum kiln_rc cli_output_option(int opt, enum cli_output *out, bool *taken, struct kiln_err *err)
 {
     static const char *const names[] = {"", "--json", "--csv", "--markdown", "--quiet"};
     enum cli_output want;
@@ -30,18 +37,21 @@ int cli_output_option(const char *cmd, int opt, enum cli_output *out)
         want = CLI_OUT_QUIET;
         break;
     default:
-        return 0;
+        set_taken(taken, false);
+        return KILN_OK;
     }
-    if (*out != CLI_OUT_TEXT && *out != want) {
-        cli_usage_error(cmd, "%s and %s exclude each other: choose one output format", names[*out],
-                        names[want]);
-        return -1;
-    }
+    set_taken(taken, true);
+    if (*out != CLI_OUT_TEXT && *out != want)
+        return USAGE("%s and %s exclude each other: choose one output format", names[*out],
+                     names[want]);
     *out = want;
-    return 1;
+    return KILN_OK;
 }
 
-int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_common *o)
+/* --gpu, --seed, --timeout and --slurm-array-limit: whole numbers in
+ * their bounds. */
+static enum kiln_rc number_option(int opt, const char *arg, struct cli_common *o,
+                                  struct kiln_err *err)
 {
     long v;
     switch (opt) {
@@ -49,58 +59,79 @@ int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_comm
         if (cli_parse_long(arg, 0, GPUINFO_MAX - 1, &v))
             return USAGE("--gpu needs a GPU index 0..%d, got '%s'", GPUINFO_MAX - 1, arg);
         o->gpu = (int)v;
-        return 1;
+        break;
     case CLI_OPT_SEED:
         if (cli_parse_long(arg, 0, 1L << 52, &v))
             return USAGE("--seed needs a number 0..2^52, got '%s'", arg);
         o->seed = (uint64_t)v;
         o->seed_set = true;
-        return 1;
+        break;
     case CLI_OPT_TIMEOUT:
         if (cli_parse_long(arg, 1, 86400, &v))
             return USAGE("--timeout needs 1..86400 seconds, got '%s'", arg);
         o->timeout_s = v;
-        return 1;
-    case CLI_OPT_INPUT_CASES:
-        o->input_cases = arg;
-        return 1;
-    case CLI_OPT_ARCH: {
-        int cc;
-        struct kiln_err e;
-        kiln_err_clear(&e);
-        if (gpuarch_check(arg, "--arch", &cc, &e) != KILN_OK)
-            return USAGE("%s", e.msg);
-        o->arch = arg;
-        return 1;
+        break;
+    case CLI_OPT_SLURM_ARRAY_LIMIT:
+        if (cli_parse_long(arg, 1, 10000, &v))
+            return USAGE("--slurm-array-limit needs 1..10000 tasks at once, got '%s'", arg);
+        o->slurm.array_limit = (unsigned)v;
+        break;
     }
-    case CLI_OPT_UNTIL_RSE: {
-        o->timing_set = true;
-        if (!strcmp(arg, "off")) {
-            o->adaptive = false;
-            return 1;
-        }
-        char *end;
-        double r = strtod(arg, &end);
-        if (end != arg && !strcmp(end, "%"))
-            r /= 100;
-        else if (end == arg || *end)
-            r = -1;
-        if (!(r > 0 && r <= 0.5))
-            return USAGE("--until-rse needs a relative standard error in (0, 50%%] such as 0.5%% "
-                         "or 0.005, or off, got '%s'",
-                         arg);
-        o->adaptive = true;
-        o->target_rse = r;
-        return 1;
+    return KILN_OK;
+}
+
+/* --arch: an architecture the toolkit compiles for (gpuarch.h). */
+static enum kiln_rc arch_option(const char *arg, struct cli_common *o, struct kiln_err *err)
+{
+    int cc;
+    struct kiln_err e = KILN_ERR_INIT;
+    if (gpuarch_check(arg, "--arch", &cc, &e) != KILN_OK)
+        return USAGE("%s", e.msg);
+    o->arch = arg;
+    return KILN_OK;
+}
+
+/* --until-rse: "off", or a relative standard error in (0, 50%] given as a
+ * fraction (0.005) or a percentage (0.5%). */
+static enum kiln_rc until_rse_option(const char *arg, struct cli_common *o, struct kiln_err *err)
+{
+    o->timing_set = true;
+    if (!strcmp(arg, "off")) {
+        o->adaptive = false;
+        return KILN_OK;
     }
-    case CLI_OPT_TIME_BUDGET: {
-        char *end;
-        double s = strtod(arg, &end);
-        if (end == arg || *end || !(s > 0 && s <= 3600))
-            return USAGE("--time-budget needs seconds in (0, 3600], got '%s'", arg);
-        o->budget_ms = s * 1000;
-        return 1;
-    }
+    char *end;
+    double r = strtod(arg, &end);
+    if (end != arg && !strcmp(end, "%"))
+        r /= 100;
+    else if (end == arg || *end)
+        r = -1;
+    if (!(r > 0 && r <= 0.5))
+        return USAGE("--until-rse needs a relative standard error in (0, 50%%] such as 0.5%% "
+                     "or 0.005, or off, got '%s'",
+                     arg);
+    o->adaptive = true;
+    o->target_rse = r;
+    return KILN_OK;
+}
+
+/* --time-budget: seconds in (0, 3600]. */
+static enum kiln_rc time_budget_option(const char *arg, struct cli_common *o, struct kiln_err *err)
+{
+    char *end;
+    double s = strtod(arg, &end);
+    if (end == arg || *end || !(s > 0 && s <= 3600))
+        return USAGE("--time-budget needs seconds in (0, 3600], got '%s'", arg);
+    o->budget_ms = s * 1000;
+    return KILN_OK;
+}
+
+/* --executor and the Slurm options that go with it (strings, checked by
+ * cli_common_check and the Slurm runner). */
+static enum kiln_rc executor_option(int opt, const char *arg, struct cli_common *o,
+                                    struct kiln_err *err)
+{
+    switch (opt) {
     case CLI_OPT_EXECUTOR:
         if (!strcmp(arg, "local"))
             o->executor = CLI_EXEC_LOCAL;
@@ -108,32 +139,58 @@ int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_comm
             o->executor = CLI_EXEC_SLURM;
         else
             return USAGE("unknown executor '%s' (local or slurm)", arg);
-        return 1;
+        break;
     case CLI_OPT_SPOOL:
         o->slurm.spool = arg;
-        return 1;
+        break;
     case CLI_OPT_PARTITION:
         o->slurm.partition = arg;
-        return 1;
+        break;
     case CLI_OPT_ACCOUNT:
         o->slurm.account = arg;
-        return 1;
+        break;
     case CLI_OPT_SLURM_KILN:
         o->slurm.node_kiln = arg;
-        return 1;
+        break;
     case CLI_OPT_SLURM_GRES:
         o->slurm.gres = arg;
-        return 1;
-    case CLI_OPT_SLURM_ARRAY_LIMIT:
-        if (cli_parse_long(arg, 1, 10000, &v))
-            return USAGE("--slurm-array-limit needs 1..10000 tasks at once, got '%s'", arg);
-        o->slurm.array_limit = (unsigned)v;
-        return 1;
+        break;
     }
-    return 0;
+    return KILN_OK;
 }
 
-int cli_common_check(const char *cmd, const struct cli_common *o)
+enum kiln_rc cli_common_option(int opt, const char *arg, struct cli_common *o, bool *taken,
+                               struct kiln_err *err)
+{
+    set_taken(taken, true);
+    switch (opt) {
+    case CLI_OPT_GPU:
+    case CLI_OPT_SEED:
+    case CLI_OPT_TIMEOUT:
+    case CLI_OPT_SLURM_ARRAY_LIMIT:
+        return number_option(opt, arg, o, err);
+    case CLI_OPT_INPUT_CASES:
+        o->input_cases = arg;
+        return KILN_OK;
+    case CLI_OPT_ARCH:
+        return arch_option(arg, o, err);
+    case CLI_OPT_UNTIL_RSE:
+        return until_rse_option(arg, o, err);
+    case CLI_OPT_TIME_BUDGET:
+        return time_budget_option(arg, o, err);
+    case CLI_OPT_EXECUTOR:
+    case CLI_OPT_SPOOL:
+    case CLI_OPT_PARTITION:
+    case CLI_OPT_ACCOUNT:
+    case CLI_OPT_SLURM_KILN:
+    case CLI_OPT_SLURM_GRES:
+        return executor_option(opt, arg, o, err);
+    }
+    set_taken(taken, false);
+    return KILN_OK;
+}
+
+enum kiln_rc cli_common_check(const struct cli_common *o, struct kiln_err *err)
 {
     bool slurm_opts = o->slurm.spool || o->slurm.partition || o->slurm.account ||
                       o->slurm.node_kiln || o->slurm.gres || o->slurm.array_limit;
@@ -145,7 +202,7 @@ int cli_common_check(const char *cmd, const struct cli_common *o)
                      "compute nodes share with this host)");
     if (o->budget_ms > 0 && !o->adaptive)
         return USAGE("--time-budget bounds adaptive timing: give --until-rse R with it");
-    return 0;
+    return KILN_OK;
 }
 
 /* Signal handlers reach only static storage: the flag and notice of the

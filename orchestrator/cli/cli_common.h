@@ -15,6 +15,10 @@
  * A command lists CLI_COMMON_OPTIONS in its getopt table (those it takes:
  * the letters below are reserved for them) and hands each option it does
  * not know itself to cli_common_option().
+ *
+ * The parsers print nothing: a bad value is KILN_E_USAGE with the message
+ * in `err`, which the command prints with cli_usage_report() (one line,
+ * exit status 2, as every usage error).
  */
 #ifndef KILN_CLI_COMMON_H
 #define KILN_CLI_COMMON_H
@@ -23,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "slurm.h"
 
 enum cli_executor { CLI_EXEC_LOCAL = 0, CLI_EXEC_SLURM = 1 };
@@ -88,9 +93,11 @@ enum cli_output { CLI_OUT_TEXT = 0, CLI_OUT_JSON, CLI_OUT_CSV, CLI_OUT_MARKDOWN,
         "quiet", no_argument, NULL, CLI_OPT_QUIET                                                  \
     }
 
-/* 1: `opt` was an output option, stored in *out; 0: it is not one; -1: a
- * different format was already chosen (the message is printed). */
-int cli_output_option(const char *cmd, int opt, enum cli_output *out);
+/* When `opt` is an output option, stores it in *out and sets *taken (NULL:
+ * the caller's table lists no other option that reaches this call);
+ * KILN_E_USAGE when a different format was already chosen. */
+enum kiln_rc cli_output_option(int opt, enum cli_output *out, bool *taken,
+                               struct kiln_err *err) KILN_NODISCARD;
 
 #define CLI_OPTS_GPU                                                                               \
     {                                                                                              \
@@ -168,14 +175,16 @@ int cli_output_option(const char *cmd, int opt, enum cli_output *out);
  */
 void cli_catch_stop(volatile sig_atomic_t *flag, const char *notice);
 
-/* 1: the option was one of the shared ones and is stored in `o`; 0: not a
- * shared option; -1: its value is out of bounds (the message is printed,
- * the command exits with KILN_EXIT_USAGE). */
-int cli_common_option(const char *cmd, int opt, const char *arg, struct cli_common *o);
+/* When `opt` is one of the shared options, stores its value `arg` in `o`
+ * and sets *taken (NULL as above); KILN_E_USAGE when the value is out of
+ * bounds. */
+enum kiln_rc cli_common_option(int opt, const char *arg, struct cli_common *o, bool *taken,
+                               struct kiln_err *err) KILN_NODISCARD;
 
 /* After parsing: checks combinations (--spool without slurm, slurm without
- * --spool). 0 or -1 as above. */
-int cli_common_check(const char *cmd, const struct cli_common *o);
+ * --spool, --time-budget without --until-rse); KILN_E_USAGE when they
+ * disagree. */
+enum kiln_rc cli_common_check(const struct cli_common *o, struct kiln_err *err) KILN_NODISCARD;
 
 /*
  * Starts the executor `o` asks for: NULL in *runner for local, else a Slurm

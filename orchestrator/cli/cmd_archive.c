@@ -121,13 +121,14 @@ int cmd_verify(int argc, char **argv)
     const struct kiln_cmd *self = cli_find("verify");
     const char *allowed = NULL;
     enum cli_output out = CLI_OUT_TEXT;
+    struct kiln_err usage = KILN_ERR_INIT;
     int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
-        int o = cli_output_option("verify", c, &out);
-        if (o < 0)
-            return KILN_EXIT_USAGE;
-        if (o == 1)
+        bool taken;
+        if (cli_output_option(c, &out, &taken, &usage) != KILN_OK)
+            return cli_usage_report("verify", &usage);
+        if (taken)
             continue;
         if (c == 'a')
             allowed = optarg;
@@ -172,8 +173,10 @@ static int parse_common(const char *name, int argc, char **argv, struct replay_o
     const struct kiln_cmd *self = cli_find(name);
     memset(o, 0, sizeof(*o));
     o->gpu = -1;
-    int done = 0, c, st;
+    int done = 0, c;
     long v;
+    bool taken;
+    struct kiln_err usage = KILN_ERR_INIT;
     /* --quiet is not an output format here: it silences progress and
      * warnings and combines with any of them. */
     enum cli_output out = CLI_OUT_TEXT;
@@ -186,9 +189,9 @@ static int parse_common(const char *name, int argc, char **argv, struct replay_o
         else if (c == 'g')
             return cli_usage_error(name, gpu_ok ? "--gpu takes a GPU index 0..63"
                                                 : "--gpu applies to kiln replay");
-        else if ((st = cli_output_option(name, c, &out)) < 0)
-            return KILN_EXIT_USAGE;
-        else if (st > 0)
+        else if (cli_output_option(c, &out, &taken, &usage) != KILN_OK)
+            return cli_usage_report(name, &usage);
+        else if (taken)
             o->format = out == CLI_OUT_JSON  ? REPLAY_JSON
                         : out == CLI_OUT_CSV ? REPLAY_CSV
                                              : REPLAY_MARKDOWN;

@@ -49,6 +49,7 @@ static int docs_search(const struct kiln_cmd *self, int argc, char **argv)
         CLI_OPTS_QUIET,  {"docs-dir", required_argument, NULL, 'D'}, {0, 0, 0, 0}};
     long limit = 5;
     enum cli_output out = CLI_OUT_TEXT;
+    struct kiln_err usage = KILN_ERR_INIT;
     int done = 0, c;
     const char *dir = NULL;
     optind = 1;
@@ -63,8 +64,8 @@ static int docs_search(const struct kiln_cmd *self, int argc, char **argv)
             dir = optarg;
             break;
         default:
-            if (cli_output_option("docs", c, &out) < 0)
-                return KILN_EXIT_USAGE;
+            if (cli_output_option(c, &out, NULL, &usage) != KILN_OK)
+                return cli_usage_report("docs", &usage);
             break;
         }
     }

@@ -33,10 +33,11 @@ int cmd_doctor(int argc, char **argv)
     const struct kiln_cmd *self = cli_find("doctor");
     int done = 0, c;
     enum cli_output out = CLI_OUT_TEXT;
+    struct kiln_err usage = KILN_ERR_INIT;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
-        if (cli_output_option("doctor", c, &out) < 0)
-            return KILN_EXIT_USAGE;
+        if (cli_output_option(c, &out, NULL, &usage) != KILN_OK)
+            return cli_usage_report("doctor", &usage);
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind < argc)

@@ -281,7 +281,6 @@ static enum kiln_rc configure(const struct eval_cli *o, const char *src, size_t 
 static int parse_option(int c, struct eval_cli *o)
 {
     long v;
-    int st;
     switch (c) {
     case 'b':
         if (!(o->backend = kiln_backend_from_name(optarg)))
@@ -326,13 +325,14 @@ static int parse_option(int c, struct eval_cli *o)
         if (!compile_tool_from_name(optarg, &o->compiler))
             return cli_usage_error("eval", "unknown compiler '%s' (nvcc or nvrtc)", optarg);
         break;
-    default:
-        st = cli_output_option("eval", c, &o->output);
-        if (st < 0)
-            return KILN_EXIT_USAGE;
-        if (st == 0 && cli_common_option("eval", c, optarg, &o->common) < 0)
-            return KILN_EXIT_USAGE;
+    default: {
+        struct kiln_err usage = KILN_ERR_INIT;
+        bool taken;
+        if (cli_output_option(c, &o->output, &taken, &usage) != KILN_OK ||
+            (!taken && cli_common_option(c, optarg, &o->common, NULL, &usage) != KILN_OK))
+            return cli_usage_report("eval", &usage);
         break;
+    }
     }
     return -1;
 }
@@ -371,8 +371,9 @@ static int parse_args(int argc, char **argv, struct eval_cli *o)
             return st;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
-    if (cli_common_check("eval", &o->common) < 0)
-        return KILN_EXIT_USAGE;
+    struct kiln_err usage = KILN_ERR_INIT;
+    if (cli_common_check(&o->common, &usage) != KILN_OK)
+        return cli_usage_report("eval", &usage);
     if (argc - optind != 2)
         return cli_usage_error("eval", "needs WORKLOAD and CANDIDATE");
     o->workload = argv[optind];

@@ -54,6 +54,7 @@ int cmd_gc(int argc, char **argv)
     const struct kiln_cmd *self = cli_find("gc");
     struct gc_options o = {.keep_last = -1, .older_than_days = -1, .now = (int64_t)time(NULL)};
     enum cli_output out = CLI_OUT_TEXT;
+    struct kiln_err usage = KILN_ERR_INIT;
     int done = 0, c;
     long v;
     optind = 1;
@@ -80,8 +81,8 @@ int cmd_gc(int argc, char **argv)
             o.dry_run = true;
             break;
         default:
-            if (cli_output_option("gc", c, &out) < 0)
-                return KILN_EXIT_USAGE;
+            if (cli_output_option(c, &out, NULL, &usage) != KILN_OK)
+                return cli_usage_report("gc", &usage);
             break;
         }
     }

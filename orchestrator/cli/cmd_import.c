@@ -339,7 +339,48 @@ static int import_folder(const char *folder, const char *out_dir, const struct i
     return status;
 }
 
-int cmd_import(int argc, char **argv)
+/* kiln import's command line. */
+struct import_cli {
+    const char *dir, *kernel_path, *name; /* -o, --kernel, --name */
+    const char *problem;                  /* PROBLEM.py or DIR */
+    bool folder;                          /* problem is a folder */
+    struct import_opts io;
+    enum cli_output out;
+};
+
+/* One option into `ic` (the shared ones into `common`): -1 when taken, else
+ * a usage error's exit status. */
+static int import_option(int c, struct import_cli *ic, struct cli_common *common)
+{
+    switch (c) {
+    case 'o':
+        ic->dir = optarg;
+        break;
+    case 'f':
+        ic->io.flops = optarg;
+        break;
+    case 'k':
+        ic->kernel_path = optarg;
+        break;
+    case 'n':
+        ic->name = optarg;
+        break;
+    case 'C':
+        ic->io.check = false;
+        break;
+    default: {
+        struct kiln_err usage = KILN_ERR_INIT;
+        if (cli_common_option(c, optarg, common, NULL, &usage) != KILN_OK ||
+            cli_output_option(c, &ic->out, NULL, &usage) != KILN_OK)
+            return cli_usage_report("import", &usage);
+        break;
+    }
+    }
+    return -1;
+}
+
+/* The options and arguments into `ic`: -1 to go on, else the exit status. */
+static int parse_import_args(int argc, char **argv, struct import_cli *ic)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
                                          {"output", required_argument, NULL, 'o'},
@@ -352,104 +393,111 @@ int cmd_import(int argc, char **argv)
                                          CLI_OPTS_QUIET,
                                          {0, 0, 0, 0}};
     const struct kiln_cmd *self = cli_find("import");
-    const char *dir = NULL, *kernel_path = NULL, *name = NULL;
-    struct import_opts io = {.flops = "0", .check = true};
     struct cli_common common = {0};
-    enum cli_output out = CLI_OUT_TEXT;
-    int done = 0, c;
+    int done = 0, c, status;
     optind = 1;
-    while ((c = cli_getopt(self, argc, argv, "o:", opts, &done)) != -1) {
-        switch (c) {
-        case 'o':
-            dir = optarg;
-            break;
-        case 'f':
-            io.flops = optarg;
-            break;
-        case 'k':
-            kernel_path = optarg;
-            break;
-        case 'n':
-            name = optarg;
-            break;
-        case 'C':
-            io.check = false;
-            break;
-        default:
-            if (cli_common_option("import", c, optarg, &common) < 0 ||
-                cli_output_option("import", c, &out) < 0)
-                return KILN_EXIT_USAGE;
-            break;
-        }
-    }
+    while ((c = cli_getopt(self, argc, argv, "o:", opts, &done)) != -1)
+        if ((status = import_option(c, ic, &common)) >= 0)
+            return status;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind + 2 != argc || strcmp(argv[optind], "kernelbench") != 0)
         return cli_usage_error("import", "usage: kiln import kernelbench PROBLEM.py|DIR [-o DIR]");
-    io.timeout_ms = common.timeout_s > 0 ? 1000LL * common.timeout_s : 120000;
-    const char *problem = argv[optind + 1];
+    ic->io.timeout_ms = common.timeout_s > 0 ? 1000LL * common.timeout_s : 120000;
+    ic->problem = argv[optind + 1];
     struct stat st;
-    bool folder = stat(problem, &st) == 0 && S_ISDIR(st.st_mode);
-    if (folder && name)
+    ic->folder = stat(ic->problem, &st) == 0 && S_ISDIR(st.st_mode);
+    if (ic->folder && ic->name)
         return cli_usage_error("import", "--name names one workload; a folder's are derived "
                                          "from its files' names");
-    struct kiln_err err;
-    kiln_err_clear(&err);
-    char *kernel = NULL;
-    if (kernel_path &&
-        fs_read_file(kernel_path, 1u << 20, &kernel, &io.kernel_len, &err) != KILN_OK) {
+    return -1;
+}
+
+/* --kernel's file into *kernel (the caller frees it) and ic->io: -1 to go
+ * on, else the exit status. */
+static int read_kernel(struct import_cli *ic, char **kernel)
+{
+    if (!ic->kernel_path)
+        return -1;
+    struct kiln_err err = KILN_ERR_INIT;
+    if (fs_read_file(ic->kernel_path, 1u << 20, kernel, &ic->io.kernel_len, &err) != KILN_OK) {
         cli_report("import", &err);
         return KILN_EXIT_USAGE;
     }
-    io.kernel = kernel;
-    if (folder) {
-        int status = import_folder(problem, dir ? dir : ".", &io, out);
-        free(kernel);
-        return status;
-    }
-    char auto_name[KB_WORKLOAD_NAME_MAX + 1];
-    name_from_path(problem, auto_name);
-    if (!name)
-        name = auto_name;
+    ic->io.kernel = *kernel;
+    return -1;
+}
+
+/* A workload name kiln takes: [a-z0-9_], 1 to 64 characters. */
+static bool workload_name_valid(const char *name)
+{
     for (const char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) {
-            free(kernel);
-            return cli_usage_error("import", "--name: use [a-z0-9_], at most 64");
-        }
-    if (strlen(name) > KB_WORKLOAD_NAME_MAX || !name[0]) {
-        free(kernel);
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return false;
+    return name[0] && strlen(name) <= KB_WORKLOAD_NAME_MAX;
+}
+
+/* What was written, and what to do next. */
+static void print_imported(const char *dir, const char *name, const struct import_row *r,
+                           const struct import_opts *io)
+{
+    printf("kiln: wrote %s (workload %s: %zu inputs, %zu parameters)\n", dir, name, r->ninputs,
+           r->nparams);
+    if (r->scaled[0])
+        printf("kiln: the performance case is scaled down to fit: %s\n", r->scaled);
+    if (io->check)
+        printf("kiln: checked: %s\n", IMPORT_CHECKED);
+    printf("kiln: next: kiln workload check %s   (every case, the performance one too)\n", dir);
+    if (!io->kernel)
+        printf("kiln: no starting kernel (optional): judge a kernel with kiln eval %s "
+               "CANDIDATE.cu, or let a model write one with kiln optimize %s --proposer "
+               "llm; the tuner and speedups vs the start need %s/kernel.cu (--kernel, "
+               "evaluator/CANDIDATE.md)\n",
+               dir, dir, dir);
+}
+
+/* kiln import kernelbench PROBLEM.py: one workload, into -o DIR or ./NAME. */
+static int import_file(const struct import_cli *ic)
+{
+    char auto_name[KB_WORKLOAD_NAME_MAX + 1];
+    name_from_path(ic->problem, auto_name);
+    const char *name = ic->name ? ic->name : auto_name;
+    if (!workload_name_valid(name))
         return cli_usage_error("import", "--name: use [a-z0-9_], at most 64");
-    }
-    if (!dir)
-        dir = name;
+    const char *dir = ic->dir ? ic->dir : name;
+    struct kiln_err err = KILN_ERR_INIT;
     struct import_row *r = calloc(1, sizeof(*r));
-    enum kiln_rc rc = r ? import_one(problem, name, dir, &io, r, &err)
-                        : kiln_fail(&err, KILN_E_NOMEM, "importing %s", problem);
-    free(kernel);
+    enum kiln_rc rc = r ? import_one(ic->problem, name, dir, &ic->io, r, &err)
+                        : kiln_fail(&err, KILN_E_NOMEM, "importing %s", ic->problem);
     int status = KILN_EXIT_OK;
     if (rc != KILN_OK) {
         cli_report("import", &err);
         status = KILN_EXIT_FAIL;
-    } else if (out == CLI_OUT_JSON) {
-        json_t *doc = row_json(r, io.check);
+    } else if (ic->out == CLI_OUT_JSON) {
+        json_t *doc = row_json(r, ic->io.check);
         if (doc)
             json_object_set_new(doc, "version", json_integer(1));
         status = print_json(doc);
-    } else if (out == CLI_OUT_TEXT) {
-        printf("kiln: wrote %s (workload %s: %zu inputs, %zu parameters)\n", dir, name, r->ninputs,
-               r->nparams);
-        if (r->scaled[0])
-            printf("kiln: the performance case is scaled down to fit: %s\n", r->scaled);
-        if (io.check)
-            printf("kiln: checked: %s\n", IMPORT_CHECKED);
-        printf("kiln: next: kiln workload check %s   (every case, the performance one too)\n", dir);
-        if (!io.kernel)
-            printf("kiln: no starting kernel (optional): judge a kernel with kiln eval %s "
-                   "CANDIDATE.cu, or let a model write one with kiln optimize %s --proposer "
-                   "llm; the tuner and speedups vs the start need %s/kernel.cu (--kernel, "
-                   "evaluator/CANDIDATE.md)\n",
-                   dir, dir, dir);
+    } else if (ic->out == CLI_OUT_TEXT) {
+        print_imported(dir, name, r, &ic->io);
     }
     free(r);
+    return status;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    struct import_cli ic = {.io = {.flops = "0", .check = true}, .out = CLI_OUT_TEXT};
+    int status = parse_import_args(argc, argv, &ic);
+    if (status >= 0)
+        return status;
+    char *kernel = NULL;
+    if ((status = read_kernel(&ic, &kernel)) >= 0)
+        return status;
+    if (ic.folder)
+        status = import_folder(ic.problem, ic.dir ? ic.dir : ".", &ic.io, ic.out);
+    else
+        status = import_file(&ic);
+    free(kernel);
     return status;
 }

@@ -143,10 +143,12 @@ static int parse_option(int c, struct opt_options *o, struct cli_common *common,
     case 'J':
         o->json = true;
         break;
-    default:
-        if (cli_common_option("optimize", c, optarg, common) < 0)
-            return KILN_EXIT_USAGE;
+    default: {
+        struct kiln_err usage = KILN_ERR_INIT;
+        if (cli_common_option(c, optarg, common, NULL, &usage) != KILN_OK)
+            return cli_usage_report("optimize", &usage);
         break;
+    }
     }
     return -1;
 }
@@ -231,8 +233,9 @@ static int parse_args(int argc, char **argv, struct opt_options *o, struct cli_c
             return st;
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
-    if (cli_common_check("optimize", common) < 0)
-        return KILN_EXIT_USAGE;
+    struct kiln_err usage = KILN_ERR_INIT;
+    if (cli_common_check(common, &usage) != KILN_OK)
+        return cli_usage_report("optimize", &usage);
     o->gpu = common->gpu;
     o->seed = common->seed;
     o->seed_random = !common->seed_set;
@@ -318,6 +321,7 @@ int cmd_resume(int argc, char **argv)
     const struct kiln_cmd *self = cli_find("resume");
     struct opt_resume_options ro = {0};
     struct cli_common common = {0};
+    struct kiln_err usage = KILN_ERR_INIT;
     int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -329,15 +333,15 @@ int cmd_resume(int argc, char **argv)
             ro.base_url = optarg;
         if (c == 'e')
             ro.dotenv = optarg;
-        if (c >= CLI_OPT_EXECUTOR && cli_common_option("resume", c, optarg, &common) < 0)
-            return KILN_EXIT_USAGE;
+        if (c >= CLI_OPT_EXECUTOR && cli_common_option(c, optarg, &common, NULL, &usage) != KILN_OK)
+            return cli_usage_report("resume", &usage);
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (argc - optind != 1)
         return cli_usage_error("resume", "needs exactly one run directory");
-    if (cli_common_check("resume", &common) < 0)
-        return KILN_EXIT_USAGE;
+    if (cli_common_check(&common, &usage) != KILN_OK)
+        return cli_usage_report("resume", &usage);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct kiln_err err;
     kiln_err_clear(&err);

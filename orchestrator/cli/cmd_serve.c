@@ -155,10 +155,15 @@ static int parse_serve_option(int c, struct serve_cli *s)
     case 'F':
     case 'K':
         return parse_worker_option(c, s);
-    default:
-        if (cli_common_option("serve", c, optarg, &s->cc) <= 0)
+    default: {
+        struct kiln_err usage = KILN_ERR_INIT;
+        bool taken;
+        if (cli_common_option(c, optarg, &s->cc, &taken, &usage) != KILN_OK)
+            return cli_usage_report("serve", &usage);
+        if (!taken)
             return KILN_EXIT_USAGE;
         break;
+    }
     }
     return -1;
 }
@@ -170,8 +175,9 @@ static int check_serve_options(struct serve_cli *s)
     struct serve_opts *o = &s->o;
     if (o->listen && o->socket)
         return cli_usage_error("serve", "--listen and --socket exclude each other");
-    if (cli_common_check("serve", &s->cc) < 0)
-        return KILN_EXIT_USAGE;
+    struct kiln_err usage = KILN_ERR_INIT;
+    if (cli_common_check(&s->cc, &usage) != KILN_OK)
+        return cli_usage_report("serve", &usage);
     if (s->cc.executor == CLI_EXEC_SLURM)
         o->slurm = &s->cc.slurm;
     /* Adaptive unless --until-rse off (the service's default: every entry
@@ -322,10 +328,12 @@ static int parse_token_option(int c, struct serve_token_opts *o, enum cli_output
                                    optarg);
         o->admin = !strcmp(optarg, "admin");
         break;
-    default:
-        if (cli_output_option("token", c, out) < 0)
-            return KILN_EXIT_USAGE;
+    default: {
+        struct kiln_err usage = KILN_ERR_INIT;
+        if (cli_output_option(c, out, NULL, &usage) != KILN_OK)
+            return cli_usage_report("token", &usage);
         break;
+    }
     }
     return -1;
 }

@@ -111,6 +111,7 @@ int cmd_summarize(int argc, char **argv)
     const struct kiln_cmd *self = cli_find("summarize");
     struct thresholds t = {{0, 1, 2}, 3};
     enum cli_output out = CLI_OUT_TEXT;
+    struct kiln_err usage = KILN_ERR_INIT;
     int done = 0, c;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -121,8 +122,8 @@ int cmd_summarize(int argc, char **argv)
                 return cli_usage_error("summarize", "--fast-p needs a number 0..1000, got '%s'",
                                        optarg);
             add_threshold(&t, p);
-        } else if (cli_output_option("summarize", c, &out) < 0) {
-            return KILN_EXIT_USAGE;
+        } else if (cli_output_option(c, &out, NULL, &usage) != KILN_OK) {
+            return cli_usage_report("summarize", &usage);
         }
     }
     if (done)

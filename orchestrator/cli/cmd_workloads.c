@@ -40,114 +40,176 @@ static void first_sentence(const char *d, char *out, size_t cap)
     snprintf(out, cap, "%.*s...", (int)cut, d);
 }
 
-int cmd_workloads(int argc, char **argv)
+/* kiln workloads lists at most this many. */
+#define LISTED_MAX 128
+
+/* The options: -1 to go on, else the exit status. */
+static int parse_workloads_args(int argc, char **argv, enum cli_output *out)
 {
     static const struct option opts[] = {
         CLI_HELP_OPTION, CLI_OPTS_JSON, CLI_OPTS_QUIET, {0, 0, 0, 0}};
-    enum cli_output out = CLI_OUT_TEXT;
+    struct kiln_err usage = KILN_ERR_INIT;
     const struct kiln_cmd *self = cli_find("workloads");
     int done = 0;
     optind = 1;
     int opt;
     while ((opt = cli_getopt(self, argc, argv, "", opts, &done)) != -1)
-        if (cli_output_option("workloads", opt, &out) < 0)
-            return KILN_EXIT_USAGE;
+        if (cli_output_option(opt, out, NULL, &usage) != KILN_OK)
+            return cli_usage_report("workloads", &usage);
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind < argc)
         return cli_usage_error("workloads", "unexpected argument '%s'", argv[optind]);
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/workloads", fs_data_dir());
+    return -1;
+}
+
+/* A directory without workload.json that holds workloads (kernelbench/) is
+ * a group: its members go into names[*n...] as GROUP/NAME. How many (0:
+ * dir/group is not a group). */
+static size_t add_group_members(const char *dir, const char *group, char **names, size_t *n)
+{
+    char sub[PATH_MAX], probe[PATH_MAX + 16];
+    snprintf(sub, sizeof(sub), "%s/%s", dir, group);
+    snprintf(probe, sizeof(probe), "%s/workload.json", sub);
+    DIR *g = access(probe, F_OK) != 0 ? opendir(sub) : NULL;
+    if (!g)
+        return 0;
+    struct dirent *ge;
+    size_t members = 0;
+    while ((ge = readdir(g)) && *n < LISTED_MAX) {
+        char name[PATH_MAX];
+        snprintf(name, sizeof(name), "%s/%s", group, ge->d_name);
+        snprintf(probe, sizeof(probe), "%s/%s/workload.json", sub, ge->d_name);
+        if (ge->d_name[0] != '.' && ge->d_type == DT_DIR && access(probe, F_OK) == 0) {
+            names[(*n)++] = strdup(name);
+            members++;
+        }
+    }
+    closedir(g);
+    return members;
+}
+
+/* The workloads in dir, sorted by name, into names[] (each strdup()ed, the
+ * caller frees them): -1 to go on, else the exit status. */
+static int list_names(const char *dir, char **names, size_t *n)
+{
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "kiln: cannot open %s (set KILN_DATA_DIR to kiln's source tree)\n", dir);
         return KILN_EXIT_USAGE;
     }
-    char *names[128];
-    size_t n = 0;
     struct dirent *de;
-    while ((de = readdir(d)) && n < 128) {
+    while ((de = readdir(d)) && *n < LISTED_MAX) {
         if (de->d_name[0] == '.' || de->d_type != DT_DIR)
             continue;
-        /* A directory without workload.json that holds workloads (kernelbench/)
-         * is a group: its members are listed as GROUP/NAME. */
-        char sub[PATH_MAX], probe[PATH_MAX + 16];
-        snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-        snprintf(probe, sizeof(probe), "%s/workload.json", sub);
-        DIR *g = access(probe, F_OK) != 0 ? opendir(sub) : NULL;
-        struct dirent *ge;
-        size_t members = 0;
-        while (g && (ge = readdir(g)) && n < 128) {
-            char name[PATH_MAX];
-            snprintf(name, sizeof(name), "%s/%s", de->d_name, ge->d_name);
-            snprintf(probe, sizeof(probe), "%s/%s/workload.json", sub, ge->d_name);
-            if (ge->d_name[0] != '.' && ge->d_type == DT_DIR && access(probe, F_OK) == 0) {
-                names[n++] = strdup(name);
-                members++;
-            }
-        }
-        if (g)
-            closedir(g);
-        if (!members && n < 128)
-            names[n++] = strdup(de->d_name);
+        size_t members = add_group_members(dir, de->d_name, names, n);
+        if (!members && *n < LISTED_MAX)
+            names[(*n)++] = strdup(de->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof(*names), by_name);
-    /* The name column is as wide as the longest name: the names are what
-     * kiln eval and optimize take (GROUP/NAME for a group's members). */
+    qsort(names, *n, sizeof(*names), by_name);
+    return -1;
+}
+
+/* The name column is as wide as the longest name (14 to 64): the names are
+ * what kiln eval and optimize take (GROUP/NAME for a group's members). */
+static int name_width(char *const *names, size_t n)
+{
     int width = 14;
     for (size_t i = 0; i < n; i++)
         if (names[i] && (int)strlen(names[i]) > width)
             width = (int)strlen(names[i]) < 64 ? (int)strlen(names[i]) : 64;
-    int status = KILN_EXIT_OK;
+    return width;
+}
+
+/* A workload that loads: its backends, cases and first sentence. */
+static void list_loaded(const char *name, int width, const struct workload *w, enum cli_output out,
+                        json_t *list)
+{
+    size_t perf = 0;
+    for (size_t c = 0; c < w->ncases; c++)
+        perf += w->cases[c].kind == WL_CASE_PERFORMANCE;
+    char line[80];
+    first_sentence(w->description, line, sizeof(line));
+    const char *be = w->backends == KILN_BACKEND_ALL    ? "cuda,cpu"
+                     : w->backends == KILN_BACKEND_CUDA ? "cuda"
+                                                        : "cpu";
+    if (out == CLI_OUT_TEXT)
+        printf("%-*s %-9s %2zu cases (%zu perf)  %s\n", width, name, be, w->ncases, perf, line);
+    json_array_append_new(
+        list, json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s}", "name", name, "status", "ok",
+                        "backends", be, "cases", (json_int_t)w->ncases, "performance_cases",
+                        (json_int_t)perf, "sha256", w->hash, "description", line));
+}
+
+/* A workload that does not load: BROKEN, and why. */
+static void list_broken(const char *name, int width, const struct kiln_err *err,
+                        enum cli_output out, json_t *list)
+{
+    char esc[KILN_ERR_MSG_MAX * 4];
+    text_escape_control(esc, sizeof(esc), err->msg);
+    if (out == CLI_OUT_TEXT)
+        printf("%-*s BROKEN: %s\n", width, name, esc);
+    json_array_append_new(
+        list, json_pack("{s:s, s:s, s:s}", "name", name, "status", "broken", "error", esc));
+}
+
+/* Workload `name` of dir into `list` (and on stdout as text): false when
+ * it does not load. */
+static bool list_workload(const char *dir, const char *name, int width, enum cli_output out,
+                          json_t *list)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct workload *w = NULL;
+    struct kiln_err err = KILN_ERR_INIT;
+    bool loaded = workload_load(path, &w, &err) == KILN_OK;
+    if (loaded)
+        list_loaded(name, width, w, out, list);
+    else
+        list_broken(name, width, &err, out, list);
+    workload_free(w);
+    return loaded;
+}
+
+/* --json: the list as one document; `status` unless printing fails. */
+static int print_listing(json_t *list, enum cli_output out, int status)
+{
+    if (out != CLI_OUT_JSON) {
+        json_decref(list);
+        return status;
+    }
+    json_t *doc = json_pack("{s:i, s:o}", "version", 1, "workloads", list);
+    if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+        fprintf(stderr, "kiln workloads: out of memory printing JSON\n");
+        status = KILN_EXIT_USAGE;
+    }
+    putchar('\n');
+    json_decref(doc);
+    return status;
+}
+
+int cmd_workloads(int argc, char **argv)
+{
+    enum cli_output out = CLI_OUT_TEXT;
+    int status = parse_workloads_args(argc, argv, &out);
+    if (status >= 0)
+        return status;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/workloads", fs_data_dir());
+    char *names[LISTED_MAX];
+    size_t n = 0;
+    if ((status = list_names(dir, names, &n)) >= 0)
+        return status;
+    int width = name_width(names, n);
+    status = KILN_EXIT_OK;
     json_t *list = json_array();
     for (size_t i = 0; i < n; i++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        struct workload *w = NULL;
-        struct kiln_err err;
-        kiln_err_clear(&err);
-        if (names[i] && workload_load(path, &w, &err) == KILN_OK) {
-            size_t perf = 0;
-            for (size_t c = 0; c < w->ncases; c++)
-                perf += w->cases[c].kind == WL_CASE_PERFORMANCE;
-            char line[80];
-            first_sentence(w->description, line, sizeof(line));
-            const char *be = w->backends == KILN_BACKEND_ALL    ? "cuda,cpu"
-                             : w->backends == KILN_BACKEND_CUDA ? "cuda"
-                                                                : "cpu";
-            if (out == CLI_OUT_TEXT)
-                printf("%-*s %-9s %2zu cases (%zu perf)  %s\n", width, names[i], be, w->ncases,
-                       perf, line);
-            json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:s}", "name",
-                                                  names[i], "status", "ok", "backends", be, "cases",
-                                                  (json_int_t)w->ncases, "performance_cases",
-                                                  (json_int_t)perf, "sha256", w->hash,
-                                                  "description", line));
-        } else if (names[i]) {
-            char esc[KILN_ERR_MSG_MAX * 4];
-            text_escape_control(esc, sizeof(esc), err.msg);
-            if (out == CLI_OUT_TEXT)
-                printf("%-*s BROKEN: %s\n", width, names[i], esc);
-            json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name", names[i], "status",
-                                                  "broken", "error", esc));
+        if (names[i] && !list_workload(dir, names[i], width, out, list))
             status = KILN_EXIT_FAIL;
-        }
-        workload_free(w);
         free(names[i]);
     }
-    if (out == CLI_OUT_JSON) {
-        json_t *doc = json_pack("{s:i, s:o}", "version", 1, "workloads", list);
-        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
-            fprintf(stderr, "kiln workloads: out of memory printing JSON\n");
-            status = KILN_EXIT_USAGE;
-        }
-        putchar('\n');
-        json_decref(doc);
-    } else {
-        json_decref(list);
-    }
-    return status;
+    return print_listing(list, out, status);
 }
 
 /* What workload check was given in place of the workload's own data. */
@@ -178,6 +240,7 @@ static int workload_check(int argc, char **argv)
     int done = 0, c;
     unsigned backends = KILN_BACKEND_ALL;
     struct cli_common common = {.seed = 1};
+    struct kiln_err usage = KILN_ERR_INIT;
     const char *cache = NULL;
     optind = 1;
     while ((c = cli_getopt(self, argc, argv, "", opts, &done)) != -1) {
@@ -185,12 +248,12 @@ static int workload_check(int argc, char **argv)
             return cli_usage_error("workload", "unknown backend '%s' (cuda, cpu or all)", optarg);
         if (c == 'c')
             cache = optarg;
-        if (cli_common_option("workload", c, optarg, &common) < 0)
-            return KILN_EXIT_USAGE;
+        if (cli_common_option(c, optarg, &common, NULL, &usage) != KILN_OK)
+            return cli_usage_report("workload", &usage);
         if (c == 'R')
             reference = optarg;
-        if (cli_output_option("workload", c, &out) < 0)
-            return KILN_EXIT_USAGE;
+        if (cli_output_option(c, &out, NULL, &usage) != KILN_OK)
+            return cli_usage_report("workload", &usage);
     }
     if (done)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;

@@ -184,67 +184,94 @@ static enum kiln_rc parse_tensor_call(const struct kb_problem *p, const char *s,
     return KILN_OK;
 }
 
-/* A statement of get_inputs' body. `vars` collects NAME = torch.randn(...). */
-static enum kiln_rc body_line(struct kb_problem *p, char *s, int line, struct kb_input *vars,
-                              size_t *nvars, bool *returned, struct kiln_err *err)
+/* A name bound above (in `vars`) at *q, returned by get_inputs: into `in`. */
+static enum kiln_rc bound_tensor(const char **q, int line, const struct kb_input *vars,
+                                 size_t nvars, struct kb_input *in, struct kiln_err *err)
 {
-    if (*returned)
-        return kiln_fail(err, KILN_E_REJECTED, "line %d: get_inputs: code after its return", line);
-    if (strncmp(s, "return", 6) == 0 && !is_ident_char(s[6])) {
-        char *r = trim(s + 6);
-        size_t l = strlen(r);
-        if (l >= 2 && (r[0] == '[' || r[0] == '(') && (r[l - 1] == ']' || r[l - 1] == ')')) {
-            r[l - 1] = '\0';
-            r++;
-        }
-        /* Items: names bound above, or inline torch.randn(...) calls. */
-        const char *q = r;
-        for (;;) {
-            while (*q == ' ' || *q == '\t' || *q == ',')
-                q++;
-            if (!*q)
-                break;
-            if (p->ninputs >= KB_MAX_INPUTS)
-                return kiln_fail(err, KILN_E_LIMIT, "line %d: get_inputs returns more than %d",
-                                 line, KB_MAX_INPUTS);
-            struct kb_input *in = &p->inputs[p->ninputs];
-            if (strncmp(q, "torch.", 6) == 0) {
-                const char *end;
-                enum kiln_rc rc = parse_tensor_call(p, q, line, in, &end, err);
-                if (rc != KILN_OK)
-                    return rc;
-                snprintf(in->name, sizeof(in->name), "in%zu", p->ninputs);
-                q = end;
-            } else {
-                size_t n = 0;
-                while (is_ident_char(q[n]))
-                    n++;
-                size_t k = 0;
-                for (; k < *nvars; k++)
-                    if (strlen(vars[k].name) == n && strncmp(vars[k].name, q, n) == 0)
-                        break;
-                if (n == 0 || k == *nvars)
-                    return kiln_fail(err, KILN_E_REJECTED,
-                                     "line %d: get_inputs returns '%.40s', which is not a tensor "
-                                     "it made with torch.randn or torch.rand",
-                                     line, q);
-                *in = vars[k];
-                q += n;
-            }
-            for (size_t j = 0; j < p->ninputs; j++)
-                if (strcmp(p->inputs[j].name, in->name) == 0)
-                    return kiln_fail(err, KILN_E_REJECTED, "line %d: get_inputs returns %s twice",
-                                     line, in->name);
-            p->ninputs++;
-            while (*q == ' ' || *q == '\t')
-                q++;
-            if (*q && *q != ',')
-                return kiln_fail(err, KILN_E_PARSE, "line %d: get_inputs: unexpected '%.20s'", line,
-                                 q);
-        }
-        *returned = true;
-        return KILN_OK;
+    const char *s = *q;
+    size_t n = 0;
+    while (is_ident_char(s[n]))
+        n++;
+    size_t k = 0;
+    for (; k < nvars; k++)
+        if (strlen(vars[k].name) == n && strncmp(vars[k].name, s, n) == 0)
+            break;
+    if (n == 0 || k == nvars)
+        return kiln_fail(err, KILN_E_REJECTED,
+                         "line %d: get_inputs returns '%.40s', which is not a tensor "
+                         "it made with torch.randn or torch.rand",
+                         line, s);
+    *in = vars[k];
+    *q = s + n;
+    return KILN_OK;
+}
+
+/* An inline torch.randn(...) call at *q, returned by get_inputs: into `in`,
+ * named by its place (in0, in1, ...). */
+static enum kiln_rc inline_tensor(const struct kb_problem *p, const char **q, int line,
+                                  struct kb_input *in, struct kiln_err *err)
+{
+    const char *end;
+    enum kiln_rc rc = parse_tensor_call(p, *q, line, in, &end, err);
+    if (rc != KILN_OK)
+        return rc;
+    snprintf(in->name, sizeof(in->name), "in%zu", p->ninputs);
+    *q = end;
+    return KILN_OK;
+}
+
+/* One item of get_inputs' return list at *q: the problem's next input;
+ * *q moves past it (to the comma or the end). */
+static enum kiln_rc return_item(struct kb_problem *p, const char **q, int line,
+                                const struct kb_input *vars, size_t nvars, struct kiln_err *err)
+{
+    if (p->ninputs >= KB_MAX_INPUTS)
+        return kiln_fail(err, KILN_E_LIMIT, "line %d: get_inputs returns more than %d", line,
+                         KB_MAX_INPUTS);
+    struct kb_input *in = &p->inputs[p->ninputs];
+    enum kiln_rc rc = strncmp(*q, "torch.", 6) == 0 ? inline_tensor(p, q, line, in, err)
+                                                    : bound_tensor(q, line, vars, nvars, in, err);
+    if (rc != KILN_OK)
+        return rc;
+    for (size_t j = 0; j < p->ninputs; j++)
+        if (strcmp(p->inputs[j].name, in->name) == 0)
+            return kiln_fail(err, KILN_E_REJECTED, "line %d: get_inputs returns %s twice", line,
+                             in->name);
+    p->ninputs++;
+    while (**q == ' ' || **q == '\t')
+        (*q)++;
+    if (**q && **q != ',')
+        return kiln_fail(err, KILN_E_PARSE, "line %d: get_inputs: unexpected '%.20s'", line, *q);
+    return KILN_OK;
+}
+
+/* What follows get_inputs' `return`: a list, a tuple or bare items, each
+ * an input of the problem. */
+static enum kiln_rc return_line(struct kb_problem *p, char *r, int line,
+                                const struct kb_input *vars, size_t nvars, struct kiln_err *err)
+{
+    size_t l = strlen(r);
+    if (l >= 2 && (r[0] == '[' || r[0] == '(') && (r[l - 1] == ']' || r[l - 1] == ')')) {
+        r[l - 1] = '\0';
+        r++;
     }
+    const char *q = r;
+    for (;;) {
+        while (*q == ' ' || *q == '\t' || *q == ',')
+            q++;
+        if (!*q)
+            return KILN_OK;
+        enum kiln_rc rc = return_item(p, &q, line, vars, nvars, err);
+        if (rc != KILN_OK)
+            return rc;
+    }
+}
+
+/* `NAME = torch.randn(dims)` (or torch.rand) in get_inputs: a tensor bound
+ * to a name, added to `vars`. */
+static enum kiln_rc assign_line(const struct kb_problem *p, char *s, int line,
+                                struct kb_input *vars, size_t *nvars, struct kiln_err *err)
+{
     size_t n = 0;
     while (is_ident_char(s[n]))
         n++;
@@ -277,6 +304,137 @@ static enum kiln_rc body_line(struct kb_problem *p, char *s, int line, struct kb
     return KILN_OK;
 }
 
+/* A statement of get_inputs' body. `vars` collects NAME = torch.randn(...). */
+static enum kiln_rc body_line(struct kb_problem *p, char *s, int line, struct kb_input *vars,
+                              size_t *nvars, bool *returned, struct kiln_err *err)
+{
+    if (*returned)
+        return kiln_fail(err, KILN_E_REJECTED, "line %d: get_inputs: code after its return", line);
+    if (strncmp(s, "return", 6) != 0 || is_ident_char(s[6]))
+        return assign_line(p, s, line, vars, nvars, err);
+    enum kiln_rc rc = return_line(p, trim(s + 6), line, vars, *nvars, err);
+    if (rc == KILN_OK)
+        *returned = true;
+    return rc;
+}
+
+/* Where in the file a line is: which top-level definition it belongs to. */
+enum kb_section { IN_TOP, IN_GET_INPUTS, IN_MODEL, IN_OTHER };
+
+/* What kbimport_parse has seen so far. */
+struct parse_state {
+    enum kb_section section;
+    bool have_model, have_forward, have_gi, have_init;
+    bool returned, names_unknown;
+    struct kb_input vars[KB_MAX_INPUTS]; /* get_inputs' NAME = torch.randn(...) */
+    size_t nvars;
+};
+
+/* Line `lineno` of src, from *at, into buf[KB_MAX_LINE + 1] without its
+ * newline, carriage return or comment; *at moves to the next line. */
+static enum kiln_rc read_line(const char *src, size_t len, size_t *at, int lineno, char *buf,
+                              struct kiln_err *err)
+{
+    const char *nl = memchr(src + *at, '\n', len - *at);
+    size_t end = nl ? (size_t)(nl - src) : len, l = end - *at;
+    if (l > KB_MAX_LINE)
+        return kiln_fail(err, KILN_E_LIMIT, "line %d: longer than %d bytes", lineno, KB_MAX_LINE);
+    memcpy(buf, src + *at, l);
+    buf[l] = '\0';
+    *at = end + 1;
+    if (l && buf[l - 1] == '\r')
+        buf[--l] = '\0';
+    cut_comment(buf);
+    return KILN_OK;
+}
+
+/* A line at column 0: which definition starts, or a module-level constant. */
+static enum kiln_rc top_line(struct kb_problem *p, struct parse_state *st, char *s, int lineno,
+                             struct kiln_err *err)
+{
+    st->section = IN_TOP;
+    if (strncmp(s, "def get_inputs(", 15) == 0) {
+        if (st->have_gi)
+            return kiln_fail(err, KILN_E_REJECTED, "line %d: get_inputs defined twice", lineno);
+        st->have_gi = true;
+        st->section = IN_GET_INPUTS;
+    } else if (strncmp(s, "def get_init_inputs(", 20) == 0) {
+        st->have_init = true;
+        st->section = IN_OTHER;
+    } else if (strncmp(s, "class Model(", 12) == 0 || strncmp(s, "class Model:", 12) == 0) {
+        st->have_model = true;
+        st->section = IN_MODEL;
+    } else if (strncmp(s, "def ", 4) == 0 || strncmp(s, "class ", 6) == 0) {
+        st->section = IN_OTHER;
+    } else {
+        return top_assignment(p, s, lineno, err);
+    }
+    return KILN_OK;
+}
+
+/* An indented line: Model's forward(), or a statement of get_inputs. */
+static void indented_line(struct kb_problem *p, struct parse_state *st, char *s, int lineno)
+{
+    if (st->section == IN_MODEL && strncmp(s, "def forward(", 12) == 0)
+        st->have_forward = true;
+    /* get_inputs' text only names the tensors; what it makes is learned
+     * by running it in the sandbox (kbprobe.h), so a body this reader
+     * does not follow just leaves the names in0, in1, ... */
+    if (st->section == IN_GET_INPUTS && !st->names_unknown) {
+        struct kiln_err ignore;
+        kiln_err_clear(&ignore);
+        if (body_line(p, s, lineno, st->vars, &st->nvars, &st->returned, &ignore) != KILN_OK) {
+            st->names_unknown = true;
+            p->ninputs = 0;
+        }
+    }
+}
+
+static enum kiln_rc parse_lines(const char *src, size_t len, struct kb_problem *p,
+                                struct parse_state *st, struct kiln_err *err)
+{
+    char buf[KB_MAX_LINE + 1];
+    int lineno = 0;
+    for (size_t at = 0; at < len;) {
+        enum kiln_rc rc = read_line(src, len, &at, ++lineno, buf, err);
+        if (rc != KILN_OK)
+            return rc;
+        bool indented = buf[0] == ' ' || buf[0] == '\t';
+        char *s = trim(buf);
+        if (!*s)
+            continue;
+        if (indented)
+            indented_line(p, st, s, lineno);
+        else if ((rc = top_line(p, st, s, lineno, err)) != KILN_OK)
+            return rc;
+    }
+    return KILN_OK;
+}
+
+static enum kiln_rc check_complete(const struct parse_state *st, struct kiln_err *err)
+{
+    if (st->have_model && st->have_forward && st->have_gi && st->have_init)
+        return KILN_OK;
+    return kiln_fail(err, KILN_E_REJECTED,
+                     "not a KernelBench problem: it needs class Model with forward(), "
+                     "get_inputs() and get_init_inputs() (missing: %s%s%s%s)",
+                     st->have_model ? "" : "class Model ", st->have_forward ? "" : "forward() ",
+                     st->have_gi ? "" : "get_inputs() ", st->have_init ? "" : "get_init_inputs()");
+}
+
+/* The problem's source, kept for the scripts (they embed it). */
+static enum kiln_rc keep_source(struct kb_problem *p, const char *src, size_t len,
+                                struct kiln_err *err)
+{
+    p->source = malloc(len + 1);
+    if (!p->source)
+        return kiln_fail(err, KILN_E_NOMEM, "copying the problem");
+    memcpy(p->source, src, len);
+    p->source[len] = '\0';
+    p->len = len;
+    return KILN_OK;
+}
+
 enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *p, struct kiln_err *err)
 {
     memset(p, 0, sizeof(*p));
@@ -285,83 +443,12 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *p, s
                          KB_MAX_SRC);
     if (memchr(src, '\0', len))
         return kiln_fail(err, KILN_E_REJECTED, "the problem file has a NUL byte: not python text");
-    enum { TOP, GET_INPUTS, MODEL, OTHER } state = TOP;
-    bool have_model = false, have_forward = false, have_gi = false, have_init = false;
-    bool returned = false, names_unknown = false;
-    struct kb_input vars[KB_MAX_INPUTS];
-    size_t nvars = 0;
-    enum kiln_rc rc = KILN_OK;
-    int lineno = 0;
-    char buf[KB_MAX_LINE + 1];
-    for (size_t at = 0; at < len && rc == KILN_OK;) {
-        const char *nl = memchr(src + at, '\n', len - at);
-        size_t end = nl ? (size_t)(nl - src) : len, l = end - at;
-        lineno++;
-        if (l > KB_MAX_LINE) {
-            rc = kiln_fail(err, KILN_E_LIMIT, "line %d: longer than %d bytes", lineno, KB_MAX_LINE);
-            break;
-        }
-        memcpy(buf, src + at, l);
-        buf[l] = '\0';
-        at = end + 1;
-        if (l && buf[l - 1] == '\r')
-            buf[--l] = '\0';
-        cut_comment(buf);
-        bool indented = buf[0] == ' ' || buf[0] == '\t';
-        char *s = trim(buf);
-        if (!*s)
-            continue;
-        if (!indented) {
-            state = TOP;
-            if (strncmp(s, "def get_inputs(", 15) == 0) {
-                if (have_gi)
-                    rc = kiln_fail(err, KILN_E_REJECTED, "line %d: get_inputs defined twice",
-                                   lineno);
-                have_gi = true;
-                state = GET_INPUTS;
-            } else if (strncmp(s, "def get_init_inputs(", 20) == 0) {
-                have_init = true;
-                state = OTHER;
-            } else if (strncmp(s, "class Model(", 12) == 0 || strncmp(s, "class Model:", 12) == 0) {
-                have_model = true;
-                state = MODEL;
-            } else if (strncmp(s, "def ", 4) == 0 || strncmp(s, "class ", 6) == 0) {
-                state = OTHER;
-            } else {
-                rc = top_assignment(p, s, lineno, err);
-            }
-            continue;
-        }
-        if (state == MODEL && strncmp(s, "def forward(", 12) == 0)
-            have_forward = true;
-        /* get_inputs' text only names the tensors; what it makes is learned
-         * by running it in the sandbox (kbprobe.h), so a body this reader
-         * does not follow just leaves the names in0, in1, ... */
-        if (state == GET_INPUTS && !names_unknown) {
-            struct kiln_err ignore;
-            kiln_err_clear(&ignore);
-            if (body_line(p, s, lineno, vars, &nvars, &returned, &ignore) != KILN_OK) {
-                names_unknown = true;
-                p->ninputs = 0;
-            }
-        }
-    }
-    if (rc == KILN_OK && (!have_model || !have_forward || !have_gi || !have_init))
-        rc = kiln_fail(err, KILN_E_REJECTED,
-                       "not a KernelBench problem: it needs class Model with forward(), "
-                       "get_inputs() and get_init_inputs() (missing: %s%s%s%s)",
-                       have_model ? "" : "class Model ", have_forward ? "" : "forward() ",
-                       have_gi ? "" : "get_inputs() ", have_init ? "" : "get_init_inputs()");
-    if (rc == KILN_OK) {
-        p->source = malloc(len + 1);
-        if (!p->source)
-            rc = kiln_fail(err, KILN_E_NOMEM, "copying the problem");
-        else {
-            memcpy(p->source, src, len);
-            p->source[len] = '\0';
-            p->len = len;
-        }
-    }
+    struct parse_state st = {.section = IN_TOP};
+    enum kiln_rc rc = parse_lines(src, len, p, &st, err);
+    if (rc == KILN_OK)
+        rc = check_complete(&st, err);
+    if (rc == KILN_OK)
+        rc = keep_source(p, src, len, err);
     if (rc != KILN_OK)
         kbimport_free(p);
     return rc;
@@ -506,11 +593,9 @@ static void cost_bytes(struct strbuf *b, const struct kb_probe *pr,
     }
 }
 
-/* The python both scripts start with: torch (or a clear error), the
- * problem's own source, hex-encoded so no byte of it can end a literal, and
- * load_problem(), which runs it with the case's constants pinned. */
-static void script_prologue(struct strbuf *b, const struct kb_problem *p, const struct kb_probe *pr,
-                            const char *origin)
+/* The scripts' first lines: where they came from, and torch (or a clear
+ * error when the sandbox's python3 has none). */
+static void prologue_imports(struct strbuf *b, const char *origin)
 {
     strbuf_printf(
         b,
@@ -528,12 +613,22 @@ static void script_prologue(struct strbuf *b, const struct kb_problem *p, const 
         "import numpy as np\n\n"
         "PROBLEM = bytes.fromhex(\n",
         origin);
+}
+
+/* The problem's source as hex lines: no byte of it can end a literal. */
+static void prologue_problem(struct strbuf *b, const struct kb_problem *p)
+{
     for (size_t i = 0; i < p->len; i += 48) {
         strbuf_printf(b, "    \"");
         for (size_t j = i; j < p->len && j < i + 48; j++)
             strbuf_printf(b, "%02x", (unsigned char)p->source[j]);
         strbuf_printf(b, "\"\n");
     }
+}
+
+/* INPUTS, PARAMS, OUT_DTYPE and each case's PINS, from the probe. */
+static void prologue_tables(struct strbuf *b, const struct kb_probe *pr)
+{
     /* Every name below was checked to be [A-Za-z0-9_.]: safe in a literal. */
     strbuf_printf(b, ").decode(\"utf-8\")\nINPUTS = [");
     for (size_t i = 0; i < pr->ninputs; i++)
@@ -551,6 +646,12 @@ static void script_prologue(struct strbuf *b, const struct kb_problem *p, const 
                           (long long)pr->consts[c][j]);
         strbuf_printf(b, "}");
     }
+}
+
+/* load_problem(), which runs PROBLEM with the case's constants pinned,
+ * save(), and the lines that load the case and the problem. */
+static void prologue_loader(struct strbuf *b)
+{
     strbuf_printf(
         b,
         "}\n\n\n"
@@ -593,6 +694,18 @@ static void script_prologue(struct strbuf *b, const struct kb_problem *p, const 
         "    np.save(os.path.join(directory, name + \".npy\"), a)\n\n\n"
         "case = json.load(open(sys.argv[1]))\n"
         "ns = load_problem(case)\n");
+}
+
+/* The python both scripts start with: torch (or a clear error), the
+ * problem's own source, hex-encoded so no byte of it can end a literal, and
+ * load_problem(), which runs it with the case's constants pinned. */
+static void script_prologue(struct strbuf *b, const struct kb_problem *p, const struct kb_probe *pr,
+                            const char *origin)
+{
+    prologue_imports(b, origin);
+    prologue_problem(b, p);
+    prologue_tables(b, pr);
+    prologue_loader(b);
 }
 
 static enum kiln_rc write_file(const char *dir, const char *name, const char *data, size_t len,
@@ -667,33 +780,39 @@ static void write_scripts(struct strbuf *in, struct strbuf *ref, const struct kb
                        "save(sys.argv[3], \"out\", y, OUT_DTYPE)\n");
 }
 
-enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_probe *pr,
-                            const struct kb_options *o, const char *dir, struct kiln_err *err)
+/* A shape's expression for each dimension of each tensor. */
+typedef char dim_exprs[KBP_MAX_TENSORS][KB_MAX_DIMS][KB_NAME_MAX + 24];
+
+/* The sizes the tensors' shapes need, and each dimension's expression over
+ * them; refused when kiln's signature cannot hold them or no held-out case
+ * can differ from the visible ones. */
+static enum kiln_rc plan_sizes(const struct kb_probe *pr, struct sizes *sz, dim_exprs exprs,
+                               struct kiln_err *err)
 {
-    static char exprs[KBP_MAX_TENSORS][KB_MAX_DIMS][KB_NAME_MAX + 24];
-    struct sizes sz = {0};
     enum kiln_rc rc = KILN_OK;
     for (size_t i = 0; rc == KILN_OK && i < pr->ntensors; i++)
         for (int d = 0; rc == KILN_OK && d < pr->t[i].ndims; d++)
-            rc = dim_expr(pr, &pr->t[i], d, &sz, exprs[i][d], sizeof(exprs[i][d]), err);
+            rc = dim_expr(pr, &pr->t[i], d, sz, exprs[i][d], sizeof(exprs[i][d]), err);
     if (rc != KILN_OK)
         return rc;
-    if (sz.n + pr->ntensors > 32)
+    if (sz->n + pr->ntensors > 32)
         return kiln_fail(err, KILN_E_LIMIT,
                          "the kernel would take %zu sizes and %zu tensors: kiln's signature "
                          "holds 32 arguments",
-                         sz.n, pr->ntensors);
-    if (sz.n == 0 || !held_is_new(&sz))
+                         sz->n, pr->ntensors);
+    if (sz->n == 0 || !held_is_new(sz))
         return kiln_fail(err, KILN_E_REJECTED,
                          "the problem's shapes do not change when its constants are halved "
                          "(or are too small to halve): kiln could not draw a held-out case that "
                          "differs from the visible ones");
-    char origin[256];
-    kbimport_safe_text(o->origin, origin, sizeof(origin));
+    return KILN_OK;
+}
 
-    struct strbuf b;
-    strbuf_init(&b);
-    strbuf_printf(&b, "{\n  \"name\": \"%s\",\n  \"description\": ", o->name);
+/* workload.json's name and description. */
+static void json_head(struct strbuf *b, const struct kb_probe *pr, const struct kb_options *o,
+                      const char *origin)
+{
+    strbuf_printf(b, "{\n  \"name\": \"%s\",\n  \"description\": ", o->name);
     char desc[2048];
     snprintf(desc, sizeof(desc),
              "Imported from KernelBench (%s) by kiln import kernelbench. The kernel computes the "
@@ -704,42 +823,59 @@ enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_probe *p
              "seed. Read the problem's forward() in inputs.py (PROBLEM) for what to compute.%s%s",
              origin, pr->nparams,
              pr->scaled[0] ? " The performance case is scaled down to fit: " : "", pr->scaled);
-    json_string(&b, desc);
-    strbuf_printf(&b, ",\n  \"sizes\": [");
-    for (size_t i = 0; i < sz.n; i++)
-        strbuf_printf(&b, "%s\"%s\"", i ? ", " : "", sz.names[i]);
-    strbuf_printf(&b, "],\n  \"signature\": [\n");
-    for (size_t i = 0; i < sz.n; i++)
-        strbuf_printf(&b,
+    json_string(b, desc);
+}
+
+/* workload.json's sizes and signature: the sizes as int64 scalars, then
+ * the tensors with their shapes. */
+static void json_signature(struct strbuf *b, const struct kb_probe *pr, const struct sizes *sz,
+                           dim_exprs exprs)
+{
+    strbuf_printf(b, ",\n  \"sizes\": [");
+    for (size_t i = 0; i < sz->n; i++)
+        strbuf_printf(b, "%s\"%s\"", i ? ", " : "", sz->names[i]);
+    strbuf_printf(b, "],\n  \"signature\": [\n");
+    for (size_t i = 0; i < sz->n; i++)
+        strbuf_printf(b,
                       "    {\"name\": \"%s\", \"kind\": \"scalar\", \"type\": \"int64\", \"expr\": "
                       "\"%s\"},\n",
-                      sz.names[i], sz.names[i]);
+                      sz->names[i], sz->names[i]);
     for (size_t i = 0; i < pr->ntensors; i++) {
         strbuf_printf(
-            &b, "    {\"name\": \"%s\", \"kind\": \"tensor\", \"dtype\": \"%s\", \"shape\": [",
+            b, "    {\"name\": \"%s\", \"kind\": \"tensor\", \"dtype\": \"%s\", \"shape\": [",
             pr->t[i].name, pr->t[i].dtype);
         for (int d = 0; d < pr->t[i].ndims; d++)
-            strbuf_printf(&b, "%s\"%s\"", d ? ", " : "", exprs[i][d]);
-        strbuf_printf(&b, "], \"role\": \"%s\"}%s\n", pr->t[i].role == KBP_OUT ? "out" : "in",
+            strbuf_printf(b, "%s\"%s\"", d ? ", " : "", exprs[i][d]);
+        strbuf_printf(b, "], \"role\": \"%s\"}%s\n", pr->t[i].role == KBP_OUT ? "out" : "in",
                       i + 1 < pr->ntensors ? "," : "");
     }
-    /* small and odd check correctness at every edge; kb is the problem's own
-     * sizes (or scaled to fit); held is the held-out check. */
-    strbuf_printf(&b, "  ],\n  \"cases\": [\n");
+}
+
+/* workload.json's cases: small and odd check correctness at every edge; kb
+ * is the problem's own sizes (or scaled to fit); held is the held-out check. */
+static void json_cases(struct strbuf *b, const struct sizes *sz)
+{
+    strbuf_printf(b, "  ],\n  \"cases\": [\n");
     static const char *const kinds[] = {"correctness", "correctness", NULL, "performance"};
     for (int c = 0; c < KBP_CASES; c++) {
         if (!kinds[c])
             continue;
-        strbuf_printf(&b, "    {\"name\": \"%s\", \"kind\": \"%s\", \"sizes\": ", kbp_case_names[c],
+        strbuf_printf(b, "    {\"name\": \"%s\", \"kind\": \"%s\", \"sizes\": ", kbp_case_names[c],
                       kinds[c]);
-        json_case_sizes(&b, &sz, c);
-        strbuf_printf(&b, "}%s\n", c == 3 ? "" : ",");
+        json_case_sizes(b, sz, c);
+        strbuf_printf(b, "}%s\n", c == 3 ? "" : ",");
     }
-    strbuf_printf(&b, "  ],\n  \"held_out\": [{\"name\": \"held\", \"sizes\": ");
-    json_case_sizes(&b, &sz, 2);
-    strbuf_printf(&b, "}],\n  \"tolerance\": {");
+    strbuf_printf(b, "  ],\n  \"held_out\": [{\"name\": \"held\", \"sizes\": ");
+    json_case_sizes(b, sz, 2);
+}
+
+/* workload.json's tolerance, cost and backends, to its end. */
+static void json_tail(struct strbuf *b, const struct kb_probe *pr, const struct kb_options *o,
+                      dim_exprs exprs)
+{
+    strbuf_printf(b, "}],\n  \"tolerance\": {");
     if (dtype_float(pr->t[pr->ntensors - 1].dtype))
-        strbuf_printf(&b, "\"out\": {\"atol\": 1e-5, \"rtol\": 1e-3}");
+        strbuf_printf(b, "\"out\": {\"atol\": 1e-5, \"rtol\": 1e-3}");
     /* cost.bytes: every tensor once; shorter forms where that is too long
      * for the 256-character limit. */
     struct strbuf cost;
@@ -754,30 +890,57 @@ enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_probe *p
         if (!cost.oom && cost.len <= 250)
             break;
     }
-    strbuf_printf(&b, "},\n  \"cost\": {\"bytes\": \"%s\", \"flops\": ",
+    strbuf_printf(b, "},\n  \"cost\": {\"bytes\": \"%s\", \"flops\": ",
                   cost.oom || cost.len > 250 ? "0" : cost.data);
     strbuf_free(&cost);
-    json_string(&b, o->flops ? o->flops : "0");
-    strbuf_printf(&b, "},\n  \"backends\": [\"cuda\"]\n}\n");
+    json_string(b, o->flops ? o->flops : "0");
+    strbuf_printf(b, "},\n  \"backends\": [\"cuda\"]\n}\n");
+}
 
-    struct strbuf in, ref;
-    strbuf_init(&in);
-    strbuf_init(&ref);
-    write_scripts(&in, &ref, p, pr, origin);
-    if (b.oom || in.oom || ref.oom)
-        rc = kiln_fail(err, KILN_E_NOMEM, "writing the workload");
-    if (rc == KILN_OK && mkdir(dir, 0755) != 0)
-        rc = kiln_fail(err, KILN_E_IO, "%s: %s%s", dir, strerror(errno),
-                       errno == EEXIST ? " (choose another -o DIR; kiln does not overwrite)" : "");
+/* The workload's folder, new, with its files (a kernel.cu when given). */
+static enum kiln_rc save_workload(const char *dir, const struct kb_options *o,
+                                  const struct strbuf *json, const struct strbuf *in,
+                                  const struct strbuf *ref, struct kiln_err *err)
+{
+    if (mkdir(dir, 0755) != 0)
+        return kiln_fail(err, KILN_E_IO, "%s: %s%s", dir, strerror(errno),
+                         errno == EEXIST ? " (choose another -o DIR; kiln does not overwrite)"
+                                         : "");
+    enum kiln_rc rc = write_file(dir, "workload.json", json->data, json->len, err);
     if (rc == KILN_OK)
-        rc = write_file(dir, "workload.json", b.data, b.len, err);
+        rc = write_file(dir, "inputs.py", in->data, in->len, err);
     if (rc == KILN_OK)
-        rc = write_file(dir, "inputs.py", in.data, in.len, err);
-    if (rc == KILN_OK)
-        rc = write_file(dir, "reference.py", ref.data, ref.len, err);
+        rc = write_file(dir, "reference.py", ref->data, ref->len, err);
     if (rc == KILN_OK && o->kernel)
         rc = write_file(dir, "kernel.cu", o->kernel, o->kernel_len, err);
-    strbuf_free(&b);
+    return rc;
+}
+
+enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_probe *pr,
+                            const struct kb_options *o, const char *dir, struct kiln_err *err)
+{
+    static dim_exprs exprs;
+    struct sizes sz = {0};
+    enum kiln_rc rc = plan_sizes(pr, &sz, exprs, err);
+    if (rc != KILN_OK)
+        return rc;
+    char origin[256];
+    kbimport_safe_text(o->origin, origin, sizeof(origin));
+
+    struct strbuf json, in, ref;
+    strbuf_init(&json);
+    strbuf_init(&in);
+    strbuf_init(&ref);
+    json_head(&json, pr, o, origin);
+    json_signature(&json, pr, &sz, exprs);
+    json_cases(&json, &sz);
+    json_tail(&json, pr, o, exprs);
+    write_scripts(&in, &ref, p, pr, origin);
+    if (json.oom || in.oom || ref.oom)
+        rc = kiln_fail(err, KILN_E_NOMEM, "writing the workload");
+    if (rc == KILN_OK)
+        rc = save_workload(dir, o, &json, &in, &ref, err);
+    strbuf_free(&json);
     strbuf_free(&in);
     strbuf_free(&ref);
     return rc;
