@@ -216,30 +216,41 @@ enum kiln_rc compile_candidate(const struct compile_request *req, struct compile
     return rc;
 }
 
-static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct compile_result *res,
-                                      struct kiln_err *err)
-{
-    memset(res, 0, sizeof(*res));
-    bool cuda = req->backend == KILN_BACKEND_CUDA;
+/* Where the compile step works: the sources it is given, the folder it
+ * writes to. */
+struct compile_paths {
     char src_dir[PATH_MAX], out_dir[PATH_MAX], src[PATH_MAX], tramp[PATH_MAX];
+};
+
+/* A fresh out/, and the candidate (and for cpu the trampoline) in src/. */
+static enum kiln_rc write_sources(const struct compile_request *req, bool cuda,
+                                  struct compile_paths *p, struct kiln_err *err)
+{
     enum kiln_rc rc;
-    if ((rc = fs_join(src_dir, sizeof(src_dir), req->work_dir, "src", err)) ||
-        (rc = fs_join(out_dir, sizeof(out_dir), req->work_dir, "out", err)) ||
-        (rc = fs_remove_tree(out_dir, err)) || (rc = fs_mkdirs(src_dir, err)) ||
-        (rc = fs_join(src, sizeof(src), src_dir, cuda ? "candidate.cu" : "candidate.c", err)) ||
-        (rc = fs_join(tramp, sizeof(tramp), src_dir, "trampoline.c", err)) ||
-        (rc = fs_write_atomic(src, req->source, req->len, err)))
+    if ((rc = fs_join(p->src_dir, sizeof(p->src_dir), req->work_dir, "src", err)) ||
+        (rc = fs_join(p->out_dir, sizeof(p->out_dir), req->work_dir, "out", err)) ||
+        (rc = fs_remove_tree(p->out_dir, err)) || (rc = fs_mkdirs(p->src_dir, err)) ||
+        (rc = fs_join(p->src, sizeof(p->src), p->src_dir, cuda ? "candidate.cu" : "candidate.c",
+                      err)) ||
+        (rc = fs_join(p->tramp, sizeof(p->tramp), p->src_dir, "trampoline.c", err)) ||
+        (rc = fs_write_atomic(p->src, req->source, req->len, err)))
         return rc;
     if (!cuda && (!req->trampoline ||
-                  (rc = fs_write_atomic(tramp, req->trampoline, strlen(req->trampoline), err))))
+                  (rc = fs_write_atomic(p->tramp, req->trampoline, strlen(req->trampoline), err))))
         return rc ? rc : kiln_fail(err, KILN_E_INTERNAL, "cpu compile without a trampoline");
+    return KILN_OK;
+}
+
+/* The compiler's command line, NULL-terminated; argv points into arch. */
+static enum kiln_rc compiler_argv(const struct compile_request *req, char *arch, size_t arch_cap,
+                                  const char **argv, struct kiln_err *err)
+{
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
     if (req->ndefines > COMPILE_MAX_DEFINES)
         return kiln_fail(err, KILN_E_LIMIT, "%zu defines, at most %d", req->ndefines,
                          COMPILE_MAX_DEFINES);
-
-    char arch[48], def[GPUARCH_NAME_MAX];
-    snprintf(arch, sizeof(arch), "-arch=%s", gpuarch_or_default(req->arch, def));
-    const char *argv[24 + COMPILE_MAX_DEFINES];
+    char def[GPUARCH_NAME_MAX];
+    snprintf(arch, arch_cap, "-arch=%s", gpuarch_or_default(req->arch, def));
     bool nvrtc = cuda && req->tool == COMPILE_NVRTC;
     if (nvrtc && !req->nvrtc)
         return kiln_fail(err, KILN_E_INTERNAL, "--compiler nvrtc without the kiln-nvrtc path");
@@ -247,8 +258,16 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
     for (size_t i = 0; i < req->ndefines; i++)
         argv[n++] = req->defines[i];
     argv[n] = NULL;
+    return KILN_OK;
+}
 
-    const char *artifact = cuda ? "candidate.cubin" : "candidate.so";
+/* Runs the compiler in the sandbox; out/ may take back only the artifact. */
+static enum kiln_rc run_compiler(const struct compile_request *req, const struct compile_paths *p,
+                                 const char **argv, const char *artifact, struct sbexec_result *sr,
+                                 struct kiln_err *err)
+{
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    bool nvrtc = cuda && req->tool == COMPILE_NVRTC;
     const char *patterns[] = {artifact};
     struct tar_rules rules = {.patterns = patterns,
                               .n_patterns = 1,
@@ -256,9 +275,9 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
                               .max_total_bytes = 64u << 20,
                               .max_files = 1};
     struct sandbox_input in[] = {
-        {src, cuda ? "candidate.cu" : "candidate.c"},
-        {nvrtc ? req->nvrtc : tramp, nvrtc ? "kiln-nvrtc" : "trampoline.c"}};
-    struct sbexec_step step = {.what = "the compiler", .rules = &rules, .out_dir = out_dir};
+        {p->src, cuda ? "candidate.cu" : "candidate.c"},
+        {nvrtc ? req->nvrtc : p->tramp, nvrtc ? "kiln-nvrtc" : "trampoline.c"}};
+    struct sbexec_step step = {.what = "the compiler", .rules = &rules, .out_dir = p->out_dir};
     step.spec.policy = nvrtc ? "nvrtc" : "compile";
     step.spec.image = "compile";
     step.spec.inputs = in;
@@ -267,36 +286,60 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
     step.spec.argv = (char *const *)argv;
     step.spec.stdin_fd = -1;
     step.spec.limits.timeout_ms = req->timeout_ms;
-    struct sbexec_result sr;
-    rc = sbexec_run(&step, &sr, err);
-    if (rc == KILN_OK) {
-        struct strbuf all;
-        strbuf_init(&all);
-        strbuf_puts(&all, sr.sb.err.data ? sr.sb.err.data : "");
-        strbuf_puts(&all, sr.sb.out.data ? sr.sb.out.data : "");
-        if (all.data)
-            compile_parse_ptxas(all.data, res);
-        char *ordered = compile_order_diagnostics(all.data ? all.data : "");
-        res->diagnostics =
-            ordered ? compile_diagnostics_for_user(ordered, req->backend, req->source_name) : NULL;
-        free(ordered);
-        strbuf_free(&all);
-        res->seconds = sr.sb.wall_s;
-        res->ok = sr.exited_ok && sr.files.n == 1;
-        if (!res->diagnostics)
-            rc = kiln_fail(err, KILN_E_NOMEM, "compiler diagnostics");
-        else if (!sr.exited_ok && sr.sb.verdict != SANDBOX_EXITED) {
-            /* Killed (timeout, limit, refused syscall): say so first. */
-            char *d = malloc(strlen(res->diagnostics) + 300);
-            if (d) {
-                sprintf(d, "compiler stopped: %s\n%s", sr.line, res->diagnostics);
-                free(res->diagnostics);
-                res->diagnostics = d;
-            }
+    return sbexec_run(&step, sr, err);
+}
+
+/* What the compiler said, errors first, and whether it made the artifact. */
+static enum kiln_rc take_diagnostics(const struct compile_request *req,
+                                     const struct sbexec_result *sr, struct compile_result *res,
+                                     struct kiln_err *err)
+{
+    struct strbuf all;
+    strbuf_init(&all);
+    strbuf_puts(&all, sr->sb.err.data ? sr->sb.err.data : "");
+    strbuf_puts(&all, sr->sb.out.data ? sr->sb.out.data : "");
+    if (all.data)
+        compile_parse_ptxas(all.data, res);
+    char *ordered = compile_order_diagnostics(all.data ? all.data : "");
+    res->diagnostics =
+        ordered ? compile_diagnostics_for_user(ordered, req->backend, req->source_name) : NULL;
+    free(ordered);
+    strbuf_free(&all);
+    res->seconds = sr->sb.wall_s;
+    res->ok = sr->exited_ok && sr->files.n == 1;
+    if (!res->diagnostics)
+        return kiln_fail(err, KILN_E_NOMEM, "compiler diagnostics");
+    if (!sr->exited_ok && sr->sb.verdict != SANDBOX_EXITED) {
+        /* Killed (timeout, limit, refused syscall): say so first. */
+        char *d = malloc(strlen(res->diagnostics) + 300);
+        if (d) {
+            sprintf(d, "compiler stopped: %s\n%s", sr->line, res->diagnostics);
+            free(res->diagnostics);
+            res->diagnostics = d;
         }
-        if (rc == KILN_OK && res->ok)
-            rc = fs_join(res->artifact, sizeof(res->artifact), out_dir, artifact, err);
     }
+    return KILN_OK;
+}
+
+static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct compile_result *res,
+                                      struct kiln_err *err)
+{
+    memset(res, 0, sizeof(*res));
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    struct compile_paths p;
+    char arch[48];
+    const char *argv[24 + COMPILE_MAX_DEFINES];
+    enum kiln_rc rc;
+    if ((rc = write_sources(req, cuda, &p, err)) ||
+        (rc = compiler_argv(req, arch, sizeof(arch), argv, err)))
+        return rc;
+    const char *artifact = cuda ? "candidate.cubin" : "candidate.so";
+    struct sbexec_result sr;
+    rc = run_compiler(req, &p, argv, artifact, &sr, err);
+    if (rc == KILN_OK)
+        rc = take_diagnostics(req, &sr, res, err);
+    if (rc == KILN_OK && res->ok)
+        rc = fs_join(res->artifact, sizeof(res->artifact), p.out_dir, artifact, err);
     sbexec_result_free(&sr);
     if (rc != KILN_OK)
         compile_result_free(res);

@@ -482,37 +482,46 @@ static bool untimed_by_plan(const struct eval_request *req, const struct timings
     return iterations < nsets && timed == iterations;
 }
 
-/* Judges what the harness returned: documents in out_dir, outputs left in
- * the stream (sr). */
-static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
-                          const struct sbexec_result *sr, struct eval_outcome *out,
-                          struct kiln_err *err)
+/* What the harness returned, as judge() reads it. */
+struct harness_docs {
+    const struct eval_request *req;
+    const struct sbexec_result *sr; /* the outputs, left in the stream */
+    struct hstatus st;
+    struct timings tm;
+};
+
+/* Reads status.json and timings.json; false, the candidate eliminated,
+ * when either is unreadable or malformed. */
+static bool read_documents(const char *out_dir, struct harness_docs *d, struct eval_outcome *out)
 {
-    const struct workload *wl = req->wl;
     char *text = NULL;
     size_t len = 0;
     struct kiln_err rerr;
     kiln_err_clear(&rerr);
-    struct hstatus st = {0};
-    struct timings tm = {0};
-    enum kiln_rc rc = KILN_OK;
     if (read_small(out_dir, "status.json", HSTATUS_MAX_BYTES, &text, &len, &rerr) != KILN_OK ||
-        hstatus_parse(text, len, &st, &rerr) != KILN_OK) {
+        hstatus_parse(text, len, &d->st, &rerr) != KILN_OK) {
         eliminate(out, "run", VERDICT_REJECTED_OUTPUT, "status.json: %s", rerr.msg);
-        goto done;
+        free(text);
+        return false;
     }
-    take_phases(&st.phases, &out->t);
+    take_phases(&d->st.phases, &out->t);
     free(text);
     text = NULL;
     kiln_err_clear(&rerr);
-    if (read_small(out_dir, "timings.json", TIMINGS_MAX_BYTES, &text, &len, &rerr) != KILN_OK ||
-        timings_parse(text, len, &tm, &rerr) != KILN_OK) {
+    bool ok =
+        read_small(out_dir, "timings.json", TIMINGS_MAX_BYTES, &text, &len, &rerr) == KILN_OK &&
+        timings_parse(text, len, &d->tm, &rerr) == KILN_OK;
+    if (!ok)
         eliminate(out, "run", VERDICT_REJECTED_OUTPUT, "timings.json: %s", rerr.msg);
-        goto done;
-    }
-    /* A failure the harness saw outranks the numbers. */
-    for (size_t i = 0; i < st.ncases; i++) {
-        const struct hstatus_case *c = &st.cases[i];
+    free(text);
+    return ok;
+}
+
+/* A failure the harness saw outranks the numbers: the first one decides. */
+static void eliminate_on_harness_failure(const struct hstatus *st, struct eval_outcome *out)
+{
+    for (size_t i = 0; i < st->ncases; i++) {
+        const struct hstatus_case *c = &st->cases[i];
         if (!c->failed)
             continue;
         char why[600];
@@ -523,55 +532,94 @@ static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
         eliminate(out, "run", verdict_status_of_failure(c->kind), "%s", why);
         break;
     }
-    for (size_t i = 0; rc == KILN_OK && i < req->sets->n; i++) {
-        const struct input_set *s = &req->sets->sets[i];
-        bool perf = s->wcase->kind == WL_CASE_PERFORMANCE;
-        bool scored = inputs_set_scored(wl, s);
-        struct verdict_case *vc;
-        if ((rc = verdict_add_case(&out->v, s->wcase->name, s->set, scored, &vc, err)))
-            break;
-        const struct hstatus_case *hc = hstatus_find(&st, s->wcase->name);
-        if (!hc || strcmp(hc->status, "ok") != 0) {
-            snprintf(vc->detail, sizeof(vc->detail), "%s",
-                     hc ? (hc->kind ? failure_kind_name(hc->kind) : hc->status)
-                        : "no status reported");
-            struct verdict_output *vo = &vc->outputs[vc->noutputs++];
-            snprintf(vo->name, sizeof(vo->name), "-");
-            snprintf(vo->cmp.reason, sizeof(vo->cmp.reason), "%s", vc->detail);
-            continue;
-        }
-        if ((rc = verify_set(req, s, sr, vc, err)))
-            break;
-        const struct timings_case *tc = timings_find(&tm, s->wcase->name, s->set);
-        if (perf && tc) {
-            vc->inputs_modified = !tc->fingerprint_ok;
-            if (stats_compute(tc->samples_ms, tc->nsamples, &vc->timing, &rerr) == KILN_OK)
-                vc->timed = true;
-            vc->ref_median_ms = median_of(req->reference, s->wcase->name);
-            vc->vendor_median_ms = median_of(req->baseline, s->wcase->name);
-            if (req->backend == KILN_BACKEND_CUDA)
-                vc->floor_ms = req->ceilings
-                                   ? stats_floor_ms(req->ceilings, (double)s->wcase->cost_bytes,
-                                                    (double)s->wcase->cost_flops)
-                                   : 0.0;
-        } else if (perf && !tc && !untimed_by_plan(req, &tm, s->wcase)) {
-            snprintf(vc->detail, sizeof(vc->detail), "no timings reported for a performance case");
-            vc->inputs_modified = true;
-        }
+}
+
+/* A set whose case the harness did not report ok: one "-" output saying why. */
+static void mark_unreported(const struct hstatus_case *hc, struct verdict_case *vc)
+{
+    snprintf(vc->detail, sizeof(vc->detail), "%s",
+             hc ? (hc->kind ? failure_kind_name(hc->kind) : hc->status) : "no status reported");
+    struct verdict_output *vo = &vc->outputs[vc->noutputs++];
+    snprintf(vo->name, sizeof(vo->name), "-");
+    snprintf(vo->cmp.reason, sizeof(vo->cmp.reason), "%s", vc->detail);
+}
+
+/* A performance set's timing, and the references it is compared with. */
+static void take_timing(const struct harness_docs *d, const struct input_set *s,
+                        struct verdict_case *vc)
+{
+    const struct eval_request *req = d->req;
+    const struct timings_case *tc = timings_find(&d->tm, s->wcase->name, s->set);
+    if (tc) {
+        struct kiln_err rerr;
+        kiln_err_clear(&rerr);
+        vc->inputs_modified = !tc->fingerprint_ok;
+        if (stats_compute(tc->samples_ms, tc->nsamples, &vc->timing, &rerr) == KILN_OK)
+            vc->timed = true;
+        vc->ref_median_ms = median_of(req->reference, s->wcase->name);
+        vc->vendor_median_ms = median_of(req->baseline, s->wcase->name);
+        if (req->backend == KILN_BACKEND_CUDA)
+            vc->floor_ms = req->ceilings
+                               ? stats_floor_ms(req->ceilings, (double)s->wcase->cost_bytes,
+                                                (double)s->wcase->cost_flops)
+                               : 0.0;
+    } else if (!untimed_by_plan(req, &d->tm, s->wcase)) {
+        snprintf(vc->detail, sizeof(vc->detail), "no timings reported for a performance case");
+        vc->inputs_modified = true;
     }
+}
+
+static enum kiln_rc judge_set(const struct harness_docs *d, const struct input_set *s,
+                              struct eval_outcome *out, struct kiln_err *err)
+{
+    bool scored = inputs_set_scored(d->req->wl, s);
+    struct verdict_case *vc;
+    enum kiln_rc rc = verdict_add_case(&out->v, s->wcase->name, s->set, scored, &vc, err);
+    if (rc != KILN_OK)
+        return rc;
+    const struct hstatus_case *hc = hstatus_find(&d->st, s->wcase->name);
+    if (!hc || strcmp(hc->status, "ok") != 0) {
+        mark_unreported(hc, vc);
+        return KILN_OK;
+    }
+    if ((rc = verify_set(d->req, s, d->sr, vc, err)))
+        return rc;
+    if (s->wcase->kind == WL_CASE_PERFORMANCE)
+        take_timing(d, s, vc);
+    return KILN_OK;
+}
+
+/* Every case's median the harness timed, visible and held-out. */
+static void collect_medians(const struct workload *wl, const struct timings *tm,
+                            struct eval_outcome *out)
+{
     for (size_t i = 0; i < wl->ncases + wl->nheld_out && out->medians.n < EVAL_MAX_CASE_REFS; i++) {
         const struct wl_case *c = i < wl->ncases ? &wl->cases[i] : &wl->held_out[i - wl->ncases];
-        double m = case_median(&tm, c->name);
+        double m = case_median(tm, c->name);
         if (m > 0) {
             struct eval_case_ms *e = &out->medians.cases[out->medians.n++];
             snprintf(e->name, sizeof(e->name), "%s", c->name);
             e->ms = m;
         }
     }
-done:
-    free(text);
-    hstatus_free(&st);
-    timings_free(&tm);
+}
+
+/* Judges what the harness returned: documents in out_dir, outputs left in
+ * the stream (sr). */
+static enum kiln_rc judge(const struct eval_request *req, const char *out_dir,
+                          const struct sbexec_result *sr, struct eval_outcome *out,
+                          struct kiln_err *err)
+{
+    struct harness_docs d = {.req = req, .sr = sr};
+    enum kiln_rc rc = KILN_OK;
+    if (read_documents(out_dir, &d, out)) {
+        eliminate_on_harness_failure(&d.st, out);
+        for (size_t i = 0; rc == KILN_OK && i < req->sets->n; i++)
+            rc = judge_set(&d, &req->sets->sets[i], out, err);
+        collect_medians(req->wl, &d.tm, out);
+    }
+    hstatus_free(&d.st);
+    timings_free(&d.tm);
     return rc;
 }
 

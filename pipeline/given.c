@@ -232,6 +232,120 @@ static enum kiln_rc check_tensor_dir(const struct given_inputs *g, int setfd, co
     return rc;
 }
 
+/* The set's entries: in/ and ref/ (their tensors), case.json and ok (files);
+ * nothing else. */
+static enum kiln_rc check_set_entries(const struct given_inputs *g, int setfd, const char *shown,
+                                      const struct gfs_names *nl, struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    for (size_t i = 0; rc == KILN_OK && i < nl->n; i++) {
+        const char *e = nl->v[i];
+        char k = gfs_kind(setfd, e), sub[PATH_MAX + 96];
+        snprintf(sub, sizeof(sub), "%s/%s", shown, e);
+        if (!strcmp(e, "in") || !strcmp(e, "ref"))
+            rc = check_tensor_dir(g, setfd, e, !strcmp(e, "ref"), sub, err);
+        else if (!strcmp(e, "case.json") || !strcmp(e, "ok")) {
+            if (k != 'f')
+                rc = kiln_fail(err, KILN_E_REJECTED, "%s is %s", sub, gfs_kind_word(k));
+        } else
+            rc = kiln_fail(err, KILN_E_REJECTED,
+                           "%s: unexpected entry (a set holds in/, and optionally ref/, "
+                           "case.json and ok)",
+                           sub);
+    }
+    return rc;
+}
+
+static enum kiln_rc open_set_inputs(int setfd, const struct given_set *s, const char *in_shown,
+                                    int *infd, struct kiln_err *err)
+{
+    if (gfs_kind(setfd, "in") == 0)
+        return kiln_fail(err, KILN_E_NOTFOUND, "%s is missing (case %s needs its inputs there)",
+                         in_shown, s->wcase->name);
+    return gfs_open_dir(setfd, "in", in_shown, infd, err);
+}
+
+/* What scanning one set's in/ reads from and digests into. */
+struct in_scan {
+    const struct workload *wl;
+    struct given_set *s;
+    struct sha256_ctx *all;
+    int infd;
+    const char *in_shown;
+};
+
+/* Reads in/F into *buf and checks it is an .npy of the signature's shape;
+ * every message starts with fshown. The caller frees *buf. */
+static enum kiln_rc read_input(int infd, const char *f, const char *fshown,
+                               const struct wl_shape *sh, char **buf, size_t *len,
+                               struct kiln_err *err)
+{
+    enum kiln_rc rc =
+        gfs_read(infd, f, fshown, (size_t)sh->nbytes + NPY_HEADER_SLACK, buf, len, err);
+    struct tensor tt = {0};
+    if (rc == KILN_OK)
+        rc = npy_read(*buf, *len, (size_t)sh->nbytes, &tt, err);
+    if (rc == KILN_OK)
+        rc = tensor_check_shape(&tt, f, sh->dtype, sh->ndim, sh->shape, err);
+    tensor_free(&tt);
+    if (rc != KILN_OK && strncmp(err->msg, fshown, strlen(fshown)) != 0)
+        kiln_err_prefix(err, "%s", fshown);
+    return rc;
+}
+
+/* The cap is the signature's size, so a wider dtype or a bigger shape
+ * lands here: say what the signature expects. */
+static enum kiln_rc say_signature_size(const struct in_scan *sc, const struct wl_shape *sh,
+                                       const char *dims, struct kiln_err *err)
+{
+    char msg[KILN_ERR_MSG_MAX];
+    snprintf(msg, sizeof(msg), "%s", err->msg);
+    enum kiln_rc was = err->rc;
+    kiln_err_clear(err);
+    return kiln_fail(err, was, "%s (the signature says %s is %s %s for case %s)", msg,
+                     sc->wl->args[sh->arg].name, tensor_dtype_name(sh->dtype), dims,
+                     sc->s->wcase->name);
+}
+
+/* The set's digest of the tensor, and the name, length and digest into all. */
+static void digest_input(const struct in_scan *sc, const char *f, int arg, const char *buf,
+                         size_t len)
+{
+    struct sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, buf, len);
+    sha256_final(&c, sc->s->digest[arg]);
+    uint8_t le[8];
+    for (int b = 0; b < 8; b++)
+        le[b] = (uint8_t)((uint64_t)len >> (8 * b));
+    sha256_update(sc->all, f, strlen(f) + 1);
+    sha256_update(sc->all, le, sizeof(le));
+    sha256_update(sc->all, sc->s->digest[arg], SHA256_DIGEST_LEN);
+}
+
+static enum kiln_rc scan_input(const struct in_scan *sc, const struct wl_shape *sh,
+                               struct kiln_err *err)
+{
+    const struct workload *wl = sc->wl;
+    char f[EXPR_IDENT_MAX + 8], fshown[PATH_MAX + 200], *buf = NULL;
+    size_t len = 0;
+    tensor_file(wl, sh->arg, f, sizeof(f));
+    snprintf(fshown, sizeof(fshown), "%s/%s", sc->in_shown, f);
+    char dims[160];
+    tensor_shape_format(sh->ndim, sh->shape, dims, sizeof(dims));
+    if (gfs_kind(sc->infd, f) == 0)
+        return kiln_fail(err, KILN_E_NOTFOUND, "%s is missing (case %s needs input %s, %s %s)",
+                         fshown, sc->s->wcase->name, wl->args[sh->arg].name,
+                         tensor_dtype_name(sh->dtype), dims);
+    enum kiln_rc rc = read_input(sc->infd, f, fshown, sh, &buf, &len, err);
+    if (rc == KILN_E_LIMIT)
+        rc = say_signature_size(sc, sh, dims, err);
+    else if (rc == KILN_OK)
+        digest_input(sc, f, sh->arg, buf, len);
+    free(buf);
+    return rc;
+}
+
 /* The set's directory: in/ (checked and digested), optional ref/, case.json
  * and ok; nothing else. */
 static enum kiln_rc scan_set(struct given_inputs *g, struct given_set *s, struct sha256_ctx *all,
@@ -249,88 +363,25 @@ static enum kiln_rc scan_set(struct given_inputs *g, struct given_set *s, struct
         close(setfd);
         return rc;
     }
-    for (size_t i = 0; rc == KILN_OK && i < nl.n; i++) {
-        const char *e = nl.v[i];
-        char k = gfs_kind(setfd, e), sub[PATH_MAX + 96];
-        snprintf(sub, sizeof(sub), "%s/%s", shown, e);
-        if (!strcmp(e, "in") || !strcmp(e, "ref"))
-            rc = check_tensor_dir(g, setfd, e, !strcmp(e, "ref"), sub, err);
-        else if (!strcmp(e, "case.json") || !strcmp(e, "ok")) {
-            if (k != 'f')
-                rc = kiln_fail(err, KILN_E_REJECTED, "%s is %s", sub, gfs_kind_word(k));
-        } else
-            rc = kiln_fail(err, KILN_E_REJECTED,
-                           "%s: unexpected entry (a set holds in/, and optionally ref/, "
-                           "case.json and ok)",
-                           sub);
-    }
+    rc = check_set_entries(g, setfd, shown, &nl, err);
     gfs_names_free(&nl);
     struct wl_shape shapes[WL_MAX_ARGS];
     if (rc == KILN_OK)
         rc = workload_case_shapes(wl, s->wcase, shapes, err);
-    int infd = -1;
     char in_shown[PATH_MAX + 96];
     snprintf(in_shown, sizeof(in_shown), "%s/in", shown);
-    if (rc == KILN_OK && gfs_kind(setfd, "in") == 0)
-        rc = kiln_fail(err, KILN_E_NOTFOUND, "%s is missing (case %s needs its inputs there)",
-                       in_shown, s->wcase->name);
+    struct in_scan sc = {.wl = wl, .s = s, .all = all, .infd = -1, .in_shown = in_shown};
     if (rc == KILN_OK)
-        rc = gfs_open_dir(setfd, "in", in_shown, &infd, err);
+        rc = open_set_inputs(setfd, s, in_shown, &sc.infd, err);
     sha256_update(all, s->wcase->name, strlen(s->wcase->name) + 1);
     char seed[24];
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)s->seed);
     sha256_update(all, seed, strlen(seed) + 1);
-    for (size_t t = 0; rc == KILN_OK && t < wl->ntensors; t++) {
-        const struct wl_shape *sh = &shapes[t];
-        if (wl->args[sh->arg].role == WL_ROLE_OUT)
-            continue;
-        char f[EXPR_IDENT_MAX + 8], fshown[PATH_MAX + 200], *buf = NULL;
-        size_t len = 0;
-        tensor_file(wl, sh->arg, f, sizeof(f));
-        snprintf(fshown, sizeof(fshown), "%s/%s", in_shown, f);
-        char dims[160];
-        tensor_shape_format(sh->ndim, sh->shape, dims, sizeof(dims));
-        if (gfs_kind(infd, f) == 0) {
-            rc = kiln_fail(err, KILN_E_NOTFOUND, "%s is missing (case %s needs input %s, %s %s)",
-                           fshown, s->wcase->name, wl->args[sh->arg].name,
-                           tensor_dtype_name(sh->dtype), dims);
-            break;
-        }
-        rc = gfs_read(infd, f, fshown, (size_t)sh->nbytes + NPY_HEADER_SLACK, &buf, &len, err);
-        struct tensor tt = {0};
-        if (rc == KILN_OK)
-            rc = npy_read(buf, len, (size_t)sh->nbytes, &tt, err);
-        if (rc == KILN_OK)
-            rc = tensor_check_shape(&tt, f, sh->dtype, sh->ndim, sh->shape, err);
-        tensor_free(&tt);
-        if (rc != KILN_OK && strncmp(err->msg, fshown, strlen(fshown)) != 0)
-            kiln_err_prefix(err, "%s", fshown);
-        if (rc == KILN_E_LIMIT) {
-            /* The cap is the signature's size, so a wider dtype or a bigger
-             * shape lands here: say what the signature expects. */
-            char msg[KILN_ERR_MSG_MAX];
-            snprintf(msg, sizeof(msg), "%s", err->msg);
-            enum kiln_rc was = err->rc;
-            kiln_err_clear(err);
-            rc = kiln_fail(err, was, "%s (the signature says %s is %s %s for case %s)", msg,
-                           wl->args[sh->arg].name, tensor_dtype_name(sh->dtype), dims,
-                           s->wcase->name);
-        } else if (rc == KILN_OK) {
-            struct sha256_ctx c;
-            sha256_init(&c);
-            sha256_update(&c, buf, len);
-            sha256_final(&c, s->digest[sh->arg]);
-            uint8_t le[8];
-            for (int b = 0; b < 8; b++)
-                le[b] = (uint8_t)((uint64_t)len >> (8 * b));
-            sha256_update(all, f, strlen(f) + 1);
-            sha256_update(all, le, sizeof(le));
-            sha256_update(all, s->digest[sh->arg], SHA256_DIGEST_LEN);
-        }
-        free(buf);
-    }
-    if (infd >= 0)
-        close(infd);
+    for (size_t t = 0; rc == KILN_OK && t < wl->ntensors; t++)
+        if (wl->args[shapes[t].arg].role != WL_ROLE_OUT)
+            rc = scan_input(&sc, &shapes[t], err);
+    if (sc.infd >= 0)
+        close(sc.infd);
     close(setfd);
     return rc;
 }

@@ -313,8 +313,6 @@ static enum kiln_rc run_script(const struct inputs_request *req, const char *wha
     return rc;
 }
 
-/* Builds one set: its inputs from inputs.py, or from given set `gi` when
- * the request has given inputs; then its reference. */
 /* The first lines of a set's `ok` marker: "sha256 HEX NAME" for case.json
  * and every tensor file, in a fixed order. `ok` holds them, then "weak N"
  * and the weak explanation; a reused set must still match them. *out is
@@ -375,87 +373,106 @@ static bool reuse_cached(const struct inputs_request *req, struct input_set *s, 
     return good;
 }
 
-static enum kiln_rc prepare_set(const struct inputs_request *req, const struct scripts *sc,
-                                const char *scripts, size_t gi, struct input_set *s,
-                                struct kiln_err *err)
-{
-    const struct workload *wl = req->wl;
+/* One set being built: its tensors' shapes, the files expected in in/ and
+ * ref/, and the paths the steps read and write. */
+struct set_build {
+    const struct inputs_request *req;
+    const struct scripts *sc;
+    struct input_set *s;
     struct wl_shape shapes[WL_MAX_ARGS];
-    enum kiln_rc rc = workload_case_shapes(wl, s->wcase, shapes, err);
-    if (rc != KILN_OK)
-        return rc;
     struct expected ein, eout;
-    expect_tensors(wl, shapes, false, &ein);
-    expect_tensors(wl, shapes, true, &eout);
-
     char ok[PATH_MAX], in_dir[PATH_MAX], ref_dir[PATH_MAX], case_json[PATH_MAX];
-    if ((rc = fs_join(ok, sizeof(ok), s->dir, "ok", err)) ||
-        (rc = fs_join(in_dir, sizeof(in_dir), s->dir, "in", err)) ||
-        (rc = fs_join(ref_dir, sizeof(ref_dir), s->dir, "ref", err)) ||
-        (rc = fs_join(case_json, sizeof(case_json), s->dir, "case.json", err)))
+    char inputs_py[PATH_MAX], reference_py[PATH_MAX];
+};
+
+static enum kiln_rc set_paths(struct set_build *b, struct kiln_err *err)
+{
+    const char *dir = b->s->dir;
+    enum kiln_rc rc;
+    if ((rc = fs_join(b->ok, sizeof(b->ok), dir, "ok", err)) ||
+        (rc = fs_join(b->in_dir, sizeof(b->in_dir), dir, "in", err)) ||
+        (rc = fs_join(b->ref_dir, sizeof(b->ref_dir), dir, "ref", err)) ||
+        (rc = fs_join(b->case_json, sizeof(b->case_json), dir, "case.json", err)))
         return rc;
-    /* Cached: the weak flags the first computation recorded, once the
-     * files are checked against their digests. */
-    if (exists(ok) && reuse_cached(req, s, ok, &ein, &eout))
-        return KILN_OK;
+    return KILN_OK;
+}
+
+/* An incomplete or altered set is rebuilt from scratch. */
+static enum kiln_rc start_afresh(struct set_build *b, struct kiln_err *err)
+{
+    struct input_set *s = b->s;
     s->weak = 0;
     s->weak_why[0] = '\0';
-    /* An incomplete or altered set is rebuilt from scratch. */
+    enum kiln_rc rc;
     if ((rc = fs_remove_tree(s->dir, err)) || (rc = fs_mkdirs(s->dir, err)) ||
-        (rc = write_case_json(wl, s->wcase, s->seed, case_json, err)))
+        (rc = write_case_json(b->req->wl, s->wcase, s->seed, b->case_json, err)))
         return rc;
+    return KILN_OK;
+}
 
-    char what[160], inputs_py[PATH_MAX], reference_py[PATH_MAX];
-    if ((rc = fs_join(inputs_py, sizeof(inputs_py), scripts, "inputs.py", err)) ||
-        (rc = fs_join(reference_py, sizeof(reference_py), scripts, "reference.py", err)))
-        return rc;
+static enum kiln_rc copy_given_inputs(const struct set_build *b, size_t gi, struct kiln_err *err)
+{
+    enum kiln_rc rc = copy_given(b->req, gi, b->shapes, &b->ein, b->in_dir, err);
+    /* Checked when given; checked again as copied, like generated ones. */
+    if (rc == KILN_OK)
+        rc = check_tensors(b->req->wl, b->shapes, &b->ein, b->in_dir, "--input-cases", NULL, NULL,
+                           0, err);
+    return rc;
+}
+
+static enum kiln_rc generate_inputs(const struct set_build *b, struct kiln_err *err)
+{
+    const struct input_set *s = b->s;
+    char what[160];
+    snprintf(what, sizeof(what), "inputs.py (case %s, seed %llu)", s->wcase->name,
+             (unsigned long long)s->seed);
+    struct sandbox_input in1[] = {{b->inputs_py, "inputs.py"}, {b->case_json, "case.json"}};
+    char *argv1[] = {"python3", "/in/inputs.py", "/in/case.json", "/out", NULL};
+    enum kiln_rc rc = check_script(b->sc, 0, b->inputs_py, err);
+    if (rc == KILN_OK)
+        rc = run_script(b->req, what, in1, 2, argv1, &b->ein, b->in_dir, err);
+    if (rc == KILN_OK)
+        rc = check_tensors(b->req->wl, b->shapes, &b->ein, b->in_dir, "inputs.py", NULL, NULL, 0,
+                           err);
+    return rc;
+}
+
+/* Runs the reference on the set's inputs into ref/; it sets the set's
+ * weak flags. */
+static enum kiln_rc compute_reference(struct set_build *b, struct kiln_err *err)
+{
+    const struct inputs_request *req = b->req;
+    struct input_set *s = b->s;
     const char *ref_name = req->reference ? "the --reference script" : "reference.py";
-    if (req->verbose)
-        plog_printf(req->log, "kiln: %s for case %s set %d\n",
-                    req->given ? "copying the given inputs and computing the reference"
-                               : "generating inputs and reference",
-                    s->wcase->name, s->set);
-    if (req->given) {
-        rc = copy_given(req, gi, shapes, &ein, in_dir, err);
-        /* Checked when given; checked again as copied, like generated ones. */
-        if (rc == KILN_OK)
-            rc = check_tensors(wl, shapes, &ein, in_dir, "--input-cases", NULL, NULL, 0, err);
-    } else {
-        snprintf(what, sizeof(what), "inputs.py (case %s, seed %llu)", s->wcase->name,
-                 (unsigned long long)s->seed);
-        struct sandbox_input in1[] = {{inputs_py, "inputs.py"}, {case_json, "case.json"}};
-        char *argv1[] = {"python3", "/in/inputs.py", "/in/case.json", "/out", NULL};
-        rc = check_script(sc, 0, inputs_py, err);
-        if (rc == KILN_OK)
-            rc = run_script(req, what, in1, 2, argv1, &ein, in_dir, err);
-        if (rc == KILN_OK)
-            rc = check_tensors(wl, shapes, &ein, in_dir, "inputs.py", NULL, NULL, 0, err);
-    }
-    if (rc != KILN_OK)
-        return rc;
-
     struct sandbox_input in2[2 + WL_MAX_ARGS];
     char paths[WL_MAX_ARGS][PATH_MAX];
     size_t n2 = 0;
-    in2[n2++] = (struct sandbox_input){reference_py, "reference.py"};
-    in2[n2++] = (struct sandbox_input){case_json, "case.json"};
-    for (size_t i = 0; i < ein.n; i++) {
-        if ((rc = fs_join(paths[i], sizeof(paths[i]), in_dir, ein.names[i], err)))
+    in2[n2++] = (struct sandbox_input){b->reference_py, "reference.py"};
+    in2[n2++] = (struct sandbox_input){b->case_json, "case.json"};
+    enum kiln_rc rc;
+    for (size_t i = 0; i < b->ein.n; i++) {
+        if ((rc = fs_join(paths[i], sizeof(paths[i]), b->in_dir, b->ein.names[i], err)))
             return rc;
-        in2[n2++] = (struct sandbox_input){paths[i], ein.names[i]};
+        in2[n2++] = (struct sandbox_input){paths[i], b->ein.names[i]};
     }
+    char what[160];
     snprintf(what, sizeof(what), "%s (case %s, seed %llu)", ref_name, s->wcase->name,
              (unsigned long long)s->seed);
     char *argv2[] = {"python3", "/in/reference.py", "/in/case.json", "/in", "/out", NULL};
-    rc = check_script(sc, 1, reference_py, err);
+    rc = check_script(b->sc, 1, b->reference_py, err);
     if (rc == KILN_OK)
-        rc = run_script(req, what, in2, n2, argv2, &eout, ref_dir, err);
+        rc = run_script(req, what, in2, n2, argv2, &b->eout, b->ref_dir, err);
     if (rc == KILN_OK)
-        rc = check_tensors(wl, shapes, &eout, ref_dir, ref_name, &s->weak, s->weak_why,
-                           sizeof(s->weak_why), err);
-    if (rc != KILN_OK)
-        return rc;
-    char *digests = set_digests(s->dir, &ein, &eout);
+        rc = check_tensors(req->wl, b->shapes, &b->eout, b->ref_dir, ref_name, &s->weak,
+                           s->weak_why, sizeof(s->weak_why), err);
+    return rc;
+}
+
+/* The `ok` mark, written last: the set's digests, "weak N" and why. */
+static enum kiln_rc write_mark(const struct set_build *b, struct kiln_err *err)
+{
+    const struct input_set *s = b->s;
+    char *digests = set_digests(s->dir, &b->ein, &b->eout);
     if (!digests)
         return kiln_fail(err, KILN_E_NOMEM, "digests of case %s set %d", s->wcase->name, s->set);
     size_t dl = strlen(digests);
@@ -467,8 +484,43 @@ static enum kiln_rc prepare_set(const struct inputs_request *req, const struct s
     memcpy(mark, digests, dl);
     int n = snprintf(mark + dl, 400, "weak %u\n%s", s->weak, s->weak_why);
     free(digests);
-    rc = fs_write_atomic(ok, mark, dl + ((size_t)n < 400 ? (size_t)n : 399), err);
+    enum kiln_rc rc = fs_write_atomic(b->ok, mark, dl + ((size_t)n < 400 ? (size_t)n : 399), err);
     free(mark);
+    return rc;
+}
+
+/* Builds one set: its inputs from inputs.py, or from given set `gi` when
+ * the request has given inputs; then its reference. */
+static enum kiln_rc prepare_set(const struct inputs_request *req, const struct scripts *sc,
+                                const char *scripts, size_t gi, struct input_set *s,
+                                struct kiln_err *err)
+{
+    struct set_build b = {.req = req, .sc = sc, .s = s};
+    enum kiln_rc rc = workload_case_shapes(req->wl, s->wcase, b.shapes, err);
+    if (rc != KILN_OK)
+        return rc;
+    expect_tensors(req->wl, b.shapes, false, &b.ein);
+    expect_tensors(req->wl, b.shapes, true, &b.eout);
+    if ((rc = set_paths(&b, err)))
+        return rc;
+    /* Cached: the weak flags the first computation recorded, once the
+     * files are checked against their digests. */
+    if (exists(b.ok) && reuse_cached(req, s, b.ok, &b.ein, &b.eout))
+        return KILN_OK;
+    if ((rc = start_afresh(&b, err)) ||
+        (rc = fs_join(b.inputs_py, sizeof(b.inputs_py), scripts, "inputs.py", err)) ||
+        (rc = fs_join(b.reference_py, sizeof(b.reference_py), scripts, "reference.py", err)))
+        return rc;
+    if (req->verbose)
+        plog_printf(req->log, "kiln: %s for case %s set %d\n",
+                    req->given ? "copying the given inputs and computing the reference"
+                               : "generating inputs and reference",
+                    s->wcase->name, s->set);
+    rc = req->given ? copy_given_inputs(&b, gi, err) : generate_inputs(&b, err);
+    if (rc == KILN_OK)
+        rc = compute_reference(&b, err);
+    if (rc == KILN_OK)
+        rc = write_mark(&b, err);
     return rc;
 }
 
@@ -582,15 +634,21 @@ static enum kiln_rc read_mark(struct input_set *s, struct kiln_err *err)
     return rc;
 }
 
-enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
-                            struct kiln_err *err)
+/* The cases the request draws sets from: its own, else the workload's
+ * held-out or visible ones. */
+static void request_cases(const struct inputs_request *req, const struct wl_case **cases,
+                          size_t *ncases)
 {
-    memset(out, 0, sizeof(*out));
     const struct workload *wl = req->wl;
-    const struct wl_case *cases = req->cases      ? req->cases
-                                  : req->held_out ? wl->held_out
-                                                  : wl->cases;
-    size_t ncases = req->cases ? req->ncases : req->held_out ? wl->nheld_out : wl->ncases;
+    *cases = req->cases ? req->cases : req->held_out ? wl->held_out : wl->cases;
+    *ncases = req->cases ? req->ncases : req->held_out ? wl->nheld_out : wl->ncases;
+}
+
+/* Room for every set: the given ones, or each case's for this backend. */
+static enum kiln_rc alloc_sets(const struct inputs_request *req, const struct wl_case *cases,
+                               size_t ncases, struct input_sets *out, struct kiln_err *err)
+{
+    const struct workload *wl = req->wl;
     /* Held-out inputs always come fresh from inputs.py and the secret seed:
      * given data can never stand in for them. */
     if (req->held_out && req->given)
@@ -607,17 +665,14 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
     out->sets = calloc(cap, sizeof(*out->sets));
     if (!out->sets)
         return kiln_fail(err, KILN_E_NOMEM, "input sets");
+    return KILN_OK;
+}
 
-    char base[PATH_MAX], scripts[PATH_MAX], key[17];
-    struct scripts sc;
-    scripts_of(req, &sc);
-    cache_key(req, &sc, key);
-    snprintf(base, sizeof(base), "%s/%s", req->cache_dir, key);
-    enum kiln_rc rc = fs_join(scripts, sizeof(scripts), base, "scripts", err);
-    if (rc == KILN_OK)
-        rc = write_scripts(&sc, scripts, err);
-    for (size_t i = 0; rc == KILN_OK && req->given && i < req->given->n; i++) {
-        /* The given sets, their seeds, in case order (given.h). */
+/* The given sets, their seeds, in case order (given.h). */
+static void lay_out_given(const struct inputs_request *req, const char *base,
+                          struct input_sets *out)
+{
+    for (size_t i = 0; i < req->given->n; i++) {
         const struct given_set *g = &req->given->sets[i];
         struct input_set *s = &out->sets[out->n++];
         s->wcase = g->wcase;
@@ -626,7 +681,13 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
         snprintf(s->dir, sizeof(s->dir), "%s/%s-%llu", base, g->wcase->name,
                  (unsigned long long)s->seed);
     }
-    for (size_t i = 0; rc == KILN_OK && !req->given && i < ncases; i++) {
+}
+
+/* Each case's sets for this backend, seeded from the request's seed. */
+static void lay_out_generated(const struct inputs_request *req, const struct wl_case *cases,
+                              size_t ncases, const char *base, struct input_sets *out)
+{
+    for (size_t i = 0; i < ncases; i++) {
         if (!(cases[i].backends & req->backend))
             continue;
         int sets = cases[i].kind == WL_CASE_PERFORMANCE ? req->perf_sets : 1;
@@ -639,17 +700,21 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
                      (unsigned long long)s->seed);
         }
     }
-    if (rc == KILN_OK && req->layout_only)
-        return KILN_OK;
-    /* The sets are independent: generate them in parallel workers, then
-     * read every set's weak flags (its `ok` mark) back here, in set order. */
-    long long *cost = rc == KILN_OK ? calloc(out->n, sizeof(*cost)) : NULL;
-    long long *pool_cost = rc == KILN_OK ? calloc(out->n, sizeof(*pool_cost)) : NULL;
-    size_t *order = rc == KILN_OK ? calloc(out->n, sizeof(*order)) : NULL;
-    if (rc == KILN_OK && (!cost || !pool_cost || !order))
+}
+
+/* Builds every set in parallel workers, within a memory budget. */
+static enum kiln_rc prepare_in_pool(const struct inputs_request *req, const struct scripts *sc,
+                                    const char *scripts, struct input_sets *out,
+                                    struct kiln_err *err)
+{
+    long long *cost = calloc(out->n, sizeof(*cost));
+    long long *pool_cost = calloc(out->n, sizeof(*pool_cost));
+    size_t *order = calloc(out->n, sizeof(*order));
+    enum kiln_rc rc = KILN_OK;
+    if (!cost || !pool_cost || !order)
         rc = kiln_fail(err, KILN_E_NOMEM, "input sets");
     for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
-        rc = set_cost(wl, out->sets[i].wcase, &cost[i], err);
+        rc = set_cost(req->wl, out->sets[i].wcase, &cost[i], err);
     int jobs = 1;
     if (rc == KILN_OK)
         rc = input_jobs(req, &jobs, err);
@@ -657,7 +722,7 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
         smoke_then_costliest(cost, out->n, order);
         for (size_t i = 0; i < out->n; i++)
             pool_cost[i] = cost[order[i]];
-        struct prepare_job job = {req, &sc, scripts, out->sets, order};
+        struct prepare_job job = {req, sc, scripts, out->sets, order};
         struct forkpool_opts fo = {
             .jobs = jobs, .cost = pool_cost, .budget = forkpool_memory_budget(4ll << 30)};
         rc = forkpool_run(out->n, prepare_job_run, &job, &fo, err);
@@ -665,6 +730,39 @@ enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets 
     free(cost);
     free(pool_cost);
     free(order);
+    return rc;
+}
+
+enum kiln_rc inputs_prepare(const struct inputs_request *req, struct input_sets *out,
+                            struct kiln_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    const struct wl_case *cases;
+    size_t ncases;
+    request_cases(req, &cases, &ncases);
+    enum kiln_rc rc = alloc_sets(req, cases, ncases, out, err);
+    if (rc != KILN_OK)
+        return rc;
+    char base[PATH_MAX], scripts[PATH_MAX], key[17];
+    struct scripts sc;
+    scripts_of(req, &sc);
+    cache_key(req, &sc, key);
+    snprintf(base, sizeof(base), "%s/%s", req->cache_dir, key);
+    rc = fs_join(scripts, sizeof(scripts), base, "scripts", err);
+    if (rc == KILN_OK)
+        rc = write_scripts(&sc, scripts, err);
+    if (rc == KILN_OK) {
+        if (req->given)
+            lay_out_given(req, base, out);
+        else
+            lay_out_generated(req, cases, ncases, base, out);
+        if (req->layout_only)
+            return KILN_OK;
+        /* The sets are independent: generate them in parallel workers,
+         * then read every set's weak flags (its `ok` mark) back here, in
+         * set order. */
+        rc = prepare_in_pool(req, &sc, scripts, out, err);
+    }
     for (size_t i = 0; rc == KILN_OK && i < out->n; i++)
         rc = read_mark(&out->sets[i], err);
     if (rc != KILN_OK)

@@ -86,54 +86,57 @@ static enum kiln_rc take_strings(json_t *a, const char *what, char **dst, struct
     return KILN_OK;
 }
 
-enum kiln_rc sbspec_from_json(const char *text, size_t len, struct sbspec_doc *doc,
-                              struct kiln_err *err)
+/* version 1, gpu a boolean, limits an object, inputs an array of at most
+ * SBSPEC_MAX_INPUTS; takes the policy. */
+static enum kiln_rc take_header(json_t *root, struct sbspec_doc *doc, struct kiln_err *err)
 {
-    static const char *const keys[] = {"version", "policy", "image", "gpu", "cwd",
-                                       "inputs",  "limits", "argv",  "env", NULL};
-    static const char *const req[] = {"version", "policy", "gpu", "inputs", "limits", "argv", NULL};
-    static const char *const ikeys[] = {"name", "path", NULL};
-    static const struct json_strict_rules rules = {.max_bytes = SBSPEC_MAX_BYTES, .max_depth = 4};
-    memset(doc, 0, sizeof(*doc));
-    json_t *root;
-    enum kiln_rc rc = json_strict_parse("spec.json", text, len, &rules, &root, err);
-    if (rc)
-        return rc;
     json_t *in = json_object_get(root, "inputs"), *lim = json_object_get(root, "limits");
-    json_t *env = json_object_get(root, "env");
-    if ((rc = json_strict_keys(root, "spec.json", keys, req, err)))
-        goto out;
     if (json_integer_value(json_object_get(root, "version")) != 1 ||
         !json_is_boolean(json_object_get(root, "gpu")) || !json_is_object(lim) ||
         !json_is_array(in) || json_array_size(in) > SBSPEC_MAX_INPUTS ||
-        !(doc->policy = take_text(json_object_get(root, "policy"), 64))) {
-        rc = kiln_fail(err, KILN_E_PARSE,
-                       "spec.json: needs version 1, a policy, gpu (boolean), limits (object) and "
-                       "at most %d inputs",
-                       SBSPEC_MAX_INPUTS);
-        goto out;
-    }
+        !(doc->policy = take_text(json_object_get(root, "policy"), 64)))
+        return kiln_fail(err, KILN_E_PARSE,
+                         "spec.json: needs version 1, a policy, gpu (boolean), limits (object) "
+                         "and at most %d inputs",
+                         SBSPEC_MAX_INPUTS);
+    return KILN_OK;
+}
+
+/* The optional image and cwd (absent or null: none). */
+static enum kiln_rc take_image_and_cwd(json_t *root, struct sbspec_doc *doc, struct kiln_err *err)
+{
     json_t *image = json_object_get(root, "image"), *cwd = json_object_get(root, "cwd");
-    if (image && !json_is_null(image) && !(doc->image = take_text(image, 64))) {
-        rc = kiln_fail(err, KILN_E_PARSE, "spec.json: \"image\" must be a name");
-        goto out;
-    }
-    if (cwd && !json_is_null(cwd) && !(doc->cwd = take_text(cwd, 4096))) {
-        rc = kiln_fail(err, KILN_E_PARSE, "spec.json: \"cwd\" must be a path");
-        goto out;
-    }
+    if (image && !json_is_null(image) && !(doc->image = take_text(image, 64)))
+        return kiln_fail(err, KILN_E_PARSE, "spec.json: \"image\" must be a name");
+    if (cwd && !json_is_null(cwd) && !(doc->cwd = take_text(cwd, 4096)))
+        return kiln_fail(err, KILN_E_PARSE, "spec.json: \"cwd\" must be a path");
+    return KILN_OK;
+}
+
+static enum kiln_rc take_inputs(json_t *in, struct sbspec_doc *doc, struct kiln_err *err)
+{
+    static const char *const ikeys[] = {"name", "path", NULL};
     for (size_t i = 0; i < json_array_size(in); i++) {
         json_t *e = json_array_get(in, i);
-        if (!json_is_object(e) ||
-            (rc = json_strict_keys(e, "spec.json: inputs[]", ikeys, ikeys, err)))
-            goto bad_input;
-        doc->input_names[i] = take_text(json_object_get(e, "name"), 255);
-        doc->input_paths[i] = take_text(json_object_get(e, "path"), 4096);
-        if (!doc->input_names[i] || !doc->input_paths[i] || doc->input_paths[i][0] != '/')
-            goto bad_input;
+        bool ok = json_is_object(e) &&
+                  json_strict_keys(e, "spec.json: inputs[]", ikeys, ikeys, err) == KILN_OK;
+        if (ok) {
+            doc->input_names[i] = take_text(json_object_get(e, "name"), 255);
+            doc->input_paths[i] = take_text(json_object_get(e, "path"), 4096);
+            ok = doc->input_names[i] && doc->input_paths[i] && doc->input_paths[i][0] == '/';
+        }
+        if (!ok)
+            return kiln_fail(err, KILN_E_PARSE,
+                             "spec.json: every input needs a \"name\" and an absolute \"path\"");
         doc->inputs[i].name = doc->input_names[i];
         doc->inputs[i].host_path = doc->input_paths[i];
     }
+    return KILN_OK;
+}
+
+/* Every limit named one of limit_names, an integer in 1..2^50. */
+static enum kiln_rc take_limits(json_t *lim, struct sandbox_limits *l, struct kiln_err *err)
+{
     const char *key;
     json_t *v;
     json_object_foreach(lim, key, v)
@@ -144,35 +147,68 @@ enum kiln_rc sbspec_from_json(const char *text, size_t len, struct sbspec_doc *d
         if (i == NLIMITS || !json_is_integer(v) || json_integer_value(v) <= 0 ||
             json_integer_value(v) > (1LL << 50)) {
             char q[72];
-            rc = kiln_fail(err, KILN_E_PARSE,
-                           "spec.json: limits: \"%s\" is unknown or not in 1..2^50",
-                           json_strict_quote(key, q, sizeof(q)));
-            goto out;
+            return kiln_fail(err, KILN_E_PARSE,
+                             "spec.json: limits: \"%s\" is unknown or not in 1..2^50",
+                             json_strict_quote(key, q, sizeof(q)));
         }
-        *limit_field(&doc->spec.limits, i) = json_integer_value(v);
+        *limit_field(l, i) = json_integer_value(v);
     }
+    return KILN_OK;
+}
+
+/* argv (not empty) and the optional env. */
+static enum kiln_rc take_command(json_t *root, struct sbspec_doc *doc, struct kiln_err *err)
+{
+    json_t *env = json_object_get(root, "env");
+    enum kiln_rc rc;
     if ((rc = take_strings(json_object_get(root, "argv"), "argv", doc->argv, err)) ||
         (env && (rc = take_strings(env, "env", doc->env, err))))
-        goto out;
-    if (!doc->argv[0]) {
-        rc = kiln_fail(err, KILN_E_PARSE, "spec.json: \"argv\" is empty");
-        goto out;
-    }
+        return rc;
+    if (!doc->argv[0])
+        return kiln_fail(err, KILN_E_PARSE, "spec.json: \"argv\" is empty");
+    return KILN_OK;
+}
+
+/* Points doc->spec at what the steps took. */
+static void link_spec(json_t *root, struct sbspec_doc *doc)
+{
     doc->wants_gpu = json_is_true(json_object_get(root, "gpu"));
     doc->spec.policy = doc->policy;
     doc->spec.image = doc->image;
     doc->spec.cwd = doc->cwd;
     doc->spec.inputs = doc->inputs;
-    doc->spec.n_inputs = json_array_size(in);
+    doc->spec.n_inputs = json_array_size(json_object_get(root, "inputs"));
     doc->spec.argv = doc->argv;
     doc->spec.env = doc->env[0] ? doc->env : NULL;
     doc->spec.stdin_fd = -1;
     doc->spec.tar_fd = -1;
-    goto out;
-bad_input:
-    rc = kiln_fail(err, KILN_E_PARSE,
-                   "spec.json: every input needs a \"name\" and an absolute \"path\"");
-out:
+}
+
+enum kiln_rc sbspec_from_json(const char *text, size_t len, struct sbspec_doc *doc,
+                              struct kiln_err *err)
+{
+    static const char *const keys[] = {"version", "policy", "image", "gpu", "cwd",
+                                       "inputs",  "limits", "argv",  "env", NULL};
+    static const char *const req[] = {"version", "policy", "gpu", "inputs", "limits", "argv", NULL};
+    static const struct json_strict_rules rules = {.max_bytes = SBSPEC_MAX_BYTES, .max_depth = 4};
+    memset(doc, 0, sizeof(*doc));
+    json_t *root;
+    enum kiln_rc rc = json_strict_parse("spec.json", text, len, &rules, &root, err);
+    if (rc)
+        return rc;
+    rc = json_strict_keys(root, "spec.json", keys, req, err);
+    if (rc == KILN_OK)
+        rc = take_header(root, doc, err);
+    if (rc == KILN_OK)
+        rc = take_image_and_cwd(root, doc, err);
+    if (rc == KILN_OK)
+        rc = take_inputs(json_object_get(root, "inputs"), doc, err);
+    if (rc == KILN_OK)
+        rc = take_limits(json_object_get(root, "limits"), &doc->spec.limits, err);
+    if (rc == KILN_OK)
+        rc = take_command(root, doc, err);
+    if (rc == KILN_OK)
+        link_spec(root, doc);
     json_decref(root);
     if (rc)
         sbspec_doc_free(doc);

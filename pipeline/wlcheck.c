@@ -59,39 +59,55 @@ static void print_sizes(const struct workload *w, const struct wl_case *c, char 
                                 (long long)c->sizes[i]);
 }
 
-/* Runs the scripts for every case of one backend; a row per set. */
-static void check_backend(const struct workload *w, unsigned backend, bool held_out,
-                          const struct wlcheck_opts *o, struct wlcheck_result *res)
+/* One backend's check (visible or held-out cases): what it runs, and
+ * where it reports. */
+struct backend_check {
+    const struct workload *w;
+    unsigned backend;
+    bool held_out;
+    const struct wlcheck_opts *o;
+    struct wlcheck_result *res;
+};
+
+/* Held-out cases as a check would draw them (from this check's seed):
+ * their scripts must work on sizes the author never listed. False when
+ * none could be drawn (a problem reported). */
+static bool draw_held_out(const struct backend_check *c, struct heldout_set **draw)
 {
-    struct inputs_request req = {.wl = w,
-                                 .backend = backend,
-                                 .held_out = held_out,
-                                 .cache_dir = held_out && o->held_cache_dir ? o->held_cache_dir
-                                                                            : o->cache_dir,
+    *draw = malloc(sizeof(**draw));
+    if (!*draw) {
+        problem(c->res, "out of memory drawing held-out cases");
+        return false;
+    }
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    if (heldout_draw(c->w, c->backend, c->o->seed, *draw, &err) != KILN_OK) {
+        if (c->o->table)
+            fprintf(c->o->table, "  FAIL  held-out cases on %s: %s\n",
+                    kiln_backend_name(c->backend), err.msg);
+        problem(c->res, "held-out cases on %s: %s", kiln_backend_name(c->backend), err.msg);
+        free(*draw);
+        *draw = NULL;
+        return false;
+    }
+    return true;
+}
+
+/* Runs the scripts on every set (draw: the held-out cases, or NULL). */
+static enum kiln_rc prepare_sets(const struct backend_check *c, const struct heldout_set *draw,
+                                 struct input_sets *sets, struct kiln_err *err)
+{
+    const struct wlcheck_opts *o = c->o;
+    struct inputs_request req = {.wl = c->w,
+                                 .backend = c->backend,
+                                 .held_out = c->held_out,
+                                 .cache_dir = c->held_out && o->held_cache_dir ? o->held_cache_dir
+                                                                               : o->cache_dir,
                                  .seed = o->seed,
                                  .perf_sets = 1,
                                  .script_timeout_ms = o->script_timeout_ms,
                                  .verbose = o->verbose,
                                  .reference = o->reference};
-    struct input_sets sets;
-    struct kiln_err err;
-    kiln_err_clear(&err);
-    const char *which = held_out ? "held-out" : "visible";
-    /* Held-out cases as a check would draw them (from this check's seed):
-     * their scripts must work on sizes the author never listed. */
-    struct heldout_set *draw = held_out ? malloc(sizeof(*draw)) : NULL;
-    if (held_out && !draw) {
-        problem(res, "out of memory drawing held-out cases");
-        return;
-    }
-    if (draw && heldout_draw(w, backend, o->seed, draw, &err) != KILN_OK) {
-        if (o->table)
-            fprintf(o->table, "  FAIL  held-out cases on %s: %s\n", kiln_backend_name(backend),
-                    err.msg);
-        problem(res, "held-out cases on %s: %s", kiln_backend_name(backend), err.msg);
-        free(draw);
-        return;
-    }
     if (draw) {
         req.cases = draw->cases;
         req.ncases = draw->n;
@@ -100,53 +116,84 @@ static void check_backend(const struct workload *w, unsigned backend, bool held_
      * held-out inputs always come from inputs.py. */
     struct given_inputs gi = {.root_fd = -1};
     enum kiln_rc rc = KILN_OK;
-    if (!held_out && o->input_cases) {
-        rc = given_inputs_open(o->input_cases, w, backend, 1, req.cache_dir, &gi, &err);
+    if (!c->held_out && o->input_cases) {
+        rc = given_inputs_open(o->input_cases, c->w, c->backend, 1, req.cache_dir, &gi, err);
         if (rc == KILN_OK && o->table)
             fprintf(o->table, "  ok    %s: %zu input sets from %s (sha256 %.16s)\n",
-                    kiln_backend_name(backend), gi.n, gi.shown, gi.sha256);
+                    kiln_backend_name(c->backend), gi.n, gi.shown, gi.sha256);
         req.given = &gi;
     }
     if (rc == KILN_OK)
-        rc = inputs_prepare(&req, &sets, &err);
+        rc = inputs_prepare(&req, sets, err);
     given_inputs_free(&gi);
-    if (rc != KILN_OK) {
-        free(draw);
-        char esc[KILN_ERR_MSG_MAX * 4];
-        if (o->table)
-            fprintf(o->table, "  FAIL  %s cases on %s: %s\n", which, kiln_backend_name(backend),
-                    text_escape_control(esc, sizeof(esc), err.msg));
-        problem(res, "%s cases on %s: %s", which, kiln_backend_name(backend), err.msg);
-        if (wlcheck_host_failure(rc) && res->environment == KILN_OK)
-            res->environment = rc;
-        if (rc == KILN_E_TIMEOUT || rc == KILN_E_KILLED)
-            res->load_dependent = true;
-        return;
-    }
-    for (size_t i = 0; i < sets.n; i++) {
-        const struct input_set *s = &sets.sets[i];
+    return rc;
+}
+
+static void report_failure(const struct backend_check *c, enum kiln_rc rc,
+                           const struct kiln_err *err)
+{
+    const char *which = c->held_out ? "held-out" : "visible";
+    struct wlcheck_result *res = c->res;
+    char esc[KILN_ERR_MSG_MAX * 4];
+    if (c->o->table)
+        fprintf(c->o->table, "  FAIL  %s cases on %s: %s\n", which, kiln_backend_name(c->backend),
+                text_escape_control(esc, sizeof(esc), err->msg));
+    problem(res, "%s cases on %s: %s", which, kiln_backend_name(c->backend), err->msg);
+    if (wlcheck_host_failure(rc) && res->environment == KILN_OK)
+        res->environment = rc;
+    if (rc == KILN_E_TIMEOUT || rc == KILN_E_KILLED)
+        res->load_dependent = true;
+}
+
+/* A row per set; a performance set with an unaccepted weak reference is a
+ * problem. */
+static void report_sets(const struct backend_check *c, const struct input_sets *sets)
+{
+    const char *backend = kiln_backend_name(c->backend);
+    for (size_t i = 0; i < sets->n; i++) {
+        const struct input_set *s = &sets->sets[i];
         char sizes[160];
-        print_sizes(w, s->wcase, sizes, sizeof(sizes));
-        const char *kind = held_out                                ? "held-out"
+        print_sizes(c->w, s->wcase, sizes, sizeof(sizes));
+        const char *kind = c->held_out                             ? "held-out"
                            : s->wcase->kind == WL_CASE_PERFORMANCE ? "perf"
                                                                    : "correct";
-        bool bad = !held_out && s->weak && s->wcase->kind == WL_CASE_PERFORMANCE &&
-                   !inputs_set_scored(w, s);
-        if (o->table)
-            fprintf(o->table, "  %-5s %-4s %-12s %-8s %10.1f MB  %-32s %s%s\n",
+        bool bad = !c->held_out && s->weak && s->wcase->kind == WL_CASE_PERFORMANCE &&
+                   !inputs_set_scored(c->w, s);
+        if (c->o->table)
+            fprintf(c->o->table, "  %-5s %-4s %-12s %-8s %10.1f MB  %-32s %s%s\n",
                     bad       ? "FAIL"
                     : s->weak ? "WEAK"
                               : "ok",
-                    kiln_backend_name(backend), s->wcase->name, kind, (double)s->wcase->bytes / 1e6,
-                    sizes, s->weak ? "weak: " : "", s->weak ? s->weak_why : "");
+                    backend, s->wcase->name, kind, (double)s->wcase->bytes / 1e6, sizes,
+                    s->weak ? "weak: " : "", s->weak ? s->weak_why : "");
         if (bad)
-            problem(res,
+            problem(c->res,
                     "performance case %s on %s has a weak reference (%s): make its outputs "
                     "depend on the inputs, or accept it by name in accept_weak and say why in "
                     "the description",
-                    s->wcase->name, kiln_backend_name(backend), s->weak_why);
+                    s->wcase->name, backend, s->weak_why);
     }
-    input_sets_free(&sets);
+}
+
+/* Runs the scripts for every case of one backend; a row per set. */
+static void check_backend(const struct workload *w, unsigned backend, bool held_out,
+                          const struct wlcheck_opts *o, struct wlcheck_result *res)
+{
+    const struct backend_check c = {
+        .w = w, .backend = backend, .held_out = held_out, .o = o, .res = res};
+    struct heldout_set *draw = NULL;
+    if (held_out && !draw_held_out(&c, &draw))
+        return;
+    struct input_sets sets;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    enum kiln_rc rc = prepare_sets(&c, draw, &sets, &err);
+    if (rc != KILN_OK) {
+        report_failure(&c, rc, &err);
+    } else {
+        report_sets(&c, &sets);
+        input_sets_free(&sets);
+    }
     free(draw);
 }
 

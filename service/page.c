@@ -35,6 +35,113 @@ static void put_date(struct strbuf *sb, double t)
         strbuf_puts(sb, "-");
 }
 
+static void put_head(struct strbuf *sb)
+{
+    strbuf_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<title>kiln leaderboards</title><style>body{font-family:sans-serif;"
+                    "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+                    "padding:2px 8px}</style></head><body>\n<h1>kiln</h1>\n");
+}
+
+static void put_queue(struct strbuf *sb, json_t *q)
+{
+    strbuf_printf(sb,
+                  "<h2>Queue</h2>\n<p id=\"queue-summary\">%lld queued, %lld running</p>\n"
+                  "<table id=\"queue\"><tr><th>user</th><th>leaderboard</th>"
+                  "<th>backend</th><th>state</th></tr>\n",
+                  (long long)json_integer_value(json_object_get(q, "queued")),
+                  (long long)json_integer_value(json_object_get(q, "running")));
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(q, "jobs"), i, r)
+    {
+        strbuf_puts(sb, "<tr><td>");
+        esc(sb, json_object_get(r, "user"));
+        strbuf_puts(sb, "</td><td>");
+        esc(sb, json_object_get(r, "leaderboard"));
+        strbuf_puts(sb, "</td><td>");
+        esc(sb, json_object_get(r, "backend"));
+        strbuf_puts(sb, "</td><td>");
+        esc(sb, json_object_get(r, "state"));
+        strbuf_puts(sb, "</td></tr>\n");
+    }
+    strbuf_puts(sb, "</table>\n");
+}
+
+/* One leaderboard's table on one GPU (name: the workload, shown: its title). */
+static void put_board_table(struct strbuf *sb, const char *name, const char *shown, const char *gpu,
+                            json_t *entries)
+{
+    strbuf_puts(sb, "<h3>");
+    strbuf_put_escaped(sb, shown);
+    strbuf_puts(sb, " on ");
+    strbuf_put_escaped(sb, gpu);
+    strbuf_puts(sb, "</h3>\n<table class=\"board\" data-workload=\"");
+    strbuf_put_escaped(sb, name);
+    strbuf_puts(sb, "\"><tr><th>rank</th><th>user</th><th>geomean ms</th>"
+                    "<th>finished</th></tr>\n");
+    size_t k;
+    json_t *e;
+    json_array_foreach(entries, k, e)
+    {
+        strbuf_puts(sb, "<tr><td>");
+        esc(sb, json_object_get(e, "rank"));
+        strbuf_puts(sb, "</td><td class=\"user\">");
+        esc(sb, json_object_get(e, "user"));
+        strbuf_puts(sb, "</td><td>");
+        esc(sb, json_object_get(e, "geomean_ms"));
+        strbuf_puts(sb, "</td><td>");
+        put_date(sb, json_number_value(json_object_get(e, "finished")));
+        strbuf_puts(sb, "</td></tr>\n");
+    }
+    strbuf_puts(sb, "</table>\n");
+}
+
+/* The workload's tables, one per GPU, then its count of unranked cpu passes. */
+static enum kiln_rc put_leaderboard(struct sdb *d, struct strbuf *sb, const char *name,
+                                    struct kiln_err *err)
+{
+    json_t *board = NULL;
+    enum kiln_rc rc = sdb_leaderboard_json(d, name, NULL, &board, err);
+    if (rc != KILN_OK)
+        return rc;
+    const char *shown = json_string_value(json_object_get(board, "display"));
+    const char *gpu;
+    json_t *entries;
+    json_object_foreach(json_object_get(board, "gpus"), gpu, entries)
+        put_board_table(sb, name, shown ? shown : name, gpu, entries);
+    json_int_t cpu = json_integer_value(json_object_get(
+        json_object_get(json_object_get(board, "unranked"), "cpu"), "verified_passes"));
+    if (cpu > 0) {
+        strbuf_puts(sb, "<p class=\"unranked\">");
+        strbuf_put_escaped(sb, shown ? shown : name);
+        strbuf_printf(sb, ": %lld verified cpu submission(s), judged but not ranked.</p>\n",
+                      (long long)cpu);
+    }
+    json_decref(board);
+    return KILN_OK;
+}
+
+static enum kiln_rc put_leaderboards(struct sdb *d, struct strbuf *sb, json_t *wls,
+                                     struct kiln_err *err)
+{
+    strbuf_puts(sb, "<h2>Leaderboards</h2>\n<p>Verified entries only (passed again "
+                    "on a secret seed), each user's best, by geometric mean of the per-case "
+                    "median times. GPU verdicts only: " SERVE_CPU_UNRANKED ".</p>\n");
+    size_t i;
+    json_t *w;
+    json_array_foreach(wls, i, w)
+    {
+        const char *name = json_string_value(json_object_get(w, "workload"));
+        if (!name)
+            break;
+        enum kiln_rc rc = put_leaderboard(d, sb, name, err);
+        if (rc != KILN_OK)
+            return rc;
+    }
+    return KILN_OK;
+}
+
 enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err)
 {
     json_t *q = NULL, *wls = NULL;
@@ -47,79 +154,9 @@ enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err)
     }
     struct strbuf sb;
     strbuf_init(&sb);
-    strbuf_puts(&sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<title>kiln leaderboards</title><style>body{font-family:sans-serif;"
-                     "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-                     "padding:2px 8px}</style></head><body>\n<h1>kiln</h1>\n");
-    strbuf_printf(&sb,
-                  "<h2>Queue</h2>\n<p id=\"queue-summary\">%lld queued, %lld running</p>\n"
-                  "<table id=\"queue\"><tr><th>user</th><th>leaderboard</th>"
-                  "<th>backend</th><th>state</th></tr>\n",
-                  (long long)json_integer_value(json_object_get(q, "queued")),
-                  (long long)json_integer_value(json_object_get(q, "running")));
-    size_t i;
-    json_t *r;
-    json_array_foreach(json_object_get(q, "jobs"), i, r)
-    {
-        strbuf_puts(&sb, "<tr><td>");
-        esc(&sb, json_object_get(r, "user"));
-        strbuf_puts(&sb, "</td><td>");
-        esc(&sb, json_object_get(r, "leaderboard"));
-        strbuf_puts(&sb, "</td><td>");
-        esc(&sb, json_object_get(r, "backend"));
-        strbuf_puts(&sb, "</td><td>");
-        esc(&sb, json_object_get(r, "state"));
-        strbuf_puts(&sb, "</td></tr>\n");
-    }
-    strbuf_puts(&sb, "</table>\n<h2>Leaderboards</h2>\n<p>Verified entries only (passed again "
-                     "on a secret seed), each user's best, by geometric mean of the per-case "
-                     "median times. GPU verdicts only: " SERVE_CPU_UNRANKED ".</p>\n");
-    json_t *w;
-    json_array_foreach(wls, i, w)
-    {
-        const char *name = json_string_value(json_object_get(w, "workload"));
-        json_t *board = NULL;
-        if (!name || (rc = sdb_leaderboard_json(d, name, NULL, &board, err)) != KILN_OK)
-            break;
-        const char *shown = json_string_value(json_object_get(board, "display"));
-        const char *gpu;
-        json_t *entries;
-        json_object_foreach(json_object_get(board, "gpus"), gpu, entries)
-        {
-            strbuf_puts(&sb, "<h3>");
-            strbuf_put_escaped(&sb, shown ? shown : name);
-            strbuf_puts(&sb, " on ");
-            strbuf_put_escaped(&sb, gpu);
-            strbuf_puts(&sb, "</h3>\n<table class=\"board\" data-workload=\"");
-            strbuf_put_escaped(&sb, name);
-            strbuf_puts(&sb, "\"><tr><th>rank</th><th>user</th><th>geomean ms</th>"
-                             "<th>finished</th></tr>\n");
-            size_t k;
-            json_t *e;
-            json_array_foreach(entries, k, e)
-            {
-                strbuf_puts(&sb, "<tr><td>");
-                esc(&sb, json_object_get(e, "rank"));
-                strbuf_puts(&sb, "</td><td class=\"user\">");
-                esc(&sb, json_object_get(e, "user"));
-                strbuf_puts(&sb, "</td><td>");
-                esc(&sb, json_object_get(e, "geomean_ms"));
-                strbuf_puts(&sb, "</td><td>");
-                put_date(&sb, json_number_value(json_object_get(e, "finished")));
-                strbuf_puts(&sb, "</td></tr>\n");
-            }
-            strbuf_puts(&sb, "</table>\n");
-        }
-        json_int_t cpu = json_integer_value(json_object_get(
-            json_object_get(json_object_get(board, "unranked"), "cpu"), "verified_passes"));
-        if (cpu > 0) {
-            strbuf_puts(&sb, "<p class=\"unranked\">");
-            strbuf_put_escaped(&sb, shown ? shown : name);
-            strbuf_printf(&sb, ": %lld verified cpu submission(s), judged but not ranked.</p>\n",
-                          (long long)cpu);
-        }
-        json_decref(board);
-    }
+    put_head(&sb);
+    put_queue(&sb, q);
+    rc = put_leaderboards(d, &sb, wls, err);
     strbuf_puts(&sb, "</body></html>\n");
     json_decref(q);
     json_decref(wls);

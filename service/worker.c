@@ -351,95 +351,113 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
     return rc;
 }
 
-static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *err)
-{
+/* What judging one job produced, and the verdict made of it (v points
+ * into detail and gpu). */
+struct job_result {
     struct eval_outcome out, held;
-    memset(&out, 0, sizeof(out));
-    memset(&held, 0, sizeof(held));
-    bool held_ran = false, check_cached = false;
-    uint64_t secret = 0;
-    char detail[WLCHECK_PROBLEMS_MAX + 64] = "";
-    char gpu[sizeof(out.ran_on.model)];
-    struct sverdict v = {.gpu_model = gpu, .detail = detail};
-    struct kiln_err je;
-    kiln_err_clear(&je);
-    if (j->attempts > SERVE_MAX_ATTEMPTS) {
-        v.status = "error";
-        v.stage = "service";
-        snprintf(detail, sizeof(detail),
-                 "judging this submission stopped kiln %d times (a crash or a kill); it is not "
-                 "retried again",
-                 j->attempts - 1);
-    } else {
-        struct beat b = {.dbpath = w->o->db, .slot = w->slot, .job = j, .lease_s = w->db.lease_s};
-        pthread_mutex_init(&b.mu, NULL);
-        pthread_cond_init(&b.cv, NULL);
-        pthread_t t;
-        bool beating = pthread_create(&t, NULL, heartbeat, &b) == 0;
-        enum kiln_rc jrc = judge(w, j, &out, &held, &held_ran, &secret, detail, sizeof(detail),
-                                 &check_cached, &je);
-        if (beating) {
-            pthread_mutex_lock(&b.mu);
-            b.stop = true;
-            pthread_cond_signal(&b.cv);
-            pthread_mutex_unlock(&b.mu);
-            pthread_join(t, NULL);
-        }
-        pthread_cond_destroy(&b.cv);
-        pthread_mutex_destroy(&b.mu);
-        if (w->cancel) {
-            /* Stopping (SIGTERM): the Slurm job was cancelled, which is no
-             * verdict. The job stays claimed; the stopping server queues it again. */
-            eval_outcome_free(&out);
-            eval_outcome_free(&held);
-            return KILN_OK;
-        }
-        if (jrc == KILN_OK && !detail[0] && (out.host_killed || (held_ran && held.host_killed))) {
-            /* Not the candidate's verdict: a signal kiln did not send (the
-             * host's OOM killer, an operator). Judged again, at most
-             * SERVE_MAX_ATTEMPTS claims in all. */
-            char why[256];
-            snprintf(why, sizeof(why),
-                     "the harness was killed by a signal kiln did not send (attempt %d of %d): "
-                     "judging it again",
-                     j->attempts, SERVE_MAX_ATTEMPTS);
-            fprintf(stderr, "kiln serve worker %d: %s: %s\n", w->slot, j->id, why);
-            bool released = false;
-            enum kiln_rc rrc = sdb_release(&w->db, j, why, &released, err);
-            eval_outcome_free(&out);
-            eval_outcome_free(&held);
-            return rrc;
-        }
-        if (jrc != KILN_OK) {
-            /* kiln could not do its job: an error verdict naming why. */
-            v.status = "error";
-            v.stage = "kiln";
-            snprintf(detail, sizeof(detail), "%s", je.msg);
-        } else if (detail[0]) {
-            /* The community workload failed its check: no candidate ran. */
-            v.status = "bad_workload";
-            v.stage = "workload_check";
-        } else {
-            v.status = verdict_status_name(out.v.status);
-            v.stage = out.stage;
-            snprintf(detail, sizeof(detail), "%s",
-                     out.v.status == VERDICT_PASS ? out.v.summary : out.v.detail);
-            v.verified = out.v.status == VERDICT_PASS && held_ran && held.v.status == VERDICT_PASS;
-            v.score_ms = out.v.score_ms;
-            v.secret_seed = secret;
-        }
+    bool held_ran, check_cached;
+    uint64_t secret;
+    char detail[WLCHECK_PROBLEMS_MAX + 64];
+    char gpu[sizeof(((struct eval_outcome *)0)->ran_on.model)];
+    struct sverdict v;
+};
+
+/* A job claimed more than SERVE_MAX_ATTEMPTS times is not judged again. */
+static void set_exhausted_verdict(const struct sjob *j, struct job_result *r)
+{
+    r->v.status = "error";
+    r->v.stage = "service";
+    snprintf(r->detail, sizeof(r->detail),
+             "judging this submission stopped kiln %d times (a crash or a kill); it is not "
+             "retried again",
+             j->attempts - 1);
+}
+
+/* Judges j while a heartbeat thread renews its lease. */
+static enum kiln_rc judge_under_lease(struct worker *w, struct sjob *j, struct job_result *r,
+                                      struct kiln_err *je)
+{
+    struct beat b = {.dbpath = w->o->db, .slot = w->slot, .job = j, .lease_s = w->db.lease_s};
+    pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.cv, NULL);
+    pthread_t t;
+    bool beating = pthread_create(&t, NULL, heartbeat, &b) == 0;
+    enum kiln_rc jrc = judge(w, j, &r->out, &r->held, &r->held_ran, &r->secret, r->detail,
+                             sizeof(r->detail), &r->check_cached, je);
+    if (beating) {
+        pthread_mutex_lock(&b.mu);
+        b.stop = true;
+        pthread_cond_signal(&b.cv);
+        pthread_mutex_unlock(&b.mu);
+        pthread_join(t, NULL);
     }
-    serve_verdict_gpu(j->backend, &out, w->gpu_model, w->runner ? w->slurm_model : NULL, gpu,
-                      sizeof(gpu));
+    pthread_cond_destroy(&b.cv);
+    pthread_mutex_destroy(&b.mu);
+    return jrc;
+}
+
+static bool host_killed(const struct job_result *r)
+{
+    return r->out.host_killed || (r->held_ran && r->held.host_killed);
+}
+
+/* Not the candidate's verdict: a signal kiln did not send (the host's OOM
+ * killer, an operator). Judged again, at most SERVE_MAX_ATTEMPTS claims in
+ * all. */
+static enum kiln_rc release_killed(struct worker *w, struct sjob *j, struct kiln_err *err)
+{
+    char why[256];
+    snprintf(why, sizeof(why),
+             "the harness was killed by a signal kiln did not send (attempt %d of %d): "
+             "judging it again",
+             j->attempts, SERVE_MAX_ATTEMPTS);
+    fprintf(stderr, "kiln serve worker %d: %s: %s\n", w->slot, j->id, why);
+    bool released = false;
+    return sdb_release(&w->db, j, why, &released, err);
+}
+
+/* The verdict of a job judge() finished with jrc (je: why it failed). */
+static void set_verdict(struct job_result *r, enum kiln_rc jrc, const struct kiln_err *je)
+{
+    struct sverdict *v = &r->v;
+    if (jrc != KILN_OK) {
+        /* kiln could not do its job: an error verdict naming why. */
+        v->status = "error";
+        v->stage = "kiln";
+        snprintf(r->detail, sizeof(r->detail), "%s", je->msg);
+    } else if (r->detail[0]) {
+        /* The community workload failed its check: no candidate ran. */
+        v->status = "bad_workload";
+        v->stage = "workload_check";
+    } else {
+        const struct eval_outcome *out = &r->out;
+        v->status = verdict_status_name(out->v.status);
+        v->stage = out->stage;
+        snprintf(r->detail, sizeof(r->detail), "%s",
+                 out->v.status == VERDICT_PASS ? out->v.summary : out->v.detail);
+        v->verified =
+            out->v.status == VERDICT_PASS && r->held_ran && r->held.v.status == VERDICT_PASS;
+        v->score_ms = out->v.score_ms;
+        v->secret_seed = r->secret;
+    }
+}
+
+/* Writes the record and commits the verdict under the job's lease; when
+ * the lease was lost the verdict and its record are dropped. */
+static enum kiln_rc record_and_commit(struct worker *w, struct sjob *j, struct job_result *r,
+                                      struct kiln_err *err)
+{
+    serve_verdict_gpu(j->backend, &r->out, w->gpu_model, w->runner ? w->slurm_model : NULL, r->gpu,
+                      sizeof(r->gpu));
     note(w, j, "record", "writing the record");
     char record[PATH_MAX];
-    enum kiln_rc rc =
-        write_record(w, j, &out, &v, held_ran, held_ran ? verdict_status_name(held.v.status) : NULL,
-                     check_cached, record, sizeof(record), err);
+    const char *held_status = r->held_ran ? verdict_status_name(r->held.v.status) : NULL;
+    enum kiln_rc rc = write_record(w, j, &r->out, &r->v, r->held_ran, held_status, r->check_cached,
+                                   record, sizeof(record), err);
     bool committed = false;
     if (rc == KILN_OK) {
-        v.record = record;
-        rc = sdb_finish(&w->db, j, &v, &committed, err);
+        r->v.record = record;
+        rc = sdb_finish(&w->db, j, &r->v, &committed, err);
     }
     if (rc == KILN_OK && committed)
         rc = serve_publish_record(&w->db, w->o->data, j->id, record, err);
@@ -452,8 +470,36 @@ static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *e
         snprintf(tmp, sizeof(tmp), "%s/records/%s", w->o->data, record);
         rc = fs_remove_tree(tmp, err);
     }
-    eval_outcome_free(&out);
-    eval_outcome_free(&held);
+    return rc;
+}
+
+static enum kiln_rc run_job(struct worker *w, struct sjob *j, struct kiln_err *err)
+{
+    struct job_result r;
+    memset(&r, 0, sizeof(r));
+    r.v.gpu_model = r.gpu;
+    r.v.detail = r.detail;
+    enum kiln_rc rc = KILN_OK;
+    if (j->attempts > SERVE_MAX_ATTEMPTS) {
+        set_exhausted_verdict(j, &r);
+    } else {
+        struct kiln_err je;
+        kiln_err_clear(&je);
+        enum kiln_rc jrc = judge_under_lease(w, j, &r, &je);
+        /* Stopping (SIGTERM): the Slurm job was cancelled, which is no
+         * verdict. The job stays claimed; the stopping server queues it again. */
+        if (w->cancel)
+            goto out;
+        if (jrc == KILN_OK && !r.detail[0] && host_killed(&r)) {
+            rc = release_killed(w, j, err);
+            goto out;
+        }
+        set_verdict(&r, jrc, &je);
+    }
+    rc = record_and_commit(w, j, &r, err);
+out:
+    eval_outcome_free(&r.out);
+    eval_outcome_free(&r.held);
     return rc;
 }
 
