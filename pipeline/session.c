@@ -426,6 +426,11 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
         rc = eval_program_path("kiln-nvrtc", s->nvrtc, sizeof(s->nvrtc), err);
     if (rc == KILN_OK && s->backend == KILN_BACKEND_CUDA)
         rc = resolve_target(s, err);
+    else if (rc == KILN_OK && opts->arch) /* said, not silently dropped */
+        plog_printf(s->opts.log,
+                    "kiln: note: --arch %s is ignored: the cpu backend compiles for this "
+                    "machine's CPU (--arch names the GPU that runs a cuda candidate)\n",
+                    opts->arch);
     if (rc == KILN_OK && opts->work_dir) {
         snprintf(s->dir, sizeof(s->dir), "%s", opts->work_dir);
         rc = fs_mkdirs(s->dir, err);

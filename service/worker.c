@@ -300,7 +300,8 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
                                    .adaptive = !w->o->timing_fixed,
                                    .target_rse = w->o->target_rse,
                                    .budget_ms = w->o->budget_ms,
-                                   .arch = w->o->arch};
+                                   /* cpu jobs compile for the host, whatever --arch says */
+                                   .arch = strcmp(j->backend, "cuda") ? NULL : w->o->arch};
     struct eval_session *s = NULL;
     note(w, j, "inputs", "preparing inputs and references");
     enum kiln_rc rc = eval_session_open(&so, &s, err);

@@ -38,8 +38,30 @@ def stages(db, sid):
         return [r[0] for r in c.execute("SELECT stage FROM events WHERE job=? ORDER BY n", (sid,))]
 
 
-def find_comm(name, timeout):
-    """The pid of a process whose comm is `name`, waited for (bounded)."""
+def parent_of(pid):
+    """The parent pid from /proc/PID/stat (the comm in parentheses may hold spaces)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def descends_from(pid, root):
+    """True when `root` is an ancestor of `pid`; host pids, so a sandbox's
+    own PID namespace does not hide the chain."""
+    try:
+        while pid > 1:
+            pid = parent_of(pid)
+            if pid == root:
+                return True
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def find_comm(name, timeout, root):
+    """The pid of a process under `root` (our server) whose comm is `name`,
+    waited for (bounded). Only our server's descendants: another run of this
+    test on the same machine has its own `kilnslow` harness, which is not
+    ours to kill."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         for p in os.listdir("/proc"):
@@ -47,12 +69,12 @@ def find_comm(name, timeout):
                 continue
             try:
                 with open("/proc/%s/comm" % p) as f:
-                    if f.read().strip() == name:
+                    if f.read().strip() == name and descends_from(int(p), root):
                         return int(p)
             except OSError:
                 pass
         time.sleep(0.05)
-    fail("no process named %s within %ds" % (name, timeout))
+    fail("no process named %s under the server (pid %d) within %ds" % (name, root, timeout))
 
 
 def main(work, servers):
@@ -64,7 +86,7 @@ def main(work, servers):
     st, doc = s.request("POST", "/v1/submissions", submission(source=SLOW_C), token=tok)
     check(st == 202, "a slow (but correct) candidate is accepted")
     sid = doc["id"]
-    pid = find_comm("kilnslow", 120)
+    pid = find_comm("kilnslow", 120, s.proc.pid)
     os.kill(pid, signal.SIGKILL)
     print("killed the harness (pid %d) with SIGKILL" % pid, flush=True)
     s.wait_done(tok, [sid], 300)
@@ -78,7 +100,7 @@ def main(work, servers):
     st, doc = s.request("POST", "/v1/submissions", submission(source=SLOW_C + "\n/* 2 */\n"),
                         token=tok)
     sid2 = doc["id"]
-    find_comm("kilnslow", 120)  # the worker is judging it now
+    find_comm("kilnslow", 120, s.proc.pid)  # the worker is judging it now
     p = subprocess.run(["pgrep", "-f", "-P", str(s.proc.pid), "serve --worker 0 "],
                        capture_output=True, text=True)
     pids = [int(x) for x in p.stdout.split()]
@@ -103,7 +125,7 @@ def main(work, servers):
     st, doc = s.request("POST", "/v1/submissions", submission(source=SLOW_C + "\n/* 3 */\n"),
                         token=tok)
     sid3 = doc["id"]
-    find_comm("kilnslow", 120)
+    find_comm("kilnslow", 120, s.proc.pid)
     st, doc = s.request("DELETE", "/v1/submissions/" + sid3, token=tok)
     check(st == 200 and doc["was"] == "running", "a running submission is cancelled: %s" % doc)
     st, doc = s.request("POST", "/v1/submissions", submission(), token=tok)
