@@ -299,9 +299,9 @@ static enum kiln_rc judge(struct worker *w, const struct sjob *j, struct eval_ou
                                    .iterations = w->o->iterations,
                                    .adaptive = !w->o->timing_fixed,
                                    .target_rse = w->o->target_rse,
-                                   .budget_ms = w->o->budget_ms,
-                                   /* cpu jobs compile for the host, whatever --arch says */
-                                   .arch = strcmp(j->backend, "cuda") ? NULL : w->o->arch};
+                                   .budget_ms = w->o->budget_ms};
+    if (so.backend == KILN_BACKEND_CUDA) /* cpu jobs compile for the host */
+        so.arch = w->o->arch;
     struct eval_session *s = NULL;
     note(w, j, "inputs", "preparing inputs and references");
     enum kiln_rc rc = eval_session_open(&so, &s, err);

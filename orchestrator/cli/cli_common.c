@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "evaluate.h"
 #include "gpuinfo.h"
 
 /* A usage error, its message in `err` for the command to print. */
@@ -264,5 +265,19 @@ enum kiln_rc cli_common_executor(const struct cli_common *o, const char *job_nam
     cli_catch_stop(cancel, "\nkiln: stopping: cancelling the Slurm jobs (press Ctrl-C again to "
                            "stop at once)\n");
     *runner = &slurm->runner;
+    return KILN_OK;
+}
+
+enum kiln_rc cli_run_count(int opt, const char *arg, int *warmups, int *iterations,
+                           struct kiln_err *err)
+{
+    long v;
+    if (cli_parse_long(arg, opt == 'W' ? 0 : 1, 100000, &v))
+        return kiln_fail(err, KILN_E_USAGE, "--%s needs a number, got '%s'",
+                         opt == 'W' ? "warmups" : "iterations", arg);
+    if (opt == 'W')
+        *warmups = v == 0 ? EVAL_NO_WARMUPS : (int)v;
+    else
+        *iterations = (int)v;
     return KILN_OK;
 }

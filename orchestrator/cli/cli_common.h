@@ -181,6 +181,13 @@ void cli_catch_stop(volatile sig_atomic_t *flag, const char *notice);
 enum kiln_rc cli_common_option(int opt, const char *arg, struct cli_common *o, bool *taken,
                                struct kiln_err *err) KILN_NODISCARD;
 
+/* --warmups N or --iterations N of kiln eval and kiln optimize (opt 'W'
+ * or 'i'): warmups 0..100000, stored as EVAL_NO_WARMUPS for 0 (0 in a
+ * session means "the default"), iterations 1..100000; KILN_E_USAGE naming
+ * the option otherwise. */
+enum kiln_rc cli_run_count(int opt, const char *arg, int *warmups, int *iterations,
+                           struct kiln_err *err) KILN_NODISCARD;
+
 /* After parsing: checks combinations (--spool without slurm, slurm without
  * --spool, --time-budget without --until-rse); KILN_E_USAGE when they
  * disagree. */

@@ -280,7 +280,6 @@ static enum kiln_rc configure(const struct eval_cli *o, const char *src, size_t 
 /* One option into `o`: -1 when taken, else a usage error's exit status. */
 static int parse_option(int c, struct eval_cli *o)
 {
-    long v;
     switch (c) {
     case 'b':
         if (!(o->backend = kiln_backend_from_name(optarg)))
@@ -293,15 +292,12 @@ static int parse_option(int c, struct eval_cli *o)
         o->work = optarg;
         break;
     case 'W':
-    case 'i':
-        if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
-            return cli_usage_error("eval", "--%s needs a number, got '%s'",
-                                   c == 'W' ? "warmups" : "iterations", optarg);
-        /* 0 in the session's field means "the default": say none. */
-        if (c == 'W' && v == 0)
-            v = EVAL_NO_WARMUPS;
-        *(c == 'W' ? &o->warmups : &o->iterations) = (int)v;
+    case 'i': {
+        struct kiln_err e = KILN_ERR_INIT;
+        if (cli_run_count(c, optarg, &o->warmups, &o->iterations, &e) != KILN_OK)
+            return cli_usage_report("eval", &e);
         break;
+    }
     case 'H':
         o->hot = 1;
         break;

@@ -55,16 +55,13 @@ static int parse_count_option(int c, struct opt_options *o)
             return cli_usage_error("optimize", "--jobs needs 1..64, got '%s'", optarg);
         o->jobs = (int)v;
         break;
-    case 'i':
     case 'W':
-        if (cli_parse_long(optarg, c == 'W' ? 0 : 1, 100000, &v))
-            return cli_usage_error("optimize", "--%s needs a number, got '%s'",
-                                   c == 'W' ? "warmups" : "iterations", optarg);
-        /* 0 in the session's field means "the default": say none. */
-        if (c == 'W' && v == 0)
-            v = EVAL_NO_WARMUPS;
-        *(c == 'W' ? &o->warmups : &o->iterations) = (int)v;
+    case 'i': {
+        struct kiln_err e = KILN_ERR_INIT;
+        if (cli_run_count(c, optarg, &o->warmups, &o->iterations, &e) != KILN_OK)
+            return cli_usage_report("optimize", &e);
         break;
+    }
     case 'K':
         if (cli_parse_long(optarg, 1, DOCS_K_MAX, &v))
             return cli_usage_error("optimize", "--docs needs 1..%d passages, got '%s'", DOCS_K_MAX,

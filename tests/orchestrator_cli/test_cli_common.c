@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "cli_common.h"
+#include "evaluate.h"
 
 /* cli.c's cli_find reads the command table (commands.c): none here. */
 const struct kiln_cmd kiln_commands[] = {{NULL, NULL, NULL, NULL}};
@@ -109,6 +110,28 @@ static void common_check_names_the_disagreement(void **state)
                         "--time-budget bounds adaptive timing: give --until-rse R with it");
 }
 
+/* --warmups 0 means none (EVAL_NO_WARMUPS: 0 in a session is "the
+ * default"); --iterations starts at 1; both stop at 100000. */
+static void run_count_ranges_and_no_warmups(void **state)
+{
+    (void)state;
+    int w = 7, it = 7;
+    struct kiln_err e = KILN_ERR_INIT;
+    assert_int_equal(cli_run_count('W', "0", &w, &it, &e), KILN_OK);
+    assert_int_equal(w, EVAL_NO_WARMUPS);
+    assert_int_equal(cli_run_count('W', "100000", &w, &it, &e), KILN_OK);
+    assert_int_equal(w, 100000);
+    assert_int_equal(cli_run_count('i', "3", &w, &it, &e), KILN_OK);
+    assert_int_equal(it, 3);
+    assert_int_equal(cli_run_count('i', "0", &w, &it, &e), KILN_E_USAGE);
+    assert_string_equal(e.msg, "--iterations needs a number, got '0'");
+    kiln_err_clear(&e);
+    assert_int_equal(cli_run_count('W', "100001", &w, &it, &e), KILN_E_USAGE);
+    assert_string_equal(e.msg, "--warmups needs a number, got '100001'");
+    assert_int_equal(w, 100000);
+    assert_int_equal(it, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -117,6 +140,7 @@ int main(void)
         cmocka_unit_test(common_option_stores_what_it_takes),
         cmocka_unit_test(common_option_bad_values_are_usage_errors),
         cmocka_unit_test(common_check_names_the_disagreement),
+        cmocka_unit_test(run_count_ranges_and_no_warmups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
