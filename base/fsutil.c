@@ -207,7 +207,12 @@ char *fs_runtime_read(const char *name, size_t min, size_t max, long max_age_s, 
     if (fd < 0)
         return NULL;
     struct stat st;
-    time_t now = time(NULL);
+    /* The fine clock: since Linux 6.13 a file's mtime may be fine-grained
+     * while time(NULL) reads the coarse one, a tick behind, so a record
+     * written just now could look written in the future and be refused. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    time_t now = ts.tv_sec;
     char *buf = NULL;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
         !(st.st_mode & 022) && st.st_size >= (off_t)min && st.st_size <= (off_t)max &&
