@@ -129,6 +129,50 @@ static enum kiln_rc meta_get(sqlite3 *db, const char *key, char *out, size_t cap
     return rc;
 }
 
+/* Every passage's text as docs_corpus_parse checks a file's (UTF-8, no
+ * control characters, bounded lengths): an index is a file on disk like
+ * the corpus it came from, and what it returns reaches prompts and the
+ * terminal. The index of kiln's corpus plus a user's holds at most twice
+ * the passages of one corpus. */
+static enum kiln_rc check_passages(sqlite3 *db, const char *path, struct kiln_err *err)
+{
+    static const struct {
+        const char *col;
+        size_t max;
+    } field[] = {{"pid", DOCS_ID_MAX - 1},    {"file", DOCS_FILE_NAME_MAX},
+                 {"source", DOCS_SOURCE_MAX}, {"title", DOCS_TITLE_MAX},
+                 {"topic", DOCS_TITLE_MAX},   {"body", DOCS_FILE_MAX}};
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT pid, file, source, title, topic, body FROM passages", -1,
+                           &st, NULL) != SQLITE_OK)
+        return db_fail(err, db, "reading", path);
+    enum kiln_rc rc = KILN_OK;
+    size_t n = 0;
+    int r;
+    while (rc == KILN_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (++n > 2 * (size_t)DOCS_PASSAGES_MAX) {
+            rc = kiln_fail(err, KILN_E_LIMIT, "%s holds more than %d passages", path,
+                           2 * DOCS_PASSAGES_MAX);
+            break;
+        }
+        for (int k = 0; rc == KILN_OK && k < 6; k++) {
+            const char *v = (const char *)sqlite3_column_text(st, k);
+            size_t len = (size_t)sqlite3_column_bytes(st, k);
+            char name[PATH_MAX + 64];
+            snprintf(name, sizeof(name), "%s (passage %zu, %s)", path, n, field[k].col);
+            if (len > field[k].max)
+                rc = kiln_fail(err, KILN_E_LIMIT, "%s: %zu bytes, more than %zu", name, len,
+                               field[k].max);
+            else
+                rc = docs_text_check(name, v ? v : "", v ? len : 0, err);
+        }
+    }
+    if (rc == KILN_OK && r != SQLITE_DONE)
+        rc = db_fail(err, db, "reading", path);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 enum kiln_rc docs_index_open(const char *path, struct docs_index **out, struct kiln_err *err)
 {
     *out = NULL;
@@ -153,6 +197,8 @@ enum kiln_rc docs_index_open(const char *path, struct docs_index **out, struct k
                            "it (cmake --build build --target kiln_docs_db)",
                            path, DOCS_SCHEMA);
     }
+    if (rc == KILN_OK)
+        rc = check_passages(ix->db, path, err);
     sqlite3_stmt *st = NULL;
     if (rc == KILN_OK &&
         (sqlite3_prepare_v2(ix->db, "SELECT count(*) FROM passages", -1, &st, NULL) != SQLITE_OK ||
@@ -254,6 +300,16 @@ static enum kiln_rc cache_dir(char *out, size_t cap, struct kiln_err *err)
     return KILN_OK;
 }
 
+/* A cache file is used only when it is a regular file (not a link) owned
+ * by this user and writable by nobody else: the directory's check alone
+ * would trust a file someone else put or left there. */
+static bool cache_file_ours(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+           !(st.st_mode & 022);
+}
+
 static enum kiln_rc add_passage(struct docs_corpus *c, const char *prefix, const char *v[6],
                                 struct kiln_err *err)
 {
@@ -322,10 +378,13 @@ enum kiln_rc docs_index_open_user(const char *dir, struct docs_index **out, stru
     if (rc == KILN_OK && snprintf(path, sizeof(path), "%s/%s.db", cdir, key) >= (int)sizeof(path))
         rc = kiln_fail(err, KILN_E_USAGE, "docs cache path too long");
     if (rc == KILN_OK) {
-        /* A cached index of exactly these corpora; anything else is rebuilt. */
+        /* A cached index of exactly these corpora, ours alone to write and
+         * holding only checked text; anything else is rebuilt (its name
+         * replaced, so a planted file or link is never read again). */
         struct kiln_err oerr;
         kiln_err_clear(&oerr);
-        if (docs_index_open(path, out, &oerr) == KILN_OK && strcmp((*out)->digest, key) == 0) {
+        if (cache_file_ours(path) && docs_index_open(path, out, &oerr) == KILN_OK &&
+            strcmp((*out)->digest, key) == 0) {
             docs_index_close(builtin);
             docs_corpus_free(&user);
             return KILN_OK;

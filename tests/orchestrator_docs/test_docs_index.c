@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +225,49 @@ static void user_corpus_indexed_once_per_content(void **state)
     docs_hits_free(&h);
     docs_index_close(ix);
     assert_int_equal(count_db_files(cache), 2);
+
+    /* The cache file is checked like any untrusted file: text appended to a
+     * cached passage (an escape sequence for the terminal), a file others
+     * may write, a link: each is rebuilt from the corpus, never used. */
+    assert_int_equal(docs_index_open_user(docs, &ix, &err), KILN_OK);
+    snprintf(key, sizeof(key), "%s", docs_index_digest(ix));
+    docs_index_close(ix);
+    snprintf(path, sizeof(path), "%s/%s.db", cache, key);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE passages SET body = body || char(27) || '[2J owned' "
+                                  "WHERE body LIKE '%giraffe%'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(stat(path, &before), 0);
+    assert_int_equal(docs_index_open_user(docs, &ix, &err), KILN_OK);
+    assert_int_equal(docs_index_search(ix, "giraffe", 2, &h, &err), KILN_OK);
+    assert_int_equal(h.n, 1);
+    assert_null(strchr(h.v[0].body, 0x1b));
+    assert_null(strstr(h.v[0].body, "owned"));
+    docs_hits_free(&h);
+    docs_index_close(ix);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_not_equal(before.st_ino, after.st_ino);
+    assert_int_equal(chmod(path, 0666), 0);
+    assert_int_equal(stat(path, &before), 0);
+    assert_int_equal(docs_index_open_user(docs, &ix, &err), KILN_OK);
+    docs_index_close(ix);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_not_equal(before.st_ino, after.st_ino);
+    assert_int_equal(after.st_mode & 022, 0);
+    /* The same check refuses a tampered index opened directly. */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE passages SET title = title || char(7)", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    kiln_err_clear(&err);
+    assert_int_equal(docs_index_open(path, &ix, &err), KILN_E_REJECTED);
+    assert_null(ix);
+    assert_non_null(strstr(err.msg, "title"));
 
     /* a hostile file is refused before anything is indexed */
     write_text(docs, "evil.md", "## Evil\n\x1b[2J cleared your screen\n");
