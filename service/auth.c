@@ -97,18 +97,15 @@ enum kiln_rc serve_token_add(const struct serve_token_opts *o, char out[SERVE_TO
     return rc;
 }
 
-enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken *out,
-                         struct kiln_err *err)
+enum kiln_rc sauth_check(struct sdb *d, const char *authorization, bool basic_ok,
+                         struct stoken *out, struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
-    if (!authorization)
-        return kiln_fail(err, KILN_E_REJECTED,
-                         "no Authorization header: send 'Authorization: Bearer TOKEN' (kiln "
-                         "token add NAME creates one)");
-    const char *p = authorization;
-    if (strncasecmp(p, "Bearer ", 7))
-        return kiln_fail(err, KILN_E_REJECTED, "the Authorization header must be 'Bearer TOKEN'");
-    p += 7;
+    char tok[SERVE_TOKEN_MAX];
+    enum kiln_rc rc = serve_parse_authorization(authorization, basic_ok, tok, err);
+    if (rc != KILN_OK)
+        return rc;
+    const char *p = tok;
     size_t n = strlen(p);
     if (n != 5 + SERVE_TOKEN_ID_LEN + 1 + SECRET_HEX || strncmp(p, "kiln_", 5) ||
         p[5 + SERVE_TOKEN_ID_LEN] != '_' || !hex_ok(p + 5, SERVE_TOKEN_ID_LEN) ||
@@ -120,7 +117,7 @@ enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken
     memcpy(id, p + 5, SERVE_TOKEN_ID_LEN);
     id[SERVE_TOKEN_ID_LEN] = '\0';
     unsigned char h[32], want[32];
-    enum kiln_rc rc = token_hash(p, h, err);
+    rc = token_hash(p, h, err);
     if (rc != KILN_OK)
         return rc;
     memset(want, 0xff, sizeof(want));
@@ -173,6 +170,50 @@ enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken
     return KILN_OK;
 }
 
+enum kiln_rc sauth_still_valid(struct sdb *d, const char *token_id, bool *valid, bool *expired,
+                               char *why, size_t cap, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    enum kiln_rc rc = KILN_OK;
+    *valid = false;
+    *expired = false;
+    pthread_mutex_lock(&d->mu);
+    double expires = 0, revoked = 0;
+    char name[64] = "";
+    bool found = false;
+    if (sdb_prep(d, "SELECT name, expires, revoked FROM tokens WHERE id=?1", &st) != SQLITE_OK) {
+        rc = sdb_fail(d, err, "token");
+    } else {
+        sqlite3_bind_text(st, 1, token_id, -1, SQLITE_STATIC);
+        int r = sqlite3_step(st);
+        if (r == SQLITE_ROW) {
+            snprintf(name, sizeof(name), "%s", (const char *)sqlite3_column_text(st, 0));
+            expires = sqlite3_column_double(st, 1);
+            revoked = sqlite3_column_double(st, 2);
+            found = true;
+        } else if (r != SQLITE_DONE) {
+            rc = sdb_fail(d, err, "token");
+        }
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    if (rc != KILN_OK)
+        return rc;
+    char when[32];
+    if (!found) {
+        snprintf(why, cap, "the token was removed from the server's database");
+    } else if (revoked > 0 || (expires > 0 && serve_now() >= expires)) {
+        *expired = revoked <= 0;
+        utc_date(*expired ? expires : revoked, when, sizeof(when));
+        snprintf(why, cap, "the token '%s' %s on %s: ask the operator for a new one", name,
+                 *expired ? "expired" : "was revoked", when);
+    } else {
+        *valid = true;
+        why[0] = '\0';
+    }
+    return KILN_OK;
+}
+
 /* The database of `kiln token list|revoke`: it must exist already. */
 static enum kiln_rc open_existing(const char *db, struct sdb *d, struct kiln_err *err)
 {
@@ -181,6 +222,26 @@ static enum kiln_rc open_existing(const char *db, struct sdb *d, struct kiln_err
                          "no database %s: give the server's with --db (kiln token add creates one)",
                          db);
     return sdb_open(db, d, err);
+}
+
+/* The handle the public routes show for each token (without --public-names). */
+static enum kiln_rc add_handles(struct sdb *d, json_t *rows, struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    size_t i;
+    json_t *r;
+    pthread_mutex_lock(&d->mu);
+    json_array_foreach(rows, i, r)
+    {
+        char handle[SERVE_PUBLIC_NAME_MAX];
+        rc = sdb_public_name_locked(d, json_string_value(json_object_get(r, "id")), NULL, handle,
+                                    err);
+        if (rc != KILN_OK)
+            break;
+        json_object_set_new(r, "handle", json_string(handle));
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
 }
 
 enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err)
@@ -197,9 +258,13 @@ enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err)
                         " (SELECT COUNT(*) FROM jobs j WHERE j.token_id=t.id AND state!='done')"
                         " AS pending FROM tokens t ORDER BY created",
                         NULL, &rows, err);
+    if (rc == KILN_OK)
+        rc = add_handles(&d, rows, err);
     sdb_close(&d);
-    if (rc != KILN_OK)
+    if (rc != KILN_OK) {
+        json_decref(rows);
         return rc;
+    }
     if (json) {
         json_t *doc = json_pack("{s:i,s:s,s:o}", "version", 1, "db", db, "tokens", rows);
         if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0)
@@ -209,11 +274,11 @@ enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err)
             putchar('\n');
         return rc;
     }
-    printf("%-20s %-16s %-6s %-20s %-20s %-8s %s\n", "NAME", "ID", "SCOPE", "CREATED", "EXPIRES",
-           "STATE", "SUBMISSIONS");
+    printf("%-20s %-16s %-17s %-6s %-20s %-20s %-8s %s\n", "NAME", "ID", "HANDLE", "SCOPE",
+           "CREATED", "EXPIRES", "STATE", "SUBMISSIONS");
+    double now = serve_now();
     size_t i;
     json_t *r;
-    double now = serve_now();
     json_array_foreach(rows, i, r)
     {
         char created[32], expires[32] = "never";
@@ -222,9 +287,10 @@ enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err)
         utc_date(json_number_value(json_object_get(r, "created")), created, sizeof(created));
         if (ex > 0)
             utc_date(ex, expires, sizeof(expires));
-        printf("%-20s %-16s %-6s %-20s %-20s %-8s %lld (%lld pending)\n",
+        printf("%-20s %-16s %-17s %-6s %-20s %-20s %-8s %lld (%lld pending)\n",
                json_string_value(json_object_get(r, "name")),
                json_string_value(json_object_get(r, "id")),
+               json_string_value(json_object_get(r, "handle")),
                json_string_value(json_object_get(r, "scope")), created, expires,
                rv > 0                ? "revoked"
                : ex > 0 && now >= ex ? "expired"

@@ -208,3 +208,31 @@ enum kiln_rc serve_store_community(const char *data, const struct serve_communit
         fprintf(stderr, "kiln serve: %s\n", e2.msg);
     return rc;
 }
+
+void serve_board_display(const char *board, const char *const *others, size_t n, char *out,
+                         size_t cap)
+{
+    const char *at = strchr(board, '@');
+    if (!at) {
+        snprintf(out, cap, "%s", board);
+        return;
+    }
+    size_t name_len = (size_t)(at - board) + 1, hash_len = strlen(at + 1),
+           shown = SERVE_BOARD_SHOWN;
+    /* One digit past the longest prefix another board of the name shares
+     * with this one: two boards never display alike, whatever their
+     * hashes (a 48-bit prefix was once made to collide in 15 s). */
+    for (size_t i = 0; i < n; i++) {
+        const char *o = others[i];
+        if (!o || strcmp(o, board) == 0 || strncmp(o, board, name_len) != 0)
+            continue;
+        size_t k = 0;
+        while (at[1 + k] && at[1 + k] == o[name_len + k])
+            k++;
+        if (k + 1 > shown)
+            shown = k + 1;
+    }
+    if (shown > hash_len)
+        shown = hash_len;
+    snprintf(out, cap, "%.*s%.*s", (int)name_len, board, (int)shown, at + 1);
+}

@@ -1,12 +1,12 @@
-/* conn.c - who gets a connection and for how long: a table of the live
- * connections (MHD's connection notifications), a total deadline on
- * receiving each request (a ticker thread cuts the late ones), room kept for
- * other clients under the global and per-address caps (the oldest
- * connection still receiving its request is evicted for a new one), the
- * client address behind a trusted reverse proxy (X-Forwarded-For) and a
- * cap on its requests in flight.
+/* conn.c - who gets a connection: a table of the live connections (MHD's
+ * connection notifications), room kept for other clients under the global
+ * and per-address caps (a newcomer evicts the connection that is making
+ * the least progress, an authenticated one that progresses last), a cap on
+ * requests pipelined over unread answers, the client address behind a
+ * trusted reverse proxy (X-Forwarded-For) and a cap on its requests in
+ * flight. The deadlines and the progress they measure: conn_watch.c.
  *
- * Why the fd may be shut down from the ticker thread: libmicrohttpd 0.9.75
+ * Why the fd may be used from the ticker thread: libmicrohttpd 0.9.75
  * calls MHD_CONNECTION_NOTIFY_CLOSED before it closes the socket (daemon.c,
  * MHD_cleanup_connections and the failure path of new_connection_process_),
  * and the CLOSED handler takes the table's mutex to remove the entry; so an
@@ -22,42 +22,18 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "service_impl.h"
+#include "conn_impl.h"
+#include "strbuf.h"
 
-#define CONN_TICK_MS 250
-
-/* A client address: IPv4 or IPv6 (a forwarded one may be either). */
-struct caddr {
-    int family; /* AF_INET, AF_INET6; 0: none (a unix socket peer) */
-    unsigned char a[16];
-};
-
-struct centry {
-    struct centry *prev, *next;
-    int fd;
-    struct caddr peer;   /* who connected */
-    struct caddr client; /* whom the current request is for: peer, or its forwarded address */
-    bool from_proxy;
-    bool receiving; /* still receiving a request (or idle between two) */
-    bool in_flight; /* a proxied request counted against `client` */
-    bool cut;       /* shut down by us: on its way out, counted nowhere */
-    double since;   /* when it began receiving: accept, or the previous response's end */
-};
-
-struct sconn {
-    struct sconn_cfg cfg;
-    unsigned soft_cap;
-    struct caddr proxy; /* --trusted-proxy; family 0: none */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct centry *head, *tail;
-    unsigned live;                        /* entries not cut */
-    unsigned timed_out, evicted, refused; /* since the last log line */
-    double last_log;
-    bool quit;
-    pthread_t ticker;
-    bool have_ticker;
-};
+/* Requests begun in a row while the client had not taken earlier answers:
+ * past this, the connection is answered 429 and closed. A client that
+ * reads never reaches it; one that pipelines without reading would
+ * otherwise have every queued request answered into a socket it drains
+ * at its own pace. */
+#define CONN_PIPELINE_MAX 16
+/* The kernel's send buffer of each connection: what answers a client
+ * leaves unread can hold at most (the default grows to megabytes). */
+#define CONN_SNDBUF (64 * 1024)
 
 static bool caddr_eq(const struct caddr *x, const struct caddr *y)
 {
@@ -91,7 +67,7 @@ static unsigned soft_cap_of(unsigned max_connections)
     return max_connections > reserve ? max_connections - reserve : 1;
 }
 
-static void cut_locked(struct sconn *t, struct centry *e)
+void sconn_cut_locked(struct sconn *t, struct centry *e)
 {
     /* Both directions: MHD sees EOF and closes it; the client sees EOF. */
     shutdown(e->fd, SHUT_RDWR);
@@ -99,19 +75,38 @@ static void cut_locked(struct sconn *t, struct centry *e)
     t->live--;
 }
 
-/* Evicts the connection that has been receiving longest among all (addr
- * NULL) or those of addr; false when none is receiving. */
-static bool evict_oldest_locked(struct sconn *t, const struct caddr *addr)
+void sconn_phase_locked(struct centry *e, enum cphase p)
 {
-    struct centry *old = NULL;
-    for (struct centry *e = t->head; e; e = e->next)
-        if (!e->cut && e->receiving && (!addr || caddr_eq(&e->peer, addr)) &&
-            (!old || e->since < old->since))
-            old = e;
-    if (!old)
+    cwatch_sample(e);
+    e->phase = p;
+    e->since = serve_mono();
+    e->phase_rx = e->rx;
+}
+
+/* Evicts, among all (addr NULL) or those of addr, the connection of the
+ * lowest class (cwatch_class), the slowest of it, the oldest of those;
+ * false when there is none. */
+static bool evict_locked(struct sconn *t, const struct caddr *addr)
+{
+    struct centry *victim = NULL;
+    int vclass = 0;
+    double vrate = 0, now = serve_mono();
+    for (struct centry *e = t->head; e; e = e->next) {
+        if (e->cut || (addr && !caddr_eq(&e->peer, addr)))
+            continue;
+        int k = cwatch_class(t, e, now);
+        double rate = cwatch_rate(e, now);
+        if (!victim || k < vclass || (k == vclass && rate < vrate) ||
+            (k == vclass && rate == vrate && e->since < victim->since)) {
+            victim = e;
+            vclass = k;
+            vrate = rate;
+        }
+    }
+    if (!victim)
         return false;
-    cut_locked(t, old);
-    t->evicted++;
+    sconn_cut_locked(t, victim);
+    t->recent.evicted++;
     return true;
 }
 
@@ -121,41 +116,6 @@ static unsigned count_peer_locked(const struct sconn *t, const struct caddr *add
     for (const struct centry *e = t->head; e; e = e->next)
         n += !e->cut && caddr_eq(&e->peer, addr);
     return n;
-}
-
-static void log_locked(struct sconn *t, double now)
-{
-    if (t->cfg.quiet || now - t->last_log < 1 || !(t->timed_out + t->evicted + t->refused))
-        return;
-    fprintf(stderr,
-            "kiln serve: connections: %u cut past --request-timeout, %u evicted for room, %u "
-            "refused (no room)\n",
-            t->timed_out, t->evicted, t->refused);
-    t->timed_out = t->evicted = t->refused = 0;
-    t->last_log = now;
-}
-
-static void *ticker(void *arg)
-{
-    struct sconn *t = arg;
-    pthread_mutex_lock(&t->mu);
-    while (!t->quit) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += CONN_TICK_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&t->cv, &t->mu, &ts);
-        double now = serve_mono();
-        for (struct centry *e = t->head; e; e = e->next)
-            if (!e->cut && e->receiving && now - e->since > t->cfg.request_timeout_s) {
-                cut_locked(t, e);
-                t->timed_out++;
-            }
-        log_locked(t, now);
-    }
-    pthread_mutex_unlock(&t->mu);
-    return NULL;
 }
 
 enum kiln_rc sconn_start(const struct sconn_cfg *cfg, struct sconn **out, struct kiln_err *err)
@@ -181,7 +141,7 @@ enum kiln_rc sconn_start(const struct sconn_cfg *cfg, struct sconn **out, struct
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&t->cv, &ca);
     pthread_condattr_destroy(&ca);
-    if (pthread_create(&t->ticker, NULL, ticker, t) != 0) {
+    if (pthread_create(&t->ticker, NULL, cwatch_ticker, t) != 0) {
         sconn_free(t);
         return kiln_fail(err, KILN_E_INTERNAL, "cannot start the connection ticker thread");
     }
@@ -227,11 +187,11 @@ enum MHD_Result sconn_accept(void *cls, const struct sockaddr *addr, socklen_t a
     pthread_mutex_lock(&t->mu);
     bool ok = true;
     if (per_addr && count_peer_locked(t, &a) >= t->cfg.per_ip)
-        ok = evict_oldest_locked(t, &a);
+        ok = evict_locked(t, &a);
     if (ok && t->live >= t->soft_cap)
-        ok = evict_oldest_locked(t, NULL);
+        ok = evict_locked(t, NULL);
     if (!ok)
-        t->refused++;
+        t->recent.refused++;
     pthread_mutex_unlock(&t->mu);
     return ok ? MHD_YES : MHD_NO;
 }
@@ -271,9 +231,16 @@ void sconn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                         &e->peer);
     e->client = e->peer;
     e->from_proxy = is_proxy(t, &e->peer);
-    e->receiving = true;
-    e->since = serve_mono();
+    e->tcp = e->peer.family != 0;
+    e->rate = -1;
+    e->accepted = serve_mono();
+    /* What a client leaves unread is held in this much kernel memory at
+     * most; a failure leaves the kernel's default. */
+    int sndbuf = CONN_SNDBUF;
+    if (e->tcp)
+        (void)setsockopt(e->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
     pthread_mutex_lock(&t->mu);
+    sconn_phase_locked(e, CP_HEAD);
     e->prev = t->tail;
     *(t->tail ? &t->tail->next : &t->head) = e;
     t->tail = e;
@@ -330,43 +297,87 @@ static bool forwarded_for(struct MHD_Connection *c, struct caddr *out)
     return out->family != 0;
 }
 
-bool sconn_request_begin(struct sconn *t, struct MHD_Connection *c, bool has_body)
+enum sconn_begin sconn_request_begin(struct sconn *t, struct MHD_Connection *c, bool has_body)
 {
     struct centry *e = entry_of(c);
     if (!e)
-        return true;
+        return SCONN_GO;
     struct caddr fwd;
-    bool busy = false;
+    enum sconn_begin verdict = SCONN_GO;
     if (e->from_proxy && !forwarded_for(c, &fwd))
         fwd = e->peer; /* missing or malformed: the proxy's own bucket */
     pthread_mutex_lock(&t->mu);
+    /* Answers still unread when the next request begins: pipelined over
+     * them. A client that reads resets the count with its next request. */
+    e->pipelined = cwatch_outq(e) > 0 ? e->pipelined + 1 : 0;
+    if (e->pipelined > CONN_PIPELINE_MAX) {
+        verdict = SCONN_PIPELINED;
+        t->recent.pipelined++;
+    }
     if (e->from_proxy) {
         unsigned n = 0;
         for (const struct centry *o = t->head; o; o = o->next)
             n += o->in_flight && caddr_eq(&o->client, &fwd);
-        busy = n >= t->cfg.per_ip;
+        if (verdict == SCONN_GO && n >= t->cfg.per_ip)
+            verdict = SCONN_BUSY;
         e->client = fwd;
-        e->in_flight = !busy;
+        e->in_flight = verdict != SCONN_BUSY;
     }
-    /* A request with a body is received only when its body is: it stays
-     * under the deadline until its response is sent (on_completed). */
-    if (!has_body)
-        e->receiving = false;
+    e->authed = false;
+    /* A request with a body is received only when its body is. */
+    sconn_phase_locked(e, has_body && verdict == SCONN_GO ? CP_BODY : CP_ANSWER);
     pthread_mutex_unlock(&t->mu);
-    return !busy;
+    return verdict;
 }
 
-void sconn_request_end(struct sconn *t, struct MHD_Connection *c)
+/* Runs f on c's entry under the mutex, when it has one. */
+static void with_entry(struct sconn *t, struct MHD_Connection *c,
+                       void (*f)(struct sconn *, struct centry *))
 {
     struct centry *e = entry_of(c);
     if (!e)
         return;
     pthread_mutex_lock(&t->mu);
-    e->in_flight = false;
-    e->client = e->peer;
-    e->receiving = true; /* keep-alive: the next request's deadline starts now */
-    e->since = serve_mono();
+    f(t, e);
     pthread_mutex_unlock(&t->mu);
+}
+
+static void authed_locked(struct sconn *t, struct centry *e)
+{
+    (void)t;
+    e->authed = true;
+}
+
+void sconn_request_authed(struct sconn *t, struct MHD_Connection *c)
+{
+    with_entry(t, c, authed_locked);
+}
+
+static void answer_locked(struct sconn *t, struct centry *e)
+{
+    (void)t;
+    if (e->phase != CP_ANSWER)
+        sconn_phase_locked(e, CP_ANSWER);
+}
+
+void sconn_request_answer(struct sconn *t, struct MHD_Connection *c)
+{
+    with_entry(t, c, answer_locked);
+}
+
+static void end_locked(struct sconn *t, struct centry *e)
+{
+    (void)t;
+    e->in_flight = false;
+    e->authed = false;
+    e->served = true;
+    e->client = e->peer;
+    sconn_phase_locked(e, CP_IDLE); /* keep-alive: the next request's deadline starts now */
+}
+
+void sconn_request_end(struct sconn *t, struct MHD_Connection *c)
+{
+    with_entry(t, c, end_locked);
 }
 
 void sconn_client(struct MHD_Connection *c, char *buf, size_t cap)
@@ -402,7 +413,7 @@ void sconn_request_sizes(struct MHD_Connection *c, const char *url, size_t *uri,
 }
 
 enum MHD_Result sconn_send_busy(struct MHD_Connection *c, const char *code, unsigned retry_after_s,
-                                const char *message)
+                                bool close, const char *message)
 {
     json_t *doc = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", message);
     char *txt = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
@@ -419,7 +430,73 @@ enum MHD_Result sconn_send_busy(struct MHD_Connection *c, const char *code, unsi
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Cache-Control", "no-store");
     MHD_add_response_header(r, "Retry-After", ra);
+    if (close)
+        MHD_add_response_header(r, "Connection", "close");
     enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* What libmicrohttpd may hold for e: its pool, zeroed whole after a first
+ * response, else at most the bytes the client sent (the pool fills as it
+ * reads). Without byte counts, the whole pool. */
+static uint64_t pool_bytes(const struct centry *e)
+{
+    if (e->served || !e->tcp)
+        return SCONN_MEMORY;
+    return e->rx < SCONN_MEMORY ? e->rx : SCONN_MEMORY;
+}
+
+void sconn_metrics_text(struct sconn *t, struct strbuf *sb)
+{
+    static const char *const phase_name[] = {"head", "body", "answer", "idle"};
+    unsigned by_phase[4] = {0}, unauthed = 0;
+    uint64_t unauth_bytes = 0;
+    pthread_mutex_lock(&t->mu);
+    for (const struct centry *e = t->head; e; e = e->next) {
+        if (e->cut)
+            continue;
+        by_phase[e->phase]++;
+        if (!e->authed) {
+            unauthed++;
+            unauth_bytes += pool_bytes(e);
+        }
+    }
+    struct ccounts c = t->total, *r = &t->recent;
+    c.head_late += r->head_late;
+    c.body_slow += r->body_slow;
+    c.write_stalled += r->write_stalled;
+    c.pipelined += r->pipelined;
+    c.evicted += r->evicted;
+    c.refused += r->refused;
+    pthread_mutex_unlock(&t->mu);
+    strbuf_puts(sb, "# HELP kiln_connections Open connections by phase.\n"
+                    "# TYPE kiln_connections gauge\n");
+    for (int i = 0; i < 4; i++)
+        strbuf_printf(sb, "kiln_connections{phase=\"%s\"} %u\n", phase_name[i], by_phase[i]);
+    strbuf_printf(sb,
+                  "# HELP kiln_unauthenticated_connections Connections whose current request "
+                  "carries no valid token (idle ones included).\n"
+                  "# TYPE kiln_unauthenticated_connections gauge\n"
+                  "kiln_unauthenticated_connections %u\n"
+                  "# HELP kiln_unauthenticated_memory_bytes At most what the server holds for "
+                  "them: libmicrohttpd's pool each (no body is read before its token is "
+                  "checked).\n"
+                  "# TYPE kiln_unauthenticated_memory_bytes gauge\n"
+                  "kiln_unauthenticated_memory_bytes %llu\n",
+                  unauthed, (unsigned long long)unauth_bytes);
+    strbuf_puts(sb, "# HELP kiln_connections_closed_total Connections the server ended, by "
+                    "reason.\n# TYPE kiln_connections_closed_total counter\n");
+    const struct {
+        const char *why;
+        unsigned long n;
+    } closed[] = {{"request_timeout", c.head_late},
+                  {"slow_body", c.body_slow},
+                  {"write_timeout", c.write_stalled},
+                  {"pipelined", c.pipelined},
+                  {"evicted", c.evicted},
+                  {"refused", c.refused}};
+    for (size_t i = 0; i < sizeof(closed) / sizeof(*closed); i++)
+        strbuf_printf(sb, "kiln_connections_closed_total{reason=\"%s\"} %lu\n", closed[i].why,
+                      closed[i].n);
 }

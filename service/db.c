@@ -51,13 +51,15 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS community_checks("
     " tar_sha TEXT NOT NULL, backend TEXT NOT NULL, seed TEXT NOT NULL, checker TEXT NOT NULL,"
     " problems TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY(tar_sha, backend, seed, checker));"
-    /* Facts of this database's server: slurm_tag names its Slurm jobs. */
+    /* Facts of this database's server, drawn once: slurm_tag names its Slurm
+     * jobs, handle_key keys the tenants' public handles (db_tenant.c). */
     "CREATE TABLE IF NOT EXISTS server_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 /* Columns added after the first release, for databases made before them:
  * board (the leaderboard, = workload for a built-in), the visible seed,
  * a community workload's directory, the timeline (serve_mono), the worker
- * judging a job; a token's expiry and revocation. */
+ * judging a job; a token's expiry and revocation, and its place in the
+ * claims' rotation (db_worker.c). */
 static const char *const added_columns[][2] = {
     {"jobs", "board TEXT"},
     {"jobs", "visible_seed TEXT"},
@@ -69,6 +71,7 @@ static const char *const added_columns[][2] = {
     {"jobs", "worker_pid INTEGER"},
     {"tokens", "expires REAL"},
     {"tokens", "revoked REAL"},
+    {"tokens", "claim_turn INTEGER"},
 };
 
 double serve_mono(void)
@@ -256,6 +259,32 @@ enum kiln_rc sdb_lock(const char *db_path, int *fd, struct kiln_err *err)
     }
     *fd = f;
     return KILN_OK;
+}
+
+enum kiln_rc sdb_meta_locked(struct sdb *d, const char *key, size_t nhex, char out[SERVE_META_MAX],
+                             struct kiln_err *err)
+{
+    char fresh[SERVE_META_MAX];
+    if (nhex >= SERVE_META_MAX)
+        return kiln_fail(err, KILN_E_INTERNAL, "server_meta %s: %zu digits is too many", key, nhex);
+    enum kiln_rc rc = serve_random_hex(fresh, nhex, err);
+    if (rc != KILN_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    /* The first server of the database draws it; every later one reads it. */
+    if (sdb_prep(d,
+                 "INSERT INTO server_meta(key, value) VALUES(?1, ?2)"
+                 " ON CONFLICT(key) DO UPDATE SET value=value RETURNING value",
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, key);
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, fresh, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW)
+        rc = sdb_fail(d, err, key);
+    else
+        snprintf(out, SERVE_META_MAX, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return rc;
 }
 
 /* A prepared statement, run under the mutex by its callers. */
@@ -562,9 +591,7 @@ enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, st
     enum kiln_rc rc = sdb_query_json(
         d,
         "SELECT id, user, workload, board AS leaderboard, backend, state, attempts, "
-        "submitted, started,"
-        " finished, CASE WHEN state='queued' THEN (SELECT COUNT(*) FROM jobs q WHERE"
-        "  q.state='queued' AND q.backend=j.backend AND q.seq < j.seq) END AS position,"
+        "submitted, started, finished, NULL AS position, token_id, seq,"
         " status, stage, detail, score_ms, verified, gpu_model, visible_seed, hacked,"
         " hacked_reason, compile_started, compile_finished, run_started, run_finished"
         " FROM jobs j WHERE id=?1",
@@ -577,8 +604,22 @@ enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, st
     }
     *out = json_incref(json_array_get(rows, 0));
     json_decref(rows);
-    /* The verdict as one object, absent until there is one. */
     json_t *o = *out;
+    /* Its place in the claims' rotation (fair share), while queued. */
+    if (!strcmp(json_string_value(json_object_get(o, "state")), "queued")) {
+        long long pos = 0;
+        rc = sdb_fair_position(d, json_string_value(json_object_get(o, "backend")),
+                               json_string_value(json_object_get(o, "token_id")),
+                               json_integer_value(json_object_get(o, "seq")), &pos, err);
+        if (rc != KILN_OK) {
+            json_decref(o);
+            return rc;
+        }
+        json_object_set_new(o, "position", json_integer(pos));
+    }
+    json_object_del(o, "token_id");
+    json_object_del(o, "seq");
+    /* The verdict as one object, absent until there is one. */
     if (!strcmp(json_string_value(json_object_get(o, "state")), "done")) {
         json_t *v = json_object();
         const char *keys[] = {"status", "stage", "detail", "score_ms", "verified", "gpu_model"};
@@ -604,24 +645,50 @@ enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, st
     return KILN_OK;
 }
 
+/* Each row's "user" as public views show it (sdb_public_name_locked),
+ * from its "user" and "token_id". */
+static enum kiln_rc public_users(struct sdb *d, json_t *rows, struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    size_t i;
+    json_t *r;
+    pthread_mutex_lock(&d->mu);
+    json_array_foreach(rows, i, r)
+    {
+        char shown[SERVE_PUBLIC_NAME_MAX];
+        rc = sdb_public_name_locked(d, json_string_value(json_object_get(r, "token_id")),
+                                    json_string_value(json_object_get(r, "user")), shown, err);
+        if (rc != KILN_OK)
+            break;
+        json_object_set_new(r, "user", json_string(shown));
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
 /* The public queue: no submission ids (a tenant's handle), no sources or
- * diagnostics; who waits for what, in order. */
+ * diagnostics, tenants by their public names; who waits for what, in order. */
 enum kiln_rc sdb_queue_json(struct sdb *d, json_t **out, struct kiln_err *err)
 {
     json_t *rows = NULL;
     enum kiln_rc rc = sdb_query_json(
         d,
-        "SELECT user, COALESCE(board, workload) AS leaderboard, backend, state, attempts,"
-        " submitted, started FROM jobs WHERE state!='done'"
+        "SELECT user, token_id, COALESCE(board, workload) AS leaderboard, backend, state,"
+        " attempts, submitted, started FROM jobs WHERE state!='done'"
         " ORDER BY state DESC, seq LIMIT 1000",
         NULL, &rows, err);
-    if (rc != KILN_OK)
+    if (rc == KILN_OK)
+        rc = public_users(d, rows, err);
+    if (rc != KILN_OK) {
+        json_decref(rows);
         return rc;
+    }
     json_t *o = json_object();
     size_t queued = 0, running = 0, i;
     json_t *r;
     json_array_foreach(rows, i, r)
     {
+        json_object_del(r, "token_id");
         if (!strcmp(json_string_value(json_object_get(r, "state")), "queued"))
             queued++;
         else
@@ -654,6 +721,50 @@ static json_t *unranked_cpu(struct sdb *d, const char *board)
                      SERVE_CPU_UNRANKED);
 }
 
+/* serve_board_display against every board of the same name; the full
+ * name (never ambiguous) when they cannot be read. */
+static void board_display(struct sdb *d, const char *board, char *out, size_t cap)
+{
+    const char *at = strchr(board, '@');
+    snprintf(out, cap, "%s", board);
+    if (!at)
+        return;
+    /* Boards NAME@... sort between "NAME@" and "NAMEA" ('@' + 1). */
+    char lo[SERVE_BOARD_MAX + 2], hi[SERVE_BOARD_MAX + 2];
+    snprintf(lo, sizeof(lo), "%.*s", (int)(at - board + 1), board);
+    snprintf(hi, sizeof(hi), "%.*sA", (int)(at - board), board);
+    sqlite3_stmt *st = NULL;
+    const char **others = NULL;
+    size_t n = 0;
+    bool ok = false;
+    pthread_mutex_lock(&d->mu);
+    if (sdb_prep(d, "SELECT DISTINCT board FROM jobs WHERE board > ?1 AND board < ?2", &st) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, lo, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, hi, -1, SQLITE_STATIC);
+        int r;
+        while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+            const char **v = realloc(others, (n + 1) * sizeof(*others));
+            char *b = strdup((const char *)sqlite3_column_text(st, 0));
+            if (!v || !b) {
+                free(b);
+                others = v ? v : others;
+                break;
+            }
+            others = v;
+            others[n++] = b;
+        }
+        ok = r == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    if (ok)
+        serve_board_display(board, others, n, out, cap);
+    for (size_t i = 0; i < n; i++)
+        free((char *)others[i]);
+    free(others);
+}
+
 enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, const struct stoken *viewer,
                                   json_t **out, struct kiln_err *err)
 {
@@ -671,8 +782,12 @@ enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, const str
                        " AND hacked=0 AND score_ms > 0)"
                        " WHERE k=1 ORDER BY gpu_model, score_ms",
                        workload, &rows, err);
-    if (rc != KILN_OK)
+    if (rc == KILN_OK)
+        rc = public_users(d, rows, err);
+    if (rc != KILN_OK) {
+        json_decref(rows);
         return rc;
+    }
     json_t *boards = json_object(), *doc = json_object();
     size_t i;
     json_t *r;
@@ -689,8 +804,11 @@ enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, const str
         json_object_set(e, "user", json_object_get(r, "user"));
         /* The submission id is its owner's handle: shown to them and admins only. */
         const char *owner = json_string_value(json_object_get(r, "token_id"));
-        if (viewer && (viewer->admin || (owner && !strcmp(owner, viewer->id))))
+        bool mine = viewer && owner && !strcmp(owner, viewer->id);
+        if (viewer && (viewer->admin || mine))
             json_object_set(e, "submission", json_object_get(r, "id"));
+        if (mine)
+            json_object_set_new(e, "you", json_true());
         json_object_set(e, "geomean_ms", json_object_get(r, "score_ms"));
         json_object_set(e, "finished", json_object_get(r, "finished"));
         json_array_append_new(b, e);
@@ -698,10 +816,8 @@ enum kiln_rc sdb_leaderboard_json(struct sdb *d, const char *workload, const str
     json_decref(rows);
     json_object_set_new(doc, "workload", json_string(workload));
     /* A community board's name carries the full SHA-256; display is short. */
-    const char *at = strchr(workload, '@');
-    char shown[SERVE_WORKLOAD_NAME_MAX + 16];
-    snprintf(shown, sizeof(shown), "%.*s%.13s", at ? (int)(at - workload) : (int)strlen(workload),
-             workload, at ? at : "");
+    char shown[SERVE_BOARD_MAX + 1];
+    board_display(d, workload, shown, sizeof(shown));
     json_object_set_new(doc, "display", json_string(shown));
     json_object_set_new(doc, "gpus", boards);
     json_object_set_new(doc, "unranked", unranked_cpu(d, workload));
@@ -768,17 +884,25 @@ enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, jso
     *finished = !strcmp((const char *)sqlite3_column_text(st, 0), "done");
     sqlite3_finalize(st);
     st = NULL;
-    if (sdb_prep(
-            d, "SELECT n, at, stage, detail FROM events WHERE job=?1 AND n>?2 ORDER BY n LIMIT 100",
-            &st) != SQLITE_OK) {
+    /* A job's events only ever grow at the end: its k-th stays its k-th. */
+    if (sdb_prep(d,
+                 "SELECT 0 AS n, at, stage, detail FROM events WHERE job=?1 ORDER BY events.n"
+                 " LIMIT 100 OFFSET ?2",
+                 &st) != SQLITE_OK) {
         rc = sdb_fail(d, err, "events");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, after);
     rc = sdb_rows_json(d, st, out, err);
-    if (rc == KILN_OK && json_array_size(*out) == 100)
-        *finished = false; /* more to read */
+    if (rc == KILN_OK) {
+        size_t i;
+        json_t *ev;
+        json_array_foreach(*out, i, ev)
+            json_object_set_new(ev, "n", json_integer((json_int_t)(after + 1 + (long long)i)));
+        if (json_array_size(*out) == 100)
+            *finished = false; /* more to read */
+    }
 out:
     sqlite3_finalize(st);
     pthread_mutex_unlock(&d->mu);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "digest.h"
 #include "service_impl.h"
 #include "strbuf.h"
 
@@ -28,6 +29,27 @@ static enum kiln_rc in_txn(struct sdb *d,
     }
     pthread_mutex_unlock(&d->mu);
     return rc;
+}
+
+enum kiln_rc sdb_public_name_locked(struct sdb *d, const char *token_id, const char *name,
+                                    char out[SERVE_PUBLIC_NAME_MAX], struct kiln_err *err)
+{
+    if (d->public_names) {
+        snprintf(out, SERVE_PUBLIC_NAME_MAX, "%s", name ? name : "");
+        return KILN_OK;
+    }
+    if (!d->handle_key[0]) {
+        enum kiln_rc rc = sdb_meta_locked(d, "handle_key", 64, d->handle_key, err);
+        if (rc != KILN_OK)
+            return rc;
+    }
+    /* Keyed by a secret of the database: a handle cannot be computed from
+     * a token id (nor a guessed name) by anyone without it. */
+    char in[SERVE_META_MAX + SERVE_TOKEN_ID_LEN + 2], hex[SHA256_HEX_LEN + 1];
+    int n = snprintf(in, sizeof(in), "%s:%s", d->handle_key, token_id ? token_id : "");
+    sha256_hex_of(in, (size_t)n, hex);
+    snprintf(out, SERVE_PUBLIC_NAME_MAX, "tenant-%.10s", hex);
+    return KILN_OK;
 }
 
 enum kiln_rc sdb_job_visible(struct sdb *d, const char *id, const struct stoken *tok,
@@ -57,46 +79,76 @@ enum kiln_rc sdb_job_visible(struct sdb *d, const char *id, const struct stoken 
     return rc;
 }
 
-enum kiln_rc sdb_list_json(struct sdb *d, const struct stoken *tok, bool all, long long before,
-                           int limit, json_t **out, struct kiln_err *err)
+/* The seq of the cursor's submission, which must be one tok may list. */
+static enum kiln_rc cursor_seq_locked(struct sdb *d, const struct stoken *tok, bool all,
+                                      const char *cursor, long long *seq, struct kiln_err *err)
 {
     sqlite3_stmt *st = NULL;
-    json_t *rows = NULL;
-    enum kiln_rc rc;
-    pthread_mutex_lock(&d->mu);
+    if (sdb_prep(d, "SELECT seq FROM jobs WHERE id=?2 AND (?1 IS NULL OR token_id=?1)", &st) !=
+        SQLITE_OK)
+        return sdb_fail(d, err, "list");
+    if (!(all && tok->admin))
+        sqlite3_bind_text(st, 1, tok->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, cursor, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW)
+        *seq = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (r == SQLITE_DONE)
+        return kiln_fail(err, KILN_E_USAGE,
+                         "cursor '%s' is not a next_cursor this server returned to this token",
+                         cursor);
+    return r == SQLITE_ROW ? KILN_OK : sdb_fail(d, err, "list");
+}
+
+/* The page's rows (one more than limit: it tells whether there is a next). */
+static enum kiln_rc list_rows_locked(struct sdb *d, const struct stoken *tok, bool all,
+                                     const char *cursor, int limit, json_t **rows,
+                                     struct kiln_err *err)
+{
+    long long before = 0;
+    enum kiln_rc rc = cursor ? cursor_seq_locked(d, tok, all, cursor, &before, err) : KILN_OK;
+    sqlite3_stmt *st = NULL;
+    if (rc != KILN_OK)
+        return rc;
     if (sdb_prep(d,
-                 "SELECT seq, id, workload, board AS leaderboard, backend, state, status,"
+                 "SELECT id, workload, board AS leaderboard, backend, state, status, detail,"
                  " score_ms, verified, submitted, finished FROM jobs"
                  " WHERE (?1 IS NULL OR token_id=?1) AND (?2 <= 0 OR seq < ?2)"
                  " ORDER BY seq DESC LIMIT ?3",
-                 &st) != SQLITE_OK) {
-        rc = sdb_fail(d, err, "list");
-    } else {
-        if (!(all && tok->admin))
-            sqlite3_bind_text(st, 1, tok->id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, before);
-        sqlite3_bind_int(st, 3, limit + 1); /* one more tells whether a next page exists */
-        rc = sdb_rows_json(d, st, &rows, err);
-    }
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, "list");
+    if (!(all && tok->admin))
+        sqlite3_bind_text(st, 1, tok->id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, before);
+    sqlite3_bind_int(st, 3, limit + 1);
+    rc = sdb_rows_json(d, st, rows, err);
     sqlite3_finalize(st);
+    return rc;
+}
+
+enum kiln_rc sdb_list_json(struct sdb *d, const struct stoken *tok, bool all, const char *cursor,
+                           int limit, json_t **out, struct kiln_err *err)
+{
+    json_t *rows = NULL;
+    pthread_mutex_lock(&d->mu);
+    enum kiln_rc rc = list_rows_locked(d, tok, all, cursor, limit, &rows, err);
     pthread_mutex_unlock(&d->mu);
     if (rc != KILN_OK)
         return rc;
+    /* The cursor is the last listed submission's id: the tenant's own
+     * handle, so it tells nothing of anyone else's submissions (a row
+     * number would count them). */
     json_t *next = json_null();
     if (json_array_size(rows) > (size_t)limit) {
         json_array_remove(rows, (size_t)limit);
-        char cur[32];
-        json_t *last = json_array_get(rows, (size_t)limit - 1);
-        snprintf(cur, sizeof(cur), "%lld",
-                 (long long)json_integer_value(json_object_get(last, "seq")));
         json_decref(next);
-        next = json_string(cur);
+        next = json_incref(json_object_get(json_array_get(rows, (size_t)limit - 1), "id"));
     }
     size_t i;
     json_t *r;
     json_array_foreach(rows, i, r)
     {
-        json_object_del(r, "seq");
         json_object_set_new(r, "verified",
                             json_boolean(json_integer_value(json_object_get(r, "verified"))));
     }
@@ -281,6 +333,33 @@ static long long count_of(struct sdb *d, const char *sql)
     return v;
 }
 
+/* Queued submissions per tenant and backend, each tenant by its public
+ * name (token names are [A-Za-z0-9_.@-], handles hex: no label escaping). */
+static enum kiln_rc tenant_depths_locked(struct sdb *d, struct strbuf *sb, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    strbuf_puts(sb, "# HELP kiln_tenant_queue_depth Submissions waiting for a worker, per tenant "
+                    "(claimed round-robin across tenants).\n"
+                    "# TYPE kiln_tenant_queue_depth gauge\n");
+    if (sdb_prep(d,
+                 "SELECT token_id, MIN(user), backend, COUNT(*) FROM jobs WHERE state='queued'"
+                 " GROUP BY token_id, backend ORDER BY token_id, backend",
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, "metrics");
+    enum kiln_rc rc = KILN_OK;
+    while (rc == KILN_OK && sqlite3_step(st) == SQLITE_ROW) {
+        char shown[SERVE_PUBLIC_NAME_MAX];
+        rc = sdb_public_name_locked(d, (const char *)sqlite3_column_text(st, 0),
+                                    (const char *)sqlite3_column_text(st, 1), shown, err);
+        if (rc == KILN_OK)
+            strbuf_printf(sb, "kiln_tenant_queue_depth{tenant=\"%s\",backend=\"%s\"} %lld\n", shown,
+                          (const char *)sqlite3_column_text(st, 2),
+                          (long long)sqlite3_column_int64(st, 3));
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* The judge-time histogram's upper bounds, seconds. */
 static const double judge_le[] = {1, 2, 5, 10, 30, 60, 120, 300, 600, 1800};
 
@@ -300,6 +379,9 @@ static enum kiln_rc metrics_locked(struct sdb *d, struct strbuf *sb, int workers
                       (const char *)sqlite3_column_text(st, 0),
                       (long long)sqlite3_column_int64(st, 1));
     sqlite3_finalize(st);
+    enum kiln_rc rc = tenant_depths_locked(d, sb, err);
+    if (rc != KILN_OK)
+        return rc;
     long long busy = count_of(d, "SELECT COUNT(*) FROM jobs WHERE state='running'");
     strbuf_printf(sb,
                   "# HELP kiln_workers Judging worker processes.\n# TYPE kiln_workers gauge\n"

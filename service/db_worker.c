@@ -49,6 +49,92 @@ static bool claimed_row(sqlite3_stmt *st, int src, struct sjob *job)
     return true;
 }
 
+/* Fair share: the next job is the oldest queued one of the tenant (token)
+ * whose turn came longest ago (claim_turn, a counter each claim advances;
+ * never claimed: first), so tenants take turns one job at a time and one
+ * tenant's backlog holds another's next job back by at most one job per
+ * worker. Round-robin with equal weights; `cond` picks the jobs considered. */
+#define FAIR_NEXT_SEQ(cond)                                                                        \
+    "SELECT q.seq FROM (SELECT token_id, MIN(seq) AS seq FROM jobs WHERE " cond                    \
+    " GROUP BY token_id) q LEFT JOIN tokens t ON t.id=q.token_id"                                  \
+    " ORDER BY COALESCE(t.claim_turn, 0), q.seq LIMIT 1"
+
+/* The claimed job's tenant goes to the back of the rotation. */
+static enum kiln_rc take_turn_locked(struct sdb *d, const char *token_id, struct kiln_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sdb_prep(d,
+                 "UPDATE tokens SET claim_turn=(SELECT COALESCE(MAX(claim_turn), 0) + 1 FROM"
+                 " tokens) WHERE id=?1",
+                 &st) != SQLITE_OK)
+        return sdb_fail(d, err, "claim turn");
+    sqlite3_bind_text(st, 1, token_id, -1, SQLITE_STATIC);
+    enum kiln_rc rc = sqlite3_step(st) == SQLITE_DONE ? KILN_OK : sdb_fail(d, err, "claim turn");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+enum kiln_rc sdb_fair_position(struct sdb *d, const char *backend, const char *token_id,
+                               long long seq, long long *pos, struct kiln_err *err)
+{
+    /* Per tenant with queued jobs: how many, its place in the rotation, and
+     * how many of them come before `seq`. */
+    sqlite3_stmt *st = NULL;
+    *pos = 0;
+    pthread_mutex_lock(&d->mu);
+    if (sdb_prep(d,
+                 "SELECT q.token_id, q.n, q.first, COALESCE(t.claim_turn, 0),"
+                 " (SELECT COUNT(*) FROM jobs b WHERE b.state='queued' AND b.backend=?1"
+                 "  AND b.token_id=q.token_id AND b.seq < ?2)"
+                 " FROM (SELECT token_id, COUNT(*) AS n, MIN(seq) AS first FROM jobs"
+                 "  WHERE state='queued' AND backend=?1 GROUP BY token_id) q"
+                 " LEFT JOIN tokens t ON t.id=q.token_id",
+                 &st) != SQLITE_OK) {
+        pthread_mutex_unlock(&d->mu);
+        return sdb_fail(d, err, "queue position");
+    }
+    sqlite3_bind_text(st, 1, backend, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, seq);
+    struct tenant_q {
+        long long n, first, turn, before;
+        bool mine;
+    } *v = NULL, me = {0};
+    size_t nv = 0;
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        struct tenant_q *nvv = realloc(v, (nv + 1) * sizeof(*v));
+        if (!nvv)
+            break;
+        v = nvv;
+        const char *tid = (const char *)sqlite3_column_text(st, 0);
+        v[nv] = (struct tenant_q){sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                                  sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                                  tid && !strcmp(tid, token_id)};
+        if (v[nv].mine)
+            me = v[nv];
+        nv++;
+    }
+    enum kiln_rc rc = r == SQLITE_DONE  ? KILN_OK
+                      : r == SQLITE_ROW ? kiln_fail(err, KILN_E_NOMEM, "queue position")
+                                        : sdb_fail(d, err, "queue position");
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&d->mu);
+    /* Round k gives each tenant with more than k jobs one claim, in the
+     * rotation's order: ours comes in round `before`, after that round's
+     * claims of the tenants ahead of us in the rotation. */
+    long long p = me.before;
+    for (size_t i = 0; rc == KILN_OK && i < nv; i++) {
+        if (v[i].mine)
+            continue;
+        bool ahead = v[i].turn < me.turn || (v[i].turn == me.turn && v[i].first < me.first);
+        long long k = me.before + ahead;
+        p += v[i].n < k ? v[i].n : k;
+    }
+    free(v);
+    *pos = p;
+    return rc;
+}
+
 enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
                        struct kiln_err *err)
 {
@@ -65,10 +151,11 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
     if (sdb_prep(d,
                  "UPDATE jobs SET state='running', attempts=attempts+1, lease=?1, lease_until=?2,"
                  " started=COALESCE(started, ?3), worker_pid=?5"
-                 " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND backend=?4"
-                 "  ORDER BY seq LIMIT 1)"
-                 " RETURNING id, workload, backend, user, source, attempts, submitted, board,"
-                 " visible_seed, wl_dir, body_sha",
+                 " WHERE seq=(" FAIR_NEXT_SEQ(
+                     "state='queued' AND backend=?4") ")"
+                                                      " RETURNING id, workload, backend, user, "
+                                                      "source, attempts, submitted, board,"
+                                                      " visible_seed, wl_dir, body_sha, token_id",
                  &st) != SQLITE_OK) {
         rc = sdb_fail(d, err, "claim");
         goto rollback;
@@ -89,6 +176,8 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
         job->attempts = sqlite3_column_int(st, 5);
         job->submitted = sqlite3_column_double(st, 6);
         claimed_extra(st, 7, job);
+        snprintf(job->token_id, sizeof(job->token_id), "%s",
+                 (const char *)sqlite3_column_text(st, 11));
         r = sqlite3_step(st);
         *got = true;
     }
@@ -102,6 +191,8 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
         char line[64];
         snprintf(line, sizeof(line), "attempt %d", job->attempts);
         rc = sdb_event_locked(d, job->id, "claimed", line, err);
+        if (rc == KILN_OK)
+            rc = take_turn_locked(d, job->token_id, err);
     }
     if (rc == KILN_OK)
         rc = sdb_exec(d, "COMMIT", err);
@@ -247,15 +338,16 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struc
      * by a pool process that died is claimable again after a minute. A
      * community workload is not compiled ahead: opening its session would
      * run its scripts before the worker has checked it. */
-    if (sdb_prep(
-            d,
-            "UPDATE jobs SET compile_state='compiling', compile_until=?1, compile_started=?3,"
-            " compile_finished=NULL"
-            " WHERE seq=(SELECT seq FROM jobs WHERE state='queued' AND wl_dir IS NULL"
-            "  AND (compile_state IS NULL OR (compile_state='compiling' AND compile_until < ?2))"
-            "  ORDER BY seq LIMIT 1)"
-            " RETURNING id, workload, backend, source, board, visible_seed, wl_dir, body_sha",
-            &st) != SQLITE_OK) {
+    if (sdb_prep(d,
+                 "UPDATE jobs SET compile_state='compiling', compile_until=?1, compile_started=?3,"
+                 " compile_finished=NULL"
+                 " WHERE seq=(" FAIR_NEXT_SEQ("state='queued' AND wl_dir IS NULL AND "
+                                              "(compile_state IS NULL OR"
+                                              " (compile_state='compiling' AND compile_until < "
+                                              "?2))") ")"
+                                                      " RETURNING id, workload, backend, source, "
+                                                      "board, visible_seed, wl_dir, body_sha",
+                 &st) != SQLITE_OK) {
         rc = sdb_fail(d, err, "compile claim");
         goto out;
     }
@@ -365,26 +457,11 @@ enum kiln_rc serve_publish_record(struct sdb *d, const char *data, const char *i
 
 enum kiln_rc sdb_slurm_job_name(struct sdb *d, char *out, size_t cap, struct kiln_err *err)
 {
-    char tag[17];
-    enum kiln_rc rc = serve_random_hex(tag, 16, err);
-    if (rc != KILN_OK)
-        return rc;
-    sqlite3_stmt *st = NULL;
+    char tag[SERVE_META_MAX];
     pthread_mutex_lock(&d->mu);
-    /* The first server of the database draws the tag; every later one reads it. */
-    if (sdb_prep(d,
-                 "INSERT INTO server_meta(key, value) VALUES('slurm_tag', ?1)"
-                 " ON CONFLICT(key) DO UPDATE SET value=value RETURNING value",
-                 &st) != SQLITE_OK) {
-        rc = sdb_fail(d, err, "the Slurm job name");
-    } else {
-        sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_ROW)
-            rc = sdb_fail(d, err, "the Slurm job name");
-        else
-            snprintf(out, cap, "kiln-serve-%s", (const char *)sqlite3_column_text(st, 0));
-    }
-    sqlite3_finalize(st);
+    enum kiln_rc rc = sdb_meta_locked(d, "slurm_tag", 16, tag, err);
     pthread_mutex_unlock(&d->mu);
+    if (rc == KILN_OK)
+        snprintf(out, cap, "kiln-serve-%s", tag);
     return rc;
 }

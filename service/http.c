@@ -17,10 +17,14 @@
 
 #include "digest.h"
 #include "service_impl.h"
+#include "strbuf.h"
 
 /* AUTH_OPTIONAL: public, but a valid token shows its owner more (a
- * leaderboard's own entries); a bad token is still refused. */
-enum auth_need { AUTH_NONE, AUTH_OPTIONAL, AUTH_USER, AUTH_ADMIN };
+ * leaderboard's own entries); a bad token is still refused. AUTH_PAGE: a
+ * user's token, also as HTTP Basic's password, so a browser asks for it
+ * (read-only HTML only: a browser sends Basic credentials by itself, so a
+ * route that changes anything never takes them). */
+enum auth_need { AUTH_NONE, AUTH_OPTIONAL, AUTH_USER, AUTH_ADMIN, AUTH_PAGE };
 
 struct shttp {
     struct shttp_cfg cfg;
@@ -30,13 +34,21 @@ struct shttp {
     int unix_fd;
 };
 
+struct route;
+
+/* One request, from its headers (on_request's first call) to its end. */
 struct reqstate {
     char line[96]; /* "METHOD /path" for the request log, printable ASCII only */
-    char *body;
+    char *body;    /* only ever read for a request whose token was checked first */
     size_t len, cap;
     size_t max; /* the body's cap: SERVE_TAR_MAX for a tarball, else SERVE_BODY_MAX */
     bool too_big, started;
     struct timespec t0;
+    const struct route *route;     /* matched at the headers */
+    char arg[SERVE_BOARD_MAX + 1]; /* the {id} or {workload} of the path */
+    struct stoken tok;
+    bool authed;   /* tok holds a valid token */
+    bool answered; /* a response is queued */
 };
 
 struct ctx {
@@ -63,6 +75,7 @@ static enum MHD_Result h_rotate(struct ctx *x);
 static enum MHD_Result h_list(struct ctx *x);
 static enum MHD_Result h_cancel(struct ctx *x);
 static enum MHD_Result h_metrics(struct ctx *x);
+static enum MHD_Result h_mine(struct ctx *x);
 
 /* The route table: the server answers these and nothing else (the OpenAPI
  * test holds service/openapi.yaml to exactly this list). */
@@ -74,6 +87,7 @@ static const struct route {
     {"GET", "/healthz", h_health, AUTH_NONE},
     {"GET", "/metrics", h_metrics, AUTH_NONE},
     {"GET", "/", h_page, AUTH_NONE},
+    {"GET", "/mine", h_mine, AUTH_PAGE},
     {"POST", "/v1/submissions", h_submit, AUTH_USER},
     {"GET", "/v1/submissions", h_list, AUTH_USER},
     {"GET", "/v1/submissions/{id}", h_get, AUTH_USER},
@@ -163,6 +177,7 @@ static enum MHD_Result send_text_h(struct ctx *x, unsigned status, const char *t
         MHD_add_response_header(r, extra->kv[i][0], extra->kv[i][1]);
     enum MHD_Result ret = MHD_queue_response(x->c, status, r);
     MHD_destroy_response(r);
+    x->rs->answered = ret == MHD_YES;
     return ret;
 }
 
@@ -258,7 +273,7 @@ static enum MHD_Result h_page(struct ctx *x)
     char *html = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (spage_render(x->h->cfg.db, &html, &e) != KILN_OK)
+    if (spage_render(x->h->cfg.db, x->h->cfg.backends, &html, &e) != KILN_OK)
         return send_kiln_err(x, &e);
     return send_text(x, MHD_HTTP_OK, "text/html; charset=utf-8", html, strlen(html));
 }
@@ -457,18 +472,25 @@ static enum MHD_Result h_get(struct ctx *x)
     return send_json(x, MHD_HTTP_OK, doc);
 }
 
+/* Whether s is a submission id's shape (the cursors are ids). */
+static bool id_shaped(const char *s)
+{
+    size_t n = strspn(s, "0123456789abcdef");
+    return n == SERVE_ID_LEN && !s[n];
+}
+
 /* GET /v1/submissions?limit=N&cursor=C[&all=true]: the caller's own. */
 static enum MHD_Result h_list(struct ctx *x)
 {
     const char *lim = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "limit");
     const char *cur = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "cursor");
     const char *all = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "all");
-    long long limit = 50, before = 0;
+    long long limit = 50;
     char *end;
     if (lim && (limit = strtoll(lim, &end, 10), *end || end == lim || limit < 1 || limit > 500))
         return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_request",
                           "limit must be a number from 1 to 500, got '%.40s'", lim);
-    if (cur && (before = strtoll(cur, &end, 10), *end || end == cur || before < 1))
+    if (cur && !id_shaped(cur))
         return send_error(x, MHD_HTTP_BAD_REQUEST, "bad_request",
                           "cursor must be a next_cursor this server returned, got '%.40s'", cur);
     bool want_all = all && !strcmp(all, "true");
@@ -480,7 +502,7 @@ static enum MHD_Result h_list(struct ctx *x)
     json_t *doc = NULL;
     struct kiln_err e;
     kiln_err_clear(&e);
-    if (sdb_list_json(x->h->cfg.db, &x->tok, want_all, before, (int)limit, &doc, &e) != KILN_OK)
+    if (sdb_list_json(x->h->cfg.db, &x->tok, want_all, cur, (int)limit, &doc, &e) != KILN_OK)
         return send_kiln_err(x, &e);
     return send_json(x, MHD_HTTP_OK, doc);
 }
@@ -503,6 +525,7 @@ static enum MHD_Result h_cancel(struct ctx *x)
                                "cancelled", "was", was));
 }
 
+/* The queue's and verdicts' metrics (the database), then the connections'. */
 static enum MHD_Result h_metrics(struct ctx *x)
 {
     char *text = NULL;
@@ -510,8 +533,27 @@ static enum MHD_Result h_metrics(struct ctx *x)
     kiln_err_clear(&e);
     if (sdb_metrics_text(x->h->cfg.db, x->h->cfg.workers, &text, &e) != KILN_OK)
         return send_kiln_err(x, &e);
+    struct strbuf sb;
+    strbuf_init(&sb);
+    strbuf_puts(&sb, text);
+    free(text);
+    sconn_metrics_text(x->h->conns, &sb);
+    if (strbuf_finish(&sb, &text, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
     return send_text(x, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
                      strlen(text));
+}
+
+/* GET /mine: the caller's own submissions and verdicts as HTML (a browser
+ * opens it with the token as the Basic password). */
+static enum MHD_Result h_mine(struct ctx *x)
+{
+    char *html = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (spage_render_mine(x->h->cfg.db, &x->tok, x->h->cfg.backends, &html, &e) != KILN_OK)
+        return send_kiln_err(x, &e);
+    return send_text(x, MHD_HTTP_OK, "text/html; charset=utf-8", html, strlen(html));
 }
 
 static enum MHD_Result h_events(struct ctx *x)
@@ -619,13 +661,15 @@ static enum MHD_Result h_queue(struct ctx *x)
     return send_json(x, MHD_HTTP_OK, doc);
 }
 
-static enum MHD_Result dispatch(struct ctx *x)
+/* The route of METHOD URL into x->rs; a 404 or 405 queued (at the
+ * headers, before any body) when there is none. */
+static enum MHD_Result resolve(struct ctx *x)
 {
     const struct route *path_hit = NULL;
     char allow[64] = "";
     for (size_t i = 0; i < sizeof(routes) / sizeof(*routes); i++) {
         const struct route *r = &routes[i];
-        if (!match(r->path, x->url, x->arg, sizeof(x->arg)))
+        if (!match(r->path, x->url, x->rs->arg, sizeof(x->rs->arg)))
             continue;
         if (strcmp(r->method, x->method)) {
             path_hit = r;
@@ -633,32 +677,125 @@ static enum MHD_Result dispatch(struct ctx *x)
                      allow[0] ? ", " : "", r->method);
             continue;
         }
-        if (x->rs->too_big)
-            return send_error(x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                              "the body is larger than %zu bytes", x->rs->max);
-        const char *a = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Authorization");
-        if (r->auth != AUTH_NONE && (r->auth != AUTH_OPTIONAL || a)) {
-            struct kiln_err e;
-            kiln_err_clear(&e);
-            if (sauth_check(x->h->cfg.db, a, &x->tok, &e) != KILN_OK) {
-                if (e.rc != KILN_E_REJECTED)
-                    return send_kiln_err(x, &e);
-                return send_error(x, MHD_HTTP_UNAUTHORIZED, "unauthorized", "%s", e.msg);
-            }
-            if (r->auth == AUTH_ADMIN && !x->tok.admin)
-                return send_error(x, MHD_HTTP_FORBIDDEN, "forbidden",
-                                  "this needs an admin token (kiln token add NAME --scope admin)");
-            x->authed = true;
-        }
-        return r->fn(x);
+        x->rs->route = r;
+        return MHD_YES;
     }
-    if (path_hit) {
+    if (path_hit)
         return send_error(x, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
                           "%s is not allowed on %s (allowed: %s)", x->method, x->url, allow);
-    }
     return send_error(x, MHD_HTTP_NOT_FOUND, "not_found",
                       "no route %s %s (the API is described in service/openapi.yaml)", x->method,
                       x->url);
+}
+
+/* The token, checked at the headers: a request that needs one and lacks a
+ * valid one is answered 401 before a byte of its body is read (libmicrohttpd
+ * then closes the connection rather than read the rest). */
+static enum MHD_Result authenticate(struct ctx *x)
+{
+    const struct route *r = x->rs->route;
+    const char *a = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Authorization");
+    if (r->auth == AUTH_NONE || (r->auth == AUTH_OPTIONAL && !a))
+        return MHD_YES;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sauth_check(x->h->cfg.db, a, r->auth == AUTH_PAGE, &x->rs->tok, &e) != KILN_OK) {
+        if (e.rc != KILN_E_REJECTED)
+            return send_kiln_err(x, &e);
+        struct hdrs hd = {0};
+        /* A browser asks for Basic credentials only when told to. */
+        if (r->auth == AUTH_PAGE)
+            hdr_add(&hd, "WWW-Authenticate",
+                    "Basic realm=\"kiln: any user name, your token as the password\", "
+                    "charset=\"UTF-8\"");
+        return send_json_h(x, MHD_HTTP_UNAUTHORIZED, error_doc("unauthorized", "%s", e.msg), &hd);
+    }
+    if (r->auth == AUTH_ADMIN && !x->rs->tok.admin)
+        return send_error(x, MHD_HTTP_FORBIDDEN, "forbidden",
+                          "this needs an admin token (kiln token add NAME --scope admin)");
+    x->rs->authed = true;
+    sconn_request_authed(x->h->conns, x->c);
+    return MHD_YES;
+}
+
+/* The first call: the request's line and headers are in, its body is not.
+ * Everything that can refuse it does so here, before the body is read. */
+static enum MHD_Result begin_request(struct ctx *x)
+{
+    size_t uri_len, hdr_len;
+    sconn_request_sizes(x->c, x->url, &uri_len, &hdr_len);
+    const char *te = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Transfer-Encoding");
+    const char *cl = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, "Content-Length");
+    unsigned long long clen = cl ? strtoull(cl, NULL, 10) : 0;
+    switch (sconn_request_begin(x->h->conns, x->c, te || clen > 0)) {
+    case SCONN_GO:
+        break;
+    case SCONN_BUSY:
+        return sconn_send_busy(x->c, "too_many_requests", 1, false,
+                               "this client has as many requests in flight as one may (kiln "
+                               "serve --per-ip): retry after the Retry-After header's seconds");
+    case SCONN_PIPELINED:
+        return sconn_send_busy(x->c, "too_many_pipelined", 1, true,
+                               "this connection sent request after request without reading the "
+                               "answers: read each answer, then send the next request");
+    }
+    if (uri_len > SCONN_URI_MAX)
+        return send_error(x, MHD_HTTP_URI_TOO_LONG, "uri_too_long",
+                          "the request's path and query are longer than %u bytes", SCONN_URI_MAX);
+    if (hdr_len > SCONN_HEADERS_MAX)
+        return send_error(x, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "headers_too_large",
+                          "the request's headers are larger than %u bytes", SCONN_HEADERS_MAX);
+    struct reqstate *rs = x->rs;
+    rs->max = is_tar(x->c) ? SERVE_TAR_MAX : SERVE_BODY_MAX;
+    /* Refused before the body is read when it says it is too large. */
+    if (clen > rs->max) {
+        rs->too_big = true;
+        return send_error(x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                          "the body is larger than %zu bytes", rs->max);
+    }
+    enum MHD_Result ret = resolve(x);
+    if (ret == MHD_YES && rs->route)
+        ret = authenticate(x);
+    return ret;
+}
+
+/* The last call: the body is in; the route's handler answers. */
+static enum MHD_Result dispatch(struct ctx *x)
+{
+    sconn_request_answer(x->h->conns, x->c);
+    if (x->rs->too_big)
+        return send_error(x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                          "the body is larger than %zu bytes", x->rs->max);
+    x->tok = x->rs->tok;
+    x->authed = x->rs->authed;
+    snprintf(x->arg, sizeof(x->arg), "%s", x->rs->arg);
+    return x->rs->route->fn(x);
+}
+
+/* Appends n bytes of an authenticated request's body, up to its cap. */
+static enum MHD_Result take_body(struct reqstate *rs, const char *upload, size_t n)
+{
+    if (rs->too_big || rs->len + n > rs->max) {
+        rs->too_big = true; /* the rest is read and dropped, never kept */
+        free(rs->body);
+        rs->body = NULL;
+        rs->len = rs->cap = 0;
+        return MHD_YES;
+    }
+    if (rs->len + n + 1 > rs->cap) {
+        size_t cap = rs->cap ? rs->cap : 4096;
+        while (cap < rs->len + n + 1)
+            cap *= 2;
+        char *b = realloc(rs->body, cap);
+        if (!b)
+            return MHD_NO;
+        rs->body = b;
+        rs->cap = cap;
+    }
+    memcpy(rs->body + rs->len, upload, n);
+    rs->len += n;
+    rs->body[rs->len] = '\0';
+    return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -668,7 +805,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     struct shttp *h = cls;
     struct reqstate *rs = *con_cls;
-    struct ctx x = {.h = h, .c = c, .method = method, .url = url};
+    struct ctx x = {.h = h, .c = c, .method = method, .url = url, .rs = rs};
     if (!rs) {
         rs = calloc(1, sizeof(*rs));
         if (!rs)
@@ -681,57 +818,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 *p = '?';
         *con_cls = rs;
         x.rs = rs;
-        size_t uri_len, hdr_len;
-        sconn_request_sizes(c, url, &uri_len, &hdr_len);
-        if (uri_len > SCONN_URI_MAX)
-            return send_error(&x, MHD_HTTP_URI_TOO_LONG, "uri_too_long",
-                              "the request's path and query are longer than %u bytes",
-                              SCONN_URI_MAX);
-        if (hdr_len > SCONN_HEADERS_MAX)
-            return send_error(&x, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "headers_too_large",
-                              "the request's headers are larger than %u bytes", SCONN_HEADERS_MAX);
-        const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
-        const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (!sconn_request_begin(h->conns, c, te || (len && strtoull(len, NULL, 10) > 0)))
-            return sconn_send_busy(c, "too_many_requests", 1,
-                                   "this client has as many requests in flight as one may "
-                                   "(kiln serve --per-ip): retry after the Retry-After header's "
-                                   "seconds");
-        rs->max = is_tar(c) ? SERVE_TAR_MAX : SERVE_BODY_MAX;
-        /* Refused before the body is read when it says it is too large. */
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > rs->max) {
-            rs->too_big = true;
-            return send_error(&x, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                              "the body is larger than %zu bytes", rs->max);
-        }
-        return MHD_YES;
+        enum MHD_Result ret = begin_request(&x);
+        if (rs->answered) /* refused at the headers: its body is never read */
+            sconn_request_answer(h->conns, c);
+        return ret;
     }
-    x.rs = rs;
     if (*upload_size) {
         size_t n = *upload_size;
         *upload_size = 0;
-        if (rs->too_big || rs->len + n > rs->max) {
-            rs->too_big = true; /* the rest is read and dropped, never kept */
-            free(rs->body);
-            rs->body = NULL;
-            rs->len = rs->cap = 0;
-            return MHD_YES;
-        }
-        if (rs->len + n + 1 > rs->cap) {
-            size_t cap = rs->cap ? rs->cap : 4096;
-            while (cap < rs->len + n + 1)
-                cap *= 2;
-            char *b = realloc(rs->body, cap);
-            if (!b)
-                return MHD_NO;
-            rs->body = b;
-            rs->cap = cap;
-        }
-        memcpy(rs->body + rs->len, upload, n);
-        rs->len += n;
-        rs->body[rs->len] = '\0';
-        return MHD_YES;
+        return take_body(rs, upload, n);
     }
     if (rs->started)
         return MHD_YES;
@@ -829,9 +924,12 @@ enum kiln_rc shttp_start(const struct shttp_cfg *cfg, struct shttp **out, struct
     h->cfg = *cfg;
     h->unix_fd = -1;
     const struct serve_opts *o = cfg->opts;
+    cfg->db->public_names = o->public_names;
     struct sconn_cfg cc = {.max_connections = o->max_connections ? o->max_connections : 256,
                            .per_ip = o->per_ip_connections ? o->per_ip_connections : 64,
                            .request_timeout_s = o->request_timeout_s ? o->request_timeout_s : 10,
+                           .write_timeout_s = o->write_timeout_s ? o->write_timeout_s : 10,
+                           .min_rate = o->min_rate ? o->min_rate : 4096,
                            .trusted_proxy = o->trusted_proxy,
                            .quiet = o->quiet};
     enum kiln_rc rc = sconn_start(&cc, &h->conns, err);

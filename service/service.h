@@ -60,9 +60,15 @@ struct serve_opts {
      * GPU's own; with Slurm, sm_90 unless given: pipeline/session.h). */
     const char *arch;
     /* Connections (service/conn.c; SECURITY.md, "The service"). */
-    unsigned request_timeout_s; /* receiving a request's headers and body, in total (0: 10) */
-    unsigned max_streams;       /* event streams one token may hold open (0: 8) */
+    unsigned request_timeout_s; /* receiving a request's line and headers (0: 10) */
+    unsigned write_timeout_s;   /* a client must take min_rate of its answer over this (0: 10) */
+    unsigned min_rate;         /* bytes a second: the floor of a body's and an answer's (0: 4096) */
+    unsigned max_streams;      /* event streams one token may hold open (0: 8) */
     const char *trusted_proxy; /* the reverse proxy's IPv4: X-Forwarded-For believed (NULL: none) */
+    /* Token names on the public routes (/, /v1/queue, leaderboards,
+     * /metrics); off: each tenant appears as a handle (service.h's
+     * serve_token_list shows whose is whose). */
+    bool public_names;
 };
 
 /* Runs the server until SIGINT or SIGTERM. Refuses (KILN_E_USAGE) when
@@ -106,6 +112,15 @@ enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err) K
 /* `kiln token revoke NAME`: refused from then on; its submissions stay. */
 enum kiln_rc serve_token_revoke(const char *db, const char *name,
                                 struct kiln_err *err) KILN_NODISCARD;
+
+/* The one parser of a request's Authorization header: "Bearer TOKEN", or,
+ * where basic_ok, "Basic BASE64(USER:TOKEN)" (any user name, the token as
+ * the password: what a browser sends for a read-only page); the token's
+ * own format is checked by whoever looks it up. KILN_E_REJECTED naming what
+ * is wrong; a NULL value is a missing header. */
+enum kiln_rc serve_parse_authorization(const char *value, bool basic_ok,
+                                       char token[SERVE_TOKEN_MAX],
+                                       struct kiln_err *err) KILN_NODISCARD;
 
 /* Prints the routes the server implements, "METHOD PATH" one per line
  * (the OpenAPI test compares them with service/openapi.yaml). */
@@ -153,5 +168,14 @@ void serve_community_free(struct serve_community *c);
 enum kiln_rc serve_store_community(const char *data, const struct serve_community *c, char *dir,
                                    size_t dir_cap, char board[SERVE_BOARD_MAX + 1],
                                    struct kiln_err *err) KILN_NODISCARD;
+
+/* How community board `board` (NAME@SHA256) is shown: NAME@ and the first
+ * SERVE_BOARD_SHOWN hex digits of its hash, or as many more as it takes
+ * for no board of `others` (the server's boards; the same one and other
+ * names are skipped) to show the same (a display, never a lookup key). A
+ * built-in board's name is shown as it is. */
+#define SERVE_BOARD_SHOWN 16
+void serve_board_display(const char *board, const char *const *others, size_t n, char *out,
+                         size_t cap);
 
 #endif

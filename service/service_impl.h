@@ -17,11 +17,16 @@
 #define SERVE_TOKEN_ID_LEN 16
 #define SERVE_IDEM_MAX     128
 
+#define SERVE_META_MAX        65 /* a server_meta value: hex digits and the NUL */
+#define SERVE_PUBLIC_NAME_MAX 64 /* a tenant's name on a public route */
+
 /* One SQLite connection and the mutex that serializes its users. */
 struct sdb {
     sqlite3 *db;
     pthread_mutex_t mu;
-    double lease_s; /* how long a claim holds without a heartbeat (sdb_open: SERVE_LEASE_S) */
+    double lease_s;    /* how long a claim holds without a heartbeat (sdb_open: SERVE_LEASE_S) */
+    bool public_names; /* public views show token names (kiln serve --public-names), not handles */
+    char handle_key[SERVE_META_MAX]; /* keys the handles; "" until first used */
 };
 
 double serve_now(void);
@@ -36,6 +41,17 @@ void sdb_close(struct sdb *d);
 /* Takes PATH.lock exclusively (flock), or fails naming the holder's pid. */
 enum kiln_rc sdb_lock(const char *db_path, int *fd, struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc sdb_exec(struct sdb *d, const char *sql, struct kiln_err *err) KILN_NODISCARD;
+/* A random value of nhex hex digits kept under `key` in server_meta: drawn
+ * by the first caller, the same for every later one. Under the mutex. */
+enum kiln_rc sdb_meta_locked(struct sdb *d, const char *key, size_t nhex, char out[SERVE_META_MAX],
+                             struct kiln_err *err) KILN_NODISCARD;
+/* The name public views give a tenant: its token's name with public names
+ * on, else "tenant-" and 10 hex digits of SHA-256(the database's handle key,
+ * the token id): stable, tells nothing of the name, and `kiln token list`
+ * shows whose is whose. Under the mutex. */
+enum kiln_rc sdb_public_name_locked(struct sdb *d, const char *token_id, const char *name,
+                                    char out[SERVE_PUBLIC_NAME_MAX],
+                                    struct kiln_err *err) KILN_NODISCARD;
 /* db.c's helpers for db_worker.c: a prepared statement (SQLITE_OK or an
  * sqlite code), an error naming `what` and SQLite's message, an event
  * inserted by a caller that holds the mutex. */
@@ -64,9 +80,17 @@ struct stoken {
     bool admin;
 };
 
-/* auth.c: checks "Bearer kiln_<id>_<secret>"; KILN_E_REJECTED when wrong. */
-enum kiln_rc sauth_check(struct sdb *d, const char *authorization, struct stoken *out,
-                         struct kiln_err *err) KILN_NODISCARD;
+/* auth.c: checks the Authorization header's token ("Bearer kiln_<id>_<secret>",
+ * or with basic_ok also Basic with it as the password:
+ * serve_parse_authorization); KILN_E_REJECTED when wrong, revoked or expired. */
+enum kiln_rc sauth_check(struct sdb *d, const char *authorization, bool basic_ok,
+                         struct stoken *out, struct kiln_err *err) KILN_NODISCARD;
+
+/* Whether token id is still good now (a long request checks again while it
+ * runs); when not, *expired tells expiry from revocation (or removal) and
+ * `why` says which and when, for the holder of the token only. */
+enum kiln_rc sauth_still_valid(struct sdb *d, const char *token_id, bool *valid, bool *expired,
+                               char *why, size_t cap, struct kiln_err *err) KILN_NODISCARD;
 
 /* What POST /v1/submissions asks of the queue. */
 struct ssubmit {
@@ -96,9 +120,10 @@ struct sjob;
 enum kiln_rc sdb_job_visible(struct sdb *d, const char *id, const struct stoken *tok,
                              struct kiln_err *err) KILN_NODISCARD;
 /* GET /v1/submissions: tok's own (an admin's `all`: everyone's), newest
- * first, at most `limit`, those older than `before` (a seq; 0: the newest);
- * {"submissions":[...], "next_cursor": "SEQ" or null}. */
-enum kiln_rc sdb_list_json(struct sdb *d, const struct stoken *tok, bool all, long long before,
+ * first, at most `limit`, those older than `cursor` (NULL: from the newest);
+ * {"submissions":[...], "next_cursor": an opaque string or null}. A cursor
+ * that is not one tok was given is KILN_E_USAGE. */
+enum kiln_rc sdb_list_json(struct sdb *d, const struct stoken *tok, bool all, const char *cursor,
                            int limit, json_t **out, struct kiln_err *err) KILN_NODISCARD;
 /* DELETE /v1/submissions/{id}: a queued or running job becomes done with
  * status "cancelled" (a running job's lease is dropped, so its worker
@@ -147,7 +172,8 @@ enum kiln_rc sdb_rotate_seed(struct sdb *d, const char *board, char seed[32],
                              struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc sdb_flag_hacked(struct sdb *d, const char *id, const char *by, const char *reason,
                              struct kiln_err *err) KILN_NODISCARD;
-/* Events of job after event number `after`, as [{n, at, stage, detail}];
+/* Events of job after its `after`th, as [{n, at, stage, detail}], n
+ * numbering the job's own events from 1 (never a server-wide count);
  * *finished when the job has its verdict. */
 enum kiln_rc sdb_events_json(struct sdb *d, const char *id, long long after, json_t **out,
                              bool *finished, struct kiln_err *err) KILN_NODISCARD;
@@ -167,8 +193,10 @@ struct sjob {
     uint64_t visible_seed; /* the board's when it was submitted */
     char wl_dir[PATH_MAX]; /* a community workload's directory; "": the server's workloads */
     char body_sha[65];     /* SHA-256 (hex) of the body as received: a community tarball's */
+    char token_id[SERVE_TOKEN_ID_LEN + 1]; /* whose it is */
 };
-/* Claims the oldest queued job of `backend`; *got false when none. */
+/* Claims the next queued job of `backend`, round-robin across tenants
+ * (db_worker.c, FAIR_NEXT_SEQ); *got false when none. */
 enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, bool *got,
                        struct kiln_err *err) KILN_NODISCARD;
 void sjob_free(struct sjob *j);
@@ -196,7 +224,12 @@ enum kiln_rc sdb_finish(struct sdb *d, const struct sjob *j, const struct sverdi
 enum kiln_rc sdb_slurm_job_name(struct sdb *d, char *out, size_t cap,
                                 struct kiln_err *err) KILN_NODISCARD;
 
-/* The compile pool: claims the oldest queued job not yet compiled ahead. */
+/* How many queued jobs of `backend` sdb_claim takes before the queued job
+ * (token_id, seq), if nothing else is submitted meanwhile. */
+enum kiln_rc sdb_fair_position(struct sdb *d, const char *backend, const char *token_id,
+                               long long seq, long long *pos, struct kiln_err *err) KILN_NODISCARD;
+/* The compile pool: claims the queued job not yet compiled ahead that
+ * comes first in the same rotation as sdb_claim's. */
 enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got,
                                struct kiln_err *err) KILN_NODISCARD;
 /* Marks it compiled (or failed); *still_queued false when a worker took it
@@ -257,18 +290,22 @@ enum kiln_rc shttp_start(const struct shttp_cfg *cfg, struct shttp **out,
                          struct kiln_err *err) KILN_NODISCARD;
 void shttp_stop(struct shttp *h);
 
-/* conn.c: who gets a connection and for how long (the design: SECURITY.md,
- * "The service"). The callbacks run on MHD's thread; a ticker thread cuts
- * connections still receiving a request past request_timeout_s. */
+/* conn.c, conn_watch.c: who gets a connection and for how long (the
+ * design: SECURITY.md, "The service"). The callbacks run on MHD's thread; a
+ * ticker thread measures each connection's progress and cuts the ones past
+ * their deadlines. */
 #define SCONN_URI_MAX     (8u * 1024u)   /* longer: 414 uri_too_long */
 #define SCONN_HEADERS_MAX (32u * 1024u)  /* header names and values: 431 headers_too_large */
-#define SCONN_MEMORY      (256u * 1024u) /* MHD's pool per connection: its own HTML errors past it */
+#define SCONN_MEMORY      (128u * 1024u) /* MHD's pool per connection: its own HTML errors past it */
 struct sconn;
+struct strbuf;
 struct sconn_cfg {
     unsigned
         max_connections; /* MHD's hard limit; new ones evict others above a soft cap under it */
     unsigned per_ip;     /* connections per address, or proxied requests in flight per client */
-    unsigned request_timeout_s; /* receiving a request's headers and body, in total */
+    unsigned request_timeout_s; /* receiving a request's line and headers; idle between two */
+    unsigned write_timeout_s;   /* the window in which a client must take min_rate of its answer */
+    unsigned min_rate;          /* bytes a second: the floor of a body's and an answer's progress */
     const char *trusted_proxy;  /* IPv4 literal whose X-Forwarded-For is believed; NULL: none */
     bool quiet;                 /* no log of cut and refused connections */
 };
@@ -280,23 +317,32 @@ void sconn_free(struct sconn *t);
 enum MHD_Result sconn_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen);
 void sconn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                   enum MHD_ConnectionNotificationCode code);
-/* A request's headers are in (the first on_request call): false when it is
- * one too many in flight for its forwarded client (answer 429). Without a
- * body it is received, so no longer under the deadline. */
-bool sconn_request_begin(struct sconn *t, struct MHD_Connection *c, bool has_body);
+/* A request's headers are in (the first on_request call). */
+enum sconn_begin {
+    SCONN_GO,
+    SCONN_BUSY,      /* one too many in flight for its forwarded client: answer 429 */
+    SCONN_PIPELINED, /* one too many begun over unread answers: answer 429 and close */
+};
+enum sconn_begin sconn_request_begin(struct sconn *t, struct MHD_Connection *c, bool has_body);
+/* The request carries a valid token: its connection is evicted last while it progresses. */
+void sconn_request_authed(struct sconn *t, struct MHD_Connection *c);
+/* Its body is in, or refused unread: the answer's turn (the write deadline). */
+void sconn_request_answer(struct sconn *t, struct MHD_Connection *c);
 /* The one parser of X-Forwarded-For: the last comma-separated address of
  * the value (blanks around it allowed) into addr; its family (AF_INET,
  * AF_INET6), or 0 when that is not an address. */
 int sconn_parse_forwarded(const char *xff, unsigned char addr[16]);
-/* Its response is sent (on_completed): the connection receives again. */
+/* Its response is sent (on_completed): the connection waits for the next request. */
 void sconn_request_end(struct sconn *t, struct MHD_Connection *c);
 /* The request's client (the forwarded one behind the proxy), for the log. */
 void sconn_client(struct MHD_Connection *c, char *buf, size_t cap);
 /* The request target's length (path and query) and the headers' (names and values). */
 void sconn_request_sizes(struct MHD_Connection *c, const char *url, size_t *uri, size_t *headers);
-/* 429 {"error":{code,message}} with Retry-After. */
+/* 429 {"error":{code,message}} with Retry-After (and Connection: close when close). */
 enum MHD_Result sconn_send_busy(struct MHD_Connection *c, const char *code, unsigned retry_after_s,
-                                const char *message);
+                                bool close, const char *message);
+/* The connections' gauges and counters for GET /metrics (Prometheus text). */
+void sconn_metrics_text(struct sconn *t, struct strbuf *sb);
 
 /* sse.c: GET /v1/submissions/{id}/events */
 struct MHD_Connection;
@@ -317,6 +363,13 @@ struct MHD_Response *ssse_response(struct ssse *s, struct MHD_Connection *c, con
 enum MHD_Result ssse_refused(struct ssse *s, struct MHD_Connection *c, const char *token_id);
 
 /* page.c: the read-only HTML page at / */
-enum kiln_rc spage_render(struct sdb *d, char **html, struct kiln_err *err) KILN_NODISCARD;
+/* backends: what the workers judge ("cpu", "cuda", "cuda,cpu"): a server
+ * without cuda says on the page why nothing of it is ranked. */
+enum kiln_rc spage_render(struct sdb *d, const char *backends, char **html,
+                          struct kiln_err *err) KILN_NODISCARD;
+/* GET /mine: tok's own newest submissions and verdicts, each saying whether
+ * and why it is ranked or not. */
+enum kiln_rc spage_render_mine(struct sdb *d, const struct stoken *tok, const char *backends,
+                               char **html, struct kiln_err *err) KILN_NODISCARD;
 
 #endif

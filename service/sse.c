@@ -4,7 +4,10 @@
  * thread and does not spin); a ticker resumes the suspended ones a few
  * times a second to look again. Streams end after SSE_MAX_S regardless.
  * A token holds at most max_streams at once (counted here, under the mutex):
- * each open stream holds a connection, and the connections are shared. */
+ * each open stream holds a connection, and the connections are shared.
+ * The token is checked again every SSE_RECHECK_S while the stream is open:
+ * once it is revoked or expired, the stream sends one last event saying so
+ * (token_revoked, token_expired) and ends. */
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #define SSE_MAX_S     900 /* a client may reconnect with Last-Event-ID */
 #define SSE_KEEPALIVE 15
 #define SSE_RETRY_S   15 /* Retry-After of a refused stream */
+#define SSE_RECHECK_S 1  /* how often an open stream's token is checked again */
 
 struct stream {
     struct ssse *owner;
@@ -27,7 +31,8 @@ struct stream {
     char *pending; /* formatted events not yet handed to MHD */
     size_t plen, poff;
     bool finished, suspended;
-    double started, last_sent;
+    bool closing; /* the last event is pending: end once it is sent */
+    double started, last_sent, last_check;
     struct stream *next; /* in owner->waiting while suspended */
 };
 
@@ -180,6 +185,42 @@ static int fetch(struct stream *st)
     return 0;
 }
 
+/* The token's state again, SSE_RECHECK_S after the last look: when it is
+ * no longer valid, the stream's last event says why (pending) and it ends.
+ * -1 when the database failed. */
+static int recheck_token(struct stream *st)
+{
+    double now = serve_now();
+    if (now - st->last_check < SSE_RECHECK_S)
+        return 0;
+    st->last_check = now;
+    bool valid, expired;
+    char why[256];
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (sauth_still_valid(st->owner->db, st->tok, &valid, &expired, why, sizeof(why), &e) !=
+        KILN_OK) {
+        fprintf(stderr, "kiln serve: events of %s: %s\n", st->id, e.msg);
+        return -1;
+    }
+    if (valid)
+        return 0;
+    const char *stage = expired ? "token_expired" : "token_revoked";
+    json_t *data = json_pack("{s:s,s:s}", "stage", stage, "detail", why);
+    char *txt = data ? json_dumps(data, JSON_COMPACT) : NULL;
+    json_decref(data);
+    size_t m = (txt ? strlen(txt) : 0) + 64;
+    free(st->pending);
+    st->pending = txt ? malloc(m) : NULL;
+    if (st->pending)
+        snprintf(st->pending, m, "event: %s\ndata: %s\n\n", stage, txt);
+    free(txt);
+    st->plen = st->pending ? strlen(st->pending) : 0;
+    st->poff = 0;
+    st->closing = true;
+    return 0;
+}
+
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
@@ -192,9 +233,11 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         pthread_mutex_lock(&st->owner->mu);
         quit = st->owner->quit;
         pthread_mutex_unlock(&st->owner->mu);
-        if (quit || st->finished || serve_now() - st->started > SSE_MAX_S)
+        if (quit || st->finished || st->closing || serve_now() - st->started > SSE_MAX_S)
             return MHD_CONTENT_READER_END_OF_STREAM;
-        if (fetch(st) != 0)
+        if (recheck_token(st) != 0)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (!st->closing && fetch(st) != 0)
             return MHD_CONTENT_READER_END_WITH_ERROR;
         if (st->plen == 0 && serve_now() - st->last_sent > SSE_KEEPALIVE) {
             st->pending = strdup(": keepalive\n\n");
@@ -291,7 +334,7 @@ struct MHD_Response *ssse_response(struct ssse *s, struct MHD_Connection *c, con
     st->c = c;
     snprintf(st->id, sizeof(st->id), "%s", id);
     st->after = after;
-    st->started = st->last_sent = serve_now();
+    st->started = st->last_sent = st->last_check = serve_now();
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, reader, st, stream_free);
     if (!r) {
@@ -317,5 +360,5 @@ enum MHD_Result ssse_refused(struct ssse *s, struct MHD_Connection *c, const cha
              "this token has %u event streams open, as many as one token may (kiln serve "
              "--max-streams): close one, or retry after the Retry-After header's seconds",
              n);
-    return sconn_send_busy(c, "too_many_streams", SSE_RETRY_S, msg);
+    return sconn_send_busy(c, "too_many_streams", SSE_RETRY_S, false, msg);
 }

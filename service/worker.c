@@ -1,8 +1,9 @@
-/* worker.c - one worker process: claims the oldest queued submission of
- * its backend, judges it with the pipeline `kiln eval` uses (session.h),
- * re-verifies a pass on a secret seed, writes the record, commits the
- * verdict under its lease. A heartbeat thread renews the lease; one GPU's
- * jobs run strictly one after another in its one worker. */
+/* worker.c - one worker process: claims the next queued submission of
+ * its backend (tenants take turns: sdb_claim), judges it with the pipeline
+ * `kiln eval` uses (session.h), re-verifies a pass on a secret seed,
+ * writes the record, commits the verdict under its lease. A heartbeat
+ * thread renews the lease; one GPU's jobs run strictly one after another
+ * in its one worker. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -61,11 +61,23 @@ static int parse_serve_number(int c, struct serve_cli *s)
         *(c == 'm' ? &o->max_connections : &o->per_ip_connections) = (unsigned)v;
         break;
     case 'T':
+    case 'Y':
     case 's':
-        if (cli_parse_long(optarg, 1, c == 'T' ? 3600 : 100000, &v))
+        if (cli_parse_long(optarg, 1, c == 's' ? 100000 : 3600, &v))
             return cli_usage_error("serve", "--%s needs a number, got '%s'",
-                                   c == 'T' ? "request-timeout" : "max-streams", optarg);
-        *(c == 'T' ? &o->request_timeout_s : &o->max_streams) = (unsigned)v;
+                                   c == 'T'   ? "request-timeout"
+                                   : c == 'Y' ? "write-timeout"
+                                              : "max-streams",
+                                   optarg);
+        *(c == 'T'   ? &o->request_timeout_s
+          : c == 'Y' ? &o->write_timeout_s
+                     : &o->max_streams) = (unsigned)v;
+        break;
+    case 'R':
+        /* Bytes a second: a floor, so at least 1 and far below any link. */
+        if (cli_parse_long(optarg, 1, 1 << 30, &v))
+            return cli_usage_error("serve", "--min-rate needs bytes a second, got '%s'", optarg);
+        o->min_rate = (unsigned)v;
         break;
     case 'k':
         if (cli_parse_long(optarg, 0, SERVE_MAX_COMPILE_WORKERS, &v))
@@ -136,6 +148,8 @@ static int parse_serve_option(int c, struct serve_cli *s)
     case 'm':
     case 'p':
     case 'T':
+    case 'Y':
+    case 'R':
     case 's':
     case 'k':
     case 'L':
@@ -146,6 +160,9 @@ static int parse_serve_option(int c, struct serve_cli *s)
         break;
     case 'q':
         o->quiet = true;
+        break;
+    case 'N':
+        o->public_names = true;
         break;
     case 'r':
         serve_print_routes();
@@ -209,6 +226,9 @@ static int parse_serve_args(int argc, char **argv, struct serve_cli *s)
                                          {"max-connections", required_argument, NULL, 'm'},
                                          {"per-ip", required_argument, NULL, 'p'},
                                          {"request-timeout", required_argument, NULL, 'T'},
+                                         {"write-timeout", required_argument, NULL, 'Y'},
+                                         {"min-rate", required_argument, NULL, 'R'},
+                                         {"public-names", no_argument, NULL, 'N'},
                                          {"max-streams", required_argument, NULL, 's'},
                                          {"trusted-proxy", required_argument, NULL, 'P'},
                                          {"quiet", no_argument, NULL, 'q'},

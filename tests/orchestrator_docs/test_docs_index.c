@@ -260,9 +260,9 @@ static void user_corpus_indexed_once_per_content(void **state)
     assert_int_equal(after.st_mode & 022, 0);
     /* The same check refuses a tampered index opened directly. */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "UPDATE passages SET title = title || char(7)", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "UPDATE passages SET title = title || char(7)", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     kiln_err_clear(&err);
     assert_int_equal(docs_index_open(path, &ix, &err), KILN_E_REJECTED);

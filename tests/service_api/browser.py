@@ -54,7 +54,9 @@ def browse(url, work):
 
 
 def main(work, servers):
-    s = Server(work).start()
+    # Token names on the page (the operator's choice): the hostile name below
+    # must render as text.
+    s = Server(work, extra=["--public-names"]).start()
     servers.append(s)
     tok = s.token("alice")
     st, doc = s.request("POST", "/v1/submissions", submission(), token=tok)

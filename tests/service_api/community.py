@@ -138,9 +138,10 @@ def main(work, servers):
           "the built-in leaderboard holds the built-in submission only")
     st, lc = s.request("GET", "/v1/leaderboards/" + board)
     check(st == 200 and lc["unranked"]["cpu"]["verified_passes"] == 1
-          and lc["display"] == board[:len("saxpy@") + 12],
-          "the community leaderboard holds the community submission only (shown as NAME@HASH12)")
-    st, short = s.request("GET", "/v1/leaderboards/" + board[:len("saxpy@") + 12])
+          and lc["display"] == board[:len("saxpy@") + 16],
+          "the community leaderboard holds the community submission only (shown as NAME@ and 16 "
+          "hex digits)")
+    st, short = s.request("GET", "/v1/leaderboards/" + lc["display"])
     check(st == 404 and "full SHA-256" in short["error"]["message"],
           "the short form is for display: looking it up is 404 naming the full form")
     check(c["visible_seed"] != b["visible_seed"], "each leaderboard has its own visible seed")

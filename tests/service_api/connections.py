@@ -164,13 +164,15 @@ def many_addresses(work, servers):
     attack.close_all()
 
 
-def hold(port, xff):
-    """A proxied POST whose headers are in (the server sent 100 Continue) and
-    whose body never comes: a request in flight for xff."""
+def hold(port, xff, token):
+    """A proxied POST whose headers are in (the server sent 100 Continue: its
+    token is checked before the body) and whose body never comes: a request
+    in flight for xff."""
     c = socket.create_connection(("127.0.0.1", port), timeout=20)
     c.sendall(("POST /v1/submissions HTTP/1.1\r\nHost: kiln\r\nX-Forwarded-For: %s\r\n"
+               "Authorization: Bearer %s\r\n"
                "Content-Type: application/json\r\nContent-Length: 100\r\n"
-               "Expect: 100-continue\r\n\r\n" % xff).encode())
+               "Expect: 100-continue\r\n\r\n" % (xff, token)).encode())
     got = b""
     while b"\r\n\r\n" not in got:
         d = c.recv(4096)
@@ -197,7 +199,8 @@ def proxy(work, servers):
     s = Server(os.path.join(work, "c"), extra=["--trusted-proxy", "127.0.0.1", "--per-ip", "2",
                                                "--request-timeout", "60"]).start()
     servers.append(s)
-    held = [hold(s.port, "203.0.113.9, 198.51.100.7") for _ in range(2)]
+    tok = s.token("proxied")
+    held = [hold(s.port, "203.0.113.9, 198.51.100.7", tok) for _ in range(2)]
     st, r, doc = get(s.port, headers={"X-Forwarded-For": "198.51.100.7"})
     check(st == 429 and code_of(doc) == "too_many_requests" and r.getheader("Retry-After"),
           "a third request in flight for forwarded 198.51.100.7 gets 429 JSON with Retry-After "
@@ -209,12 +212,12 @@ def proxy(work, servers):
     check(st == 200, "a malformed X-Forwarded-For counts as the proxy itself, which is served")
     check(all(still_open(c) for c in held),
           "the proxy's own connections are not capped per address (--per-ip 2, 5 open)")
-    # One held request ends (its body arrives, unauthenticated: 401): the
-    # client has room again.
+    # One held request ends (its body arrives, not JSON: 400): the client
+    # has room again.
     held[0].sendall(b"x" * 100)
     held[0].settimeout(20)
     resp = held[0].recv(4096)
-    check(resp.startswith(b"HTTP/1.1 401"), "the held request was answered when its body came")
+    check(resp.startswith(b"HTTP/1.1 400"), "the held request was answered when its body came")
     st, _, doc = get(s.port, headers={"X-Forwarded-For": "198.51.100.7"})
     check(st == 200, "a finished request frees its client's place (got %s %s)" % (st, doc))
     for c in held:

@@ -72,6 +72,18 @@ def main(work, servers):
             fail("bob's submission %d: %d %s" % (i, st, doc))
         b_ids.append(doc["id"])
 
+    # Public routes name tenants by handles, never by token names (no
+    # --public-names): the queue, the page, the per-tenant queue depth.
+    st, q = s.request("GET", "/v1/queue")
+    st2, _, page = s.request("GET", "/", raw=True)
+    st3, _, met = s.request("GET", "/metrics", raw=True)
+    users = {j["user"] for j in q["jobs"]}
+    texts = (json.dumps(q), page.decode(), met.decode())
+    check(users and all(re.fullmatch(r"tenant-[0-9a-f]{10}", u) for u in users)
+          and not any(n in t for n in ("alice", "bob") for t in texts)
+          and "kiln_tenant_queue_depth{tenant=\"tenant-" in texts[2],
+          "the public routes show tenants' handles, not their token names: %s" % sorted(users))
+
     # Cancel: a queued one (bob's last), by its owner; others get 404.
     st, doc = s.request("DELETE", "/v1/submissions/" + b_ids[-1], token=alice)
     check(st == 404, "alice cannot cancel bob's submission (404, not 403)")
@@ -110,6 +122,8 @@ def main(work, servers):
     page1 = [x["id"] for x in doc["submissions"]]
     check(st == 200 and page1 == b_ids[::-1][:4] and doc["next_cursor"],
           "bob's list: newest first, 4 of 6, with a cursor")
+    check(doc["next_cursor"] in b_ids and not re.search(r"^\d+$", doc["next_cursor"]),
+          "the cursor is one of bob's own ids: it counts nobody's submissions")
     st, doc = s.request("GET", "/v1/submissions?limit=4&cursor=" + doc["next_cursor"], token=bob)
     check(st == 200 and [x["id"] for x in doc["submissions"]] == b_ids[::-1][4:]
           and doc["next_cursor"] is None, "the next page holds the rest and ends")
@@ -148,6 +162,7 @@ def main(work, servers):
     toks = {t["name"]: t for t in json.loads(p.stdout)["tokens"]}
     check(p.returncode == 0 and toks["root"]["scope"] == "admin" and toks["bob"]["scope"] == "submit"
           and toks["bob"]["submissions"] == 6 and "hash" not in toks["bob"]
+          and toks["bob"]["handle"] in users
           and not any(t["id"] in alice + bob for n, t in toks.items() if n not in ("alice", "bob")),
           "kiln token list --json: names, scopes, counts, no secrets")
     p = token_cli(s.db, "revoke", "alice")

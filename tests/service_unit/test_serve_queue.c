@@ -114,12 +114,12 @@ static void add_token(struct fixture *f, struct stoken *t, double burst, long qu
     kiln_err_clear(&e);
     assert_int_equal(serve_token_add(&o, tok, &e), KILN_OK);
     snprintf(auth, sizeof(auth), "Bearer %s", tok);
-    assert_int_equal(sauth_check(&f->d, auth, t, &e), KILN_OK);
+    assert_int_equal(sauth_check(&f->d, auth, false, t, &e), KILN_OK);
     /* One changed character of the secret is refused. */
     auth[strlen(auth) - 1] = auth[strlen(auth) - 1] == '0' ? '1' : '0';
     struct stoken t2;
     kiln_err_clear(&e);
-    assert_int_equal(sauth_check(&f->d, auth, &t2, &e), KILN_E_REJECTED);
+    assert_int_equal(sauth_check(&f->d, auth, false, &t2, &e), KILN_E_REJECTED);
 }
 
 static void submit(struct fixture *f, const struct stoken *t, const char *key, const char *sha,
