@@ -224,26 +224,6 @@ static enum kiln_rc open_existing(const char *db, struct sdb *d, struct kiln_err
     return sdb_open(db, d, err);
 }
 
-/* The handle the public routes show for each token (without --public-names). */
-static enum kiln_rc add_handles(struct sdb *d, json_t *rows, struct kiln_err *err)
-{
-    enum kiln_rc rc = KILN_OK;
-    size_t i;
-    json_t *r;
-    pthread_mutex_lock(&d->mu);
-    json_array_foreach(rows, i, r)
-    {
-        char handle[SERVE_PUBLIC_NAME_MAX];
-        rc = sdb_public_name_locked(d, json_string_value(json_object_get(r, "id")), NULL, handle,
-                                    err);
-        if (rc != KILN_OK)
-            break;
-        json_object_set_new(r, "handle", json_string(handle));
-    }
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
 enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err)
 {
     struct sdb d;
@@ -258,8 +238,9 @@ enum kiln_rc serve_token_list(const char *db, bool json, struct kiln_err *err)
                         " (SELECT COUNT(*) FROM jobs j WHERE j.token_id=t.id AND state!='done')"
                         " AS pending FROM tokens t ORDER BY created",
                         NULL, &rows, err);
+    /* The handle the public routes show for each (without --public-names). */
     if (rc == KILN_OK)
-        rc = add_handles(&d, rows, err);
+        rc = sdb_public_names(&d, rows, "id", NULL, "handle", err);
     sdb_close(&d);
     if (rc != KILN_OK) {
         json_decref(rows);

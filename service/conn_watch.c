@@ -185,10 +185,7 @@ void *cwatch_ticker(void *arg)
     pthread_mutex_lock(&t->mu);
     while (!t->quit) {
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += CONN_TICK_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        serve_time_in(CLOCK_MONOTONIC, CONN_TICK_MS, &ts);
         pthread_cond_timedwait(&t->cv, &t->mu, &ts);
         double now = serve_mono();
         for (struct centry *e = t->head; e; e = e->next) {

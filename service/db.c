@@ -79,6 +79,14 @@ double serve_mono(void)
     return clock_mono_s();
 }
 
+void serve_time_in(clockid_t clk, long ms, struct timespec *ts)
+{
+    clock_gettime(clk, ts);
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    ts->tv_sec += ms / 1000 + ts->tv_nsec / 1000000000L;
+    ts->tv_nsec %= 1000000000L;
+}
+
 double serve_now(void)
 {
     struct timespec ts;
@@ -645,25 +653,10 @@ enum kiln_rc sdb_submission_json(struct sdb *d, const char *id, json_t **out, st
     return KILN_OK;
 }
 
-/* Each row's "user" as public views show it (sdb_public_name_locked),
- * from its "user" and "token_id". */
+/* Each row's "user" as public views show it. */
 static enum kiln_rc public_users(struct sdb *d, json_t *rows, struct kiln_err *err)
 {
-    enum kiln_rc rc = KILN_OK;
-    size_t i;
-    json_t *r;
-    pthread_mutex_lock(&d->mu);
-    json_array_foreach(rows, i, r)
-    {
-        char shown[SERVE_PUBLIC_NAME_MAX];
-        rc = sdb_public_name_locked(d, json_string_value(json_object_get(r, "token_id")),
-                                    json_string_value(json_object_get(r, "user")), shown, err);
-        if (rc != KILN_OK)
-            break;
-        json_object_set_new(r, "user", json_string(shown));
-    }
-    pthread_mutex_unlock(&d->mu);
-    return rc;
+    return sdb_public_names(d, rows, "token_id", "user", "user", err);
 }
 
 /* The public queue: no submission ids (a tenant's handle), no sources or

@@ -52,6 +52,27 @@ enum kiln_rc sdb_public_name_locked(struct sdb *d, const char *token_id, const c
     return KILN_OK;
 }
 
+enum kiln_rc sdb_public_names(struct sdb *d, json_t *rows, const char *id_key, const char *name_key,
+                              const char *out_key, struct kiln_err *err)
+{
+    enum kiln_rc rc = KILN_OK;
+    size_t i;
+    json_t *r;
+    pthread_mutex_lock(&d->mu);
+    json_array_foreach(rows, i, r)
+    {
+        char shown[SERVE_PUBLIC_NAME_MAX];
+        rc = sdb_public_name_locked(
+            d, json_string_value(json_object_get(r, id_key)),
+            name_key ? json_string_value(json_object_get(r, name_key)) : NULL, shown, err);
+        if (rc != KILN_OK)
+            break;
+        json_object_set_new(r, out_key, json_string(shown));
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
 enum kiln_rc sdb_job_visible(struct sdb *d, const char *id, const struct stoken *tok,
                              struct kiln_err *err)
 {

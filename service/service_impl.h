@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "service.h"
 
@@ -30,6 +31,8 @@ struct sdb {
 };
 
 double serve_now(void);
+/* `ms` milliseconds from now on clock clk (a timed wait's deadline). */
+void serve_time_in(clockid_t clk, long ms, struct timespec *ts);
 /* CLOCK_MONOTONIC in seconds: the timeline of a job (compile and run start
  * and finish), comparable between processes of one boot, immune to clock steps. */
 double serve_mono(void);
@@ -52,6 +55,11 @@ enum kiln_rc sdb_meta_locked(struct sdb *d, const char *key, size_t nhex, char o
 enum kiln_rc sdb_public_name_locked(struct sdb *d, const char *token_id, const char *name,
                                     char out[SERVE_PUBLIC_NAME_MAX],
                                     struct kiln_err *err) KILN_NODISCARD;
+/* The same for every row of an array (takes the mutex): row[out_key] = the
+ * public name of row[id_key] (a token id) and row[name_key] (its name;
+ * NULL: none). */
+enum kiln_rc sdb_public_names(struct sdb *d, json_t *rows, const char *id_key, const char *name_key,
+                              const char *out_key, struct kiln_err *err) KILN_NODISCARD;
 /* db.c's helpers for db_worker.c: a prepared statement (SQLITE_OK or an
  * sqlite code), an error naming `what` and SQLite's message, an event
  * inserted by a caller that holds the mutex. */

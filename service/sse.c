@@ -70,10 +70,7 @@ static void *ticker(void *arg)
     pthread_mutex_lock(&s->mu);
     while (!s->quit) {
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += SSE_TICK_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        serve_time_in(CLOCK_REALTIME, SSE_TICK_MS, &ts);
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         resume_all_locked(s);
     }

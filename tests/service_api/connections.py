@@ -258,16 +258,9 @@ def streams(work, servers):
                                                "--compile-workers", "0"]).start()
     servers.append(s)
     alice, bob = s.token("alice"), s.token("bob")
-    deadline = time.time() + 60
-    while time.time() < deadline and "worker 0 (cpu, cpu) ready" not in s.stderr():
-        time.sleep(0.1)
-    p = subprocess.run(["pgrep", "-f", "-P", str(s.proc.pid), "serve --worker 0 "],
-                       capture_output=True, text=True)
-    pids = [int(x) for x in p.stdout.split()]
-    if len(pids) != 1:
-        fail("cannot find the worker among the server's children: %s" % p.stdout)
     # The worker stopped, the submissions stay queued and their streams open.
-    os.kill(pids[0], signal.SIGSTOP)
+    worker = s.worker_pid()
+    os.kill(worker, signal.SIGSTOP)
     try:
         ids = {}
         for name, tok in (("alice", alice), ("bob", bob)):
@@ -296,7 +289,7 @@ def streams(work, servers):
         check(" 200 " in h.split("\r\n")[0], "bob's stream is served meanwhile")
         c.close()
     finally:
-        os.kill(pids[0], signal.SIGCONT)
+        os.kill(worker, signal.SIGCONT)
     s.wait_done(alice, [ids["alice"]], 300)
     # Her streams end after the verdict, and give their places back.
     for c, _, _ in opened:

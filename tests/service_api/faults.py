@@ -8,7 +8,6 @@ worker (it can commit nothing), which the server restarts for the next."""
 import os
 import signal
 import sqlite3
-import subprocess
 import time
 
 from servelib import Server, check, fail, run, submission, KERNEL_C
@@ -101,13 +100,9 @@ def main(work, servers):
                         token=tok)
     sid2 = doc["id"]
     find_comm("kilnslow", 120, s.proc.pid)  # the worker is judging it now
-    p = subprocess.run(["pgrep", "-f", "-P", str(s.proc.pid), "serve --worker 0 "],
-                       capture_output=True, text=True)
-    pids = [int(x) for x in p.stdout.split()]
-    if len(pids) != 1:
-        fail("cannot find the worker among the server's children: %s" % p.stdout)
-    os.kill(pids[0], signal.SIGKILL)
-    print("killed the worker (pid %d) with SIGKILL" % pids[0], flush=True)
+    worker = s.worker_pid()
+    os.kill(worker, signal.SIGKILL)
+    print("killed the worker (pid %d) with SIGKILL" % worker, flush=True)
     # The lease is 600 s: done well within this bound only if requeued at once.
     s.wait_done(tok, [sid2], 240)
     state, attempts, status = job(s.db, sid2)

@@ -19,7 +19,6 @@ import re
 import select
 import signal
 import socket
-import subprocess
 import threading
 import time
 
@@ -109,16 +108,9 @@ def wait_closed(socks, seconds):
 
 def stop_worker(s):
     """SIGSTOPs the server's judging worker: submissions stay queued."""
-    deadline = time.time() + 60
-    while time.time() < deadline and "worker 0 (cpu, cpu) ready" not in s.stderr():
-        time.sleep(0.1)
-    p = subprocess.run(["pgrep", "-f", "-P", str(s.proc.pid), "serve --worker 0 "],
-                       capture_output=True, text=True)
-    pids = [int(x) for x in p.stdout.split()]
-    if len(pids) != 1:
-        fail("cannot find the worker among the server's children: %s" % p.stdout)
-    os.kill(pids[0], signal.SIGSTOP)
-    return pids[0]
+    pid = s.worker_pid()
+    os.kill(pid, signal.SIGSTOP)
+    return pid
 
 
 def pipelined(work, servers):

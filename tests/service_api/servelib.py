@@ -159,6 +159,18 @@ class Server:
             doc = data
         return r.status, doc
 
+    def worker_pid(self):
+        """The pid of the judging worker (worker 0), once it is ready."""
+        deadline = time.time() + 60
+        while time.time() < deadline and "worker 0 (cpu, cpu) ready" not in self.stderr():
+            time.sleep(0.1)
+        p = subprocess.run(["pgrep", "-f", "-P", str(self.proc.pid), "serve --worker 0 "],
+                           capture_output=True, text=True)
+        pids = [int(x) for x in p.stdout.split()]
+        if len(pids) != 1:
+            fail("cannot find the worker among the server's children: %s" % p.stdout)
+        return pids[0]
+
     def token(self, name, *args):
         p = subprocess.run([KILN, "token", "add", name, "--db", self.db] + list(args),
                            capture_output=True, text=True, timeout=30)
