@@ -83,14 +83,11 @@ void sconn_phase_locked(struct centry *e, enum cphase p)
     e->phase_rx = e->rx;
 }
 
-/* Evicts, among all (addr NULL) or those of addr, the connection of the
- * lowest class (cwatch_class), the slowest of it, the oldest of those;
- * false when there is none. */
-static bool evict_locked(struct sconn *t, const struct caddr *addr)
+struct centry *sconn_victim_locked(const struct sconn *t, const struct caddr *addr, double now)
 {
     struct centry *victim = NULL;
     int vclass = 0;
-    double vrate = 0, now = serve_mono();
+    double vrate = 0;
     for (struct centry *e = t->head; e; e = e->next) {
         if (e->cut || (addr && !caddr_eq(&e->peer, addr)))
             continue;
@@ -103,6 +100,13 @@ static bool evict_locked(struct sconn *t, const struct caddr *addr)
             vrate = rate;
         }
     }
+    return victim;
+}
+
+/* Evicts sconn_victim_locked's choice; false when there is none. */
+static bool evict_locked(struct sconn *t, const struct caddr *addr)
+{
+    struct centry *victim = sconn_victim_locked(t, addr, serve_mono());
     if (!victim)
         return false;
     sconn_cut_locked(t, victim);

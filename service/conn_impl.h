@@ -77,6 +77,10 @@ struct sconn {
 void sconn_cut_locked(struct sconn *t, struct centry *e);
 /* Enters phase p now (the ticker's next sample measures it afresh). */
 void sconn_phase_locked(struct centry *e, enum cphase p);
+/* Whom a newcomer evicts, among all (addr NULL) or those of addr: the
+ * connection of the lowest class (cwatch_class), the slowest of it, the
+ * oldest of those; NULL when there is none. */
+struct centry *sconn_victim_locked(const struct sconn *t, const struct caddr *addr, double now);
 
 /* conn_watch.c */
 /* Reads e's byte counts from the kernel (TCP_INFO, SIOCOUTQ); false on a
@@ -89,6 +93,9 @@ int cwatch_class(const struct sconn *t, const struct centry *e, double now);
 /* e's bytes per second: over the last ticks, or since it connected while
  * it is too young for two samples. */
 double cwatch_rate(const struct centry *e, double now);
+/* Whether e has missed its phase's deadline at `now` (counted by reason in
+ * t->recent); keeps e's write window. */
+bool cwatch_past_deadline(struct sconn *t, struct centry *e, double now);
 void *cwatch_ticker(void *arg);
 
 #endif

@@ -126,8 +126,7 @@ static bool write_stalled(const struct sconn *t, struct centry *e, double now)
     return true;
 }
 
-/* Which deadline e has missed, counted in t->recent; false when none. */
-static bool past_deadline(struct sconn *t, struct centry *e, double now)
+bool cwatch_past_deadline(struct sconn *t, struct centry *e, double now)
 {
     double age = now - e->since;
     bool stalled = write_stalled(t, e, now);
@@ -193,7 +192,7 @@ void *cwatch_ticker(void *arg)
                 continue;
             cwatch_sample(e);
             update_rate(e);
-            if (past_deadline(t, e, now))
+            if (cwatch_past_deadline(t, e, now))
                 sconn_cut_locked(t, e);
         }
         log_locked(t, now);
