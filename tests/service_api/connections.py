@@ -15,7 +15,7 @@ import socket
 import subprocess
 import time
 
-from servelib import KILN, Server, check, fail, run, submission
+from servelib import KILN, Server, check, fail, open_stream, run, submission
 
 PARTIAL = b"GET /healthz HTTP/1.1\r\nHost: kiln\r\nX-Slow: "
 
@@ -227,21 +227,6 @@ def proxy(work, servers):
         time.sleep(0.2)
     check("198.51.100.7 GET /healthz 200" in s.stderr(),
           "the request log names the forwarded client")
-
-
-def open_stream(port, sid, token):
-    """A raw events request; returns (socket, status line and headers)."""
-    c = socket.create_connection(("127.0.0.1", port), timeout=30)
-    c.sendall(("GET /v1/submissions/%s/events HTTP/1.1\r\nHost: kiln\r\n"
-               "Authorization: Bearer %s\r\nConnection: close\r\n\r\n" % (sid, token)).encode())
-    got = b""
-    while b"\r\n\r\n" not in got:
-        d = c.recv(4096)
-        if not d:
-            break
-        got += d
-    head, _, body = got.partition(b"\r\n\r\n")
-    return c, head.decode(errors="replace"), body
 
 
 def header(head, name):

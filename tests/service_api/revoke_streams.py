@@ -10,29 +10,23 @@ import socket
 import subprocess
 import time
 
-from servelib import KILN, Server, check, fail, run, submission
+from servelib import KILN, Server, check, fail, open_stream, run, submission
 from floods import stop_worker
 
 
-def open_stream(port, sid, token):
-    c = socket.create_connection(("127.0.0.1", port), timeout=30)
-    c.sendall(("GET /v1/submissions/%s/events HTTP/1.1\r\nHost: kiln\r\n"
-               "Authorization: Bearer %s\r\nConnection: close\r\n\r\n" % (sid, token)).encode())
-    got = b""
-    while b"\r\n\r\n" not in got:
-        d = c.recv(4096)
-        if not d:
-            fail("the stream of %s closed before its headers: %r" % (sid, got))
-        got += d
-    if not got.startswith(b"HTTP/1.1 200"):
-        fail("the stream of %s: %r" % (sid, got[:200]))
-    return c
+def open_ok(port, sid, token):
+    """An open event stream of sid: its socket, and what came after its headers."""
+    c, head, body = open_stream(port, sid, token)
+    if not head.startswith("HTTP/1.1 200"):
+        fail("the stream of %s: %r" % (sid, head[:200]))
+    return c, body
 
 
-def read_until_end(c, seconds):
+def read_until_end(stream, seconds):
     """Everything the stream sends until it ends, and when it ended (None:
     still open after `seconds`)."""
-    text, end = b"", time.time() + seconds
+    c, text = stream
+    end = time.time() + seconds
     while time.time() < end:
         r, _, _ = select.select([c], [], [], max(0.0, end - time.time()))
         if not r:
@@ -63,7 +57,7 @@ def main(work, servers):
             if st != 202:
                 fail("%s's submission: %d %s" % (name, st, doc))
             ids[name] = doc["id"]
-        streams = {n: open_stream(s.port, ids[n], t)
+        streams = {n: open_ok(s.port, ids[n], t)
                    for n, t in (("carol", carol), ("dave", dave), ("erin", erin))}
         p = subprocess.run([KILN, "token", "revoke", "carol", "--db", s.db], capture_output=True,
                            text=True, timeout=30)
@@ -81,13 +75,14 @@ def main(work, servers):
               % ("%.1f s" % (ended - expires_at) if ended else "still open"))
         check(last_event(text) == "token_expired" and "expired" in text,
               "its last event says why: %r" % text[-300:])
-        r, _, _ = select.select([streams["erin"]], [], [], 0)
-        still = not r or streams["erin"].recv(1, socket.MSG_PEEK) != b""
+        erin_sock = streams["erin"][0]
+        r, _, _ = select.select([erin_sock], [], [], 0)
+        still = not r or erin_sock.recv(1, socket.MSG_PEEK) != b""
         check(still, "erin's stream (a valid token) is still open")
         st, doc = s.request("GET", "/v1/submissions/" + ids["carol"], token=carol)
         check(st == 401 and "revoked" in doc["error"]["message"],
               "and carol's new requests get 401")
-        for c in streams.values():
+        for c, _ in streams.values():
             c.close()
     finally:
         os.kill(worker, signal.SIGCONT)

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -190,6 +191,21 @@ class Server:
         if pending:
             fail("%d submission(s) not done after %ds: %s\n%s" %
                  (len(pending), timeout, sorted(pending), self.stderr_tail()))
+
+
+def open_stream(port, sid, token):
+    """A raw events request: (socket, status line and headers, what came after them)."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=30)
+    c.sendall(("GET /v1/submissions/%s/events HTTP/1.1\r\nHost: kiln\r\n"
+               "Authorization: Bearer %s\r\nConnection: close\r\n\r\n" % (sid, token)).encode())
+    got = b""
+    while b"\r\n\r\n" not in got:
+        d = c.recv(4096)
+        if not d:
+            break
+        got += d
+    head, _, body = got.partition(b"\r\n\r\n")
+    return c, head.decode(errors="replace"), body
 
 
 def submission(source=KERNEL_C, workload="saxpy", backend="cpu"):
