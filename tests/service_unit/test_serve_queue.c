@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
+#include "db_fixture.h"
 #include "evaluate.h"
-#include "fsutil.h"
 #include "service_impl.h"
 
 static enum kiln_rc parse(const char *body, struct serve_submission *s, struct kiln_err *e)
@@ -73,35 +73,6 @@ static void test_parse_refusals(void **state)
     strcpy(big + k + n, "\"}");
     assert_int_equal(parse(big, &s, &e), KILN_E_LIMIT);
     free(big);
-}
-
-struct fixture {
-    char dir[4096], db[4200];
-    struct sdb d;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof(*f));
-    struct kiln_err e;
-    kiln_err_clear(&e);
-    if (!f || fs_make_tempdir("serve-unit", f->dir, sizeof(f->dir), &e) != KILN_OK)
-        return -1;
-    snprintf(f->db, sizeof(f->db), "%s/kiln.db", f->dir);
-    if (sdb_open(f->db, &f->d, &e) != KILN_OK)
-        return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    struct kiln_err e;
-    sdb_close(&f->d);
-    int rc = fs_remove_tree(f->dir, &e) == KILN_OK ? 0 : -1;
-    free(f);
-    return rc;
 }
 
 /* A token row with the given limits, as kiln token add would write it. */
@@ -424,12 +395,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_ok),
         cmocka_unit_test(test_parse_refusals),
-        cmocka_unit_test_setup_teardown(test_exactly_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_limits_and_idempotency, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_visible_seed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_timeline_lease, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check_cache, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_slurm_gpu_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exactly_once, db_fixture_setup, db_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_limits_and_idempotency, db_fixture_setup,
+                                        db_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_visible_seed, db_fixture_setup, db_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_timeline_lease, db_fixture_setup, db_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_check_cache, db_fixture_setup, db_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_gpu_group, db_fixture_setup,
+                                        db_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,36 +15,8 @@
 
 #include <cmocka.h>
 
-#include "fsutil.h"
+#include "db_fixture.h"
 #include "service_impl.h"
-
-struct fixture {
-    char dir[4096], db[4200];
-    struct sdb d;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof(*f));
-    struct kiln_err e = KILN_ERR_INIT;
-    if (!f || fs_make_tempdir("serve-tenants", f->dir, sizeof(f->dir), &e) != KILN_OK)
-        return -1;
-    snprintf(f->db, sizeof(f->db), "%s/kiln.db", f->dir);
-    if (sdb_open(f->db, &f->d, &e) != KILN_OK)
-        return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    struct kiln_err e = KILN_ERR_INIT;
-    sdb_close(&f->d);
-    int rc = fs_remove_tree(f->dir, &e) == KILN_OK ? 0 : -1;
-    free(f);
-    return rc;
-}
 
 /* Token `name` (generous limits), authenticated as the server would. */
 static void tenant(struct fixture *f, const char *name, struct stoken *t)
@@ -303,9 +275,11 @@ static void test_authorization_parser(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_claims_take_turns, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cursors_count_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_public_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claims_take_turns, db_fixture_setup,
+                                        db_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_cursors_count_nothing, db_fixture_setup,
+                                        db_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_public_names, db_fixture_setup, db_fixture_teardown),
         cmocka_unit_test(test_board_display),
         cmocka_unit_test(test_authorization_parser),
     };
