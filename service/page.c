@@ -240,11 +240,8 @@ enum kiln_rc spage_render_mine(struct sdb *d, const struct stoken *tok, const ch
     strbuf_puts(&sb, "</b>, newest first (at most 50; the API pages through all: GET "
                      "/v1/submissions).</p>\n");
     if (!serves(backends, "cuda"))
-        strbuf_puts(
-            &sb,
-            "<p id=\"cpu-only\">This server has no GPU worker. Your cpu "
-            "submissions get a verdict and the held-out check, but no rank: " SERVE_CPU_UNRANKED
-            ".</p>\n");
+        strbuf_puts(&sb, "<p id=\"cpu-only\">This server has no GPU worker, so none of your "
+                         "submissions is ranked: " SERVE_CPU_UNRANKED ".</p>\n");
     strbuf_puts(&sb, "<table id=\"submissions\"><tr><th>submitted</th><th>id</th>"
                      "<th>leaderboard</th><th>backend</th><th>state</th><th>verdict</th>"
                      "<th>geomean ms</th><th>detail</th><th>ranking</th></tr>\n");
