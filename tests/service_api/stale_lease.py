@@ -4,10 +4,9 @@ worker resumes, and the job is judged again: one committed verdict."""
 import os
 import signal
 import sqlite3
-import subprocess
 import time
 
-from servelib import Server, check, fail, run, submission
+from servelib import Server, check, run, submission
 
 
 def job(db):
@@ -25,12 +24,8 @@ def main(work, servers):
     deadline = time.time() + 60
     while time.time() < deadline and (job(s.db) or ("",))[0] != "running":
         time.sleep(0.05)
-    p = subprocess.run(["pgrep", "-f", "-P", str(s.proc.pid), "serve --worker 0 "],
-                       capture_output=True, text=True)
-    pids = [int(x) for x in p.stdout.split()]
-    if len(pids) != 1:
-        fail("cannot find the worker among the server's children: %s" % p.stdout)
-    os.kill(pids[0], signal.SIGSTOP)
+    worker = s.worker_pid()
+    os.kill(worker, signal.SIGSTOP)
     try:
         deadline = time.time() + 30
         while time.time() < deadline and job(s.db)[0] != "queued":
@@ -38,7 +33,7 @@ def main(work, servers):
         check(job(s.db)[0] == "queued" and "stale lease(s) reaped" in s.stderr(),
               "the stopped worker's lease was reaped and the job queued again")
     finally:
-        os.kill(pids[0], signal.SIGCONT)
+        os.kill(worker, signal.SIGCONT)
     s.wait_done(tok, [sid], 180)
     state, attempts, verdicts = job(s.db)
     check(verdicts == 1 and attempts >= 2, "one committed verdict after %d claims" % attempts)
