@@ -59,6 +59,27 @@ static bool claimed_row(sqlite3_stmt *st, int src, struct sjob *job)
     " GROUP BY token_id) q LEFT JOIN tokens t ON t.id=q.token_id"                                  \
     " ORDER BY COALESCE(t.claim_turn, 0), q.seq LIMIT 1"
 
+/* The claims' SQL, laid out by hand (clang-format cannot lay out a macro
+ * inside a string). */
+/* clang-format off */
+/* A worker's claim of the next job of its backend (?4), in turns. */
+static const char claim_sql[] =
+    "UPDATE jobs SET state='running', attempts=attempts+1, lease=?1, lease_until=?2,"
+    " started=COALESCE(started, ?3), worker_pid=?5"
+    " WHERE seq=(" FAIR_NEXT_SEQ("state='queued' AND backend=?4") ")"
+    " RETURNING id, workload, backend, user, source, attempts, submitted, board, visible_seed,"
+    " wl_dir, body_sha, token_id";
+
+/* The compile pool's claim, in the same turns: a queued job not compiled
+ * yet, or whose compile claim expired (?2). */
+static const char compile_claim_sql[] =
+    "UPDATE jobs SET compile_state='compiling', compile_until=?1, compile_started=?3,"
+    " compile_finished=NULL"
+    " WHERE seq=(" FAIR_NEXT_SEQ("state='queued' AND wl_dir IS NULL AND (compile_state IS NULL"
+                                 " OR (compile_state='compiling' AND compile_until < ?2))") ")"
+    " RETURNING id, workload, backend, source, board, visible_seed, wl_dir, body_sha";
+/* clang-format on */
+
 /* The claimed job's tenant goes to the back of the rotation. */
 static enum kiln_rc take_turn_locked(struct sdb *d, const char *token_id, struct kiln_err *err)
 {
@@ -148,15 +169,7 @@ enum kiln_rc sdb_claim(struct sdb *d, const char *backend, struct sjob *job, boo
     if ((rc = sdb_exec(d, "BEGIN IMMEDIATE", err)) != KILN_OK)
         goto out;
     /* One statement claims: no window between choosing and taking. */
-    if (sdb_prep(d,
-                 "UPDATE jobs SET state='running', attempts=attempts+1, lease=?1, lease_until=?2,"
-                 " started=COALESCE(started, ?3), worker_pid=?5"
-                 " WHERE seq=(" FAIR_NEXT_SEQ(
-                     "state='queued' AND backend=?4") ")"
-                                                      " RETURNING id, workload, backend, user, "
-                                                      "source, attempts, submitted, board,"
-                                                      " visible_seed, wl_dir, body_sha, token_id",
-                 &st) != SQLITE_OK) {
+    if (sdb_prep(d, claim_sql, &st) != SQLITE_OK) {
         rc = sdb_fail(d, err, "claim");
         goto rollback;
     }
@@ -338,16 +351,7 @@ enum kiln_rc sdb_claim_compile(struct sdb *d, struct sjob *job, bool *got, struc
      * by a pool process that died is claimable again after a minute. A
      * community workload is not compiled ahead: opening its session would
      * run its scripts before the worker has checked it. */
-    if (sdb_prep(d,
-                 "UPDATE jobs SET compile_state='compiling', compile_until=?1, compile_started=?3,"
-                 " compile_finished=NULL"
-                 " WHERE seq=(" FAIR_NEXT_SEQ("state='queued' AND wl_dir IS NULL AND "
-                                              "(compile_state IS NULL OR"
-                                              " (compile_state='compiling' AND compile_until < "
-                                              "?2))") ")"
-                                                      " RETURNING id, workload, backend, source, "
-                                                      "board, visible_seed, wl_dir, body_sha",
-                 &st) != SQLITE_OK) {
+    if (sdb_prep(d, compile_claim_sql, &st) != SQLITE_OK) {
         rc = sdb_fail(d, err, "compile claim");
         goto out;
     }
