@@ -1309,8 +1309,11 @@ static enum step compile_stage(struct eval_state *st, struct kiln_err *err)
     if ((rc = build_artifact(req, &creq, cdir, out, err)) != KILN_OK)
         return stop(st, rc);
     if (!out->compile.ok) {
+        /* The detail is short: it starts at the first error (the full
+         * diagnostics, in the compiler's order, stay in out->compile). */
         char d[400];
-        snprintf(d, sizeof(d), "%s", out->compile.diagnostics ? out->compile.diagnostics : "");
+        snprintf(d, sizeof(d), "%s",
+                 out->compile.diagnostics ? compile_first_error(out->compile.diagnostics) : "");
         eliminate(out, "compile", VERDICT_COMPILE_ERROR, "compilation failed: %s", d);
         return STEP_CONCLUDE;
     }

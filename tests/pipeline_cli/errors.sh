@@ -61,6 +61,17 @@ compile)
         fail "the compiler's error was printed more than once: $(cat "$T/out")"
     no_scratch_paths "$T/out"
     no_scratch_paths "$T/err"
+    # In gcc's own order (issue 35 item 6): the function's context line, the
+    # error, its source line and caret right under it, then its note.
+    python3 - "$T/out" <<'PY' || fail "the diagnostics were reordered: $(cat "$T/out")"
+import sys
+lines = open(sys.argv[1]).read().split("compiler diagnostics:\n", 1)[1].splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("mykernel.c: In function"))
+assert lines[i + 1].startswith("mykernel.c:6:36: error: "), lines
+assert "kiln_undeclared_thing;" in lines[i + 2] and lines[i + 2].lstrip().startswith("6 |"), lines
+assert lines[i + 3].strip().startswith("| ") and "^" in lines[i + 3], lines
+assert lines[i + 4].startswith("mykernel.c:6:36: note: "), lines
+PY
     # --json keeps the whole message in the verdict, named the same way.
     rc=$(cd "$T" && "$KILN_BIN" eval saxpy mykernel.c --backend cpu --seed 1 --json >"$T/out" \
         2>"$T/err"; echo $?)
