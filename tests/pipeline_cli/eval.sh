@@ -179,6 +179,15 @@ wrong)
     check_junit "$T/junit.xml" failure
     grep -q 'name="n1" time="[0-9.]*">' "$T/junit.xml" && grep -qF '1 of 1 elements differ' "$T/junit.xml" ||
         fail "the JUnit report does not name case n1's mismatch"
+    # The harness log under a wrong answer says the cases ran, never "ok":
+    # the harness cannot know, kiln judged the outputs (issue 35 item 12).
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --backend cpu "${FAST[@]}" \
+        --work "$T/work" --no-reference --no-baseline
+    expect_rc 1 "a wrong candidate (table)"
+    contains "$T/out" "harness log (tail):"
+    contains "$T/out" "case n1: ran"
+    not_contains "$T/out" "case n1: ok"
+    not_contains "$T/out" "done: ok"
     ;;
 set)
     # --set NAME=VALUE judges one configuration of the tunables (issue 26
