@@ -85,6 +85,27 @@ static bool builtin_group_member(const char *name, char *near, size_t cap)
     return found;
 }
 
+bool workload_shadows_builtin(const char *arg, char *builtin, size_t cap)
+{
+    struct stat here, there;
+    if (!builtin_name(arg) || stat(arg, &here) != 0 || !S_ISDIR(here.st_mode))
+        return false;
+    snprintf(builtin, cap, "%s/workloads/%s", fs_data_dir(), arg);
+    return stat(builtin, &there) == 0 && S_ISDIR(there.st_mode) &&
+           (here.st_dev != there.st_dev || here.st_ino != there.st_ino);
+}
+
+void workload_warn_shadow(const char *arg, const struct plog *log)
+{
+    char builtin[PATH_MAX];
+    if (workload_shadows_builtin(arg, builtin, sizeof(builtin)))
+        plog_printf(log,
+                    "kiln: warning: '%s' is the directory ./%s here, not the built-in workload "
+                    "%s (%s); using ./%s: write ./%s to say so, or run from another directory "
+                    "for the built-in\n",
+                    arg, arg, arg, builtin, arg, arg);
+}
+
 enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct kiln_err *err)
 {
     struct stat st;
@@ -399,6 +420,8 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
     s->opts = *opts;
     char wdir[PATH_MAX];
     enum kiln_rc rc = workload_resolve_dir(opts->workload, wdir, sizeof(wdir), err);
+    if (rc == KILN_OK)
+        workload_warn_shadow(opts->workload, opts->log);
     if (rc == KILN_OK)
         rc = workload_load(wdir, &s->wl, err);
     if (rc == KILN_OK) {

@@ -108,6 +108,14 @@ enum kiln_rc eval_fresh_seed(uint64_t *seed, struct kiln_err *err) KILN_NODISCAR
 enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap,
                                   struct kiln_err *err) KILN_NODISCARD;
 
+/* True when `arg` names a directory here that hides the built-in workload
+ * of the same name (whose path goes into builtin[cap]): the directory
+ * wins, which a user who meant the built-in would not see. */
+bool workload_shadows_builtin(const char *arg, char *builtin, size_t cap);
+
+/* Says so on `log` (NULL: stderr) when workload_shadows_builtin. */
+void workload_warn_shadow(const char *arg, const struct plog *log);
+
 enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
                                struct kiln_err *err) KILN_NODISCARD;
 
