@@ -30,8 +30,7 @@ struct ctx {
     struct kiln_err *err; /* the section being parsed writes its first failure here */
     /* Every problem found so far, one per line without the file name: one
      * run of `kiln workload check` names them all (keep_problem). */
-    char problems[WL_PROBLEMS_MAX];
-    size_t nproblems;
+    struct wl_problems probs;
     enum kiln_rc first_rc;
 };
 
@@ -74,10 +73,11 @@ static void keep_problem(struct ctx *c)
     size_t fl = strlen(c->file);
     if (!strncmp(m, c->file, fl) && !strncmp(m + fl, ": ", 2))
         m += fl + 2;
-    size_t off = strlen(c->problems);
-    if (off + 2 < sizeof(c->problems))
-        snprintf(c->problems + off, sizeof(c->problems) - off, "%s\n", m);
-    if (!c->nproblems++)
+    /* Whole lines only: one that does not fit is counted, not cut. */
+    size_t off = strlen(c->probs.text), n = strlen(m);
+    if (off + n + 2 <= sizeof(c->probs.text))
+        snprintf(c->probs.text + off, sizeof(c->probs.text) - off, "%s\n", m);
+    if (!c->probs.n++)
         c->first_rc = c->err->rc;
     kiln_err_clear(c->err);
 }
@@ -1157,7 +1157,7 @@ static void parse_sections(struct ctx *c, json_t *root)
     bool tol = sig && section(c, root, "tolerance", parse_tolerance);
     bool weak = !json_object_get(root, "accept_weak") ||
                 (cases && section(c, root, "accept_weak", parse_accept_weak));
-    if (c->nproblems || !(sig && cost && baseline && held && tol && weak))
+    if (c->probs.n || !(sig && cost && baseline && held && tol && weak))
         return;
     if (check_cases(c) != KILN_OK || check_coverage(c) != KILN_OK || trial_draws(c) != KILN_OK)
         keep_problem(c);
@@ -1169,25 +1169,24 @@ static void parse_sections(struct ctx *c, json_t *root)
 static enum kiln_rc say_problems(struct ctx *c)
 {
     char msg[KILN_ERR_MSG_MAX];
-    if (c->nproblems == 1) {
-        snprintf(msg, sizeof(msg), "%s: %.*s", c->file, (int)strcspn(c->problems, "\n"),
-                 c->problems);
+    if (c->probs.n == 1) {
+        snprintf(msg, sizeof(msg), "%s: %.*s", c->file, (int)strcspn(c->probs.text, "\n"),
+                 c->probs.text);
         return kiln_fail(c->err, c->first_rc, "%s", msg);
     }
-    int off = snprintf(msg, sizeof(msg), "%s: %zu problems:", c->file, c->nproblems);
+    int off = snprintf(msg, sizeof(msg), "%s: %zu problems:", c->file, c->probs.n);
     size_t shown = 0;
-    for (const char *p = c->problems; *p && off > 0 && (size_t)off < sizeof(msg);) {
+    for (const char *p = c->probs.text; *p;) {
         size_t n = strcspn(p, "\n");
-        size_t left = c->nproblems - shown;
-        /* Room for this line and, unless it is the last, the "and N more" tail. */
-        if ((size_t)off + n + 3 + (left > 1 ? 24 : 0) >= sizeof(msg)) {
-            snprintf(msg + off, sizeof(msg) - (size_t)off, "\n  ... and %zu more", left);
+        /* Room for this line and the "and N more" tail after it. */
+        if ((size_t)off + n + 3 + 32 >= sizeof(msg))
             break;
-        }
         off += snprintf(msg + off, sizeof(msg) - (size_t)off, "\n  %.*s", (int)n, p);
         shown++;
         p += n + (p[n] == '\n');
     }
+    if (shown < c->probs.n)
+        snprintf(msg + off, sizeof(msg) - (size_t)off, "\n  ... and %zu more", c->probs.n - shown);
     return kiln_fail(c->err, c->first_rc, "%s", msg);
 }
 
@@ -1196,7 +1195,7 @@ static enum kiln_rc parse_root(struct ctx *c, json_t *root)
     if (want(c, root, JSON_OBJECT, "(top level)", "an object") != KILN_OK)
         return c->err->rc;
     parse_sections(c, root);
-    return c->nproblems ? say_problems(c) : KILN_OK;
+    return c->probs.n ? say_problems(c) : KILN_OK;
 }
 
 static void set_file(struct ctx *c, const char *dirname)
@@ -1235,23 +1234,23 @@ static enum kiln_rc parse_json_ctx(struct ctx *c, const char *text, size_t len,
     return KILN_OK;
 }
 
-/* workload_parse_json, and every problem into problems[cap] (NULL: not
- * wanted). The context is on the heap: it holds the problem list. */
+/* workload_parse_json, and every problem into *probs (NULL: not wanted).
+ * The context is on the heap: it holds the problem list. */
 static enum kiln_rc parse_json(const char *text, size_t len, const char *dirname,
-                               struct workload **out, char *problems, size_t cap,
+                               struct workload **out, struct wl_problems *probs,
                                struct kiln_err *err)
 {
     *out = NULL;
-    if (problems && cap)
-        problems[0] = '\0';
+    if (probs)
+        probs->n = 0, probs->text[0] = '\0';
     struct ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return kiln_fail(err, KILN_E_NOMEM, "out of memory loading workload.json");
     c->err = err;
     set_file(c, dirname);
     enum kiln_rc rc = parse_json_ctx(c, text, len, out);
-    if (problems && cap)
-        snprintf(problems, cap, "%s", c->problems);
+    if (probs)
+        *probs = c->probs;
     free(c);
     return rc;
 }
@@ -1259,7 +1258,14 @@ static enum kiln_rc parse_json(const char *text, size_t len, const char *dirname
 enum kiln_rc workload_parse_json(const char *text, size_t len, const char *dirname,
                                  struct workload **out, struct kiln_err *err)
 {
-    return parse_json(text, len, dirname, out, NULL, 0, err);
+    return parse_json(text, len, dirname, out, NULL, err);
+}
+
+enum kiln_rc workload_parse_json_problems(const char *text, size_t len, const char *dirname,
+                                          struct workload **out, struct wl_problems *probs,
+                                          struct kiln_err *err)
+{
+    return parse_json(text, len, dirname, out, probs, err);
 }
 
 /* Reads `name` in `dirfd`: a regular file opened without following a
@@ -1378,15 +1384,15 @@ static void hash_files(struct workload *w)
 
 enum kiln_rc workload_load(const char *dir, struct workload **out, struct kiln_err *err)
 {
-    return workload_load_problems(dir, out, NULL, 0, err);
+    return workload_load_problems(dir, out, NULL, err);
 }
 
-enum kiln_rc workload_load_problems(const char *dir, struct workload **out, char *problems,
-                                    size_t cap, struct kiln_err *err)
+enum kiln_rc workload_load_problems(const char *dir, struct workload **out,
+                                    struct wl_problems *probs, struct kiln_err *err)
 {
     *out = NULL;
-    if (problems && cap)
-        problems[0] = '\0';
+    if (probs)
+        probs->n = 0, probs->text[0] = '\0';
     int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) {
         char q[200];
@@ -1397,7 +1403,7 @@ enum kiln_rc workload_load_problems(const char *dir, struct workload **out, char
     struct workload *w = NULL;
     enum kiln_rc rc = read_member(dirfd, dir, "workload.json", WL_MAX_JSON, true, &json, err);
     if (rc == KILN_OK)
-        rc = parse_json(json.data, json.len, dir, &w, problems, cap, err);
+        rc = parse_json(json.data, json.len, dir, &w, probs, err);
     if (rc != KILN_OK) {
         free(json.data);
         close(dirfd);

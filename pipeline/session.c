@@ -307,8 +307,7 @@ static enum kiln_rc check_device(int gpu, struct kiln_err *err)
     return rc;
 }
 
-/* The compiler (the compile sandbox's side). */
-static enum kiln_rc check_compiler(enum compile_tool compiler, struct kiln_err *err)
+enum kiln_rc eval_compiler_check(enum compile_tool compiler, struct kiln_err *err)
 {
     if (compiler != COMPILE_NVCC || have_nvcc())
         return KILN_OK;
@@ -324,7 +323,7 @@ enum kiln_rc eval_backend_check(enum kiln_backend b, int gpu, enum compile_tool 
     if (b != KILN_BACKEND_CUDA || runner)
         return KILN_OK;
     enum kiln_rc rc = check_device(gpu, err);
-    return rc != KILN_OK ? rc : check_compiler(compiler, err);
+    return rc != KILN_OK ? rc : eval_compiler_check(compiler, err);
 }
 
 /* The local GPU's own architecture and limits, asked once; the same answer
@@ -438,7 +437,7 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
         if (!opts->defer_inputs) {
             rc = eval_backend_check(s->backend, opts->gpu, opts->compiler, NULL, err);
         } else {
-            rc = check_compiler(opts->compiler, err);
+            rc = eval_compiler_check(opts->compiler, err);
             kiln_err_clear(&s->gpu_err);
             s->gpu_missing = check_device(opts->gpu, &s->gpu_err) != KILN_OK;
         }

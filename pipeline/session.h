@@ -96,6 +96,9 @@ enum kiln_rc eval_backend_check(enum kiln_backend b, int gpu, enum compile_tool 
                                 const struct sbexec_runner *runner,
                                 struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc eval_backend_check_gpu(int gpu, struct kiln_err *err) KILN_NODISCARD;
+/* The compiler alone (the compile sandbox's side): nvcc where it is used.
+ * KILN_E_NOTFOUND naming where it was looked for and the fix. */
+enum kiln_rc eval_compiler_check(enum compile_tool compiler, struct kiln_err *err) KILN_NODISCARD;
 
 /* A fresh base seed for the visible inputs, from the kernel's CSPRNG, in
  * 0 .. 2^52-1 (exact in JSON and numpy): the default of every evaluation,

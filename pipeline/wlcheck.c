@@ -217,6 +217,9 @@ static bool start_request(const struct backend_check *c, struct eval_request *re
     struct kiln_err e;
     kiln_err_clear(&e);
     *run = eval_backend_check(KILN_BACKEND_CUDA, c->o->gpu, COMPILE_NVCC, NULL, &e) == KILN_OK;
+    /* Without nvcc it cannot even be compiled: a SKIP, not the kernel's fault. */
+    if (!*run && eval_compiler_check(COMPILE_NVCC, err) != KILN_OK)
+        return false;
     struct gpu_props props;
     struct device_limits lim;
     bool probed = *run && eval_device_probe(harness, c->o->gpu, &props, &lim, &e) == KILN_OK;

@@ -345,31 +345,41 @@ static void print_kernels(const struct workload *w, unsigned backends)
 }
 
 /* A workload that does not load: every problem of its workload.json, one
- * line each (the error's message holds only as many as fit). */
-static void say_load_failure(const char *dir, const struct kiln_err *err, const char *problems,
-                             enum cli_output out)
+ * line each (the error's message holds only as many as fit), and how many
+ * more there are when even the list was full. */
+static void say_load_failure(const char *dir, const struct kiln_err *err,
+                             const struct wl_problems *probs, enum cli_output out)
 {
-    size_t n = 0;
-    for (const char *p = problems; *p; p++)
-        n += *p == '\n';
-    char esc[KILN_ERR_MSG_MAX * 4], line[WLCHECK_PROBLEMS_MAX];
+    size_t shown = 0;
+    for (const char *p = probs->text; *p; p++)
+        shown += *p == '\n';
+    char esc[KILN_ERR_MSG_MAX * 4], line[WLCHECK_PROBLEMS_MAX], more[64] = "";
+    if (shown < probs->n)
+        snprintf(more, sizeof(more), "... and %zu more (fix these and run again)\n",
+                 probs->n - shown);
     if (out == CLI_OUT_JSON) {
-        check_json(dir, NULL, n > 1 ? problems : err->msg, KILN_OK);
+        char *list = malloc(sizeof(probs->text) + sizeof(more));
+        if (list)
+            snprintf(list, sizeof(probs->text) + sizeof(more), "%s%s", probs->text, more);
+        check_json(dir, NULL, probs->n > 1 && list ? list : err->msg, KILN_OK);
+        free(list);
         return;
     }
     if (out != CLI_OUT_TEXT)
         return;
-    if (n <= 1) {
+    if (probs->n <= 1) {
         printf("FAIL  %s\n", text_escape_control(esc, sizeof(esc), err->msg));
         return;
     }
-    printf("FAIL  %s/workload.json: %zu problems:\n", dir, n);
-    for (const char *p = problems; *p;) {
+    printf("FAIL  %s/workload.json: %zu problems:\n", dir, probs->n);
+    for (const char *p = probs->text; *p;) {
         size_t len = strcspn(p, "\n");
         snprintf(line, sizeof(line), "%.*s", (int)len, p);
         printf("FAIL    %s\n", text_escape_control(esc, sizeof(esc), line));
         p += len + (p[len] == '\n');
     }
+    if (more[0])
+        printf("FAIL    %s", more);
 }
 
 /* workload check once the arguments are in: load, then every backend. */
@@ -381,17 +391,17 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
     kiln_err_clear(&err);
     struct workload *w = NULL;
     bool text = out == CLI_OUT_TEXT;
-    char *problems = malloc(WL_PROBLEMS_MAX);
-    if (!problems) {
+    struct wl_problems *probs = malloc(sizeof(*probs));
+    if (!probs) {
         fprintf(stderr, "kiln workload check: out of memory\n");
         return KILN_EXIT_USAGE;
     }
-    if (workload_load_problems(dir, &w, problems, WL_PROBLEMS_MAX, &err) != KILN_OK) {
-        say_load_failure(dir, &err, problems, out);
-        free(problems);
+    if (workload_load_problems(dir, &w, probs, &err) != KILN_OK) {
+        say_load_failure(dir, &err, probs, out);
+        free(probs);
         return KILN_EXIT_FAIL;
     }
-    free(problems);
+    free(probs);
     /* An explicit --backend the workload does not list would check nothing
      * and "pass": say so instead (usage error, exit 2). */
     if ((w->backends & backends) == 0) {

@@ -217,6 +217,41 @@ PY
         echo "ok: workload hostile many_errors"
         exit 0
         ;;
+    start_cuda)
+        # A cuda start is compiled (and run where there is a GPU): an `int
+        # n` for an int64 fails the check; the right one passes, said as
+        # compiled only when there is no GPU (issue 35 item 5).
+        if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+            echo "SKIP: needs nvcc"
+            exit 77
+        fi
+        make_workload control
+        sed -i 's|"backends": \["cpu"\]|"backends": ["cuda"]|' "$T/wl/workload.json"
+        rm "$T/wl/kernel.c"
+        cat >"$T/wl/kernel.cu" <<'CU'
+// kiln: launch axpy grid(cdiv(n, 256)) block(256) args(n, x, y, out)
+extern "C" __global__ void axpy(int n, const float *x, const float *y, float *out)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = 2 * x[i] + y[i];
+}
+CU
+        run_kiln "$T/out" "$T/err" workload check "$T/wl" --cache "$T/cache"
+        expect_rc 1 "kiln workload check of a cuda start taking int n for an int64"
+        contains "$T/out" "FAIL  cuda starting kernel kernel.cu: compile_error (stage compile)"
+        contains "$T/out" "axpy's parameter 1 \`int n\` is a 4-byte integer, but args() passes n, an int64"
+        sed -i 's|axpy(int n,|axpy(long long n,|' "$T/wl/kernel.cu"
+        run_kiln "$T/out" "$T/err" workload check "$T/wl" --cache "$T/cache"
+        expect_rc 0 "kiln workload check of a right cuda start"
+        if grep -q "no usable GPU" "$T/out"; then
+            contains "$T/out" "ok    cuda kernel.cu compiles (not run: no usable GPU here)"
+        else
+            contains "$T/out" "ok    cuda kernel.cu compiles and is correct on the 1 correctness case"
+        fi
+        echo "ok: workload hostile start_cuda"
+        exit 0
+        ;;
     shadow)
         # A directory here named like a built-in is used, and said so.
         make_workload control
