@@ -42,7 +42,7 @@ static void sb_printf(struct strbuf *b, const char *fmt, ...)
     }
 }
 
-static const char *elem_type(enum tensor_dtype dt)
+const char *cpu_trampoline_elem_type(enum tensor_dtype dt)
 {
     switch (dt) {
     case DT_FLOAT16:
@@ -93,7 +93,8 @@ static const char *scalar_type(enum harness_scalar t)
 static void param_type(const struct harness_arg *g, char *dst, size_t cap)
 {
     if (g->is_tensor)
-        snprintf(dst, cap, "%s%s *", g->role == HR_IN ? "const " : "", elem_type(g->dtype));
+        snprintf(dst, cap, "%s%s *", g->role == HR_IN ? "const " : "",
+                 cpu_trampoline_elem_type(g->dtype));
     else
         snprintf(dst, cap, "%s", scalar_type(g->type));
 }

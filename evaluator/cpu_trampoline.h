@@ -19,6 +19,10 @@
 #include "error.h"
 #include "harness_plan.h"
 
+/* The C element type of a tensor of dtype `dt` ("float", "int64_t",
+ * "uint16_t" for float16 and bfloat16, "_Bool"); NULL for DT_INVALID. */
+const char *cpu_trampoline_elem_type(enum tensor_dtype dt);
+
 /* Fails (KILN_E_REJECTED) when the plan is invalid or one function is
  * launched with two different argument type lists (C has one prototype
  * per function). */

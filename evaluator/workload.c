@@ -27,7 +27,11 @@
 struct ctx {
     char file[256]; /* "DIR/workload.json" for messages */
     struct workload *w;
-    struct kiln_err *err;
+    struct kiln_err *err; /* the section being parsed writes its first failure here */
+    /* Every problem found so far, one per line without the file name: one
+     * run of `kiln workload check` names them all (keep_problem). */
+    struct wl_problems probs;
+    enum kiln_rc first_rc;
 };
 
 /* Bounded, printable copy of untrusted text for messages. */
@@ -57,6 +61,25 @@ static enum kiln_rc fail(struct ctx *c, enum kiln_rc rc, const char *path, const
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     return kiln_fail(c->err, rc, "%s: %s: %s", c->file, path, msg);
+}
+
+/* Moves the failure in c->err into c->problems (without the file name,
+ * which the summary says once) and clears it, so parsing goes on. */
+static void keep_problem(struct ctx *c)
+{
+    if (c->err->rc == KILN_OK)
+        return;
+    const char *m = c->err->msg;
+    size_t fl = strlen(c->file);
+    if (!strncmp(m, c->file, fl) && !strncmp(m + fl, ": ", 2))
+        m += fl + 2;
+    /* Whole lines only: one that does not fit is counted, not cut. */
+    size_t off = strlen(c->probs.text), n = strlen(m);
+    if (off + n + 2 <= sizeof(c->probs.text))
+        snprintf(c->probs.text + off, sizeof(c->probs.text) - off, "%s\n", m);
+    if (!c->probs.n++)
+        c->first_rc = c->err->rc;
+    kiln_err_clear(c->err);
 }
 
 static bool lower_name_ok(const char *s, size_t max)
@@ -113,6 +136,32 @@ static enum kiln_rc check_keys(struct ctx *c, json_t *obj, const char *path,
         if (!json_object_get(obj, required[i]))
             return fail(c, KILN_E_PARSE, path, "missing required key \"%s\"", required[i]);
     return KILN_OK;
+}
+
+/* The top level's keys: every unknown key and every missing required one
+ * is a problem of its own (kept, not returned). */
+static void check_top_keys(struct ctx *c, json_t *root, const char *const *allowed,
+                           const char *const *required)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        bool known = false;
+        for (size_t i = 0; allowed[i] && !known; i++)
+            known = !strcmp(key, allowed[i]);
+        if (!known) {
+            char q[72], hint[SUGGEST_MAX_LEN + 24];
+            fail(c, KILN_E_PARSE, "(top level)", "unknown key \"%s\"%s", safe(key, q, sizeof(q)),
+                 json_strict_did_you_mean(key, allowed, hint, sizeof(hint)));
+            keep_problem(c);
+        }
+    }
+    for (size_t i = 0; required[i]; i++)
+        if (!json_object_get(root, required[i])) {
+            fail(c, KILN_E_PARSE, "(top level)", "missing required key \"%s\"", required[i]);
+            keep_problem(c);
+        }
 }
 
 static enum kiln_rc get_expr(struct ctx *c, json_t *j, const char *path, struct expr **out)
@@ -440,19 +489,25 @@ static enum kiln_rc parse_cases(struct ctx *c, json_t *j, const char *key, bool 
         return fail(c, KILN_E_LIMIT, key, "%zu cases; must be 1..%zu", json_array_size(j), max);
     size_t i;
     json_t *v;
+    bool bad = false;
     json_array_foreach(j, i, v)
     {
         char p[PATH_MAX_MSG];
         snprintf(p, sizeof(p), "%s[%zu]", key, i);
-        struct wl_case *wc = held_out ? &w->held_out[i] : &w->cases[i];
-        if ((rc = parse_case(c, v, p, wc, held_out)) != KILN_OK)
-            return rc;
-        if (held_out)
+        struct wl_case *wc = held_out ? &w->held_out[w->nheld_out] : &w->cases[w->ncases];
+        /* A bad case is said and left out; the next ones are still read,
+         * so one run names every bad case. */
+        if (parse_case(c, v, p, wc, held_out) != KILN_OK) {
+            keep_problem(c);
+            memset(wc, 0, sizeof(*wc));
+            bad = true;
+        } else if (held_out) {
             w->nheld_out++;
-        else
+        } else {
             w->ncases++;
+        }
     }
-    return KILN_OK;
+    return bad ? c->first_rc : KILN_OK;
 }
 
 /* One held_out.where entry: "EXPR OP EXPR". The expression language has no
@@ -1052,41 +1107,95 @@ static enum kiln_rc trial_draws(struct ctx *c)
     return KILN_OK;
 }
 
-static enum kiln_rc parse_root(struct ctx *c, json_t *root)
+/* One section of workload.json when its key is there: parsed, a failure
+ * kept as a problem. True when it parsed (what depends on it may go on). */
+static bool section(struct ctx *c, json_t *root, const char *key,
+                    enum kiln_rc (*parse)(struct ctx *, json_t *))
+{
+    json_t *v = json_object_get(root, key);
+    if (!v)
+        return false;
+    if (parse(c, v) == KILN_OK && c->err->rc == KILN_OK)
+        return true;
+    keep_problem(c);
+    return false;
+}
+
+static enum kiln_rc parse_backends_top(struct ctx *c, json_t *v)
+{
+    return parse_backends(c, v, "backends", &c->w->backends);
+}
+
+static enum kiln_rc parse_cases_top(struct ctx *c, json_t *v)
+{
+    return parse_cases(c, v, "cases", false);
+}
+
+/* Every section is read, a failure kept as a problem, and the next ones
+ * go on where they do not depend on it (the signature needs the sizes,
+ * the cases need the sizes and backends, ...), so one run names every
+ * problem; the checks across sections run when all of them parsed. */
+static void parse_sections(struct ctx *c, json_t *root)
 {
     static const char *const keys[] = {
         "name", "description", "sizes",    "signature",   "cases",      "held_out", "tolerance",
         "cost", "backends",    "baseline", "accept_weak", "provenance", NULL};
     static const char *const req[] = {"name",     "description", "sizes", "signature", "cases",
                                       "held_out", "tolerance",   "cost",  "backends",  NULL};
-    struct workload *w = c->w;
-    enum kiln_rc rc = want(c, root, JSON_OBJECT, "(top level)", "an object");
-    if (rc == KILN_OK)
-        rc = check_keys(c, root, "(top level)", keys, req);
-    if (rc != KILN_OK)
-        return rc;
-    json_t *v;
-    if ((rc = parse_name(c, json_object_get(root, "name"))) != KILN_OK ||
-        (rc = parse_description(c, json_object_get(root, "description"))) != KILN_OK ||
-        (rc = parse_backends(c, json_object_get(root, "backends"), "backends", &w->backends)) !=
-            KILN_OK ||
-        (rc = parse_sizes(c, json_object_get(root, "sizes"))) != KILN_OK ||
-        (rc = parse_signature(c, json_object_get(root, "signature"))) != KILN_OK ||
-        (rc = parse_cost(c, json_object_get(root, "cost"))) != KILN_OK)
-        return rc;
-    if ((v = json_object_get(root, "baseline")) && (rc = parse_baseline(c, v)) != KILN_OK)
-        return rc;
-    if ((rc = parse_cases(c, json_object_get(root, "cases"), "cases", false)) != KILN_OK ||
-        (rc = parse_held_out(c, json_object_get(root, "held_out"))) != KILN_OK ||
-        (rc = parse_tolerance(c, json_object_get(root, "tolerance"))) != KILN_OK)
-        return rc;
-    if ((v = json_object_get(root, "accept_weak")) && (rc = parse_accept_weak(c, v)) != KILN_OK)
-        return rc;
-    if ((v = json_object_get(root, "provenance")) && (rc = parse_provenance(c, v)) != KILN_OK)
-        return rc;
-    if ((rc = check_cases(c)) != KILN_OK || (rc = check_coverage(c)) != KILN_OK)
-        return rc;
-    return trial_draws(c);
+    check_top_keys(c, root, keys, req);
+    section(c, root, "name", parse_name);
+    section(c, root, "description", parse_description);
+    section(c, root, "provenance", parse_provenance);
+    bool backends = section(c, root, "backends", parse_backends_top);
+    bool sizes = section(c, root, "sizes", parse_sizes);
+    bool sig = sizes && section(c, root, "signature", parse_signature);
+    bool cost = sizes && section(c, root, "cost", parse_cost);
+    bool baseline = !json_object_get(root, "baseline") ||
+                    (sizes && section(c, root, "baseline", parse_baseline));
+    bool cases = sizes && backends && section(c, root, "cases", parse_cases_top);
+    bool held = cases && section(c, root, "held_out", parse_held_out);
+    bool tol = sig && section(c, root, "tolerance", parse_tolerance);
+    bool weak = !json_object_get(root, "accept_weak") ||
+                (cases && section(c, root, "accept_weak", parse_accept_weak));
+    if (c->probs.n || !(sig && cost && baseline && held && tol && weak))
+        return;
+    if (check_cases(c) != KILN_OK || check_coverage(c) != KILN_OK || trial_draws(c) != KILN_OK)
+        keep_problem(c);
+}
+
+/* The problems as one error: a single one as it was said ("DIR/
+ * workload.json: cases[0].sizes.n: ..."), several as "DIR/workload.json: N
+ * problems:" and one line each, as many as the message holds. */
+static enum kiln_rc say_problems(struct ctx *c)
+{
+    char msg[KILN_ERR_MSG_MAX];
+    if (c->probs.n == 1) {
+        snprintf(msg, sizeof(msg), "%s: %.*s", c->file, (int)strcspn(c->probs.text, "\n"),
+                 c->probs.text);
+        return kiln_fail(c->err, c->first_rc, "%s", msg);
+    }
+    int off = snprintf(msg, sizeof(msg), "%s: %zu problems:", c->file, c->probs.n);
+    size_t shown = 0;
+    for (const char *p = c->probs.text; *p;) {
+        size_t n = strcspn(p, "\n");
+        /* Room for this line and the "and N more" tail after it. */
+        if ((size_t)off + n + 3 + 32 >= sizeof(msg))
+            break;
+        off += snprintf(msg + off, sizeof(msg) - (size_t)off, "\n  %.*s", (int)n, p);
+        shown++;
+        p += n + (p[n] == '\n');
+    }
+    if (shown < c->probs.n)
+        snprintf(msg + off, sizeof(msg) - (size_t)off, "\n  ... and %zu more", c->probs.n - shown);
+    return kiln_fail(c->err, c->first_rc, "%s", msg);
+}
+
+static enum kiln_rc parse_root(struct ctx *c, json_t *root)
+{
+    if (want(c, root, JSON_OBJECT, "(top level)", "an object") != KILN_OK)
+        return c->err->rc;
+    parse_sections(c, root);
+    return c->probs.n ? say_problems(c) : KILN_OK;
 }
 
 static void set_file(struct ctx *c, const char *dirname)
@@ -1099,25 +1208,23 @@ static void set_file(struct ctx *c, const char *dirname)
     }
 }
 
-enum kiln_rc workload_parse_json(const char *text, size_t len, const char *dirname,
-                                 struct workload **out, struct kiln_err *err)
+/* Parses `text` with the context `c` (its file name set). */
+static enum kiln_rc parse_json_ctx(struct ctx *c, const char *text, size_t len,
+                                   struct workload **out)
 {
-    *out = NULL;
-    struct ctx c = {.err = err};
-    set_file(&c, dirname);
     static const struct json_strict_rules rules = {
         .max_bytes = WL_MAX_JSON, .max_depth = WL_MAX_DEPTH, .any_top = true};
     json_t *root;
-    enum kiln_rc jrc = json_strict_parse(c.file, text, len, &rules, &root, err);
+    enum kiln_rc jrc = json_strict_parse(c->file, text, len, &rules, &root, c->err);
     if (jrc != KILN_OK)
         return jrc;
     struct workload *w = calloc(1, sizeof(*w));
     if (!w) {
         json_decref(root);
-        return kiln_fail(err, KILN_E_NOMEM, "out of memory loading %s", c.file);
+        return kiln_fail(c->err, KILN_E_NOMEM, "out of memory loading %s", c->file);
     }
-    c.w = w;
-    enum kiln_rc rc = parse_root(&c, root);
+    c->w = w;
+    enum kiln_rc rc = parse_root(c, root);
     json_decref(root);
     if (rc != KILN_OK) {
         workload_free(w);
@@ -1125,6 +1232,40 @@ enum kiln_rc workload_parse_json(const char *text, size_t len, const char *dirna
     }
     *out = w;
     return KILN_OK;
+}
+
+/* workload_parse_json, and every problem into *probs (NULL: not wanted).
+ * The context is on the heap: it holds the problem list. */
+static enum kiln_rc parse_json(const char *text, size_t len, const char *dirname,
+                               struct workload **out, struct wl_problems *probs,
+                               struct kiln_err *err)
+{
+    *out = NULL;
+    if (probs)
+        probs->n = 0, probs->text[0] = '\0';
+    struct ctx *c = calloc(1, sizeof(*c));
+    if (!c)
+        return kiln_fail(err, KILN_E_NOMEM, "out of memory loading workload.json");
+    c->err = err;
+    set_file(c, dirname);
+    enum kiln_rc rc = parse_json_ctx(c, text, len, out);
+    if (probs)
+        *probs = c->probs;
+    free(c);
+    return rc;
+}
+
+enum kiln_rc workload_parse_json(const char *text, size_t len, const char *dirname,
+                                 struct workload **out, struct kiln_err *err)
+{
+    return parse_json(text, len, dirname, out, NULL, err);
+}
+
+enum kiln_rc workload_parse_json_problems(const char *text, size_t len, const char *dirname,
+                                          struct workload **out, struct wl_problems *probs,
+                                          struct kiln_err *err)
+{
+    return parse_json(text, len, dirname, out, probs, err);
 }
 
 /* Reads `name` in `dirfd`: a regular file opened without following a
@@ -1243,7 +1384,15 @@ static void hash_files(struct workload *w)
 
 enum kiln_rc workload_load(const char *dir, struct workload **out, struct kiln_err *err)
 {
+    return workload_load_problems(dir, out, NULL, err);
+}
+
+enum kiln_rc workload_load_problems(const char *dir, struct workload **out,
+                                    struct wl_problems *probs, struct kiln_err *err)
+{
     *out = NULL;
+    if (probs)
+        probs->n = 0, probs->text[0] = '\0';
     int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) {
         char q[200];
@@ -1254,7 +1403,7 @@ enum kiln_rc workload_load(const char *dir, struct workload **out, struct kiln_e
     struct workload *w = NULL;
     enum kiln_rc rc = read_member(dirfd, dir, "workload.json", WL_MAX_JSON, true, &json, err);
     if (rc == KILN_OK)
-        rc = workload_parse_json(json.data, json.len, dir, &w, err);
+        rc = parse_json(json.data, json.len, dir, &w, probs, err);
     if (rc != KILN_OK) {
         free(json.data);
         close(dirfd);

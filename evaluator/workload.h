@@ -8,8 +8,9 @@
  * bytes in memory so later stages use exactly what was hashed, parses
  * workload.json strictly (unknown keys, wrong types, duplicates and caps are
  * errors naming the file and field, e.g. `workload.json: cases[2].sizes.n:
- * -4 is not in 1..2^40`) and evaluates every case up front, so a loaded
- * workload has no arithmetic left that can fail for its own cases.
+ * -4 is not in 1..2^40`; every section is read, so all of its problems are
+ * said at once, not one per run) and evaluates every case up front, so a
+ * loaded workload has no arithmetic left that can fail for its own cases.
  *
  * Lifecycle: workload_load() or workload_parse_json() allocates a `struct
  * workload` the caller owns and frees with workload_free(). Fields are
@@ -46,6 +47,7 @@
 #define WL_DRAWN_PREFIX  "ho_" /* names of drawn held-out cases; no declared case uses it */
 #define WL_CASE_BYTES    (UINT64_C(4) << 30)
 #define WL_TOTAL_BYTES   (UINT64_C(32) << 30)
+#define WL_PROBLEMS_MAX  4096 /* struct wl_problems: the text of every problem */
 
 enum wl_arg_kind { WL_ARG_TENSOR, WL_ARG_SCALAR };
 enum wl_role { WL_ROLE_IN, WL_ROLE_OUT, WL_ROLE_INOUT };
@@ -175,11 +177,33 @@ struct wl_shape {
 enum kiln_rc workload_load(const char *dir, struct workload **out,
                            struct kiln_err *err) KILN_NODISCARD;
 
+/* Every problem of a workload.json, not only the first (one run of
+ * `kiln workload check` names them all): `n` of them, and in `text` as
+ * many whole lines as fit, one per problem, without the file name
+ * ("cases[0].sizes.n: -4 is not in 1..2^40\n"). */
+struct wl_problems {
+    size_t n;
+    char text[WL_PROBLEMS_MAX];
+};
+
+/* As workload_load; when workload.json has problems, all of them go into
+ * *probs (n 0 otherwise, and when the failure is not workload.json's
+ * content: a missing file, bad JSON). The error's message holds as many as
+ * fit ("DIR/workload.json: 3 problems:" and a line each, "... and N more").
+ * NULL: not wanted. */
+enum kiln_rc workload_load_problems(const char *dir, struct workload **out,
+                                    struct wl_problems *probs, struct kiln_err *err) KILN_NODISCARD;
+
 /* Parses and validates workload.json text (`len` bytes, at most WL_MAX_JSON)
  * without touching the filesystem. `dirname` prefixes messages
  * ("DIR/workload.json: ..."); NULL gives "workload.json: ...". */
 enum kiln_rc workload_parse_json(const char *text, size_t len, const char *dirname,
                                  struct workload **out, struct kiln_err *err) KILN_NODISCARD;
+
+/* workload_parse_json with every problem into *probs (workload_load_problems). */
+enum kiln_rc workload_parse_json_problems(const char *text, size_t len, const char *dirname,
+                                          struct workload **out, struct wl_problems *probs,
+                                          struct kiln_err *err) KILN_NODISCARD;
 
 /* Frees `w`; NULL is fine. */
 void workload_free(struct workload *w);

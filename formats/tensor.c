@@ -206,7 +206,7 @@ enum kiln_rc tensor_check_shape(const struct tensor *t, const char *what, enum t
     if (t->dtype != dt) {
         const char *have = tensor_dtype_name(t->dtype);
         const char *want = tensor_dtype_name(dt);
-        return kiln_fail(err, KILN_E_REJECTED, "%s: %s, signature says %s", what,
+        return kiln_fail(err, KILN_E_REJECTED, "%s: got %s, the signature says %s", what,
                          have ? have : "invalid", want ? want : "invalid");
     }
     int same = t->ndim == ndim;
@@ -217,5 +217,6 @@ enum kiln_rc tensor_check_shape(const struct tensor *t, const char *what, enum t
     char have[160], want[160];
     tensor_shape_format(t->ndim, t->shape, have, sizeof(have));
     tensor_shape_format(ndim, shape, want, sizeof(want));
-    return kiln_fail(err, KILN_E_REJECTED, "%s: shape %s, signature says %s", what, have, want);
+    return kiln_fail(err, KILN_E_REJECTED, "%s: got shape %s, the signature says %s", what, have,
+                     want);
 }

@@ -11,42 +11,6 @@
 #include "gpuarch.h"
 #include "strbuf.h"
 
-static int line_rank(const char *line, size_t len)
-{
-    if (memmem(line, len, "error", 5))
-        return 0;
-    if (memmem(line, len, "warning", 7))
-        return 1;
-    return 2;
-}
-
-char *compile_order_diagnostics(const char *text)
-{
-    struct strbuf sb;
-    strbuf_init(&sb);
-    size_t dropped = 0;
-    for (int rank = 0; rank < 3; rank++) {
-        for (const char *p = text; *p;) {
-            size_t len = strcspn(p, "\n");
-            if (line_rank(p, len) == rank && len > 0) {
-                if (sb.len + len + 1 < COMPILE_DIAG_MAX) {
-                    strbuf_append(&sb, p, len);
-                    strbuf_append(&sb, "\n", 1);
-                } else {
-                    dropped += len + 1;
-                }
-            }
-            p += len + (p[len] == '\n');
-        }
-    }
-    if (dropped)
-        strbuf_printf(&sb, "[kiln: %zu more bytes of diagnostics dropped]\n", dropped);
-    char *out = NULL;
-    struct kiln_err e;
-    kiln_err_clear(&e);
-    return strbuf_finish(&sb, &out, &e) == KILN_OK ? out : NULL;
-}
-
 void compile_parse_ptxas(const char *text, struct compile_result *res)
 {
     struct compile_kernel_usage *k = NULL;
@@ -289,7 +253,7 @@ static enum kiln_rc run_compiler(const struct compile_request *req, const struct
     return sbexec_run(&step, sr, err);
 }
 
-/* What the compiler said, errors first, and whether it made the artifact. */
+/* What the compiler said, in its order, and whether it made the artifact. */
 static enum kiln_rc take_diagnostics(const struct compile_request *req,
                                      const struct sbexec_result *sr, struct compile_result *res,
                                      struct kiln_err *err)
@@ -300,7 +264,7 @@ static enum kiln_rc take_diagnostics(const struct compile_request *req,
     strbuf_puts(&all, sr->sb.out.data ? sr->sb.out.data : "");
     if (all.data)
         compile_parse_ptxas(all.data, res);
-    char *ordered = compile_order_diagnostics(all.data ? all.data : "");
+    char *ordered = compile_cap_diagnostics(all.data ? all.data : "");
     res->diagnostics =
         ordered ? compile_diagnostics_for_user(ordered, req->backend, req->source_name) : NULL;
     free(ordered);
@@ -344,51 +308,6 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
     if (rc != KILN_OK)
         compile_result_free(res);
     return rc;
-}
-
-/* The length of the prefix of `line` naming the sandbox's copy of the
- * source ("/in/candidate.cu" or "candidate.cu", then ':' or '('), or 0. */
-static size_t scratch_source_prefix(const char *line, const char *base)
-{
-    size_t skip = strncmp(line, "/in/", 4) == 0 ? 4 : 0;
-    size_t n = strlen(base);
-    if (strncmp(line + skip, base, n) != 0 || (line[skip + n] != ':' && line[skip + n] != '('))
-        return 0;
-    return skip + n;
-}
-
-char *compile_diagnostics_for_user(const char *diag, enum kiln_backend backend, const char *shown)
-{
-    const char *base = backend == KILN_BACKEND_CUDA ? "candidate.cu" : "candidate.c";
-    if (!shown)
-        shown = base;
-    struct strbuf out;
-    strbuf_init(&out);
-    for (const char *line = diag; *line;) {
-        size_t len = strcspn(line, "\n");
-        size_t cut = scratch_source_prefix(line, base);
-        if (cut)
-            strbuf_puts(&out, shown);
-        else if (!strncmp(line, "/in/", 4) || !strncmp(line, "/out/", 5))
-            cut = line[1] == 'i' ? 4 : 5; /* kiln's own files: the trampoline, the artifact */
-        else if (!strncmp(line, "In file included from /in/", 26)) {
-            strbuf_puts(&out, "In file included from ");
-            cut = 22 + scratch_source_prefix(line + 22, base);
-            if (cut > 22)
-                strbuf_puts(&out, shown);
-            else
-                cut = 26;
-        }
-        if (*line == '\n')
-            len++;
-        strbuf_append(&out, line + cut, len - cut);
-        line += len;
-    }
-    if (out.oom) {
-        strbuf_free(&out);
-        return NULL;
-    }
-    return out.data ? out.data : strdup("");
 }
 
 void compile_result_free(struct compile_result *res)

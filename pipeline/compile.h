@@ -2,7 +2,8 @@
  * compile.h - stage "compile": one candidate source into a cubin (cuda:
  * `nvcc -cubin`, no host code, no relocatable device code) or a shared
  * object with kiln's trampoline (cpu: `cc -shared`), inside the `compile`
- * sandbox with no GPU. Diagnostics come back capped, errors first; ptxas
+ * sandbox with no GPU. Diagnostics come back capped, in the compiler's own
+ * order (compile_diag.c); ptxas
  * resource usage (registers, spills, shared memory) is parsed for feedback.
  *
  * A compile failure is not an error of this function: it returns KILN_OK
@@ -66,7 +67,7 @@ struct compile_kernel_usage {
 struct compile_result {
     bool ok;
     char artifact[PATH_MAX]; /* the cubin or .so when ok */
-    char *diagnostics;       /* NUL-terminated, capped, error lines first; may be "" */
+    char *diagnostics;       /* NUL-terminated, capped, the compiler's order; may be "" */
     double seconds;
     double started, finished; /* wall clock (Unix time, s) around the compile stage */
     char input_sha256[65];    /* compile_request_hash of what was compiled */
@@ -101,10 +102,22 @@ void compile_request_hash(const struct compile_request *req, char hex[65]);
 /* Parses `ptxas -v` output into res->kernels (exposed for tests). */
 void compile_parse_ptxas(const char *text, struct compile_result *res);
 
-/* Reorders compiler output: lines with "error" first, then "warning", then
- * the rest, capped at COMPILE_DIAG_MAX with a note of what was dropped.
- * Returns a malloc'd string or NULL on allocation failure. */
-char *compile_order_diagnostics(const char *text);
+/* Compiler output in the compiler's own order (a source line and its caret
+ * stay under their error, nvcc's multi-line template errors whole), capped
+ * at COMPILE_DIAG_MAX: over the cap, whole diagnostics are kept, errors
+ * before warnings before the rest, still in their order, with a note of
+ * what was dropped. A diagnostic is its header line ("f.c:3:5: error: ...",
+ * "f.cu(3): error: ..."), gcc's context lines before it ("In function",
+ * "In file included from") and every line after it up to the next header
+ * (source, caret, notes, "detected during"). A malloc'd string, NULL when
+ * out of memory. */
+char *compile_cap_diagnostics(const char *text);
+
+/* Where the first error's header line starts in `diag` (what follows is
+ * its source, caret and notes, in order), or `diag` when it holds no
+ * error: what a short summary (a verdict's detail, a prompt's feedback)
+ * shows, highlighted by where it starts, never by reordering. */
+const char *compile_first_error(const char *diag);
 
 /*
  * The result as JSON (results/README.md, compile.json): it crosses from a

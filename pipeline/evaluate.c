@@ -27,6 +27,7 @@
 #include "hstatus.h"
 #include "npy.h"
 #include "proc.h"
+#include "cand_source.h"
 #include "sbexec.h"
 #include "suggest.h"
 #include "timings.h"
@@ -1309,13 +1310,25 @@ static enum step compile_stage(struct eval_state *st, struct kiln_err *err)
     if ((rc = build_artifact(req, &creq, cdir, out, err)) != KILN_OK)
         return stop(st, rc);
     if (!out->compile.ok) {
+        /* The detail is short: it starts at the first error (the full
+         * diagnostics, in the compiler's order, stay in out->compile). */
         char d[400];
-        snprintf(d, sizeof(d), "%s", out->compile.diagnostics ? out->compile.diagnostics : "");
+        snprintf(d, sizeof(d), "%s",
+                 out->compile.diagnostics ? compile_first_error(out->compile.diagnostics) : "");
         eliminate(out, "compile", VERDICT_COMPILE_ERROR, "compilation failed: %s", d);
         return STEP_CONCLUDE;
     }
     if (!artifact_acceptable(req, st->cand, out))
         return STEP_CONCLUDE;
+    /* The launched functions' parameters against what the harness passes
+     * (an `int n` for an int64 would read half of it): the compiler cannot
+     * see it, the kernel and its caller being built apart. */
+    enum kiln_rc prc =
+        cand_source_check_params(req->source, req->len, st->cand, req->wl, &st->cerr);
+    if (prc == KILN_E_NOMEM)
+        return stop(st, kiln_fail(err, prc, "%s", st->cerr.msg));
+    if (prc != KILN_OK)
+        return refuse(st, "compile", "kernel parameters");
     /* The compile stage ends here: the cubin check is part of it, so a
      * compile-only run (kiln eval's fail-fast step, a compile worker)
      * judges it too, on a host without a GPU as well. */

@@ -54,14 +54,50 @@ static bool exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
+/* case.json's "scalars": every scalar argument's value for the case as
+ * the kernel receives it (an expression evaluated, a float32 rounded to
+ * float32), so inputs.py and reference.py read it instead of repeating
+ * workload.json's `value`. */
+static enum kiln_rc case_scalars(const struct workload *wl, const struct wl_case *c, json_t **out,
+                                 struct kiln_err *err)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < wl->nargs; i++) {
+        const struct wl_arg *a = &wl->args[i];
+        if (a->kind != WL_ARG_SCALAR)
+            continue;
+        json_t *v;
+        if (a->type == WL_SCALAR_FLOAT32) {
+            v = json_real((double)(float)a->fvalue);
+        } else if (a->type == WL_SCALAR_FLOAT64) {
+            v = json_real(a->fvalue);
+        } else {
+            int64_t iv = 0;
+            enum kiln_rc rc = workload_case_int_scalar(wl, c, (int)i, &iv, err);
+            if (rc != KILN_OK) {
+                json_decref(o);
+                return rc;
+            }
+            v = json_integer(iv);
+        }
+        json_object_set_new(o, a->name, v);
+    }
+    *out = o;
+    return o ? KILN_OK : kiln_fail(err, KILN_E_NOMEM, "writing case.json");
+}
+
 static enum kiln_rc write_case_json(const struct workload *wl, const struct wl_case *c,
                                     uint64_t seed, const char *path, struct kiln_err *err)
 {
+    json_t *scalars = NULL;
+    enum kiln_rc src = case_scalars(wl, c, &scalars, err);
+    if (src != KILN_OK)
+        return src;
     json_t *sizes = json_object();
     for (size_t i = 0; i < wl->nsizes; i++)
         json_object_set_new(sizes, wl->size_names[i], json_integer(c->sizes[i]));
-    json_t *doc =
-        json_pack("{s:s, s:I, s:o}", "case", c->name, "seed", (json_int_t)seed, "sizes", sizes);
+    json_t *doc = json_pack("{s:s, s:I, s:o, s:o}", "case", c->name, "seed", (json_int_t)seed,
+                            "sizes", sizes, "scalars", scalars);
     char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (!text)
@@ -206,6 +242,31 @@ static void expect_tensors(const struct workload *wl, const struct wl_shape *sha
     e->rules.max_files = e->n;
 }
 
+/* What the .npy header at `path` declares ("got float64 (3,)"), for a
+ * file the signature's size cap refused unread; "" when the header does
+ * not parse (its error is the message then). */
+static void npy_got(const char *path, char *out, size_t cap)
+{
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    enum { HEAD = NPY_MAX_HEADER + 16 };
+    char *buf = malloc(HEAD);
+    ssize_t n = buf ? read(fd, buf, HEAD) : -1;
+    close(fd);
+    struct tensor meta = {0};
+    size_t off = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (n > 0 && npy_header_parse(buf, (size_t)n, &meta, &off, &e) == KILN_OK) {
+        char shape[160];
+        tensor_shape_format(meta.ndim, meta.shape, shape, sizeof(shape));
+        snprintf(out, cap, "got %s %s", tensor_dtype_name(meta.dtype), shape);
+    }
+    free(buf);
+}
+
 /* Every expected tensor is present and matches the signature. */
 static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_shape *shapes,
                                   const struct expected *e, const char *dir, const char *script,
@@ -226,12 +287,17 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
         if (rc == KILN_E_LIMIT) {
             /* The cap is the signature's size, so a wider dtype or a bigger
              * shape lands here: say what the signature expects. */
-            char shape[160], msg[KILN_ERR_MSG_MAX];
+            char shape[160], msg[KILN_ERR_MSG_MAX], got[200];
             tensor_shape_format(s->ndim, s->shape, shape, sizeof(shape));
             snprintf(msg, sizeof(msg), "%s", err->msg);
             kiln_err_clear(err);
-            rc = kiln_fail(err, KILN_E_LIMIT, "%s (the signature says %s is %s %s)", msg,
-                           e->names[i], tensor_dtype_name(s->dtype), shape);
+            npy_got(path, got, sizeof(got));
+            if (got[0]) /* what the file holds, then what was expected */
+                rc = kiln_fail(err, KILN_E_LIMIT, "%s: %s, the signature says %s %s", e->names[i],
+                               got, tensor_dtype_name(s->dtype), shape);
+            else
+                rc = kiln_fail(err, KILN_E_LIMIT, "%s (the signature says %s is %s %s)", msg,
+                               e->names[i], tensor_dtype_name(s->dtype), shape);
         }
         if (rc == KILN_OK)
             rc = tensor_check_shape(&m.t, e->names[i], s->dtype, s->ndim, s->shape, err);

@@ -85,6 +85,27 @@ static bool builtin_group_member(const char *name, char *near, size_t cap)
     return found;
 }
 
+bool workload_shadows_builtin(const char *arg, char *builtin, size_t cap)
+{
+    struct stat here, there;
+    if (!builtin_name(arg) || stat(arg, &here) != 0 || !S_ISDIR(here.st_mode))
+        return false;
+    snprintf(builtin, cap, "%s/workloads/%s", fs_data_dir(), arg);
+    return stat(builtin, &there) == 0 && S_ISDIR(there.st_mode) &&
+           (here.st_dev != there.st_dev || here.st_ino != there.st_ino);
+}
+
+void workload_warn_shadow(const char *arg, const struct plog *log)
+{
+    char builtin[PATH_MAX];
+    if (workload_shadows_builtin(arg, builtin, sizeof(builtin)))
+        plog_printf(log,
+                    "kiln: warning: '%s' is the directory ./%s here, not the built-in workload "
+                    "%s (%s); using ./%s: write ./%s to say so, or run from another directory "
+                    "for the built-in\n",
+                    arg, arg, arg, builtin, arg, arg);
+}
+
 enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap, struct kiln_err *err)
 {
     struct stat st;
@@ -286,8 +307,7 @@ static enum kiln_rc check_device(int gpu, struct kiln_err *err)
     return rc;
 }
 
-/* The compiler (the compile sandbox's side). */
-static enum kiln_rc check_compiler(enum compile_tool compiler, struct kiln_err *err)
+enum kiln_rc eval_compiler_check(enum compile_tool compiler, struct kiln_err *err)
 {
     if (compiler != COMPILE_NVCC || have_nvcc())
         return KILN_OK;
@@ -303,7 +323,7 @@ enum kiln_rc eval_backend_check(enum kiln_backend b, int gpu, enum compile_tool 
     if (b != KILN_BACKEND_CUDA || runner)
         return KILN_OK;
     enum kiln_rc rc = check_device(gpu, err);
-    return rc != KILN_OK ? rc : check_compiler(compiler, err);
+    return rc != KILN_OK ? rc : eval_compiler_check(compiler, err);
 }
 
 /* The local GPU's own architecture and limits, asked once; the same answer
@@ -400,6 +420,8 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
     char wdir[PATH_MAX];
     enum kiln_rc rc = workload_resolve_dir(opts->workload, wdir, sizeof(wdir), err);
     if (rc == KILN_OK)
+        workload_warn_shadow(opts->workload, opts->log);
+    if (rc == KILN_OK)
         rc = workload_load(wdir, &s->wl, err);
     if (rc == KILN_OK) {
         s->backend = eval_backend_auto(opts->backend, opts->candidate_hint, s->wl);
@@ -415,7 +437,7 @@ enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval
         if (!opts->defer_inputs) {
             rc = eval_backend_check(s->backend, opts->gpu, opts->compiler, NULL, err);
         } else {
-            rc = check_compiler(opts->compiler, err);
+            rc = eval_compiler_check(opts->compiler, err);
             kiln_err_clear(&s->gpu_err);
             s->gpu_missing = check_device(opts->gpu, &s->gpu_err) != KILN_OK;
         }

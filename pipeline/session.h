@@ -96,6 +96,9 @@ enum kiln_rc eval_backend_check(enum kiln_backend b, int gpu, enum compile_tool 
                                 const struct sbexec_runner *runner,
                                 struct kiln_err *err) KILN_NODISCARD;
 enum kiln_rc eval_backend_check_gpu(int gpu, struct kiln_err *err) KILN_NODISCARD;
+/* The compiler alone (the compile sandbox's side): nvcc where it is used.
+ * KILN_E_NOTFOUND naming where it was looked for and the fix. */
+enum kiln_rc eval_compiler_check(enum compile_tool compiler, struct kiln_err *err) KILN_NODISCARD;
 
 /* A fresh base seed for the visible inputs, from the kernel's CSPRNG, in
  * 0 .. 2^52-1 (exact in JSON and numpy): the default of every evaluation,
@@ -107,6 +110,14 @@ enum kiln_rc eval_fresh_seed(uint64_t *seed, struct kiln_err *err) KILN_NODISCAR
  * the data directory's workloads/. */
 enum kiln_rc workload_resolve_dir(const char *arg, char *out, size_t cap,
                                   struct kiln_err *err) KILN_NODISCARD;
+
+/* True when `arg` names a directory here that hides the built-in workload
+ * of the same name (whose path goes into builtin[cap]): the directory
+ * wins, which a user who meant the built-in would not see. */
+bool workload_shadows_builtin(const char *arg, char *builtin, size_t cap);
+
+/* Says so on `log` (NULL: stderr) when workload_shadows_builtin. */
+void workload_warn_shadow(const char *arg, const struct plog *log);
 
 enum kiln_rc eval_session_open(const struct eval_session_opts *opts, struct eval_session **out,
                                struct kiln_err *err) KILN_NODISCARD;

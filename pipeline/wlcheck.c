@@ -7,7 +7,11 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "cand_source.h"
+#include "evaluate.h"
+#include "fsutil.h"
 #include "inputs.h"
+#include "session.h"
 #include "text.h"
 
 static void problem(struct wlcheck_result *res, const char *fmt, ...) KILN_PRINTF(2, 3);
@@ -175,6 +179,141 @@ static void report_sets(const struct backend_check *c, const struct input_sets *
     }
 }
 
+/* The starting kernel's unused tunables: WARN rows (the tuner would try
+ * their values for nothing), not problems. */
+static void warn_unused_tunables(const struct backend_check *c, const struct wl_file_data *k,
+                                 const char *file)
+{
+    struct candidate *cand = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    if (!c->o->table || candidate_parse(k->data, k->len, c->backend, &cand, &e) != KILN_OK)
+        return; /* a directive error is the run's to report */
+    bool used[CAND_MAX_TUNABLES];
+    cand_source_tunables_used(k->data, k->len, cand, used);
+    for (size_t t = 0; t < cand->ntunables; t++)
+        if (!used[t])
+            fprintf(c->o->table,
+                    "  WARN  %-4s %s:%d: tunable %s is never used in the code: the tuner would "
+                    "try its %zu values for nothing (use it, or remove the directive)\n",
+                    kiln_backend_name(c->backend), file, cand->tunables[t].line,
+                    cand->tunables[t].name, cand->tunables[t].nvalues);
+    candidate_free(cand);
+}
+
+/* What the start is compiled for and where it runs: a cuda start runs
+ * only where the GPU is (else it is compiled alone, for the default
+ * target). False when the host cannot do even that (said as a SKIP row). */
+static bool start_request(const struct backend_check *c, struct eval_request *req,
+                          struct eval_target *t, char *harness, size_t cap, bool *run,
+                          struct kiln_err *err)
+{
+    *run = true;
+    if (eval_harness_path(c->backend, harness, cap, err) != KILN_OK)
+        return false;
+    req->harness = harness;
+    if (c->backend != KILN_BACKEND_CUDA)
+        return true;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    *run = eval_backend_check(KILN_BACKEND_CUDA, c->o->gpu, COMPILE_NVCC, NULL, &e) == KILN_OK;
+    /* Without nvcc it cannot even be compiled: a SKIP, not the kernel's fault. */
+    if (!*run && eval_compiler_check(COMPILE_NVCC, err) != KILN_OK)
+        return false;
+    struct gpu_props props;
+    struct device_limits lim;
+    bool probed = *run && eval_device_probe(harness, c->o->gpu, &props, &lim, &e) == KILN_OK;
+    if (eval_target_resolve(NULL, probed ? &lim : NULL, c->o->gpu, t, err) != KILN_OK)
+        return false;
+    req->arch = t->arch;
+    req->limits = &t->limits;
+    return true;
+}
+
+/* The correctness sets of `sets` (pointing into them): no timing. */
+static bool correctness_only(const struct input_sets *sets, struct input_sets *out)
+{
+    out->n = 0;
+    out->sets = calloc(sets->n ? sets->n : 1, sizeof(*out->sets));
+    for (size_t i = 0; out->sets && i < sets->n; i++)
+        if (sets->sets[i].wcase->kind == WL_CASE_CORRECTNESS)
+            out->sets[out->n++] = sets->sets[i];
+    return out->sets != NULL;
+}
+
+/* The verdict on the start as a row and, when it failed, a problem. */
+static void report_start(const struct backend_check *c, const char *file, bool run, size_t ncases,
+                         const struct eval_outcome *o)
+{
+    const char *b = kiln_backend_name(c->backend);
+    char esc[VERDICT_DETAIL_MAX * 4];
+    if (o->v.status == VERDICT_PASS) {
+        if (c->o->table && run)
+            fprintf(c->o->table,
+                    "  ok    %-4s %s compiles and is correct on the %zu correctness "
+                    "case%s\n",
+                    b, file, ncases, ncases == 1 ? "" : "s");
+        else if (c->o->table)
+            fprintf(c->o->table, "  ok    %-4s %s compiles (not run: no usable GPU here)\n", b,
+                    file);
+        return;
+    }
+    text_escape_control(esc, sizeof(esc), o->v.detail);
+    if (c->o->table)
+        fprintf(c->o->table, "  FAIL  %-4s starting kernel %s: %s (stage %s): %s\n", b, file,
+                verdict_status_name(o->v.status), o->stage, esc);
+    problem(c->res, "starting kernel %s on %s: %s (stage %s): %.*s", file, b,
+            verdict_status_name(o->v.status), o->stage, (int)strcspn(o->v.detail, "\n"),
+            o->v.detail);
+}
+
+/* Compiles the starting kernel and runs it on the correctness sets, as
+ * `kiln eval` would judge it (the compile and gpu-run sandboxes). */
+static void check_start(const struct backend_check *c, const struct input_sets *sets)
+{
+    const struct wl_file_data *k = workload_start_kernel(c->w, c->backend);
+    if (!k)
+        return; /* said: the kernel part is skipped */
+    const char *file = workload_file_name(workload_kernel_file(c->backend));
+    warn_unused_tunables(c, k, file);
+    char harness[PATH_MAX], work[PATH_MAX];
+    struct eval_target t;
+    struct input_sets corr = {0};
+    struct eval_request req = {.wl = c->w,
+                               .backend = c->backend,
+                               .name = "start",
+                               .source = k->data,
+                               .len = k->len,
+                               .gpu = c->o->gpu,
+                               .source_name = file,
+                               .sets = &corr,
+                               .work_dir = work};
+    bool run = false;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    snprintf(work, sizeof(work), "%s/start-%s", c->o->cache_dir, kiln_backend_name(c->backend));
+    enum kiln_rc rc = start_request(c, &req, &t, harness, sizeof(harness), &run, &err)
+                          ? KILN_OK
+                          : (err.rc ? err.rc : KILN_E_INTERNAL);
+    if (rc == KILN_OK && !correctness_only(sets, &corr))
+        rc = kiln_fail(&err, KILN_E_NOMEM, "out of memory");
+    req.mode = run ? EVAL_ALL : EVAL_COMPILE_ONLY;
+    struct eval_outcome o;
+    memset(&o, 0, sizeof(o));
+    if (rc == KILN_OK)
+        rc = eval_candidate(&req, &o, &err);
+    if (rc == KILN_OK)
+        report_start(c, file, run, corr.n, &o);
+    else if (c->o->table)
+        fprintf(c->o->table, "  SKIP  %-4s %s not checked: this host could not run it: %s\n",
+                kiln_backend_name(c->backend), file, err.msg);
+    eval_outcome_free(&o);
+    free(corr.sets);
+    struct kiln_err ign;
+    kiln_err_clear(&ign);
+    (void)(fs_remove_tree(work, &ign) == KILN_OK);
+}
+
 /* Runs the scripts for every case of one backend; a row per set. */
 static void check_backend(const struct workload *w, unsigned backend, bool held_out,
                           const struct wlcheck_opts *o, struct wlcheck_result *res)
@@ -192,6 +331,8 @@ static void check_backend(const struct workload *w, unsigned backend, bool held_
         report_failure(&c, rc, &err);
     } else {
         report_sets(&c, &sets);
+        if (o->check_start && !held_out)
+            check_start(&c, &sets);
         input_sets_free(&sets);
     }
     free(draw);

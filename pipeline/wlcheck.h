@@ -4,7 +4,9 @@
  * a workload from a stranger: for each backend, inputs.py and reference.py
  * run in the `script` sandbox for every visible and held-out case, every
  * tensor is checked against the signature, and weak cases are flagged (a
- * weak performance case the workload does not accept by name is a problem).
+ * weak performance case the workload does not accept by name is a problem);
+ * with check_start, the starting kernel is compiled and run on the
+ * correctness cases like any candidate (pipeline/evaluate.h).
  *
  * The caller loads the workload first (workload_load: the strict parser).
  */
@@ -29,6 +31,14 @@ struct wlcheck_opts {
     bool verbose;                /* progress lines on stderr */
     const char *input_cases;     /* --input-cases: stand in for the visible inputs; NULL: none */
     const struct given_reference *reference; /* --reference; NULL: reference.py */
+    /* `kiln workload check`: also compile each backend's starting kernel
+     * and run it on the correctness cases (the gpu-run sandbox; a cuda one
+     * only compiled where there is no GPU), so a start that does not
+     * compile, takes the wrong parameter types or computes the wrong thing
+     * fails the check with the reason; its unused tunables are warned
+     * about (WARN rows, not problems). */
+    bool check_start;
+    int gpu; /* the GPU a cuda start runs on */
 };
 
 #define WLCHECK_PROBLEMS_MAX 2048

@@ -13,10 +13,10 @@ static int print_json(const struct doctor_report *r, int status)
     json_t *items = json_array();
     for (size_t i = 0; i < r->n; i++) {
         const struct doctor_item *it = &r->items[i];
-        json_array_append_new(items,
-                              json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", it->name, "state",
-                                        doctor_state_name(it->state), "detail", it->detail, "fix",
-                                        it->fix, "disables", it->disables));
+        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "check", it->name,
+                                               "state", doctor_state_name(it->state), "detail",
+                                               it->detail, "fix", it->fix, "disables", it->disables,
+                                               "needed", it->needed));
     }
     /* "version": the document's format (1), as every JSON document kiln prints. */
     json_t *doc = json_pack("{s:i, s:o, s:i}", "version", 1, "checks", items, "status", status);
@@ -24,6 +24,42 @@ static int print_json(const struct doctor_report *r, int status)
     putchar('\n');
     json_decref(doc);
     return status;
+}
+
+/* Prints what the items that are not OK disable, the needed ones or the
+ * others; how many it printed. */
+static size_t list_disabled(const struct doctor_report *r, bool needed)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->items[i].state != DOCTOR_OK && r->items[i].needed == needed) {
+            printf("\n  - %s", r->items[i].disables);
+            n++;
+        }
+    return n;
+}
+
+/* The last lines: whether kiln can do its job here (every needed check
+ * OK: a cpu-only host whose cpu backend works can), and what is not
+ * available, what must be fixed first. */
+static void print_summary(const struct doctor_report *r, int status)
+{
+    size_t optional = 0;
+    for (size_t i = 0; i < r->n; i++)
+        optional += r->items[i].state != DOCTOR_OK && !r->items[i].needed;
+    if (status != KILN_EXIT_OK) {
+        fputs("kiln cannot run its job here until these are fixed:", stdout);
+        list_disabled(r, true);
+        if (optional)
+            fputs("\nalso not available (optional):", stdout);
+    } else if (optional) {
+        fputs("kiln can run its job on this machine; not available here (optional):", stdout);
+    } else {
+        puts("kiln can run its full job on this machine.");
+        return;
+    }
+    list_disabled(r, false);
+    putchar('\n');
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -50,10 +86,7 @@ int cmd_doctor(int argc, char **argv)
         cli_report("doctor", &err);
         return KILN_EXIT_USAGE;
     }
-    int status = KILN_EXIT_OK;
-    for (size_t i = 0; i < r.n; i++)
-        if (r.items[i].state != DOCTOR_OK)
-            status = KILN_EXIT_FAIL;
+    int status = doctor_exit_status(&r) ? KILN_EXIT_FAIL : KILN_EXIT_OK;
     if (out == CLI_OUT_JSON)
         return print_json(&r, status);
     if (out == CLI_OUT_QUIET) /* the exit status alone: 0 all, 1 part */
@@ -65,14 +98,6 @@ int cmd_doctor(int argc, char **argv)
             printf("%-9s %-16s   disables: %s\n%-9s %-16s   fix: %s\n", "", "", it->disables, "",
                    "", it->fix);
     }
-    if (status == KILN_EXIT_OK)
-        puts("kiln can run its full job on this machine.");
-    else {
-        fputs("kiln can run only part of its job here; not available:", stdout);
-        for (size_t i = 0; i < r.n; i++)
-            if (r.items[i].state != DOCTOR_OK)
-                printf("\n  - %s", r.items[i].disables);
-        putchar('\n');
-    }
+    print_summary(&r, status);
     return status;
 }

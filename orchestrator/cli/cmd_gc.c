@@ -40,6 +40,40 @@ static void print_report(const json_t *rep)
            dry ? "; --dry-run: nothing was removed" : "");
 }
 
+/* `kiln gc --dry-run` with no rule: every run and its size, and how to
+ * choose (the report's "removed" becomes "runs": nothing was chosen). */
+static void as_survey(json_t *rep)
+{
+    json_object_set(rep, "runs", json_object_get(rep, "removed"));
+    json_object_set_new(rep, "removed", json_array());
+    json_object_set_new(rep, "bytes_freed", json_integer(0));
+    json_object_set_new(rep, "rule", json_null());
+}
+
+static void print_survey(const json_t *rep)
+{
+    char name[1024];
+    const json_t *e;
+    size_t i;
+    long long total = 0;
+    json_array_foreach(json_object_get(rep, "runs"), i, e)
+    {
+        long long b = (long long)json_integer_value(json_object_get(e, "bytes"));
+        total += b;
+        printf(
+            "%s (%lld bytes)\n",
+            text_escape_control(name, sizeof(name), json_string_value(json_object_get(e, "run"))),
+            b);
+    }
+    json_array_foreach(json_object_get(rep, "kept"), i, e) printf(
+        "kept %s: %s\n",
+        text_escape_control(name, sizeof(name), json_string_value(json_object_get(e, "run"))),
+        json_string_value(json_object_get(e, "reason")));
+    printf("%zu runs, %lld bytes (%.1f MiB); --dry-run with no rule: nothing would be removed. "
+           "Choose the runs with --keep-last N, --older-than DAYS or both\n",
+           json_array_size(json_object_get(rep, "runs")), total, total / 1048576.0);
+}
+
 int cmd_gc(int argc, char **argv)
 {
     static const struct option opts[] = {CLI_HELP_OPTION,
@@ -90,17 +124,24 @@ int cmd_gc(int argc, char **argv)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind != argc)
         return cli_usage_error("gc", "takes no arguments (the results directory is --results DIR)");
+    /* --dry-run alone is a survey: every run and its size (keep none,
+     * remove nothing), not a usage error. */
+    bool survey = o.dry_run && o.keep_last < 0 && o.older_than_days < 0;
+    if (survey)
+        o.keep_last = 0;
     if (o.keep_last < 0 && o.older_than_days < 0)
         return cli_usage_error("gc", "say which runs to remove: --keep-last N, --older-than "
-                                     "DAYS, or both");
+                                     "DAYS, or both (--dry-run alone lists the runs)");
     json_t *rep = NULL;
     struct kiln_err err;
     kiln_err_clear(&err);
     enum kiln_rc rc = gc_run(&o, &rep, &err);
+    if (rep && survey)
+        as_survey(rep);
     if (rep && out == CLI_OUT_JSON)
         json_dumpf(rep, stdout, JSON_INDENT(2)), putchar('\n');
     else if (rep && out != CLI_OUT_QUIET)
-        print_report(rep);
+        (survey ? print_survey : print_report)(rep);
     json_decref(rep);
     if (rc != KILN_OK) {
         cli_report("gc", &err);

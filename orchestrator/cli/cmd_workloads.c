@@ -269,6 +269,7 @@ static int workload_check(int argc, char **argv)
         cli_report("workload check", &err);
         return KILN_EXIT_USAGE;
     }
+    workload_warn_shadow(argv[optind], NULL);
     struct stat st;
     if (cg.input_cases && stat(cg.input_cases, &st) != 0) {
         kiln_fail_errno(&err, KILN_E_NOTFOUND, "--input-cases %s", cg.input_cases);
@@ -321,9 +322,9 @@ static const char *backends_text(unsigned backends)
                                            : "[\"cpu\"]";
 }
 
-/* The check runs the scripts, never the starting kernels (kiln eval and
- * kiln optimize compile them): it says which are there and which part is
- * skipped for lack of one, since a starting kernel is optional. */
+/* Which starting kernels are there (the check compiles and runs them
+ * after the scripts: wlcheck_opts.check_start) and which part is skipped
+ * for lack of one, since a starting kernel is optional. */
 static void print_kernels(const struct workload *w, unsigned backends)
 {
     const enum kiln_backend all[] = {KILN_BACKEND_CUDA, KILN_BACKEND_CPU};
@@ -332,13 +333,53 @@ static void print_kernels(const struct workload *w, unsigned backends)
             continue;
         const char *f = workload_file_name(workload_kernel_file(all[b]));
         if (workload_start_kernel(w, all[b]))
-            printf("ok    %s: starting kernel %s present\n", kiln_backend_name(all[b]), f);
+            printf("ok    %s: starting kernel %s present (compiled and run on the correctness "
+                   "cases below)\n",
+                   kiln_backend_name(all[b]), f);
         else
             printf("SKIP  %s: no starting kernel (%s), the kernel part is skipped: candidates "
                    "are still judged against the reference, but speedups vs the start are not "
                    "computed and the tuner has nothing to tune (use --proposer llm)\n",
                    kiln_backend_name(all[b]), f);
     }
+}
+
+/* A workload that does not load: every problem of its workload.json, one
+ * line each (the error's message holds only as many as fit), and how many
+ * more there are when even the list was full. */
+static void say_load_failure(const char *dir, const struct kiln_err *err,
+                             const struct wl_problems *probs, enum cli_output out)
+{
+    size_t shown = 0;
+    for (const char *p = probs->text; *p; p++)
+        shown += *p == '\n';
+    char esc[KILN_ERR_MSG_MAX * 4], line[WLCHECK_PROBLEMS_MAX], more[64] = "";
+    if (shown < probs->n)
+        snprintf(more, sizeof(more), "... and %zu more (fix these and run again)\n",
+                 probs->n - shown);
+    if (out == CLI_OUT_JSON) {
+        char *list = malloc(sizeof(probs->text) + sizeof(more));
+        if (list)
+            snprintf(list, sizeof(probs->text) + sizeof(more), "%s%s", probs->text, more);
+        check_json(dir, NULL, probs->n > 1 && list ? list : err->msg, KILN_OK);
+        free(list);
+        return;
+    }
+    if (out != CLI_OUT_TEXT)
+        return;
+    if (probs->n <= 1) {
+        printf("FAIL  %s\n", text_escape_control(esc, sizeof(esc), err->msg));
+        return;
+    }
+    printf("FAIL  %s/workload.json: %zu problems:\n", dir, probs->n);
+    for (const char *p = probs->text; *p;) {
+        size_t len = strcspn(p, "\n");
+        snprintf(line, sizeof(line), "%.*s", (int)len, p);
+        printf("FAIL    %s\n", text_escape_control(esc, sizeof(esc), line));
+        p += len + (p[len] == '\n');
+    }
+    if (more[0])
+        printf("FAIL    %s", more);
 }
 
 /* workload check once the arguments are in: load, then every backend. */
@@ -350,14 +391,17 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
     kiln_err_clear(&err);
     struct workload *w = NULL;
     bool text = out == CLI_OUT_TEXT;
-    if (workload_load(dir, &w, &err) != KILN_OK) {
-        char esc[KILN_ERR_MSG_MAX * 4];
-        if (text)
-            printf("FAIL  %s\n", text_escape_control(esc, sizeof(esc), err.msg));
-        else if (out == CLI_OUT_JSON)
-            check_json(dir, NULL, err.msg, KILN_OK);
+    struct wl_problems *probs = malloc(sizeof(*probs));
+    if (!probs) {
+        fprintf(stderr, "kiln workload check: out of memory\n");
+        return KILN_EXIT_USAGE;
+    }
+    if (workload_load_problems(dir, &w, probs, &err) != KILN_OK) {
+        say_load_failure(dir, &err, probs, out);
+        free(probs);
         return KILN_EXIT_FAIL;
     }
+    free(probs);
     /* An explicit --backend the workload does not list would check nothing
      * and "pass": say so instead (usage error, exit 2). */
     if ((w->backends & backends) == 0) {
@@ -401,7 +445,8 @@ static int check_loaded(const char *dir, unsigned backends, uint64_t seed, const
                               .script_timeout_ms = timeout_ms,
                               .input_cases = cg->input_cases,
                               .reference = cg->reference,
-                              .table = text ? stdout : NULL};
+                              .table = text ? stdout : NULL,
+                              .check_start = true};
     struct wlcheck_result res;
     wlcheck_run(w, &co, &res);
     int status = res.nproblems ? KILN_EXIT_FAIL : KILN_EXIT_OK;

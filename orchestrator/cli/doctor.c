@@ -40,7 +40,18 @@ static struct doctor_item *add(struct doctor_report *r, const char *name, enum d
     memset(it, 0, sizeof(*it));
     snprintf(it->name, sizeof(it->name), "%s", name);
     it->state = st;
+    it->needed = true;
     return it;
+}
+
+/* An NVIDIA GPU is there: then what the cuda backend needs is needed. */
+static bool host_has_gpu(void)
+{
+    struct gpuinfo gpus[GPUINFO_MAX];
+    size_t n = 0;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    return gpuinfo_list("/proc", gpus, &n, &e) == KILN_OK && n > 0;
 }
 
 #define SETF(field, ...) snprintf((field), sizeof(field), __VA_ARGS__)
@@ -167,6 +178,7 @@ static void check_cgroups(struct doctor_report *r)
         struct doctor_item *it = add(r, "cgroups", st);
         if (!it)
             return;
+        it->needed = false; /* rlimits stand in, and say so */
         SETF(it->detail, "cgroup v2 at /sys/fs/cgroup, controllers: %s; %s", ctl,
              writable ? "kiln can create child cgroups" : "not writable by kiln");
         if (st != DOCTOR_OK) {
@@ -182,6 +194,7 @@ static void check_cgroups(struct doctor_report *r)
     struct doctor_item *it = add(r, "cgroups", DOCTOR_DEGRADED);
     if (!it)
         return;
+    it->needed = false; /* v1 or rlimits stand in, and say so */
     SETF(it->detail,
          "no pure cgroup v2: hybrid layout (v2 controllers: %s; v1 memory: %s, "
          "v1 pids: %s)",
@@ -207,6 +220,7 @@ static void check_gpus(struct doctor_report *r)
         struct doctor_item *it = add(r, "gpu", DOCTOR_MISSING);
         if (!it)
             return;
+        it->needed = false; /* a cpu-only host: the cpu backend is its job */
         SETF(it->detail, "no NVIDIA GPU found%s%s", e.msg[0] ? ": " : "", e.msg);
         SETF(it->fix, "install the NVIDIA driver on a machine with a GPU");
         SETF(it->disables, "the cuda backend (kiln eval/optimize --backend cuda); "
@@ -274,6 +288,8 @@ static void check_archs(struct doctor_report *r)
     if (gpuinfo_list("/proc", gpus, &n, &e) != KILN_OK || n == 0 ||
         eval_harness_path(KILN_BACKEND_CUDA, harness, sizeof(harness), &e) != KILN_OK) {
         struct doctor_item *it = add(r, "arch", list[0] ? DOCTOR_OK : DOCTOR_MISSING);
+        if (it)
+            it->needed = n > 0; /* without a GPU the cuda backend is not this host's job */
         if (it && list[0])
             SETF(it->detail,
                  "no GPU to ask here: candidates are compiled for sm_%d unless --arch names "
@@ -343,6 +359,7 @@ static void check_nvcc(struct doctor_report *r)
     struct doctor_item *it = add(r, "nvcc", rel ? DOCTOR_OK : DOCTOR_MISSING);
     if (!it)
         return;
+    it->needed = host_has_gpu();
     if (!rel) {
         SETF(it->detail, "nvcc not found in PATH or /usr/local/cuda/bin");
         SETF(it->fix, "install the CUDA toolkit in /usr/local/cuda");
@@ -375,6 +392,7 @@ static void check_nvrtc(struct doctor_report *r)
     struct doctor_item *it = add(r, "nvrtc", major ? DOCTOR_OK : DOCTOR_DEGRADED);
     if (!it)
         return;
+    it->needed = false;
     if (!major) {
         SETF(it->detail, "libnvrtc not loadable");
         SETF(it->fix, "install the CUDA toolkit's NVRTC (cuda-nvrtc package)");
@@ -430,17 +448,18 @@ static void check_images(struct doctor_report *r)
     }
 }
 
-/* A real script sandbox: python3 importing numpy under the script policy
- * and image, as inputs.py and reference.py run. Finding python3 as root
- * proves little: the sandbox's unprivileged uid must reach it too. */
-static void check_script_sandbox(struct doctor_report *r)
+/* Runs `python3 -c CODE` in a real script sandbox, as inputs.py and
+ * reference.py run (policy and image "script", the sandbox's own uid):
+ * true when it exited 0; `why` (cap bytes) says what went wrong, or holds
+ * its stdout's first line when it worked. */
+static bool script_sandbox_python(const char *code, double *wall_s, char *why, size_t cap)
 {
     struct kiln_err err;
     kiln_err_clear(&err);
     struct hostvars *hv = calloc(1, sizeof(*hv));
     struct sandbox_result res;
     memset(&res, 0, sizeof(res));
-    char *argv[] = {"python3", "-c", "import numpy", NULL};
+    char *argv[] = {"python3", "-c", (char *)code, NULL};
     struct sandbox_spec spec = {
         .policy = "script", .image = "script", .argv = argv, .stdin_fd = -1, .tar_fd = -1};
     spec.limits.timeout_ms = 60000;
@@ -451,25 +470,72 @@ static void check_script_sandbox(struct doctor_report *r)
         rc = sandbox_run(&spec, &res, &err);
     }
     free(hv);
-    int ok = rc == KILN_OK && res.verdict == SANDBOX_EXITED && res.exit_code == 0;
-    struct doctor_item *it = add(r, "script sandbox", ok ? DOCTOR_OK : DOCTOR_MISSING);
-    if (it && ok)
-        SETF(it->detail, "python3 -c 'import numpy' ran in the script sandbox in %.3f s",
-             res.wall_s);
-    if (it && !ok) {
+    bool ok = rc == KILN_OK && res.verdict == SANDBOX_EXITED && res.exit_code == 0;
+    *wall_s = res.wall_s;
+    if (ok) {
+        const char *o = res.out.data ? res.out.data : "";
+        snprintf(why, cap, "%.*s", (int)strcspn(o, "\n"), o);
+    } else {
         char line[256];
         if (rc == KILN_OK)
             sandbox_verdict_line(&res, line, sizeof(line));
         const char *e = rc == KILN_OK && res.err.data ? res.err.data : "";
         size_t len = strlen(e);
-        SETF(it->detail, "python3 -c 'import numpy' in the script sandbox: %s%s%s",
-             rc == KILN_OK ? line : err.msg, *e ? "; stderr: " : "", len > 400 ? e + len - 400 : e);
+        snprintf(why, cap, "%s%s%s", rc == KILN_OK ? line : err.msg, *e ? "; stderr: " : "",
+                 len > 400 ? e + len - 400 : e);
+    }
+    sandbox_result_free(&res);
+    return ok;
+}
+
+/* A real script sandbox: python3 importing numpy under the script policy
+ * and image. Finding python3 as root proves little: the sandbox's
+ * unprivileged uid must reach it too. */
+static void check_script_sandbox(struct doctor_report *r)
+{
+    char why[600];
+    double wall = 0;
+    bool ok = script_sandbox_python("import numpy", &wall, why, sizeof(why));
+    struct doctor_item *it = add(r, "script sandbox", ok ? DOCTOR_OK : DOCTOR_MISSING);
+    if (it && ok)
+        SETF(it->detail, "python3 -c 'import numpy' ran in the script sandbox in %.3f s", wall);
+    if (it && !ok) {
+        SETF(it->detail, "python3 -c 'import numpy' in the script sandbox: %s", why);
         SETF(it->fix, "make python3 and its prefix readable by any user (every directory "
                       "above it needs o+x; a pyenv under /root is not), or point KILN_PYTHON "
                       "at a python3 outside private directories");
         SETF(it->disables, "workload input and reference scripts");
     }
-    sandbox_result_free(&res);
+}
+
+/* torch in the script sandbox: `kiln import kernelbench` runs each
+ * problem's model there (its probe imports torch). Optional. Found, not
+ * imported: importing torch takes seconds, finding it milliseconds. */
+static void check_torch(struct doctor_report *r)
+{
+    static const char find[] = "import importlib.util as u, sys\n"
+                               "if u.find_spec('torch') is None:\n"
+                               "    sys.exit('No module named torch')\n"
+                               "try:\n"
+                               "    import importlib.metadata as m\n"
+                               "    print(m.version('torch'))\n"
+                               "except Exception:\n"
+                               "    print('(version unknown)')\n";
+    char why[600];
+    double wall = 0;
+    bool ok = script_sandbox_python(find, &wall, why, sizeof(why));
+    struct doctor_item *it = add(r, "torch", ok ? DOCTOR_OK : DOCTOR_DEGRADED);
+    if (!it)
+        return;
+    it->needed = false;
+    if (ok) {
+        SETF(it->detail, "torch %s found by python3 in the script sandbox", why);
+        return;
+    }
+    SETF(it->detail, "python3 in the script sandbox finds no torch: %s", why);
+    SETF(it->fix, "apt-get install python3-torch (or install torch for the python3 kiln runs: "
+                  "KILN_PYTHON)");
+    SETF(it->disables, "kiln import kernelbench (its probe runs the model with torch)");
 }
 
 /* Nsight Compute for `kiln optimize --profile` (cheap: ncu is not run). */
@@ -480,6 +546,7 @@ static void check_profiler(struct doctor_report *r)
     struct doctor_item *it = add(r, "profiler", found ? DOCTOR_OK : DOCTOR_DEGRADED);
     if (!it)
         return;
+    it->needed = false;
     SETF(it->detail, "%s", desc);
     if (!found) {
         SETF(it->fix, "install Nsight Compute (cuda-nsight-compute) or set KILN_NCU to ncu");
@@ -498,6 +565,8 @@ static void check_docs(struct doctor_report *r)
     if (rc == KILN_OK)
         rc = docs_index_open(path, &ix, &e);
     struct doctor_item *it = add(r, "docs index", rc == KILN_OK ? DOCTOR_OK : DOCTOR_DEGRADED);
+    if (it)
+        it->needed = false;
     if (it && rc == KILN_OK)
         SETF(it->detail, "%s: %zu passages", path, docs_index_count(ix));
     if (it && rc != KILN_OK) {
@@ -509,9 +578,9 @@ static void check_docs(struct doctor_report *r)
 }
 
 static void (*const checks[])(struct doctor_report *) = {
-    check_kernel,         check_userns,   check_seccomp, check_cgroups, check_gpus,
-    check_archs,          check_nvcc,     check_nvrtc,   check_python,  check_images,
-    check_script_sandbox, check_profiler, check_docs,
+    check_kernel,         check_userns, check_seccomp,  check_cgroups, check_gpus,
+    check_archs,          check_nvcc,   check_nvrtc,    check_python,  check_images,
+    check_script_sandbox, check_torch,  check_profiler, check_docs,
 };
 
 enum kiln_rc doctor_collect(struct doctor_report *r, struct kiln_err *err)
@@ -536,4 +605,12 @@ const char *doctor_state_name(enum doctor_state s)
         return "MISSING";
     }
     return "?";
+}
+
+int doctor_exit_status(const struct doctor_report *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->items[i].needed && r->items[i].state != DOCTOR_OK)
+            return 1;
+    return 0;
 }

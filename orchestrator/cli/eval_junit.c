@@ -25,9 +25,8 @@ static bool status_is_failure(enum verdict_status s)
 }
 
 struct suite_count {
-    size_t tests, failures, errors;
+    size_t tests, failures, errors, skipped;
     double time_s;
-    bool detail_written; /* the verdict's detail went into one element's body */
 };
 
 /* A message attribute: the first line of `text`, at most 200 characters
@@ -40,10 +39,14 @@ static void put_message(struct strbuf *sb, const char *text)
     put_text(sb, line);
 }
 
-/* One <testcase>: `problem` NULL for a pass; `body` (NULL: none) the whole
- * text under the failure or error element. */
+/* What became of one <testcase>. */
+enum case_outcome { CASE_PASS, CASE_FAILURE, CASE_ERROR, CASE_SKIPPED };
+
+/* One <testcase>: `message` NULL for a pass; `body` (NULL: none) the whole
+ * text under the failure, error or skipped element. */
 static void put_case(struct strbuf *sb, const char *workload, const char *name, double time_s,
-                     bool failure, const char *problem, const char *body, struct suite_count *n)
+                     enum case_outcome how, const char *message, const char *body,
+                     struct suite_count *n)
 {
     strbuf_puts(sb, "    <testcase classname=\"");
     put_text(sb, workload);
@@ -52,14 +55,16 @@ static void put_case(struct strbuf *sb, const char *workload, const char *name, 
     strbuf_printf(sb, "\" time=\"%.6f\"", time_s);
     n->tests++;
     n->time_s += time_s;
-    if (!problem) {
+    if (how == CASE_PASS || !message) {
         strbuf_puts(sb, "/>\n");
         return;
     }
-    const char *tag = failure ? "failure" : "error";
-    *(failure ? &n->failures : &n->errors) += 1;
+    static const char *const tags[] = {"", "failure", "error", "skipped"};
+    size_t *count[] = {NULL, &n->failures, &n->errors, &n->skipped};
+    const char *tag = tags[how];
+    *count[how] += 1;
     strbuf_printf(sb, ">\n      <%s message=\"", tag);
-    put_message(sb, problem);
+    put_message(sb, message);
     if (body && body[0]) {
         strbuf_puts(sb, "\">");
         put_text(sb, body);
@@ -69,51 +74,102 @@ static void put_case(struct strbuf *sb, const char *workload, const char *name, 
     }
 }
 
-/* The verdict's detail (it may quote the whole compiler output) goes into
- * the body of the first element that needs it, and nowhere else. */
-static const char *detail_once(const struct verdict *v, struct suite_count *n)
+/* A wrong result is a failure; a candidate that could not be judged to the
+ * end (compile error, crash, timeout, limit, sandbox) is an error. */
+static enum case_outcome problem_of(enum verdict_status s)
 {
-    if (n->detail_written || !v->detail[0])
+    return status_is_failure(s) ? CASE_FAILURE : CASE_ERROR;
+}
+
+/* A set the harness never ran: evaluate.c's mark_unreported gives it one
+ * "-" output saying "skipped" (the harness stopped before it) or "no
+ * status reported" (it died first). The case that stopped it says why. */
+static bool set_not_run(const struct verdict_case *c)
+{
+    return !c->correct && c->noutputs == 1 && !strcmp(c->outputs[0].name, "-") &&
+           (!strcmp(c->detail, "skipped") || !strcmp(c->detail, "no status reported"));
+}
+
+/* The verdict's detail when it is about case `name` ("case n1 (set 0):
+ * ...", "case big: signal 11 ..."), else NULL. */
+static const char *detail_about(const struct verdict *v, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(v->detail, "case ", 5) || strncmp(v->detail + 5, name, n) ||
+        (v->detail[5 + n] != ':' && v->detail[5 + n] != ' '))
         return NULL;
-    n->detail_written = true;
     return v->detail;
 }
 
-/* A visible case: every input set the verdict has of it must be correct;
- * one the verdict does not have was not reached (compile error, crash, an
- * earlier wrong answer). */
-static void visible_case(struct strbuf *sb, const char *workload, const char *name,
-                         const struct verdict *v, struct suite_count *n)
+/* What the run of one visible case gave: the sets it has in the verdict,
+ * those that ran, the first wrong one, the measured time. */
+struct case_sets {
+    size_t seen, ran;
+    const struct verdict_case *bad;
+    double time_s;
+};
+
+static struct case_sets sets_of(const struct verdict *v, const char *name)
 {
-    double time_s = 0;
-    const struct verdict_case *bad = NULL;
-    size_t seen = 0;
+    struct case_sets cs = {0};
     for (size_t i = 0; i < v->ncases; i++) {
         const struct verdict_case *c = &v->cases[i];
         if (strcmp(c->name, name) != 0)
             continue;
-        seen++;
+        cs.seen++;
+        if (set_not_run(c))
+            continue;
+        cs.ran++;
         if (c->timed) /* the measured runs: n samples of mean ms */
-            time_s += c->timing.mean * (double)c->timing.n / 1000.0;
-        if (!c->correct && !bad)
-            bad = c;
+            cs.time_s += c->timing.mean * (double)c->timing.n / 1000.0;
+        if (!c->correct && !cs.bad)
+            cs.bad = c;
     }
+    return cs;
+}
+
+/* Why the cases that did not run did not: where the evaluation stopped. */
+static void stopped_at(const struct eval_outcome *o, char *dst, size_t cap)
+{
+    const struct verdict *v = &o->v;
+    char who[VERDICT_NAME_MAX + 8] = "";
+    if (!strncmp(v->detail, "case ", 5))
+        snprintf(who, sizeof(who), "%.*s", (int)strcspn(v->detail + 5, " :"), v->detail + 5);
+    if (who[0])
+        snprintf(dst, cap, "not run: the evaluation stopped at case %s (%s)", who,
+                 verdict_status_name(v->status));
+    else
+        snprintf(dst, cap, "not run: the evaluation stopped at stage %s (%s)", o->stage,
+                 verdict_status_name(v->status));
+}
+
+/* A visible case: passed when every set it ran is correct; its own
+ * failure or error when one is not (the verdict's detail when it names
+ * this case, else the set's); skipped when none of it ran. Returns true
+ * when it carries the verdict's problem. */
+static bool visible_case(struct strbuf *sb, const char *workload, const char *name,
+                         const struct eval_outcome *o, struct suite_count *n)
+{
+    const struct verdict *v = &o->v;
+    struct case_sets cs = sets_of(v, name);
     char msg[VERDICT_DETAIL_MAX + 64];
-    bool failure = status_is_failure(v->status);
-    if (bad) {
-        snprintf(msg, sizeof(msg), "set %d: %s", bad->set, bad->detail[0] ? bad->detail : "wrong");
-        put_case(sb, workload, name, time_s, failure, msg, msg, n);
-    } else if (!seen && v->status != VERDICT_PASS) {
-        /* Not reached: after a wrong answer (the evaluation stops at the
-         * first, correctness cases first) a failure like the held-out
-         * check's; after a crash or a compile error an error. */
-        const char *body = detail_once(v, n);
-        snprintf(msg, sizeof(msg), "not run: %s%s", verdict_status_name(v->status),
-                 body ? "" : " (the detail is in the first element that says why)");
-        put_case(sb, workload, name, time_s, failure, body ? body : msg, body, n);
-    } else {
-        put_case(sb, workload, name, time_s, false, NULL, NULL, n);
+    if (cs.bad) {
+        const char *own = detail_about(v, name);
+        if (!own) {
+            snprintf(msg, sizeof(msg), "case %s (set %d): %s", name, cs.bad->set,
+                     cs.bad->detail[0] ? cs.bad->detail : "wrong");
+            own = msg;
+        }
+        put_case(sb, workload, name, cs.time_s, problem_of(v->status), own, own, n);
+        return true;
     }
+    if (!cs.ran && v->status != VERDICT_PASS) {
+        stopped_at(o, msg, sizeof(msg));
+        put_case(sb, workload, name, 0, CASE_SKIPPED, msg, NULL, n);
+        return false;
+    }
+    put_case(sb, workload, name, cs.time_s, CASE_PASS, NULL, NULL, n);
+    return false;
 }
 
 /* The measured runs of every timed case of `v`, in seconds. */
@@ -126,25 +182,58 @@ static double measured_s(const struct verdict *v)
     return s;
 }
 
-/* The held-out check: its own verdict when it ran, else why it did not. */
+/* The held-out check: its own verdict when it ran, else skipped and why. */
 static void held_out_case(struct strbuf *sb, const char *workload, const struct verdict *v,
                           const struct eval_outcome *held, struct suite_count *n)
 {
     char msg[VERDICT_DETAIL_MAX + 64];
     if (held && held->v.status == VERDICT_PASS) {
-        put_case(sb, workload, "held_out", measured_s(&held->v), false, NULL, NULL, n);
+        put_case(sb, workload, "held_out", measured_s(&held->v), CASE_PASS, NULL, NULL, n);
         return;
     }
     if (held) {
         snprintf(msg, sizeof(msg), "%s: %s", verdict_status_name(held->v.status), held->v.detail);
-        put_case(sb, workload, "held_out", measured_s(&held->v), status_is_failure(held->v.status),
-                 msg, msg, n);
+        put_case(sb, workload, "held_out", measured_s(&held->v), problem_of(held->v.status), msg,
+                 msg, n);
         return;
     }
-    const char *body = detail_once(v, n);
     snprintf(msg, sizeof(msg), "not run: the visible cases did not pass (%s)",
              verdict_status_name(v->status));
-    put_case(sb, workload, "held_out", 0, status_is_failure(v->status), msg, body, n);
+    put_case(sb, workload, "held_out", 0, CASE_SKIPPED, msg, NULL, n);
+}
+
+/* A problem no case carries (a compile error: nothing ran; a harness that
+ * died before any case; impossible timing of cases that were all correct)
+ * gets a <testcase> of its own, named after the stage that ended it, with
+ * the whole detail (all of the compiler's output) as its body. */
+static void stage_case(struct strbuf *sb, const char *workload, const struct eval_outcome *o,
+                       struct suite_count *n)
+{
+    char msg[VERDICT_DETAIL_MAX + 64];
+    snprintf(msg, sizeof(msg), "%s: %s", verdict_status_name(o->v.status), o->v.detail);
+    put_case(sb, workload, o->stage[0] ? o->stage : "evaluation", 0, problem_of(o->v.status), msg,
+             o->v.detail, n);
+}
+
+/* Every <testcase>: the stage's when no case carries the problem, each
+ * visible case of the backend, and the held-out check. */
+static void put_cases(struct strbuf *sb, const struct workload *wl,
+                      const struct eval_junit_info *info, const struct eval_outcome *visible,
+                      const struct eval_outcome *held, struct suite_count *n)
+{
+    struct strbuf cases;
+    strbuf_init(&cases);
+    bool carried = false;
+    for (size_t i = 0; i < wl->ncases; i++)
+        if (wl->cases[i].backends & info->backend)
+            carried |= visible_case(&cases, wl->name, wl->cases[i].name, visible, n);
+    held_out_case(&cases, wl->name, &visible->v, held, n);
+    carried |= held && held->v.status != VERDICT_PASS;
+    if (visible->v.status != VERDICT_PASS && !carried)
+        stage_case(sb, wl->name, visible, n);
+    strbuf_append(sb, cases.data ? cases.data : "", cases.len);
+    sb->oom |= cases.oom;
+    strbuf_free(&cases);
 }
 
 static void put_property(struct strbuf *sb, const char *name, const char *value)
@@ -163,10 +252,7 @@ enum kiln_rc eval_junit_text(const struct workload *wl, const struct eval_junit_
     struct suite_count n = {0};
     struct strbuf cases;
     strbuf_init(&cases);
-    for (size_t i = 0; i < wl->ncases; i++)
-        if (wl->cases[i].backends & info->backend)
-            visible_case(&cases, wl->name, wl->cases[i].name, v, &n);
-    held_out_case(&cases, wl->name, v, held, &n);
+    put_cases(&cases, wl, info, visible, held, &n);
 
     struct strbuf sb;
     strbuf_init(&sb);
@@ -180,8 +266,10 @@ enum kiln_rc eval_junit_text(const struct workload *wl, const struct eval_junit_
                   n.tests, n.failures, n.errors, wall);
     strbuf_puts(&sb, "  <testsuite name=\"");
     put_text(&sb, wl->name);
-    strbuf_printf(&sb, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.6f\">\n", n.tests,
-                  n.failures, n.errors, wall);
+    strbuf_printf(&sb,
+                  "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" "
+                  "time=\"%.6f\">\n",
+                  n.tests, n.failures, n.errors, n.skipped, wall);
     strbuf_puts(&sb, "    <properties>\n");
     put_property(&sb, "candidate", info->candidate);
     put_property(&sb, "candidate_sha256", info->candidate_sha256);

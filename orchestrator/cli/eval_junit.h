@@ -4,16 +4,21 @@
  *
  * <testsuites> holds one <testsuite> per workload; it has one <testcase>
  * per visible case of the backend (classname = workload, name = case name)
- * and one named "held_out" for the held-out check, whatever happened: a
- * compile error makes every one an <error>, the count stays the same.
- * <failure> is a wrong result (wrong answer, impossible or inconsistent
- * timing); <error> is a candidate that could not be judged to the end
- * (compile error, crash, timeout, limit, sandbox violation, rejected
- * output). A case's time is the sum of its measured runs, in seconds; the
- * suite's (and testsuites') time is the whole evaluation's wall time. A
- * message attribute is one line (at most 200 characters); the whole text
- * is the element's body, and the verdict's detail (which may quote all of
- * the compiler's output) is written once, in the first element needing it.
+ * and one named "held_out" for the held-out check, whatever happened. Each
+ * case says what became of it, in its own words: passed; a <failure> (a
+ * wrong result: wrong answer, impossible or inconsistent timing) or an
+ * <error> (it could not be judged to the end: crash, timeout, limit,
+ * sandbox violation, rejected output) whose message is about that case
+ * ("case n2 (set 0): ..."); or <skipped> when it never ran ("not run: the
+ * evaluation stopped at case n1 (wrong_answer)"), never a failure. A
+ * problem no case carries (a compile error: nothing ran; impossible timing
+ * of cases that were all correct) gets a <testcase> of its own first,
+ * named after the stage that ended the evaluation ("compile"), with the
+ * verdict's whole detail (all of the compiler's output) as its body. A
+ * case's time is the sum of its measured runs, in seconds; the suite's (and
+ * testsuites') time is the whole evaluation's wall time; the suite counts
+ * its skipped cases. A message attribute is one line (at most 200
+ * characters); the whole text is the element's body.
  */
 #ifndef KILN_EVAL_JUNIT_H
 #define KILN_EVAL_JUNIT_H

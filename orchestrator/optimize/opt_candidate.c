@@ -93,7 +93,7 @@ static void attempt_feedback(struct opt_attempt *a, const struct eval_outcome *o
     }
     if (o->v.status == VERDICT_COMPILE_ERROR && o->compile.diagnostics && off < sizeof(a->feedback))
         snprintf(a->feedback + off, sizeof(a->feedback) - off, "; compiler: %.500s",
-                 o->compile.diagnostics);
+                 compile_first_error(o->compile.diagnostics));
     utf8_trim_partial(a->feedback); /* the prompt must stay UTF-8 */
 }
 

@@ -20,50 +20,9 @@
 #include "rank.h"
 #include "report.h"
 #include "runrec.h"
+#include "opt_pin.h"
 #include "session.h"
 #include "text.h"
-
-/* best.cu: the best source with its tunables' defaults set to the values
- * that won, so the file alone reproduces the result. */
-static char *pin_config(const char *src, const struct opt_attempt *a, enum kiln_backend b)
-{
-    struct candidate *cand = NULL;
-    struct kiln_err e;
-    kiln_err_clear(&e);
-    char *out = strdup(src);
-    if (!out || !a->has_config || candidate_parse(src, strlen(src), b, &cand, &e) != KILN_OK)
-        return out;
-    for (size_t t = 0; t < cand->ntunables && t < a->nconfig; t++) {
-        /* Find the directive's line and replace what follows its last '='. */
-        char *line = out;
-        for (int l = 1; l < cand->tunables[t].line && line; l++) {
-            line = strchr(line, '\n');
-            line = line ? line + 1 : NULL;
-        }
-        if (!line)
-            continue;
-        char *eol = strchr(line, '\n');
-        char *eq = NULL;
-        for (char *q = line; q < (eol ? eol : line + strlen(line)); q++)
-            if (*q == '=')
-                eq = q;
-        if (!eq)
-            continue;
-        char val[32];
-        snprintf(val, sizeof(val), "= %lld", (long long)a->config[t]);
-        size_t head = (size_t)(eq - out), tail = eol ? strlen(eol) : 0;
-        char *n = malloc(head + strlen(val) + tail + 1);
-        if (!n)
-            break;
-        memcpy(n, out, head);
-        memcpy(n + head, val, strlen(val));
-        memcpy(n + head + strlen(val), eol ? eol : "", tail + 1);
-        free(out);
-        out = n;
-    }
-    candidate_free(cand);
-    return out;
-}
 
 static json_t *medians_json(const struct eval_medians *m)
 {
@@ -353,27 +312,31 @@ static json_t *best_candidate_json(const struct opt_run *r, int top)
                      "held_out", "pass", "summary", v->summary);
 }
 
-/* best.cu|c: the result's source, the winner's configuration pinned; and
- * summary.json's best. */
+/* best.cu|c: the result's source, the winner's configuration pinned (the
+ * directives' defaults and #defines: opt_pin.h); and summary.json's best. */
 static enum kiln_rc write_best(struct opt_run *r, struct final *f, struct kiln_err *err)
 {
     char name[16];
     snprintf(name, sizeof(name), "best.%s", opt_ext_of(f->b));
+    char *best_src = NULL;
     if (f->pick.start_kept) {
         f->bestj = start_best_json(&f->ref->v, f->pick.why);
         enum wl_file wf = f->b == KILN_BACKEND_CUDA ? WL_FILE_KERNEL_CU : WL_FILE_KERNEL_C;
-        return runrec_write(&r->rr, name, f->wl->files[wf].data, f->wl->files[wf].len, err);
-    }
-    if (f->best < 0) {
+        best_src = opt_pin_config(f->wl->files[wf].data, f->wl->files[wf].len, f->b, NULL, 0);
+    } else if (f->best < 0) {
         f->bestj = json_null();
         return KILN_OK;
+    } else {
+        const struct opt_attempt *a = &r->hist[f->best];
+        f->bestj = json_deep_copy(f->candj);
+        json_object_set_new(f->bestj, "why", json_string(f->pick.why));
+        const char *src = r->sources[f->best];
+        best_src =
+            opt_pin_config(src, strlen(src), f->b, a->config, a->has_config ? a->nconfig : 0);
     }
-    f->bestj = json_deep_copy(f->candj);
-    json_object_set_new(f->bestj, "why", json_string(f->pick.why));
-    enum kiln_rc rc = KILN_OK;
-    char *best_src = pin_config(r->sources[f->best], &r->hist[f->best], f->b);
-    if (best_src)
-        rc = runrec_write(&r->rr, name, best_src, strlen(best_src), err);
+    if (!best_src)
+        return kiln_fail(err, KILN_E_NOMEM, "writing %s", name);
+    enum kiln_rc rc = runrec_write(&r->rr, name, best_src, strlen(best_src), err);
     free(best_src);
     return rc;
 }

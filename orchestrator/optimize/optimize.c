@@ -234,6 +234,11 @@ void opt_run_free(struct opt_run *r)
     opt_given_free(&r->given);
     docs_index_close(r->docs);
     tuner_findings_free(&r->findings);
+    if (r->drop_run && r->lock_fd >= 0 && r->rr.dir[0]) {
+        struct kiln_err ign;
+        kiln_err_clear(&ign);
+        (void)(fs_remove_tree(r->rr.dir, &ign) == KILN_OK);
+    }
     if (r->lock_fd >= 0) /* last: the run is live until its workers are stopped */
         close(r->lock_fd);
     r->lock_fd = -1;
@@ -623,6 +628,8 @@ static enum kiln_rc run_load_workload(struct opt_run *r, const struct opt_option
         rc = generate_workload(r, wdir, cap, err);
     else if (rc == KILN_OK)
         rc = workload_resolve_dir(o->workload, wdir, cap, err);
+    if (rc == KILN_OK && !o->description)
+        workload_warn_shadow(o->workload, NULL);
     if (rc == KILN_OK)
         rc = workload_load(wdir, wl, err);
     if (rc == KILN_OK && o->tuner_run)
@@ -707,6 +714,21 @@ static void run_notices(struct opt_run *r, const struct opt_options *o)
                 kiln_backend_name(eval_session_backend(r->s)));
 }
 
+/* A run that failed before its first candidate (the start does not
+ * compile or is wrong, the baseline failed, ...) holds nothing to resume:
+ * it is removed rather than left suggesting `kiln resume`, and run_dir
+ * emptied so the caller says nothing of it. A stopped run (Ctrl-C) is
+ * kept, and so is a run whose workload the model wrote (its exchanges
+ * cost money and say what went wrong). */
+static void drop_if_unstarted(struct opt_run *r, enum kiln_rc rc, char *run_dir)
+{
+    if (rc == KILN_OK || rc == KILN_E_CANCELLED || r->n > 0 || r->generated || r->lock_fd < 0 ||
+        !run_dir[0])
+        return;
+    r->drop_run = true;
+    run_dir[0] = '\0';
+}
+
 enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap,
                           struct kiln_err *err)
 {
@@ -736,6 +758,7 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = opt_interrupted(&r, err);
     if (rc == KILN_OK)
         rc = opt_loop(&r, 1, err);
+    drop_if_unstarted(&r, rc, run_dir);
     workload_free(wl);
     opt_run_free(&r);
     return rc;

@@ -87,6 +87,9 @@ struct opt_run {
     char hardware[384];             /* the prompt's hardware line (hwdesc.h), once asked */
     bool hardware_known;
     int lock_fd; /* runrec_lock's, held until opt_run_free; -1: none */
+    /* The run failed before its first candidate: opt_run_free removes its
+     * directory (nothing to resume), still under the lock. */
+    bool drop_run;
     /* The status line (opt_progress): drawn on a terminal only, redrawn
      * under each log line (opt_log); its count never goes backwards, also
      * when --jobs N candidates finish out of order. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "gpuinfo.h"
 #include "kiln_version.h"
@@ -12,9 +13,10 @@
 #define UNAVAILABLE  "unavailable"
 #define NOT_RECORDED "not recorded"
 
-static const char *const KEYS[] = {
-    "gpu_model",    "gpu_uuid",      "driver",        "cuda_toolkit_kiln", "nvcc",       "cc",
-    "sm_clock_mhz", "mem_clock_mhz", "temperature_c", "persistence_mode",  "host_kernel"};
+static const char *const KEYS[] = {"gpu_model",         "gpu_uuid",      "driver",
+                                   "cuda_toolkit_kiln", "nvcc",          "cc",
+                                   "sm_clock_mhz",      "mem_clock_mhz", "temperature_c",
+                                   "persistence_mode",  "host_kernel",   "host_load"};
 #define NKEYS (sizeof(KEYS) / sizeof(KEYS[0]))
 
 /* First line of a tool's output that contains `want` (or the first line),
@@ -60,6 +62,22 @@ static void csv_field(const char *csv, int k, char *out, size_t cap)
         snprintf(out, cap, "%.*s", (int)n, p);
 }
 
+/* "1.52 0.98 0.60 on 2 CPUs": /proc/loadavg's 1, 5 and 15 minute
+ * averages and the CPUs online, so a reader can weigh them. */
+static void host_load(char *out, size_t cap)
+{
+    double l1, l5, l15;
+    FILE *f = fopen("/proc/loadavg", "re");
+    int got = f ? fscanf(f, "%lf %lf %lf", &l1, &l5, &l15) : 0;
+    if (f)
+        fclose(f);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (got == 3)
+        snprintf(out, cap, "%.2f %.2f %.2f on %ld CPUs", l1, l5, l15, cpus);
+    else
+        snprintf(out, cap, UNAVAILABLE);
+}
+
 enum kiln_rc envcap_now(int gpu, json_t **out, struct kiln_err *err)
 {
     json_t *o = json_object();
@@ -69,6 +87,8 @@ enum kiln_rc envcap_now(int gpu, json_t **out, struct kiln_err *err)
     struct utsname u;
     json_object_set_new(o, "host_kernel", json_string(uname(&u) == 0 ? u.release : UNAVAILABLE));
     json_object_set_new(o, "cuda_toolkit_kiln", json_string(KILN_CUDA_VERSION));
+    host_load(v, sizeof(v));
+    json_object_set_new(o, "host_load", json_string(v));
     char *nvcc[] = {"nvcc", "--version", NULL};
     tool_line(nvcc, "release", v, sizeof(v));
     json_object_set_new(o, "nvcc", json_string(v));

@@ -2,7 +2,8 @@
  * envcap.h - the environment a timing depends on, as this host shows it
  * now: GPU model and UUID, driver, CUDA toolkit (kiln's build and nvcc on
  * PATH), host compiler, SM and memory clocks, temperature, persistence
- * mode, host kernel. `kiln archive` stores it beside what the run itself
+ * mode, host kernel, host load (a busy host explains a SLOW case; it is
+ * shown, never counted as drift). `kiln archive` stores it beside what the run itself
  * recorded, and `kiln replay` compares the two before judging any timing.
  * Probes run trusted host tools (nvidia-smi, nvcc, cc) with a timeout;
  * a missing tool gives "unavailable", never an error.
@@ -16,8 +17,9 @@
 
 /* A flat object of strings: "gpu_model", "gpu_uuid", "driver",
  * "cuda_toolkit_kiln", "nvcc", "cc", "sm_clock_mhz", "mem_clock_mhz",
- * "temperature_c", "persistence_mode", "host_kernel". `gpu` is kiln's
- * GPU index (PCI order); -1 for no GPU fields. */
+ * "temperature_c", "persistence_mode", "host_kernel", "host_load" ("1.52
+ * 0.98 0.60 on 2 CPUs": the 1, 5 and 15 minute load averages). `gpu` is
+ * kiln's GPU index (PCI order); -1 for no GPU fields. */
 enum kiln_rc envcap_now(int gpu, json_t **out, struct kiln_err *err) KILN_NODISCARD;
 
 /* The same keys from a run's run.json (and environment.json when the run

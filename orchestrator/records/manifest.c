@@ -494,8 +494,9 @@ enum kiln_rc manifest_check_dir(const char *dir, const struct manifest_skip *ski
     if (rc == KILN_OK) {
         manifest_compare(&want, &have, tolerate, ctx, diff);
         if (diff->n_problems)
-            rc = kiln_fail(err, KILN_E_REJECTED, "%s: %zu file%s differ from its MANIFEST:\n%s",
-                           dir, diff->n_problems, diff->n_problems == 1 ? "" : "s", diff->report);
+            rc = kiln_fail(err, KILN_E_REJECTED, "%s: %zu %s from its MANIFEST:\n%s", dir,
+                           diff->n_problems,
+                           diff->n_problems == 1 ? "file differs" : "files differ", diff->report);
     }
     manifest_free(&want);
     manifest_free(&have);

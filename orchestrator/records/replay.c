@@ -375,15 +375,44 @@ static bool timings_skipped(const struct report *r, const struct pair *pr)
     return true;
 }
 
+/* The host load on both sides, "0.42 -> 6.21 on 2 CPUs" (the 1 minute
+ * averages), for a SLOW or FAST call: a busy host explains one. "" when
+ * neither side recorded it. */
+static void load_beside(const struct report *r, const struct perf_judgement *j, char *out,
+                        size_t cap)
+{
+    out[0] = '\0';
+    if (j->call != PERF_SLOW && j->call != PERF_FAST)
+        return;
+    const char *a = jstr(r->env_before, "host_load"), *b = jstr(r->env_now, "host_load");
+    double la = -1, lb = -1;
+    if (a)
+        sscanf(a, "%lf", &la);
+    if (b)
+        sscanf(b, "%lf", &lb);
+    if (la < 0 && lb < 0)
+        return;
+    const char *cpus = b && strstr(b, " on ") ? strstr(b, " on ") : a ? strstr(a, " on ") : NULL;
+    char x[32] = "?", y[32] = "?";
+    if (la >= 0)
+        snprintf(x, sizeof(x), "%.2f", la);
+    if (lb >= 0)
+        snprintf(y, sizeof(y), "%.2f", lb);
+    snprintf(out, cap, "; host load %s -> %s%s", x, y, cpus ? cpus : "");
+}
+
 static void print_case(const struct report *r, const struct pair *pr, const char *name,
                        const struct perf_judgement *j)
 {
+    char load[96];
+    load_beside(r, j, load, sizeof(load));
     if (r->o->format == REPLAY_TEXT)
-        printf("  %-16s %-9s median %.4g -> %.4g ms (%zu, %zu samples)  %s\n", name,
-               perf_call_name(j->call), j->old_median, j->new_median, j->n_old, j->n_new, j->why);
+        printf("  %-16s %-9s median %.4g -> %.4g ms (%zu, %zu samples)  %s%s\n", name,
+               perf_call_name(j->call), j->old_median, j->new_median, j->n_old, j->n_new, j->why,
+               load);
     else if (r->o->format == REPLAY_MARKDOWN)
-        printf("| %s | %s | | | **%s** | %.4g -> %.4g ms | %s |\n", pr->id, name,
-               perf_call_name(j->call), j->old_median, j->new_median, j->why);
+        printf("| %s | %s | | | **%s** | %.4g -> %.4g ms | %s%s |\n", pr->id, name,
+               perf_call_name(j->call), j->old_median, j->new_median, j->why, load);
     else if (r->o->format == REPLAY_CSV) {
         printf("%s,%s,%s,%s,%d,%s,%.6g,%.6g,%.6g,", pr->id, name, pr->old_status, pr->new_status,
                pr->equal, perf_call_name(j->call), j->old_median, j->new_median, j->ratio);
@@ -512,9 +541,9 @@ static void environment(struct report *r, const json_t *before, const json_t *no
     printf("%senvironment (recorded -> %s):\n", md ? "```\n" : "", now_label);
     printf("  %-18s %s -> %s\n", "target arch", r->arch_before[0] ? r->arch_before : "-",
            r->arch_now[0] ? r->arch_now : "-");
-    static const char *const keys[] = {"gpu_model",         "gpu_uuid",      "driver",
-                                       "cuda_toolkit_kiln", "nvcc",          "cc",
-                                       "sm_clock_mhz",      "mem_clock_mhz", "host_kernel"};
+    static const char *const keys[] = {
+        "gpu_model", "gpu_uuid",     "driver",        "cuda_toolkit_kiln", "nvcc",
+        "cc",        "sm_clock_mhz", "mem_clock_mhz", "host_kernel",       "host_load"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         printf("  %-18s %s -> %s\n", keys[i], jstr(before, keys[i]) ? jstr(before, keys[i]) : "?",
                jstr(now, keys[i]) ? jstr(now, keys[i]) : "?");

@@ -868,6 +868,16 @@ static enum kiln_rc check_run(const struct runarchive *out, struct kiln_err *err
         kiln_err_clear(err);
         return kiln_fail(err, KILN_E_REJECTED, "the archive has no MANIFEST: not a kiln archive");
     }
+    size_t n = strlen(out->run);
+    if (rc != KILN_OK && !strncmp(err->msg, out->run, n)) {
+        /* Named as the archive holds it (run-007), not by the temporary
+         * directory it was unpacked into, which is gone when this is read. */
+        char msg[KILN_ERR_MSG_MAX];
+        const char *name = strrchr(out->run, '/');
+        snprintf(msg, sizeof(msg), "%s%s", name ? name + 1 : out->run, err->msg + n);
+        kiln_err_clear(err);
+        return kiln_fail(err, rc, "%s", msg);
+    }
     if (rc != KILN_OK)
         return rc;
     char p[PATH_MAX + 16];

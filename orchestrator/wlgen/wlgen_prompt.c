@@ -135,7 +135,9 @@ static void put_rules(struct strbuf *sb, enum kiln_backend backend)
             "- cost: the fewest bytes any kernel must move and the flops, per case.\n"
             "- The starting kernel is a straightforward, correct implementation: the baseline "
             "later kernels must beat. Declare tunables where they are natural.\n"
-            "- Fixed scalar values (\"value\") must match the constants your reference uses.\n"
+            "- Scalars: case.json's \"scalars\" holds each scalar argument's value for the "
+            "case as the kernel receives it (case[\"scalars\"][\"a\"]): read fixed values "
+            "(\"value\") from there instead of repeating the constant in the scripts.\n"
             "- kiln adds \"provenance\": \"model-generated\" to workload.json itself.\n\n");
 }
 

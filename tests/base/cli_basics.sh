@@ -65,5 +65,12 @@ for cmd in $("$k" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{print $1}
     [ "$rows" -le "$max" ] || { echo "FAIL: README's table lists kiln $cmd $rows times"; fail=1; }
 done
 grep -q 'best\.c`' "$readme" || { echo "FAIL: README names best.cu only (cpu runs write best.c)"; fail=1; }
+# A local OpenAI-compatible server is documented in README, not only in
+# orchestrator/propose/LLM.md (issue 35 item 12): an example per server,
+# and that no key is needed.
+for want in "--base-url http://127.0.0.1:8080/v1" "--base-url http://127.0.0.1:11434/v1" \
+    "vllm serve" "no API key is needed"; do
+    grep -qF -- "$want" "$readme" || { echo "FAIL: README does not document a local model server ($want)"; fail=1; }
+done
 [ $fail -eq 0 ] && echo "cli_basics: all checks passed"
 exit $fail

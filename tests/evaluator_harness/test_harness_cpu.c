@@ -212,7 +212,7 @@ static void good_candidate_outputs_and_timings(void **state)
     }
     assert_int_equal(total, 30);
     json_decref(t);
-    assert_true(fx_log_contains(&e->f, "done: ok"));
+    assert_true(fx_log_contains(&e->f, "done: every case ran"));
 }
 
 static void partial_output_leaves_poison(void **state)

@@ -300,13 +300,13 @@ static void test_tensor_helpers(void **state)
     assert_int_equal(tensor_alloc(&t, DT_FLOAT32, 2, s34, MAX_BYTES, &err), KILN_OK);
     assert_int_equal(tensor_check_shape(&t, "x.npy", DT_FLOAT32, 2, s34, &err), KILN_OK);
     assert_int_equal(tensor_check_shape(&t, "x.npy", DT_FLOAT32, 2, s35, &err), KILN_E_REJECTED);
-    assert_string_equal(err.msg, "x.npy: shape (3, 4), signature says (3, 5)");
+    assert_string_equal(err.msg, "x.npy: got shape (3, 4), the signature says (3, 5)");
     kiln_err_clear(&err);
     assert_int_equal(tensor_check_shape(&t, "x.npy", DT_FLOAT32, 1, s34, &err), KILN_E_REJECTED);
-    assert_string_equal(err.msg, "x.npy: shape (3, 4), signature says (3,)");
+    assert_string_equal(err.msg, "x.npy: got shape (3, 4), the signature says (3,)");
     kiln_err_clear(&err);
     assert_int_equal(tensor_check_shape(&t, "x.npy", DT_FLOAT16, 2, s34, &err), KILN_E_REJECTED);
-    assert_string_equal(err.msg, "x.npy: float32, signature says float16");
+    assert_string_equal(err.msg, "x.npy: got float32, the signature says float16");
     tensor_free(&t);
     char buf[8];
     tensor_shape_format(2, s34, buf, 5);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -413,12 +414,91 @@ static void directory_loading(void **state)
     assert_int_equal(workload_load(dir, &w, &e), KILN_E_NOTFOUND);
 }
 
+/* Every problem of a workload.json in one parse (issue 35 item 11: four
+ * mistakes took four runs), in the order of the file's sections. */
+static void every_problem_at_once(void **state)
+{
+    (void)state;
+    char a[8192], b[8192];
+    fixture_replace(a, sizeof(a), "\"description\"", "\"descripton\"");
+    replace_in(b, sizeof(b), a, "\"sizes\": {\"n\": 1}", "\"sizes\": {\"n\": 0}");
+    replace_in(a, sizeof(a), b, "\"kind\": \"performance\"", "\"kind\": \"perf\"");
+    struct wl_problems *p = malloc(sizeof(*p));
+    assert_non_null(p);
+    struct workload *w = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(workload_parse_json_problems(a, strlen(a), "d", &w, p, &e), KILN_E_PARSE);
+    assert_null(w);
+    assert_int_equal(p->n, 4);
+    const char *lines = "(top level): unknown key \"descripton\"; did you mean \"description\"?\n"
+                        "(top level): missing required key \"description\"\n"
+                        "cases[0].sizes.n: 0 is not in 1..2^40\n"
+                        "cases[2].kind: unknown kind \"perf\" (correctness or performance)\n";
+    assert_string_equal(p->text, lines);
+    assert_non_null(strstr(e.msg, "d/workload.json: 4 problems:\n  (top level): unknown key"));
+    assert_null(strstr(e.msg, "more"));
+    free(p);
+}
+
+/* More problems than the list holds: whole lines only, the rest counted
+ * and said ("... and N more"), never a line cut in two. */
+static void problems_beyond_the_list(void **state)
+{
+    (void)state;
+    static char text[65536];
+    char key[120];
+    memset(key, 'k', 100);
+    key[100] = '\0';
+    int off = snprintf(text, sizeof(text), "%s", saxpy_json);
+    char *cases = strstr(text, "\"cases\": [");
+    assert_non_null(cases);
+    char *end = strstr(cases, "]");
+    char tail[4096];
+    snprintf(tail, sizeof(tail), "%s", end);
+    off = (int)(cases - text) +
+          snprintf(cases, sizeof(text) - (size_t)(cases - text), "\"cases\": [");
+    for (int i = 0; i < 64; i++)
+        off += snprintf(text + off, sizeof(text) - (size_t)off,
+                        "%s{\"name\": \"c%d\", \"kind\": \"correctness\", \"sizes\": {\"n\": 1}, "
+                        "\"%s%d\": 1}",
+                        i ? ", " : "", i, key, i);
+    snprintf(text + off, sizeof(text) - (size_t)off, "%s", tail);
+    struct wl_problems *p = malloc(sizeof(*p));
+    assert_non_null(p);
+    struct workload *w = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(workload_parse_json_problems(text, strlen(text), NULL, &w, p, &e),
+                     KILN_E_PARSE);
+    assert_int_equal(p->n, 64);
+    size_t lines = 0;
+    for (const char *c = p->text; *c; c++)
+        lines += *c == '\n';
+    assert_true(lines > 10 && lines < 64);
+    assert_int_equal(p->text[strlen(p->text) - 1], '\n');
+    char last[64];
+    snprintf(last, sizeof(last), "cases[%zu]: unknown key \"", lines - 1);
+    assert_non_null(strstr(p->text, last));
+    assert_non_null(strstr(e.msg, "workload.json: 64 problems:\n  cases[0]: unknown key"));
+    const char *more = strstr(e.msg, "\n  ... and ");
+    assert_non_null(more);
+    size_t rest = 0;
+    assert_int_equal(sscanf(more, "\n  ... and %zu more", &rest), 1);
+    size_t shown = 0;
+    for (const char *c = e.msg; c < more; c++)
+        shown += *c == '\n';
+    assert_int_equal(shown + rest, 64);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(saxpy_example),     cmocka_unit_test(backends_per_case),
-        cmocka_unit_test(hostile_fields),    cmocka_unit_test(hostile_json),
-        cmocka_unit_test(directory_loading), cmocka_unit_test(provenance),
+        cmocka_unit_test(saxpy_example),         cmocka_unit_test(backends_per_case),
+        cmocka_unit_test(hostile_fields),        cmocka_unit_test(hostile_json),
+        cmocka_unit_test(directory_loading),     cmocka_unit_test(provenance),
+        cmocka_unit_test(every_problem_at_once), cmocka_unit_test(problems_beyond_the_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,11 @@
 /* Fuzzes candidate directives for both backends; a parsed candidate is
- * also resolved against the saxpy workload so plan.c is fuzzed too. */
+ * also resolved against the saxpy workload so plan.c is fuzzed too, and its
+ * text read for parameter lists and tunable uses (cand_source.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cand_source.h"
 #include "candidate.h"
 #include "plan.h"
 #include "../evaluator_parsers/fixtures.h"
@@ -41,6 +43,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)plan_resolve(c, saxpy(), &saxpy()->cases[0], v, &lim, &plan, &err);
         kiln_err_clear(&err);
         (void)plan_check_all(c, saxpy(), v, &lim, &err);
+        /* The code beyond the directives: parameter lists, tunable uses. */
+        kiln_err_clear(&err);
+        (void)cand_source_check_params((const char *)data, size, c, saxpy(), &err);
+        bool used[CAND_MAX_TUNABLES];
+        cand_source_tunables_used((const char *)data, size, c, used);
         candidate_free(c);
     }
     return 0;

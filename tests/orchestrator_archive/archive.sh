@@ -135,6 +135,10 @@ tamper)
     run_kiln "$T/out" "$T/err" verify "$T/byte.tar.zst"
     expect_rc 1 "kiln verify of a changed candidate"
     contains "$T/err" "changed: candidates/001/candidate.c"
+    # Said of the run as the archive holds it, in English (issue 35 item 12):
+    # no temporary directory it was unpacked into.
+    contains "$T/err" "byte.tar.zst: run-001: 1 file differs from its MANIFEST:"
+    not_contains "$T/err" "/kiln-archive-"
     run_kiln "$T/out" "$T/err" verify "$T/byte.tar.zst" --json
     expect_rc 1 "kiln verify --json of a changed candidate"
     expect_json "$T/out" 'd["intact"], d["files"], "changed: candidates/001/candidate.c" in d["error"]' \
@@ -343,10 +347,30 @@ for p, scale in ((sys.argv[1], 1), (sys.argv[2], 3)):
         c["samples_ms"] = [scale * 0.05 * (1 + 0.002 * (i % 5)) for i in range(n)]
     json.dump(d, open(p, "w"))
 PY
+    # The runs recorded the host load when they timed (environment.json):
+    # a quiet host before, a busy one after (issue 35 item 12).
+    expect_json "$RUN/environment.json" '" on " in d["after_timing"]["host_load"]' True
+    python3 - "$T/tight/environment.json" "$T/slow/environment.json" <<'PY'
+import json, sys
+for p, load in ((sys.argv[1], "0.10 0.20 0.30 on 2 CPUs"), (sys.argv[2], "6.50 5.00 4.00 on 2 CPUs")):
+    d = json.load(open(p))
+    for k in ("before_timing", "after_timing"):
+        if k in d:
+            d[k]["host_load"] = load
+    json.dump(d, open(p, "w"))
+PY
     run_kiln "$T/out" "$T/err" compare "$T/tight" "$T/slow"
     expect_rc 1 "kiln compare with a 3x slower candidate"
     contains "$T/err" "has no MANIFEST"
     grep -q 'p64k .*SLOW' "$T/out" || fail "the slow case is not SLOW: $(cat "$T/out")"
+    # The host load beside SLOW, and in the environment's lines.
+    grep -q 'p64k .*SLOW.*; host load 0.10 -> 6.50 on 2 CPUs$' "$T/out" ||
+        fail "SLOW without the host load: $(cat "$T/out")"
+    contains "$T/out" "host_load          0.10 0.20 0.30 on 2 CPUs -> 6.50 5.00 4.00 on 2 CPUs"
+    not_contains "$T/out" "DRIFT"
+    run_kiln "$T/out" "$T/err" compare "$T/tight" "$T/slow" --json
+    expect_json "$T/out" '[d["environment"]["recorded"]["host_load"], d["environment"]["now"]["host_load"]]' \
+        '["0.10 0.20 0.30 on 2 CPUs", "6.50 5.00 4.00 on 2 CPUs"]'
     run_kiln "$T/out" "$T/err" compare "$T/slow" "$T/tight" --markdown
     expect_rc 0 "kiln compare the other way (FAST)"
     contains "$T/out" "**FAST**"

@@ -11,6 +11,9 @@
 #   dashdash       `--` ends options: a candidate named -mykernel.c
 #   workload_name  a mistyped built-in workload gets "did you mean"
 #   json_key       a mistyped workload.json key gets "did you mean"
+#   param_type     a kernel parameter whose type disagrees with the signature
+#                  (`int n` for an int64) is a compile_error naming the line
+#                  (issue 35 item 5)
 #   launch_name    a launch directive naming a function the candidate does
 #                  not define is a compile_error at stage compile, with the
 #                  functions it does define, before any input exists
@@ -61,6 +64,17 @@ compile)
         fail "the compiler's error was printed more than once: $(cat "$T/out")"
     no_scratch_paths "$T/out"
     no_scratch_paths "$T/err"
+    # In gcc's own order (issue 35 item 6): the function's context line, the
+    # error, its source line and caret right under it, then its note.
+    python3 - "$T/out" <<'PY' || fail "the diagnostics were reordered: $(cat "$T/out")"
+import sys
+lines = open(sys.argv[1]).read().split("compiler diagnostics:\n", 1)[1].splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("mykernel.c: In function"))
+assert lines[i + 1].startswith("mykernel.c:6:36: error: "), lines
+assert "kiln_undeclared_thing;" in lines[i + 2] and lines[i + 2].lstrip().startswith("6 |"), lines
+assert lines[i + 3].strip().startswith("| ") and "^" in lines[i + 3], lines
+assert lines[i + 4].startswith("mykernel.c:6:36: note: "), lines
+PY
     # --json keeps the whole message in the verdict, named the same way.
     rc=$(cd "$T" && "$KILN_BIN" eval saxpy mykernel.c --backend cpu --seed 1 --json >"$T/out" \
         2>"$T/err"; echo $?)
@@ -126,6 +140,32 @@ json_key)
     [ "$rc" != 0 ] || fail "a mistyped key was accepted"
     cat "$T/out" "$T/err" >"$T/all"
     contains "$T/all" 'workload.json: (top level): unknown key "descripton"; did you mean "description"?'
+    ;;
+param_type)
+    # A kernel's `int n` where the signature passes an int64 (issue 35 item
+    # 5): a compile_error at stage compile naming the line, the parameter
+    # and the declaration to write, before any input exists; on the cuda
+    # backend too (compiled, no GPU needed).
+    sed 's|^void saxpy(long long n,|void saxpy(int n,|' "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" \
+        >"$T/narrow.c"
+    line=$(grep -n '^void saxpy(int n' "$T/narrow.c" | cut -d: -f1)
+    [ -n "$line" ] || fail "the fixture has no 'int n' kernel"
+    rc=$(cd "$T" && "$KILN_BIN" eval saxpy narrow.c --backend cpu --seed 1 --work "$T/work" \
+        >"$T/out" 2>"$T/err"; echo $?)
+    expect_rc 1 "a kernel taking int n for an int64"
+    contains "$T/out" "status: compile_error (stage compile)"
+    contains "$T/out" "narrow.c:$line: kernel parameters: saxpy's parameter 1 \`int n\` is a 4-byte integer, but args() passes n, an int64 in the workload's signature: declare it \`long long n\`"
+    sets=$(find "$T/work/inputs" -mindepth 2 -maxdepth 2 -type d ! -name scripts 2>/dev/null)
+    [ -z "$sets" ] || fail "input sets were generated before the parameters were checked: $sets"
+    if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+        sed 's|void saxpy(long long n,|void saxpy(int n,|' "$KILN_SOURCE_DIR/workloads/saxpy/kernel.cu" \
+            >"$T/narrow.cu"
+        rc=$(cd "$T" && "$KILN_BIN" eval saxpy narrow.cu --backend cuda --seed 1 \
+            >"$T/out" 2>"$T/err"; echo $?)
+        expect_rc 1 "a cuda kernel taking int n for an int64"
+        contains "$T/out" "status: compile_error (stage compile)"
+        contains "$T/out" "saxpy's parameter 1 \`int n\` is a 4-byte integer"
+    fi
     ;;
 launch_name)
     sed 's|^// kiln: launch saxpy |// kiln: launch saxpyy |' \

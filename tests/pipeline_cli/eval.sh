@@ -11,8 +11,11 @@ junit_xsd=${3:-}
 
 # check_junit FILE KIND: the --junit report's structure (eval_junit.h):
 # <testsuites>, one suite "saxpy", one test case per visible case of the
-# cpu backend plus "held_out" whatever happened; KIND pass (no failure or
-# error), failure (every problem a <failure>) or error (every case an <error>).
+# cpu backend plus "held_out" whatever happened (and, first, one named after
+# the stage when no case carries the problem: "compile"); KIND pass (no
+# failure, error or skip), failure (every problem a <failure>, each case
+# its own message, the cases that never ran <skipped>) or error (one
+# <error>, "compile", and every case <skipped>).
 check_junit()
 {
     python3 - "$1" "$2" "$KILN_SOURCE_DIR/workloads/saxpy/workload.json" <<'PY' || fail "the JUnit report ($2)"
@@ -25,22 +28,35 @@ suites = root.findall("testsuite")
 assert len(suites) == 1 and suites[0].get("name") == "saxpy", [s.attrib for s in suites]
 suite = suites[0]
 want = [c["name"] for c in wl["cases"] if "cpu" in c.get("backends", ["cpu"])] + ["held_out"]
+if kind == "error":
+    want = ["compile"] + want
 cases = suite.findall("testcase")
 assert [c.get("name") for c in cases] == want, [c.get("name") for c in cases]
 assert all(c.get("classname") == "saxpy" for c in cases)
 fails = [c for c in cases if c.find("failure") is not None]
 errs = [c for c in cases if c.find("error") is not None]
+skips = [c for c in cases if c.find("skipped") is not None]
 for el in (root, suite):
     assert el.get("tests") == str(len(want)), el.attrib
     assert el.get("failures") == str(len(fails)) and el.get("errors") == str(len(errs)), el.attrib
     # The suite's time is the evaluation's wall time: more than its runs.
     assert float(el.get("time")) >= sum(float(c.get("time")) for c in cases) - 1e-6, el.attrib
     assert float(el.get("time")) > 0, el.attrib
+assert suite.get("skipped") == str(len(skips)), suite.attrib
 # Every message is one line of at most 200 characters; the verdict's detail
 # (a compile error quotes the compiler) appears once in the whole report.
 for c in cases:
-    for p in list(c.iter("failure")) + list(c.iter("error")):
+    for p in list(c.iter("failure")) + list(c.iter("error")) + list(c.iter("skipped")):
         assert len(p.get("message")) <= 200 and "\n" not in p.get("message"), p.attrib
+    # A case that never ran took no time and says so, about itself.
+    for p in c.iter("skipped"):
+        assert p.get("message").startswith("not run: "), p.attrib
+        assert float(c.get("time")) == 0, c.attrib
+# Each problem is the case's own: its message names it (issue 35 item 8).
+for c in fails + errs:
+    el = c.find("failure") if c.find("failure") is not None else c.find("error")
+    if c.get("name") not in ("compile", "held_out"):
+        assert el.get("message").startswith("case " + c.get("name") + " "), (c.get("name"), el.attrib)
 if kind == "error":
     bodies = [p for c in cases for p in c.iter("error") if "kiln_undeclared_thing" in (p.text or "")]
     msgs = [p for c in cases for p in c.iter("error")
@@ -50,13 +66,18 @@ props = {p.get("name"): p.get("value") for p in suite.find("properties")}
 assert len(props["candidate_sha256"]) == 64 and props["device"] == "cpu", props
 assert props["kiln_version"], props
 if kind == "pass":
-    assert not fails and not errs, (len(fails), len(errs))
+    assert not fails and not errs and not skips, (len(fails), len(errs), len(skips))
     assert all(float(c.get("time")) > 0 for c in cases if c.get("name").startswith("cpu_")), \
         [c.attrib for c in cases]
 elif kind == "failure":
     assert fails and not errs, (len(fails), len(errs))
+    # The correctness cases ran and were wrong; the performance cases and
+    # the held-out check never ran: skipped, not failed.
+    assert [c.get("name") for c in skips] == ["cpu_4m", "cpu_3m", "held_out"], [c.get("name") for c in skips]
+    assert len(fails) == len(want) - len(skips), (len(fails), len(skips))
 elif kind == "error":
-    assert len(errs) == len(want) and not fails, (len(fails), len(errs))
+    assert [c.get("name") for c in errs] == ["compile"] and not fails, (len(fails), len(errs))
+    assert len(skips) == len(want) - 1, len(skips)
 else:
     raise SystemExit("unknown kind " + kind)
 PY
@@ -158,6 +179,15 @@ wrong)
     check_junit "$T/junit.xml" failure
     grep -q 'name="n1" time="[0-9.]*">' "$T/junit.xml" && grep -qF '1 of 1 elements differ' "$T/junit.xml" ||
         fail "the JUnit report does not name case n1's mismatch"
+    # The harness log under a wrong answer says the cases ran, never "ok":
+    # the harness cannot know, kiln judged the outputs (issue 35 item 12).
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --backend cpu "${FAST[@]}" \
+        --work "$T/work" --no-reference --no-baseline
+    expect_rc 1 "a wrong candidate (table)"
+    contains "$T/out" "harness log (tail):"
+    contains "$T/out" "case n1: ran"
+    not_contains "$T/out" "case n1: ok"
+    not_contains "$T/out" "done: ok"
     ;;
 set)
     # --set NAME=VALUE judges one configuration of the tunables (issue 26

@@ -128,6 +128,25 @@ dry_run)
     gc --keep-last 0 --dry-run --json
     expect_json "$T/out" '[d["dry_run"], len(d["removed"]), d["bytes_freed"] >= 2 * 1048576]' \
         '[true, 2, true]'
+    # --dry-run alone (issue 35 item 12): not a usage error; every run and
+    # its size, nothing removed, and how to choose.
+    gc --dry-run
+    expect_rc 0 "kiln gc --dry-run alone"
+    contains "$T/out" "run-001 ("
+    contains "$T/out" "run-002 ("
+    contains "$T/out" "2 runs, "
+    contains "$T/out" "nothing would be removed. Choose the runs with --keep-last N, --older-than DAYS"
+    not_contains "$T/out" "would remove"
+    gc --dry-run --json
+    expect_rc 0 "kiln gc --dry-run --json alone"
+    expect_json "$T/out" '[d["dry_run"], d["removed"], len(d["runs"]), d["bytes_freed"], d["rule"]]' \
+        '[true, [], 2, 0, null]'
+    after=$(cd "$RES" && find . -exec stat -c '%i %Y %s %n' {} + | sort)
+    [ "$before" = "$after" ] || fail "--dry-run alone changed the results: $(diff <(echo "$before") <(echo "$after"))"
+    # Without --dry-run a rule is still needed.
+    gc
+    expect_rc 2 "kiln gc with no rule"
+    contains "$T/err" "--dry-run alone lists the runs"
     ;;
 inputs_only)
     make_run 001 30

@@ -186,7 +186,8 @@ dtype)
     generate wlgen_dtype --gen-attempts 2
     failed_generation "$RES/run-001" 2
     stages "$RES/run-001" '["check", "check"]'
-    contains "$T/err" "the signature says x.npy is float32"
+    contains "$T/err" "x.npy: got float64"
+    contains "$T/err" "the signature says float32"
     ;;
 never)
     start_server

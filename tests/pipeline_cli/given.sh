@@ -178,10 +178,10 @@ hostile)
     given_copy
     rm "$G/$N1/in/x.npy" && npy "$G/$N1/in/x.npy" '<i4' '(1,)' 1
     refused "wrong dtype" "$N1/in/x.npy" --input-cases "$T/g"
-    contains "$T/err" "x.npy: int32, signature says float32"
+    contains "$T/err" "x.npy: got int32, the signature says float32"
     given_copy
     rm "$G/$N1/in/x.npy" && npy "$G/$N1/in/x.npy" '<f4' '(1, 1)' 1
-    refused "wrong shape" "shape (1, 1), signature says (1,)" --input-cases "$T/g"
+    refused "wrong shape" "got shape (1, 1), the signature says (1,)" --input-cases "$T/g"
     given_copy
     rm "$G/$N1/in/x.npy" && npy "$G/$N1/in/x.npy" '<f4' '(300000,)' 300000
     refused "oversized" "$N1/in/x.npy has 1200128 bytes, more than the 65540" --input-cases "$T/g"

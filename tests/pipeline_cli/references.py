@@ -28,6 +28,18 @@ def load(workload, script, shrink=True):
     return mod
 
 
+def scalars(workload):
+    """case.json's "scalars" as kiln writes them: each fixed scalar's value,
+    a float32 rounded to float32 (pipeline/inputs.c)."""
+    sig = json.load(open(os.path.join(WL, workload, "workload.json")))["signature"]
+    out = {}
+    for a in sig:
+        if a["kind"] == "scalar" and "value" in a:
+            v = a["value"]
+            out[a["name"]] = float(np.float32(v)) if a["type"] == "float32" else v
+    return out
+
+
 def run(workload, sizes, seed, tmp, shrink=True):
     """inputs.py then reference.py; {name: array} of both directories."""
     case = os.path.join(tmp, "case.json")
@@ -37,7 +49,7 @@ def run(workload, sizes, seed, tmp, shrink=True):
         for f in os.listdir(d):
             os.unlink(os.path.join(d, f))
     with open(case, "w") as f:
-        json.dump({"case": "t", "seed": seed, "sizes": sizes}, f)
+        json.dump({"case": "t", "seed": seed, "sizes": sizes, "scalars": scalars(workload)}, f)
     argv = sys.argv
     try:
         sys.argv = ["inputs.py", case, ind]

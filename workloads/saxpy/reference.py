@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 
-A = 2.5  # must match the "a" scalar in workload.json
 CHUNK = 1 << 22
 
 
@@ -16,6 +15,7 @@ def main():
     with open(sys.argv[1]) as f:
         case = json.load(f)
     n = int(case["sizes"]["n"])
+    a = float(case["scalars"]["a"])  # workload.json's "a", as the kernel receives it
     x = np.load(os.path.join(sys.argv[2], "x.npy"), mmap_mode="r")
     y = np.load(os.path.join(sys.argv[2], "y.npy"), mmap_mode="r")
     if x.shape != (n,) or y.shape != (n,):
@@ -23,7 +23,7 @@ def main():
     out = np.empty(n, dtype=np.float32)
     for lo in range(0, n, CHUNK):
         hi = min(n, lo + CHUNK)
-        out[lo:hi] = A * x[lo:hi].astype(np.float64) + y[lo:hi].astype(np.float64)
+        out[lo:hi] = a * x[lo:hi].astype(np.float64) + y[lo:hi].astype(np.float64)
     np.save(os.path.join(sys.argv[3], "out.npy"), out)
 
 
