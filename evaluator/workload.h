@@ -46,6 +46,8 @@
 #define WL_DRAWN_PREFIX  "ho_" /* names of drawn held-out cases; no declared case uses it */
 #define WL_CASE_BYTES    (UINT64_C(4) << 30)
 #define WL_TOTAL_BYTES   (UINT64_C(32) << 30)
+#define WL_MAX_SCRIPT_MEMORY_PER_BYTE 1024   /* scripts.memory_per_byte */
+#define WL_SCRIPT_MEMORY_BASE (INT64_C(3) << 29) /* python, numpy, torch themselves */
 
 enum wl_arg_kind { WL_ARG_TENSOR, WL_ARG_SCALAR };
 enum wl_role { WL_ROLE_IN, WL_ROLE_OUT, WL_ROLE_INOUT };
@@ -152,6 +154,11 @@ struct workload {
     size_t naccept_weak;
     unsigned backends; /* mask of enum kiln_backend, non-empty */
     enum wl_provenance provenance;
+    /* "scripts": {"memory_per_byte": N}: the script sandbox's memory limit is
+     * at least N times a case's tensor bytes (plus WL_SCRIPT_MEMORY_BASE),
+     * for references that hold float64 copies and intermediates; 0: unset
+     * (pipeline/inputs.c's default). */
+    int script_memory_per_byte;
     /* Filled by workload_load (empty after workload_parse_json). */
     struct wl_file_data files[WL_FILE_COUNT];
     char hash[SHA256_HEX_LEN + 1]; /* content hash; "" when not loaded from a directory */
