@@ -29,25 +29,25 @@
 #include "digest.h"
 #include "tensor.h"
 
-#define WL_MAX_JSON      (256u * 1024)
-#define WL_MAX_SCRIPT    (1u << 20) /* inputs.py, reference.py */
-#define WL_MAX_KERNEL    (1u << 20) /* kernel.cu, kernel.c */
-#define WL_MAX_DESC      4096
-#define WL_NAME_MAX      64 /* workload name, [a-z0-9_] */
-#define WL_CASE_NAME_MAX 32 /* case names, [a-z0-9_] */
-#define WL_MAX_SIZES     16
-#define WL_MAX_ARGS      32
-#define WL_MAX_CASES     64
-#define WL_MAX_HELD_OUT  16
-#define WL_SIZE_MAX      (INT64_C(1) << 40) /* every size is in 1 .. 2^40 */
-#define WL_DIM_MAX       (INT64_C(1) << 40) /* every tensor dimension too */
-#define WL_MAX_DRAW      16                 /* held_out.draw */
-#define WL_MAX_WHERE     16                 /* held_out.where */
-#define WL_DRAWN_PREFIX  "ho_" /* names of drawn held-out cases; no declared case uses it */
-#define WL_CASE_BYTES    (UINT64_C(4) << 30)
-#define WL_TOTAL_BYTES   (UINT64_C(32) << 30)
-#define WL_MAX_SCRIPT_MEMORY_PER_BYTE 1024   /* scripts.memory_per_byte */
-#define WL_SCRIPT_MEMORY_BASE (INT64_C(3) << 29) /* python, numpy, torch themselves */
+#define WL_MAX_JSON                   (256u * 1024)
+#define WL_MAX_SCRIPT                 (1u << 20) /* inputs.py, reference.py */
+#define WL_MAX_KERNEL                 (1u << 20) /* kernel.cu, kernel.c */
+#define WL_MAX_DESC                   4096
+#define WL_NAME_MAX                   64 /* workload name, [a-z0-9_] */
+#define WL_CASE_NAME_MAX              32 /* case names, [a-z0-9_] */
+#define WL_MAX_SIZES                  16
+#define WL_MAX_ARGS                   32
+#define WL_MAX_CASES                  64
+#define WL_MAX_HELD_OUT               16
+#define WL_SIZE_MAX                   (INT64_C(1) << 40) /* every size is in 1 .. 2^40 */
+#define WL_DIM_MAX                    (INT64_C(1) << 40) /* every tensor dimension too */
+#define WL_MAX_DRAW                   16                 /* held_out.draw */
+#define WL_MAX_WHERE                  16                 /* held_out.where */
+#define WL_DRAWN_PREFIX               "ho_" /* names of drawn held-out cases; no declared case uses it */
+#define WL_CASE_BYTES                 (UINT64_C(4) << 30)
+#define WL_TOTAL_BYTES                (UINT64_C(32) << 30)
+#define WL_MAX_SCRIPT_MEMORY_PER_BYTE 1024               /* scripts.memory_per_byte */
+#define WL_SCRIPT_MEMORY_BASE         (INT64_C(3) << 29) /* python, numpy, torch themselves */
 
 enum wl_arg_kind { WL_ARG_TENSOR, WL_ARG_SCALAR };
 enum wl_role { WL_ROLE_IN, WL_ROLE_OUT, WL_ROLE_INOUT };

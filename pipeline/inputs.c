@@ -273,7 +273,6 @@ static enum kiln_rc copy_given(const struct inputs_request *req, size_t gi,
     return rc;
 }
 
-
 /* The first lines of a set's `ok` marker: "sha256 HEX NAME" for case.json
  * and every tensor file, in a fixed order. `ok` holds them, then "weak N"
  * and the weak explanation; a reused set must still match them. *out is
@@ -360,22 +359,26 @@ static long long online_cpus(void)
 /* What one script may use (workloads/README.md, "Script limits"). Memory:
  * 4x the bytes it reads and writes (numpy's copies, float64 widening, the
  * files in /out, charged to the same cgroup), or the workload's
- * scripts.memory_per_byte times the case's tensor bytes, plus python and
- * torch themselves. Wall time: 120 s, 40 ms per MiB, and for a reference
- * the case's cost.flops at SCRIPT_FLOPS_PER_S (a float64 matrix product of
- * 4096^3 takes a minute on one idle core): a reference's time scales with
- * its case, so a check that passes on an idle host passes on a loaded one.
- * CPU time: that wall time on every CPU, since RLIMIT_CPU counts all of a
- * process's threads and torch runs several. */
+ * scripts.memory_per_byte times the case's tensor bytes (at most 3/4 of the
+ * host's memory), plus python and torch themselves. Wall time: 120 s, 40 ms per MiB, and for a
+ * reference the case's cost.flops at SCRIPT_FLOPS_PER_S (a float64 matrix product of 4096^3 takes a
+ * minute on one idle core): a reference's time scales with its case, so a check that passes on an
+ * idle host passes on a loaded one. CPU time: that wall time on every CPU, since RLIMIT_CPU counts
+ * all of a process's threads and torch runs several. */
 void inputs_script_limits(const struct workload *wl, const struct wl_case *c, long long io_bytes,
                           bool reference, long long timeout_ms, struct sandbox_limits *l)
 {
     long long mem = 4 * io_bytes;
     if (reference && wl->script_memory_per_byte > 0 &&
-        (long long)c->bytes <= LLONG_MAX / 2 / wl->script_memory_per_byte)
-        mem = mem > (long long)c->bytes * wl->script_memory_per_byte
-                  ? mem
-                  : (long long)c->bytes * wl->script_memory_per_byte;
+        (long long)c->bytes <= LLONG_MAX / 2 / wl->script_memory_per_byte) {
+        /* What a workload declares, up to 3/4 of this host's memory: a
+         * stranger's workload.json cannot ask the cgroup for more. */
+        long long want = (long long)c->bytes * wl->script_memory_per_byte;
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        long long cap = pages > 0 && page > 0 ? (long long)pages / 4 * 3 * page : want;
+        want = want < cap ? want : cap;
+        mem = mem > want ? mem : want;
+    }
     l->memory_bytes = mem + WL_SCRIPT_MEMORY_BASE;
     if (timeout_ms <= 0) {
         double s = 120.0 + (double)io_bytes / (1 << 20) * 0.040;

@@ -99,8 +99,8 @@ struct import_opts {
 };
 
 #define IMPORT_CHECKED                                                                             \
-    "kiln workload check on every case of every backend (inputs.py and reference.py in the "     \
-    "script sandbox, every tensor against the signature, the performance cases and a held-out "  \
+    "kiln workload check on every case of every backend (inputs.py and reference.py in the "       \
+    "script sandbox, every tensor against the signature, the performance cases and a held-out "    \
     "draw too)"
 
 static void remove_written(const char *dir)
@@ -530,7 +530,7 @@ static int parse_import_args(int argc, char **argv, struct import_cli *ic)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind + 2 != argc || strcmp(argv[optind], "kernelbench") != 0)
         return cli_usage_error("import", "usage: kiln import kernelbench PROBLEM.py|DIR [-o DIR]");
-    ic->io.timeout_ms = common.timeout_s > 0 ? 1000LL * common.timeout_s : 120000;
+    ic->io.timeout_ms = common.timeout_s > 0 ? 1000LL * common.timeout_s : 300000;
     ic->problem = argv[optind + 1];
     struct stat st;
     ic->folder = stat(ic->problem, &st) == 0 && S_ISDIR(st.st_mode);
@@ -553,8 +553,8 @@ static int read_kernel(struct import_cli *ic, char **kernel)
     }
     ic->io.kernel = *kernel;
     size_t l = strlen(ic->kernel_path);
-    ic->io.kernel_file = l > 2 && strcmp(ic->kernel_path + l - 2, ".c") == 0 ? "kernel.c"
-                                                                              : "kernel.cu";
+    ic->io.kernel_file =
+        l > 2 && strcmp(ic->kernel_path + l - 2, ".c") == 0 ? "kernel.c" : "kernel.cu";
     return -1;
 }
 

@@ -67,10 +67,10 @@ enum kiln_rc kbimport_parse(const char *src, size_t len, struct kb_problem *out,
 void kbimport_free(struct kb_problem *p);
 
 struct kb_options {
-    const char *name;        /* workload name ([a-z0-9_]{1,64}) */
-    const char *origin;      /* where the problem came from, for the description */
-    const char *flops;       /* cost.flops expression; NULL: the probe's count */
-    const char *kernel;      /* a starting kernel's bytes, or NULL */
+    const char *name;   /* workload name ([a-z0-9_]{1,64}) */
+    const char *origin; /* where the problem came from, for the description */
+    const char *flops;  /* cost.flops expression; NULL: the probe's count */
+    const char *kernel; /* a starting kernel's bytes, or NULL */
     size_t kernel_len;
     const char *kernel_file; /* "kernel.cu" or "kernel.c" (NULL: kernel.cu) */
     const char *budget_why;  /* what bounds the cuda performance case ("kiln's 4 GiB ...") */

@@ -20,7 +20,7 @@
 #define KBP_BUDGET_SMALL (16u << 10)
 #define KBP_BUDGET_ODD   (256u << 10)
 #define KBP_BUDGET_HELD  (64u << 10)
-#define KBP_REAL_CAP     (64u << 20) /* inputs of a real (not meta) probe run */
+#define KBP_REAL_CAP     (4u << 20) /* inputs of a real (not meta) probe run */
 
 static bool dtype_known(const char *d)
 {
@@ -133,7 +133,8 @@ static bool expr_text_ok(const char *s)
     if (!s || !*s || strlen(s) > KB_EXPR_MAX)
         return false;
     for (; *s; s++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ +-*/%()=<>", *s))
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ +-*/%()=<>",
+                    *s))
             return false;
     return true;
 }
@@ -280,8 +281,7 @@ static enum kiln_rc parse_case(json_t *j, struct kb_probe *pr, struct kiln_err *
         return bad(err, "a case's sizes");
     for (size_t i = 0; i < pr->nsizes; i++) {
         json_t *v = json_object_get(values, pr->size_names[i]);
-        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-            json_integer_value(v) > (1ll << 40))
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > (1ll << 40))
             return bad(err, "a case's size");
         c->values[i] = json_integer_value(v);
     }
@@ -368,8 +368,7 @@ static enum kiln_rc parse_flops(json_t *f, struct kb_probe *pr, struct kiln_err 
 }
 
 /* "scaled": how the cpu and kb cases were scaled (null: not). */
-static enum kiln_rc parse_scaled(json_t *j, const struct kb_probe *pr, struct kbp_scaled *out,
-                                 struct kiln_err *err)
+static enum kiln_rc parse_scaled(json_t *j, struct kbp_scaled *out, struct kiln_err *err)
 {
     memset(out, 0, sizeof(*out));
     if (!j || json_is_null(j))
@@ -392,12 +391,11 @@ static enum kiln_rc parse_scaled(json_t *j, const struct kb_probe *pr, struct kb
     {
         const char *n = json_string_value(json_array_get(s, 0));
         json_t *from = json_array_get(s, 1), *to = json_array_get(s, 2);
-        if (!n || size_index(pr, n) == pr->nsizes || !json_is_integer(from) ||
-            !json_is_integer(to))
+        if (!n || !expr_ident_valid(n) || !json_is_integer(from) || !json_is_integer(to))
             return bad(err, "scaled");
-        int w = snprintf(out->sizes + at, sizeof(out->sizes) - at, "%s%s %lld -> %lld",
-                         at ? ", " : "", n, (long long)json_integer_value(from),
-                         (long long)json_integer_value(to));
+        int w =
+            snprintf(out->sizes + at, sizeof(out->sizes) - at, "%s%s %lld -> %lld", at ? ", " : "",
+                     n, (long long)json_integer_value(from), (long long)json_integer_value(to));
         at = w > 0 && (size_t)w < sizeof(out->sizes) - at ? at + (size_t)w : at;
     }
     return KILN_OK;
@@ -439,10 +437,9 @@ enum kiln_rc kbprobe_parse(const char *json, size_t len, const struct kb_problem
         json_decref(doc);
         return rc;
     }
-    static const char *const keys[] = {"mode",    "inputs",   "params",     "out",
-                                       "sizes",   "pins",     "shapes",     "cases",
-                                       "held_out", "flops",   "flops_note", "memory_factor",
-                                       "atol",    "rtol",     "scaled",     NULL};
+    static const char *const keys[] = {
+        "mode",     "inputs", "params",     "out",           "sizes", "pins", "shapes", "cases",
+        "held_out", "flops",  "flops_note", "memory_factor", "atol",  "rtol", "scaled", NULL};
     json_t *out = json_object_get(doc, "out"), *scaled = json_object_get(doc, "scaled");
     const char *mode = json_string_value(json_object_get(doc, "mode"));
     const char *odt = json_string_value(json_object_get(out, "dtype"));
@@ -478,9 +475,9 @@ enum kiln_rc kbprobe_parse(const char *json, size_t len, const struct kb_problem
     if (rc == KILN_OK)
         rc = parse_numbers(doc, pr, err);
     if (rc == KILN_OK)
-        rc = parse_scaled(json_object_get(scaled, "cpu"), pr, &pr->scaled_cpu, err);
+        rc = parse_scaled(json_object_get(scaled, "cpu"), &pr->scaled_cpu, err);
     if (rc == KILN_OK)
-        rc = parse_scaled(json_object_get(scaled, "kb"), pr, &pr->scaled_kb, err);
+        rc = parse_scaled(json_object_get(scaled, "kb"), &pr->scaled_kb, err);
     /* A tensor named like a size is renamed: the signature's names are one
      * namespace. */
     for (size_t t = 0; rc == KILN_OK && t < pr->ntensors; t++)
@@ -494,7 +491,7 @@ enum kiln_rc kbprobe_parse(const char *json, size_t len, const struct kb_problem
 }
 
 static enum kiln_rc write_plan(const struct kb_problem *p, const struct kbp_plan *plan,
-                              const char *path, struct kiln_err *err)
+                               const char *path, struct kiln_err *err)
 {
     json_t *consts = json_object();
     for (size_t i = 0; i < p->nconsts; i++)
@@ -504,11 +501,11 @@ static enum kiln_rc write_plan(const struct kb_problem *p, const struct kbp_plan
     json_t *cuda = plan->cuda_bytes ? json_pack("{s:I, s:I}", "bytes", (json_int_t)plan->cuda_bytes,
                                                 "host_memory", (json_int_t)plan->host_memory)
                                     : json_integer(0);
-    json_t *doc = json_pack("{s:o, s:{s:I, s:I, s:I}, s:o, s:o, s:I, s:f}", "consts", consts,
-                            "budgets", "small", (json_int_t)KBP_BUDGET_SMALL, "odd",
-                            (json_int_t)KBP_BUDGET_ODD, "held", (json_int_t)KBP_BUDGET_HELD,
-                            "cpu", cpu, "cuda", cuda, "real_cap", (json_int_t)KBP_REAL_CAP,
-                            "tolerance", plan->tolerance);
+    json_t *doc =
+        json_pack("{s:o, s:{s:I, s:I, s:I}, s:o, s:o, s:I, s:f}", "consts", consts, "budgets",
+                  "small", (json_int_t)KBP_BUDGET_SMALL, "odd", (json_int_t)KBP_BUDGET_ODD, "held",
+                  (json_int_t)KBP_BUDGET_HELD, "cpu", cpu, "cuda", cuda, "real_cap",
+                  (json_int_t)KBP_REAL_CAP, "tolerance", plan->tolerance);
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
     if (!text)
@@ -532,7 +529,8 @@ enum kiln_rc kbprobe_run(const struct kb_problem *p, const struct kbp_plan *plan
         (rc = fs_join(script, sizeof(script), tmp, "kbprobe.py", err)) ||
         (rc = fs_join(got, sizeof(got), tmp, "out", err)) ||
         (rc = fs_join(report, sizeof(report), got, "probe.json", err)) ||
-        (rc = write_plan(p, plan, plan_path, err)) || (rc = fs_write_atomic(prob, p->source, p->len, err)) ||
+        (rc = write_plan(p, plan, plan_path, err)) ||
+        (rc = fs_write_atomic(prob, p->source, p->len, err)) ||
         (rc = fs_write_atomic(script, (const char *)kbprobe_py, sizeof(kbprobe_py), err))) {
         kiln_err_prefix(err, "preparing the probe");
         struct kiln_err ignore;
@@ -547,7 +545,8 @@ enum kiln_rc kbprobe_run(const struct kb_problem *p, const struct kbp_plan *plan
                               .max_file_bytes = KBP_REPORT_MAX,
                               .max_total_bytes = KBP_REPORT_MAX,
                               .max_files = 1};
-    struct sandbox_input in[] = {{script, "kbprobe.py"}, {plan_path, "plan.json"}, {prob, "problem.py"}};
+    struct sandbox_input in[] = {
+        {script, "kbprobe.py"}, {plan_path, "plan.json"}, {prob, "problem.py"}};
     char *argv[] = {"python3",        "/in/kbprobe.py",  "/in/plan.json",
                     "/in/problem.py", "/out/probe.json", NULL};
     struct sbexec_step step = {.what = "the KernelBench probe", .rules = &rules, .out_dir = got};

@@ -55,9 +55,9 @@ struct kbp_tensor {
 enum kbp_kind { KBP_CORRECTNESS, KBP_HELD, KBP_PERFORMANCE };
 
 struct kbp_case {
-    const char *name;  /* one of kbp_case_names */
+    const char *name; /* one of kbp_case_names */
     enum kbp_kind kind;
-    const char *backend; /* "cpu" or "cuda" for a performance case, else NULL */
+    const char *backend;          /* "cpu" or "cuda" for a performance case, else NULL */
     int64_t values[KB_SIZES_MAX]; /* per size */
     int64_t dims[KBP_MAX_TENSORS][KB_MAX_DIMS];
 };

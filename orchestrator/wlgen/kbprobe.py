@@ -69,9 +69,9 @@ FACTORIES = ["randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "
              "randint_like", "zeros_like", "ones_like", "empty_like", "full_like"]
 MIN_SIZE = 8          # a literal constant this large is a size
 BIG = 1 << 40
-VALIDATE_BELOW = 4 << 20  # meta shapes are confirmed by a real run below these bytes
+VALIDATE_BELOW = 1 << 20  # meta shapes are confirmed by a real run below these bytes
 FIT_POINTS = 10
-HELD_SAMPLES = 24
+HELD_SAMPLES = 12
 RNG = random.Random(1)  # the import is deterministic
 
 
@@ -299,18 +299,25 @@ def key(pins):
     return tuple(sorted(pins.items()))
 
 
-def observe(pins, track=False):
-    """The point at `pins`, or None when the problem fails there. Meta
-    shapes below VALIDATE_BELOW bytes are confirmed by a real run."""
+def observe(pins, track=False, confirm=False):
+    """The point at `pins`, or None when the problem fails there. With
+    `confirm`, meta shapes below VALIDATE_BELOW bytes are confirmed by a
+    real run (meta checks shapes, not every rule): the points kiln keeps
+    are confirmed, the many a search tries are not."""
     k = (key(pins), track)
-    if k in CACHE:
-        return CACHE[k]
+    got = CACHE[k] if k in CACHE else observe_new(pins, track)
+    CACHE[k] = got
+    if got is not None and confirm and MODE == "meta" and got.bytes <= VALIDATE_BELOW and \
+            not valid_real(pins):
+        return None
+    return got
+
+
+def observe_new(pins, track):
     got = None
     try:
         if MODE == "meta":
             got = Point(pins, True, track=track)
-            if got.bytes <= VALIDATE_BELOW and not valid_real(pins):
-                got = None
         else:
             got = Point(pins, True, forward=False)
             if got.bytes <= plan["real_cap"]:
@@ -321,7 +328,6 @@ def observe(pins, track=False):
         raise
     except Exception:
         got = None
-    CACHE[k] = got
     return got
 
 
@@ -349,6 +355,8 @@ def why_fails(pins):
 # ---- sizes: ties, scaling, distinct values ----
 
 TIES = {}  # a size that must equal another -> that one
+FROZEN = []  # literal constants >= MIN_SIZE that cannot change
+FLOOR = [MIN_SIZE]  # scaling keeps a size at least this (or its own value)
 
 
 def leaders():
@@ -367,7 +375,9 @@ def scaled(f, base=None):
     pins = {}
     for c in leaders():
         v = (base or CONSTS)[c]
-        w = max(1, int(round(v * f)))
+        # Never below MIN_SIZE (or the size itself): a skinny side of 32
+        # scaled to 1 is no longer the problem's shape.
+        w = max(min(v, FLOOR[0]), int(round(v * f)))
         if v % 2 and w % 2 == 0:
             w = w - 1 if w > 1 else w + 1
         pins[c] = w
@@ -425,7 +435,7 @@ def fit(budget):
     if k == 0:
         return p, 1.0
     lo, hi, got = -float(k), -float(k - 1), (p, 0.5 ** k)
-    for _ in range(10):
+    for _ in range(6):
         mid = (lo + hi) / 2
         q, b = at(2 ** mid, True)
         if q is not None and b <= budget:
@@ -436,18 +446,26 @@ def fit(budget):
 
 
 def find_ties(pins):
-    """Sizes equal in the problem that cannot differ (x * y broadcasting):
-    no nearby value of one works while the other stays."""
+    """Sizes that cannot change alone at `pins`: tied to an equal one they
+    can change with (x * y broadcasting ties them), else frozen at their
+    value (a relation kiln cannot express, LayerNorm's shape equal to a
+    convolution's output width): no longer sizes."""
     for c in list(LITERAL):
+        if c in TIES:
+            continue
+        p = with_ties(dict(pins))
+        v = p.get(c, CONSTS[c])
+        if any(observe(with_ties(dict(p, **{c: w}))) for w in nudges(v)):
+            continue
         for l in LITERAL:
-            if l == c:
+            if l != c and l not in TIES and p.get(l, CONSTS[l]) == v and \
+                    any(observe(with_ties(dict(p, **{c: w, l: w}))) for w in nudges(v)):
+                first, then = sorted((c, l), key=LITERAL.index)
+                TIES[then] = first  # the one written first names them
                 break
-            if l in TIES or CONSTS[l] != CONSTS[c] or pins.get(l) != pins.get(c):
-                continue
-            if not any(observe(dict(pins, **{c: w})) for w in nudges(pins[c])):
-                TIES[c] = l
-                pins = with_ties(pins)
-                break
+        else:
+            LITERAL.remove(c)
+            FROZEN.append(c)
 
 
 def distinct(pins, odd=0):
@@ -464,42 +482,85 @@ def distinct(pins, odd=0):
             if w in used:
                 continue
             trial = with_ties(dict(pins, **{c: w}))
-            if observe(trial):
+            if observe(trial, confirm=True):
                 pins = trial
                 break
         used.add(pins[c])
-    return pins if observe(pins) else None
+    return pins if observe(pins, confirm=True) else None
 
 
 # ---- expressions over the sizes ----
 
-def render_affine(a, x, b):
-    t = x if a == 1 else "%d*%s" % (a, x)
-    return t if b == 0 else "%s %s %d" % (t, "+" if b > 0 else "-", abs(b))
+def render_linear(terms, c):
+    """sum(k*x) + c as kiln writes it: "2*h - k + 1"."""
+    out = ""
+    for k, x in terms:
+        if k == 0:
+            continue
+        t = x if abs(k) == 1 else "%d*%s" % (abs(k), x)
+        out += ("- " if k < 0 else "+ " if out else "") + t + " "
+        out = out if k > 0 or out != "- %s " % t else "-" + t + " "
+    out = out.strip()
+    return out if c == 0 else "%s %s %d" % (out, "+" if c > 0 else "-", abs(c))
+
+
+def fit_floor(vec, xs, s):
+    """Integers k (per column of xs) and c with (sum(k*x) + c)/s == vec at
+    every point (numerator >= 0: kiln's / truncates), or None. The k come
+    from least squares on s*vec (the division's remainder is < s), the c
+    from the points' intervals."""
+    a = torch.tensor([[float(x[i]) for x in xs] + [1.0] for i in range(len(vec))],
+                     dtype=torch.float64)
+    y = torch.tensor([[s * d + (s - 1) / 2.0] for d in vec], dtype=torch.float64)
+    try:
+        sol = torch.linalg.lstsq(a, y).solution.flatten().tolist()
+    except Exception:
+        return None
+    ks = [int(round(v)) for v in sol[:-1]]
+    if any(abs(k) > 64 for k in ks) or not any(ks):
+        return None
+    lo, hi = -BIG, BIG
+    for i, d in enumerate(vec):
+        t = sum(k * x[i] for k, x in zip(ks, xs))
+        lo, hi = max(lo, s * d - t), min(hi, s * d + s - 1 - t)
+    if lo > hi:
+        return None
+    c = lo if lo <= 0 <= hi else (lo if abs(lo) < abs(hi) else hi)
+    if not all(sum(k * x[i] for k, x in zip(ks, xs)) + c >= 0 for i in range(len(vec))):
+        return None
+    return ks, c
 
 
 def express(vec, names, cols):
     """An expression over the sizes `names` (values per point in cols[name])
-    that gives `vec` at every point, or None. Forms: a literal, a size,
-    (a*x + b)/s (convolutions, pooling, transposed), and products."""
+    that gives `vec` at every point, or None. Forms, simplest first: a
+    literal, a size, (a*x + b*y + c)/s (convolutions and pooling with their
+    kernel size a size too, transposed convolutions), (x + c)/y (pooling
+    whose stride is its kernel size), and products (flattening)."""
     if all(v == vec[0] for v in vec):
         return str(vec[0])
     for x in names:
         if cols[x] == vec:
             return x
-    for s in range(1, 17):
-        for a in range(1, 17):
-            for x in names:
-                lo, hi = -BIG, BIG
-                for xv, d in zip(cols[x], vec):
-                    lo, hi = max(lo, s * d - a * xv), min(hi, s * d + s - 1 - a * xv)
-                if lo > hi:
-                    continue
-                b = lo if lo <= 0 <= hi else (lo if abs(lo) < abs(hi) else hi)
-                if all((a * xv + b) >= 0 and (a * xv + b) // s == d
-                       for xv, d in zip(cols[x], vec)):
-                    e = render_affine(a, x, b)
-                    return e if s == 1 else "(%s)/%d" % (e, s)
+    if len(vec) < 4:
+        return None
+    for width in (1, 2):
+        for s in range(1, 17):
+            for i, x in enumerate(names):
+                for y in (names[i + 1:] if width == 2 else [None]):
+                    vs = [x] + ([y] if y else [])
+                    got = fit_floor(vec, [cols[v] for v in vs], s)
+                    if got:
+                        e = render_linear(list(zip(got[0], vs)), got[1])
+                        return e if s == 1 else "(%s)/%d" % (e, s)
+    for x in names:
+        for y in names:
+            if x == y:
+                continue
+            for c in range(-16, 17):
+                if all(yv > 0 and xv + c >= 0 and (xv + c) // yv == d
+                       for xv, yv, d in zip(cols[x], cols[y], vec)):
+                    return "%s/%s" % (x, y) if c == 0 else "(%s)/%s" % (render_linear([(1, x)], c), y)
     for i, x in enumerate(names):
         for y in names[i:]:
             pv = [p * q for p, q in zip(cols[x], cols[y])]
@@ -537,7 +598,7 @@ def flops_expr(points, names, cols, kb):
         return "0", "no matrix product or convolution"
 
     def value(k, lit):
-        return lit * prod(eval_expr(f, kb) for f in k.split("*")) if k else lit
+        return lit * eval_expr(k, kb) if k else lit
     order = sorted(terms, key=lambda k: -value(k, terms[k]))
     while order:
         e = " + ".join(("%d*%s" % (terms[k], k) if terms[k] != 1 else k) if k else str(terms[k])
@@ -579,14 +640,22 @@ def reference_output(pins):
 def correctness_case(budget, odd):
     """Distinct sizes within about `budget` bytes, grown while the output
     is so small or flat that zero or a constant passes."""
+    ran = False
     for grow in range(4):
         pins, _ = fit(budget << (2 * grow))
         if pins is None:
             return None
-        pins = distinct(pins, odd) or pins
-        y = reference_output(pins) if observe(pins).out[0].startswith("float") else None
-        if y is None or not weak(y, plan["tolerance"] * 1e-3, plan["tolerance"]):
+        pins = distinct(pins, odd) or (pins if observe(pins, confirm=True) else None)
+        if pins is None or observe(pins).out is None:
+            continue  # or too big to run where meta cannot
+        if not observe(pins).out[0].startswith("float"):
             return pins
+        y = reference_output(pins)
+        ran = ran or y is not None
+        if y is not None and not weak(y, plan["tolerance"] * 1e-3, plan["tolerance"]):
+            return pins
+    if not ran:
+        return None
     raise Refusal("the output is zero or constant at every size kiln tried (up to %d bytes): "
                   "any constant kernel would pass" % (budget << 6))
 
@@ -601,21 +670,28 @@ def fit_points(base, names):
             break
         p = with_ties(dict(base, **{c: max(1, int(base[c] * math.exp(RNG.uniform(-0.7, 1.1))))
                                     for c in names}))
-        if observe(p):
+        if observe(p, confirm=True):
             pts.append(p)
     return pts
 
 
 def divisibility(points, names):
-    """`b % a == 0` wherever it held at every point (and a was above 1 at
-    one): the problem's own constraint, found because repair() kept it."""
+    """`b % a == 0` (a a size) and `b % m == 0` (m a literal up to 16,
+    grouped convolutions' channels) wherever it held at every point and
+    does not by chance: the problem's own constraint, found because only
+    valid points were kept."""
     out = []
-    for a in names:
-        for b in names:
+    for b in names:
+        vals = set(p.pins[b] for p in points)
+        for m in (16, 8, 4, 3, 2):
+            if len(vals) >= 3 and all(v % m == 0 for v in vals):
+                out.append("%s %% %d == 0" % (b, m))
+                break
+        for a in names:
             if a != b and all(p.pins[b] % p.pins[a] == 0 for p in points) and \
                     any(p.pins[a] > 1 and p.pins[b] != p.pins[a] for p in points):
                 out.append("%s %% %s == 0" % (b, a))
-    return out
+    return out[:16]
 
 
 def draw_like_kiln(ranges, where, shapes, names):
@@ -646,7 +722,7 @@ def held_out(points, names, cols, shapes, cases):
         s, dims = draw_like_kiln(ranges, where, shapes, names)
         if s is None:
             return None
-        got = observe(with_ties(dict(s)))
+        got = observe(with_ties(dict(s)), confirm=True)
         if got is None or (got.out is not None and got.dims() != dims):
             return None
     return {"ranges": ranges, "where": where}
@@ -660,6 +736,10 @@ def performance_case(name, budget, factor):
     if budget.get("host_memory") and budget["host_memory"] // factor < cap:
         cap, bound = budget["host_memory"] // factor, "host"
     pins, f = fit(cap)
+    if pins is None or observe(pins).bytes > cap:
+        FLOOR[0] = 1  # a problem whose only size is its batch: down to 1
+        pins, f = fit(cap)
+        FLOOR[0] = MIN_SIZE
     if pins is None or observe(pins).bytes > cap:
         raise Refusal("no scaling of the sizes fits the %s case into %d bytes" % (name, cap))
     sizes = [[c, CONSTS[c], pins[c]] for c in leaders() if pins[c] != CONSTS[c]]
@@ -708,14 +788,20 @@ def main():
     except Exception:
         MODE = "real"  # shapes from small real runs only
     budgets = plan["budgets"]
-    base, _ = fit(budgets["odd"])
-    if base is None:
-        raise Refusal("the problem does not run at its own sizes nor scaled down: %s" %
-                      why_fails({}))
-    find_ties(base)
+    if MODE == "meta":
+        find_ties({})  # at the problem's own sizes: meta runs cost nothing
+    else:
+        base, _ = fit(budgets["odd"])
+        if base is None:
+            raise Refusal("the problem does not run at its own sizes nor scaled down: %s" %
+                          why_fails({}))
+        find_ties(base)
     specs = [("small", "correctness", None, correctness_case(budgets["small"], 0)),
              ("odd", "correctness", None, correctness_case(budgets["odd"], 1)),
              ("held", "held", None, correctness_case(budgets["held"], -1))]
+    for name, _, _, pins in specs:
+        if pins is None:
+            raise Refusal("no %s case runs: %s" % (name, why_fails({})))
     tracked = [observe(p, track=True) for _, _, _, p in specs]
     factor = int(math.ceil(1.25 * max(p.need / max(1, p.bytes) for p in tracked)))
     scaled_by = {}

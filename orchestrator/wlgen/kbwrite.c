@@ -185,8 +185,7 @@ static void json_case_sizes(struct strbuf *b, const struct sizes *sz, size_t c)
 }
 
 /* cost.bytes over the tensors of the given roles (mask of 1 << role). */
-static void cost_bytes(struct strbuf *b, const struct kb_probe *pr, dim_exprs exprs,
-                       unsigned roles)
+static void cost_bytes(struct strbuf *b, const struct kb_probe *pr, dim_exprs exprs, unsigned roles)
 {
     bool first = true;
     for (size_t i = 0; i < pr->ntensors; i++) {
@@ -194,8 +193,8 @@ static void cost_bytes(struct strbuf *b, const struct kb_probe *pr, dim_exprs ex
             continue;
         strbuf_printf(b, "%s%zu", first ? "" : " + ", dtype_bytes(pr->t[i].dtype));
         for (int d = 0; d < pr->t[i].ndims; d++) {
-            bool simple = expr_ident_valid(exprs[i][d]) || strspn(exprs[i][d], "0123456789") ==
-                                                               strlen(exprs[i][d]);
+            bool simple = expr_ident_valid(exprs[i][d]) ||
+                          strspn(exprs[i][d], "0123456789") == strlen(exprs[i][d]);
             strbuf_printf(b, simple ? "*%s" : "*(%s)", exprs[i][d]);
         }
         first = false;
@@ -213,9 +212,9 @@ static void scaled_text(char *out, size_t cap, const char *which, const struct k
     snprintf(out, cap,
              " The %s performance case scales every size by %.3g to fit %.3g GB (%s): %s.", which,
              s->factor, (double)s->bytes / 1e9,
-             s->host_bound ? "its float64 reference's memory within half this host's"
-                           : (o->budget_why && strcmp(which, "cuda") == 0 ? o->budget_why
-                                                                           : "the cpu budget"),
+             s->host_bound
+                 ? "its float64 reference's memory within half this host's"
+                 : (o->budget_why && strcmp(which, "cuda") == 0 ? o->budget_why : "the cpu budget"),
              s->sizes);
 }
 
@@ -226,8 +225,7 @@ static void json_head(struct strbuf *b, const struct kb_probe *pr, const struct 
     strbuf_printf(b, "{\n  \"name\": \"%s\",\n  \"description\": ", o->name);
     char names[600] = "", cpu[700] = "", cuda[700] = "";
     for (size_t i = 0, at = 0; i < sz->n && at < sizeof(names); i++)
-        at += (size_t)snprintf(names + at, sizeof(names) - at, "%s%s", i ? ", " : "",
-                               sz->names[i]);
+        at += (size_t)snprintf(names + at, sizeof(names) - at, "%s%s", i ? ", " : "", sz->names[i]);
     if (case_index(pr, "cpu") < pr->ncases)
         scaled_text(cpu, sizeof(cpu), "cpu", &pr->scaled_cpu, o);
     if (case_index(pr, "kb") < pr->ncases)
@@ -283,9 +281,9 @@ static void json_cases(struct strbuf *b, const struct kb_probe *pr, const struct
         const struct kbp_case *k = &pr->cases[c];
         if (k->kind == KBP_HELD)
             continue;
-        strbuf_printf(b, "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"sizes\": ",
-                      first ? "" : ",", k->name,
-                      k->kind == KBP_PERFORMANCE ? "performance" : "correctness");
+        strbuf_printf(b,
+                      "%s\n    {\"name\": \"%s\", \"kind\": \"%s\", \"sizes\": ", first ? "" : ",",
+                      k->name, k->kind == KBP_PERFORMANCE ? "performance" : "correctness");
         json_case_sizes(b, sz, c);
         if (k->backend)
             strbuf_printf(b, ", \"backends\": [\"%s\"]", k->backend);
@@ -301,7 +299,7 @@ static void json_cases(struct strbuf *b, const struct kb_probe *pr, const struct
 static void json_held_out(struct strbuf *b, const struct kb_probe *pr, const struct sizes *sz)
 {
     if (pr->ranges && sz->n == sz->nprobe) {
-        strbuf_printf(b, "  \"held_out\": {\"draw\": 3, \"sizes\": {");
+        strbuf_printf(b, "  \"held_out\": {\"draw\": 2, \"sizes\": {");
         for (size_t i = 0; i < sz->n; i++)
             strbuf_printf(b, "%s\"%s\": [%lld, %lld]", i ? ", " : "", sz->names[i],
                           (long long)pr->range[i][0], (long long)pr->range[i][1]);
@@ -414,7 +412,8 @@ static void prologue_tables(struct strbuf *b, const struct kb_probe *pr)
         strbuf_printf(b, "%s(\"%s\", \"%s\", \"%s\")", i > pr->ninputs ? ",\n          " : "",
                       pr->t[i].source, pr->t[i].name, pr->t[i].dtype);
     strbuf_printf(b, "]\nOUT_DTYPE = \"%s\"\n", pr->t[pr->ntensors - 1].dtype);
-    strbuf_printf(b, "# Each module-level constant of the problem -> the size it takes.\nPIN_OF = {");
+    strbuf_printf(b,
+                  "# Each module-level constant of the problem -> the size it takes.\nPIN_OF = {");
     for (size_t i = 0; i < pr->npins; i++)
         strbuf_printf(b, "%s\"%s\": \"%s\"", i ? ", " : "", pr->pins[i].name,
                       pr->size_names[pr->pins[i].size]);
@@ -436,7 +435,8 @@ static void prologue_loader(struct strbuf *b)
         "    sizes = case[\"sizes\"]\n"
         "    missing = sorted(set(PIN_OF.values()) - set(sizes))\n"
         "    if missing:\n"
-        "        sys.exit(\"kiln: case %%s gives no value for %%s\" %% (case[\"case\"], \", \".join("
+        "        sys.exit(\"kiln: case %%s gives no value for %%s\" %% (case[\"case\"], \", "
+        "\".join("
         "missing)))\n"
         "    pins = {c: int(sizes[s]) for c, s in PIN_OF.items()}\n"
         "\n"

@@ -260,8 +260,7 @@ static void scalar_judged_as_scalar(void **state)
     assert_string_equal(why, "");
     tr = f32(&tiny, 1);
     tr.ndim = 0;
-    assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)),
-                     COMPARE_WEAK_ZERO_PASSES);
+    assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)), COMPARE_WEAK_ZERO_PASSES);
     /* Two equal elements are still near-constant. */
     float two[2] = {5.0f, 5.0f};
     tr = f32(two, 2);

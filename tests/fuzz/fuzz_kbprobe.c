@@ -50,9 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     if (pr.ninputs < 1 || pr.ninputs > KB_MAX_INPUTS || pr.nparams > KBP_MAX_PARAMS ||
-        pr.ntensors != pr.ninputs + pr.nparams + 1 || pr.nsizes > KB_SIZES_MAX ||
-        pr.ncases < 4 || pr.ncases > KBP_MAX_CASES || pr.nwhere > KBP_MAX_WHERE ||
-        pr.memory_per_byte < 1 || !only(pr.flops, EXPRSET))
+        pr.ntensors != pr.ninputs + pr.nparams + 1 || pr.nsizes > KB_SIZES_MAX || pr.ncases < 4 ||
+        pr.ncases > KBP_MAX_CASES || pr.nwhere > KBP_MAX_WHERE || pr.memory_per_byte < 1 ||
+        !only(pr.flops, EXPRSET))
         abort();
     for (size_t i = 0; i < pr.ntensors; i++)
         check_tensor(&pr, &pr.t[i], i);
