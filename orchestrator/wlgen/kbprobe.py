@@ -349,7 +349,11 @@ def why_fails(pins):
         Point(pins, MODE == "meta")
         return "?"
     except Exception as e:
-        return "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:160])
+        why = "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:160])
+        if isinstance(e, AttributeError) and "torch" in str(e):
+            # A newer torch's function (scaled_dot_product_attention is 2.0's).
+            why += " (this torch is %s; import it where a newer torch is)" % torch.__version__
+        return why
 
 
 # ---- sizes: ties, scaling, distinct values ----

@@ -251,18 +251,30 @@ static void write_one(const char *src, const char *report, const char *dir, stru
     kbimport_free(&p);
 }
 
+/* Writes problem `py` with probe report `report` into a fresh tmp/wl and
+ * loads it as kiln would; the caller frees *w and removes tmp. */
+static struct workload *write_and_load(const char *py, const char *report, char *tmp, size_t tmpsz,
+                                       char *dir, size_t dirsz)
+{
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(fs_make_tempdir("kbimport", tmp, tmpsz, &e), KILN_OK);
+    snprintf(dir, dirsz, "%s/wl", tmp);
+    write_one(py, report, dir, &e);
+    struct workload *w = NULL;
+    if (workload_load(dir, &w, &e) != KILN_OK)
+        fail_msg("the written workload does not load: %s", e.msg);
+    return w;
+}
+
 static void writes_a_workload_kiln_loads(void **state)
 {
     (void)state;
     struct kiln_err e;
     kiln_err_clear(&e);
     char tmp[4096], dir[4200];
-    assert_int_equal(fs_make_tempdir("kbimport", tmp, sizeof(tmp), &e), KILN_OK);
-    snprintf(dir, sizeof(dir), "%s/wl", tmp);
-    write_one(hostile_py, REPORT("conv.weight"), dir, &e);
-    struct workload *w = NULL;
-    if (workload_load(dir, &w, &e) != KILN_OK)
-        fail_msg("the written workload does not load: %s", e.msg);
+    struct workload *w =
+        write_and_load(hostile_py, REPORT("conv.weight"), tmp, sizeof(tmp), dir, sizeof(dir));
     assert_string_equal(w->name, "kb_conv");
     assert_int_equal(w->held_draw.draw, 2);
     assert_int_equal(w->script_memory_per_byte, 9);
@@ -306,8 +318,7 @@ static void writes_a_workload_kiln_loads(void **state)
     assert_non_null(strstr(in, "    b\"        return x  # \\\"\\\"\\\") \\\\ \\xc3\\xa9\\n\",\n"));
     free(in);
     free(ref);
-    char *kernel = slurp(dir, "kernel.cu");
-    free(kernel);
+    free(slurp(dir, "kernel.cu")); /* --kernel's bytes were written (slurp fails if not) */
     assert_int_equal(fs_remove_tree(tmp, &e), KILN_OK);
 }
 
@@ -319,12 +330,8 @@ static void derived_size_falls_back_to_a_fixed_held_case(void **state)
     struct kiln_err e;
     kiln_err_clear(&e);
     char tmp[4096], dir[4200];
-    assert_int_equal(fs_make_tempdir("kbimport", tmp, sizeof(tmp), &e), KILN_OK);
-    snprintf(dir, sizeof(dir), "%s/wl", tmp);
-    write_one(sum_py, REPORT_WITH("conv.weight", "null", RANGES), dir, &e);
-    struct workload *w = NULL;
-    if (workload_load(dir, &w, &e) != KILN_OK)
-        fail_msg("the written workload does not load: %s", e.msg);
+    struct workload *w = write_and_load(sum_py, REPORT_WITH("conv.weight", "null", RANGES), tmp,
+                                        sizeof(tmp), dir, sizeof(dir));
     assert_int_equal(w->held_draw.draw, 0);
     assert_int_equal(w->nheld_out, 1);
     workload_free(w);
