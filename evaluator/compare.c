@@ -590,20 +590,42 @@ static enum kiln_rc compare_impl(const struct tensor *out, const struct tensor *
         rep->rel_l2_err = dn / rn;
 
     rep->pass = rep->unwritten == 0 && rep->mismatches == 0;
+    char at[COMPARE_INDEX_MAX];
     if (rep->unwritten) {
         rep->pass = false;
+        compare_index_text(ref, (size_t)rep->first_unwritten, at, sizeof(at));
         snprintf(rep->reason, sizeof(rep->reason),
                  "output not written: %zu of %zu elements still hold the poison pattern "
-                 "(0x%02X bytes), first at index %lld",
-                 rep->unwritten, rep->count, KILN_POISON_BYTE, (long long)rep->first_unwritten);
+                 "(0x%02X bytes), first at index %s",
+                 rep->unwritten, rep->count, KILN_POISON_BYTE, at);
     } else if (rep->mismatches) {
         const struct compare_mismatch *m = &rep->first[0];
+        compare_index_text(ref, m->index, at, sizeof(at));
         snprintf(rep->reason, sizeof(rep->reason),
-                 "%zu of %zu elements differ; first at index %zu: %g vs reference %g "
+                 "%zu of %zu elements differ; first at index %s: %g vs reference %g "
                  "(atol %g, rtol %g)",
-                 rep->mismatches, rep->count, m->index, m->out, m->ref, tol->atol, tol->rtol);
+                 rep->mismatches, rep->count, at, m->out, m->ref, tol->atol, tol->rtol);
     }
     return KILN_OK;
+}
+
+void compare_index_text(const struct tensor *t, size_t flat, char *out, size_t cap)
+{
+    if (t->ndim <= 1 || t->ndim > TENSOR_MAX_DIMS) {
+        snprintf(out, cap, "%zu", flat);
+        return;
+    }
+    size_t idx[TENSOR_MAX_DIMS], rest = flat;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        size_t n = t->shape[d] > 0 ? (size_t)t->shape[d] : 1;
+        idx[d] = rest % n;
+        rest /= n;
+    }
+    size_t at = 0;
+    for (int d = 0; d < t->ndim && at < cap; d++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%zu", d ? ", " : "[", idx[d]);
+    if (at < cap)
+        snprintf(out + at, cap - at, "] (flat %zu)", flat);
 }
 
 enum kiln_rc compare_tensors(const struct tensor *out, const struct tensor *ref,
@@ -652,8 +674,10 @@ unsigned compare_weak_reference(const struct tensor *ref, const struct compare_t
     }
     /* The constant that best fits a tensor in the max-error sense is the
      * midpoint; if even that fails somewhere, no constant passes. */
+    /* One element (a 0-d output, a loss) is always "constant": only the
+     * zero test above says something about it. */
     bool near_constant = false;
-    if (!non_finite) {
+    if (!non_finite && ref->count > 1) {
         double c = lo + (hi - lo) / 2.0;
         near_constant = true;
         for (size_t i = 0; near_constant && i < ref->count; i++) {

@@ -65,11 +65,17 @@ enum kiln_rc compare_tensors_generic(const struct tensor *out, const struct tens
                                      const struct compare_tol *tol, struct compare_report *rep,
                                      struct kiln_err *err) KILN_NODISCARD;
 
+#define COMPARE_INDEX_MAX 200
+
+/* Element `flat` (C order) of `t` as a message shows it: "28" for a 0-d or
+ * 1-d tensor, "[1, 2, 3] (flat 28)" for an N-d one. */
+void compare_index_text(const struct tensor *t, size_t flat, char *out, size_t cap);
+
 /* Weak-case reasons, a bit set. */
 enum compare_weak {
     COMPARE_WEAK_ALL_ZERO = 1u << 0,      /* every reference element is 0 */
     COMPARE_WEAK_ZERO_PASSES = 1u << 1,   /* a zero tensor passes the tolerance */
-    COMPARE_WEAK_NEAR_CONSTANT = 1u << 2, /* one constant passes the tolerance */
+    COMPARE_WEAK_NEAR_CONSTANT = 1u << 2, /* one constant passes (never for 1 element) */
     COMPARE_WEAK_NON_FINITE = 1u << 3,    /* the reference holds NaN or Inf */
 };
 

@@ -1015,6 +1015,26 @@ static enum kiln_rc parse_provenance(struct ctx *c, json_t *j)
     return KILN_OK;
 }
 
+/* "scripts": {"memory_per_byte": N}, what the scripts need beyond the
+ * defaults (workload.h). */
+static enum kiln_rc parse_scripts(struct ctx *c, json_t *j)
+{
+    static const char *const keys[] = {"memory_per_byte", NULL};
+    enum kiln_rc rc = want(c, j, JSON_OBJECT, "scripts", "an object");
+    if (rc == KILN_OK)
+        rc = check_keys(c, j, "scripts", keys, keys);
+    json_t *m = json_object_get(j, "memory_per_byte");
+    if (rc == KILN_OK)
+        rc = want(c, m, JSON_INTEGER, "scripts.memory_per_byte", "an integer");
+    if (rc != KILN_OK)
+        return rc;
+    if (json_integer_value(m) < 1 || json_integer_value(m) > WL_MAX_SCRIPT_MEMORY_PER_BYTE)
+        return fail(c, KILN_E_PARSE, "scripts.memory_per_byte", "%lld is not in 1..%d",
+                    (long long)json_integer_value(m), WL_MAX_SCRIPT_MEMORY_PER_BYTE);
+    c->w->script_memory_per_byte = (int)json_integer_value(m);
+    return KILN_OK;
+}
+
 /* "name": a lower-case workload name. */
 static enum kiln_rc parse_name(struct ctx *c, json_t *v)
 {
@@ -1139,7 +1159,7 @@ static void parse_sections(struct ctx *c, json_t *root)
 {
     static const char *const keys[] = {
         "name", "description", "sizes",    "signature",   "cases",      "held_out", "tolerance",
-        "cost", "backends",    "baseline", "accept_weak", "provenance", NULL};
+        "cost", "backends",    "baseline", "accept_weak", "provenance", "scripts",  NULL};
     static const char *const req[] = {"name",     "description", "sizes", "signature", "cases",
                                       "held_out", "tolerance",   "cost",  "backends",  NULL};
     check_top_keys(c, root, keys, req);
@@ -1157,7 +1177,8 @@ static void parse_sections(struct ctx *c, json_t *root)
     bool tol = sig && section(c, root, "tolerance", parse_tolerance);
     bool weak = !json_object_get(root, "accept_weak") ||
                 (cases && section(c, root, "accept_weak", parse_accept_weak));
-    if (c->probs.n || !(sig && cost && baseline && held && tol && weak))
+    bool scripts = !json_object_get(root, "scripts") || section(c, root, "scripts", parse_scripts);
+    if (c->probs.n || !(sig && cost && baseline && held && tol && weak && scripts))
         return;
     if (check_cases(c) != KILN_OK || check_coverage(c) != KILN_OK || trial_draws(c) != KILN_OK)
         keep_problem(c);

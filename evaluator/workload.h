@@ -30,24 +30,26 @@
 #include "digest.h"
 #include "tensor.h"
 
-#define WL_MAX_JSON      (256u * 1024)
-#define WL_MAX_SCRIPT    (1u << 20) /* inputs.py, reference.py */
-#define WL_MAX_KERNEL    (1u << 20) /* kernel.cu, kernel.c */
-#define WL_MAX_DESC      4096
-#define WL_NAME_MAX      64 /* workload name, [a-z0-9_] */
-#define WL_CASE_NAME_MAX 32 /* case names, [a-z0-9_] */
-#define WL_MAX_SIZES     16
-#define WL_MAX_ARGS      32
-#define WL_MAX_CASES     64
-#define WL_MAX_HELD_OUT  16
-#define WL_SIZE_MAX      (INT64_C(1) << 40) /* every size is in 1 .. 2^40 */
-#define WL_DIM_MAX       (INT64_C(1) << 40) /* every tensor dimension too */
-#define WL_MAX_DRAW      16                 /* held_out.draw */
-#define WL_MAX_WHERE     16                 /* held_out.where */
-#define WL_DRAWN_PREFIX  "ho_" /* names of drawn held-out cases; no declared case uses it */
-#define WL_CASE_BYTES    (UINT64_C(4) << 30)
-#define WL_TOTAL_BYTES   (UINT64_C(32) << 30)
-#define WL_PROBLEMS_MAX  4096 /* struct wl_problems: the text of every problem */
+#define WL_MAX_JSON                   (256u * 1024)
+#define WL_MAX_SCRIPT                 (1u << 20) /* inputs.py, reference.py */
+#define WL_MAX_KERNEL                 (1u << 20) /* kernel.cu, kernel.c */
+#define WL_MAX_DESC                   4096
+#define WL_NAME_MAX                   64 /* workload name, [a-z0-9_] */
+#define WL_CASE_NAME_MAX              32 /* case names, [a-z0-9_] */
+#define WL_MAX_SIZES                  16
+#define WL_MAX_ARGS                   32
+#define WL_MAX_CASES                  64
+#define WL_MAX_HELD_OUT               16
+#define WL_SIZE_MAX                   (INT64_C(1) << 40) /* every size is in 1 .. 2^40 */
+#define WL_DIM_MAX                    (INT64_C(1) << 40) /* every tensor dimension too */
+#define WL_MAX_DRAW                   16                 /* held_out.draw */
+#define WL_MAX_WHERE                  16                 /* held_out.where */
+#define WL_DRAWN_PREFIX               "ho_" /* names of drawn held-out cases; no declared case uses it */
+#define WL_CASE_BYTES                 (UINT64_C(4) << 30)
+#define WL_TOTAL_BYTES                (UINT64_C(32) << 30)
+#define WL_PROBLEMS_MAX               4096 /* struct wl_problems: the text of every problem */
+#define WL_MAX_SCRIPT_MEMORY_PER_BYTE 1024 /* scripts.memory_per_byte */
+#define WL_SCRIPT_MEMORY_BASE         (INT64_C(3) << 29) /* python, numpy, torch themselves */
 
 enum wl_arg_kind { WL_ARG_TENSOR, WL_ARG_SCALAR };
 enum wl_role { WL_ROLE_IN, WL_ROLE_OUT, WL_ROLE_INOUT };
@@ -154,6 +156,11 @@ struct workload {
     size_t naccept_weak;
     unsigned backends; /* mask of enum kiln_backend, non-empty */
     enum wl_provenance provenance;
+    /* "scripts": {"memory_per_byte": N}: the script sandbox's memory limit is
+     * at least N times a case's tensor bytes (plus WL_SCRIPT_MEMORY_BASE),
+     * for references that hold float64 copies and intermediates; 0: unset
+     * (pipeline/inputs.c's default). */
+    int script_memory_per_byte;
     /* Filled by workload_load (empty after workload_parse_json). */
     struct wl_file_data files[WL_FILE_COUNT];
     char hash[SHA256_HEX_LEN + 1]; /* content hash; "" when not loaded from a directory */

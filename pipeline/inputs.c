@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,47 +339,6 @@ static enum kiln_rc copy_given(const struct inputs_request *req, size_t gi,
     return rc;
 }
 
-static enum kiln_rc run_script(const struct inputs_request *req, const char *what,
-                               const struct sandbox_input *in, size_t n_in, char *const *argv,
-                               const struct expected *e, const char *out_dir, struct kiln_err *err)
-{
-    struct sbexec_step step = {.what = what, .rules = &e->rules, .out_dir = out_dir};
-    step.spec.policy = "script";
-    step.spec.image = "script";
-    step.spec.inputs = in;
-    step.spec.n_inputs = n_in;
-    step.gpu = -1;
-    step.spec.argv = argv;
-    step.spec.stdin_fd = -1;
-    /* Big cases need room: numpy holds the arrays while /out (tmpfs, charged
-     * to the same memory cgroup) holds the files, and writing gigabytes
-     * takes time. The policy's defaults suit small cases only. */
-    long long bytes = (long long)e->rules.max_total_bytes;
-    step.spec.limits.timeout_ms =
-        req->script_timeout_ms ? req->script_timeout_ms : 120000 + bytes / (1 << 20) * 40;
-    step.spec.limits.memory_bytes = 4 * bytes + (3ll << 29);
-    /* /out must hold the tensors; the tar of them is barely larger. */
-    step.spec.limits.out_bytes = (long long)e->rules.max_total_bytes + (1 << 20);
-    step.spec.limits.tar_bytes = (long long)e->rules.max_total_bytes + (1 << 20);
-    step.spec.limits.fsize_bytes = (long long)e->rules.max_file_bytes + (1 << 20);
-    struct sbexec_result res;
-    enum kiln_rc rc = sbexec_run(&step, &res, err);
-    if (rc == KILN_OK && !res.exited_ok) {
-        char d[900];
-        sbexec_describe(&res, d, sizeof(d));
-        /* A timeout, and a SIGKILL kiln did not send (a limit kiln enforces
-         * is SANDBOX_LIMIT), are told apart: either can be the host's doing
-         * (load, its OOM killer, an operator), not the script's. */
-        enum kiln_rc why = res.sb.verdict == SANDBOX_TIMEOUT ? KILN_E_TIMEOUT
-                           : res.sb.verdict == SANDBOX_SIGNALED && res.sb.signal == SIGKILL
-                               ? KILN_E_KILLED
-                               : KILN_E_CHILD;
-        rc = kiln_fail(err, why, "%s failed: %s", what, d);
-    }
-    sbexec_result_free(&res);
-    return rc;
-}
-
 /* The first lines of a set's `ok` marker: "sha256 HEX NAME" for case.json
  * and every tensor file, in a fixed order. `ok` holds them, then "weak N"
  * and the weak explanation; a reused set must still match them. *out is
@@ -451,6 +411,92 @@ struct set_build {
     char inputs_py[PATH_MAX], reference_py[PATH_MAX];
 };
 
+/* The rate at which a reference is assumed to work through cost.flops:
+ * about a fifth of netlib BLAS's float64 rate on one idle core of the
+ * development host (4096^3 in 51 s), so a loaded 2-core host still makes it. */
+#define SCRIPT_FLOPS_PER_S 5e8
+
+static long long online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
+}
+
+/* What one script may use (workloads/README.md, "Script limits"). Memory:
+ * 4x the bytes it reads and writes (numpy's copies, float64 widening, the
+ * files in /out, charged to the same cgroup), or the workload's
+ * scripts.memory_per_byte times the case's tensor bytes (at most 3/4 of the
+ * host's memory), plus python and torch themselves. Wall time: 120 s, 40 ms per MiB, and for a
+ * reference the case's cost.flops at SCRIPT_FLOPS_PER_S (a float64 matrix product of 4096^3 takes a
+ * minute on one idle core): a reference's time scales with its case, so a check that passes on an
+ * idle host passes on a loaded one. CPU time: that wall time on every CPU, since RLIMIT_CPU counts
+ * all of a process's threads and torch runs several. */
+void inputs_script_limits(const struct workload *wl, const struct wl_case *c, long long io_bytes,
+                          bool reference, long long timeout_ms, struct sandbox_limits *l)
+{
+    long long mem = 4 * io_bytes;
+    if (reference && wl->script_memory_per_byte > 0 &&
+        (long long)c->bytes <= LLONG_MAX / 2 / wl->script_memory_per_byte) {
+        /* What a workload declares, up to 3/4 of this host's memory: a
+         * stranger's workload.json cannot ask the cgroup for more. */
+        long long want = (long long)c->bytes * wl->script_memory_per_byte;
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        long long cap = pages > 0 && page > 0 ? (long long)pages / 4 * 3 * page : want;
+        want = want < cap ? want : cap;
+        mem = mem > want ? mem : want;
+    }
+    l->memory_bytes = mem + WL_SCRIPT_MEMORY_BASE;
+    if (timeout_ms <= 0) {
+        double s = 120.0 + (double)io_bytes / (1 << 20) * 0.040;
+        if (reference && c->cost_flops > 0)
+            s += (double)c->cost_flops / SCRIPT_FLOPS_PER_S;
+        timeout_ms = s > 86400.0 ? 86400000LL : (long long)(s * 1000.0);
+    }
+    l->timeout_ms = timeout_ms;
+    l->cpu_s = (timeout_ms / 1000 + 1) * online_cpus();
+}
+
+static enum kiln_rc run_script(const struct inputs_request *req, const struct set_build *b,
+                               bool reference, const char *what, const struct sandbox_input *in,
+                               size_t n_in, char *const *argv, struct kiln_err *err)
+{
+    const struct expected *e = reference ? &b->eout : &b->ein;
+    struct sbexec_step step = {
+        .what = what, .rules = &e->rules, .out_dir = reference ? b->ref_dir : b->in_dir};
+    step.spec.policy = "script";
+    step.spec.image = "script";
+    step.spec.inputs = in;
+    step.spec.n_inputs = n_in;
+    step.gpu = -1;
+    step.spec.argv = argv;
+    step.spec.stdin_fd = -1;
+    long long io = (long long)e->rules.max_total_bytes;
+    if (reference)
+        io += (long long)b->ein.rules.max_total_bytes;
+    inputs_script_limits(req->wl, b->s->wcase, io, reference, req->script_timeout_ms,
+                         &step.spec.limits);
+    /* /out must hold the tensors; the tar of them is barely larger. */
+    step.spec.limits.out_bytes = (long long)e->rules.max_total_bytes + (1 << 20);
+    step.spec.limits.tar_bytes = (long long)e->rules.max_total_bytes + (1 << 20);
+    step.spec.limits.fsize_bytes = (long long)e->rules.max_file_bytes + (1 << 20);
+    struct sbexec_result res;
+    enum kiln_rc rc = sbexec_run(&step, &res, err);
+    if (rc == KILN_OK && !res.exited_ok) {
+        char d[900];
+        sbexec_describe(&res, d, sizeof(d));
+        /* A timeout, and a SIGKILL kiln did not send (a limit kiln enforces
+         * is SANDBOX_LIMIT), are told apart: either can be the host's doing
+         * (load, its OOM killer, an operator), not the script's. */
+        enum kiln_rc why = res.sb.verdict == SANDBOX_TIMEOUT ? KILN_E_TIMEOUT
+                           : res.sb.verdict == SANDBOX_SIGNALED && res.sb.signal == SIGKILL
+                               ? KILN_E_KILLED
+                               : KILN_E_CHILD;
+        rc = kiln_fail(err, why, "%s failed: %s", what, d);
+    }
+    sbexec_result_free(&res);
+    return rc;
+}
+
 static enum kiln_rc set_paths(struct set_build *b, struct kiln_err *err)
 {
     const char *dir = b->s->dir;
@@ -496,7 +542,7 @@ static enum kiln_rc generate_inputs(const struct set_build *b, struct kiln_err *
     char *argv1[] = {"python3", "/in/inputs.py", "/in/case.json", "/out", NULL};
     enum kiln_rc rc = check_script(b->sc, 0, b->inputs_py, err);
     if (rc == KILN_OK)
-        rc = run_script(b->req, what, in1, 2, argv1, &b->ein, b->in_dir, err);
+        rc = run_script(b->req, b, false, what, in1, 2, argv1, err);
     if (rc == KILN_OK)
         rc = check_tensors(b->req->wl, b->shapes, &b->ein, b->in_dir, "inputs.py", NULL, NULL, 0,
                            err);
@@ -527,7 +573,7 @@ static enum kiln_rc compute_reference(struct set_build *b, struct kiln_err *err)
     char *argv2[] = {"python3", "/in/reference.py", "/in/case.json", "/in", "/out", NULL};
     rc = check_script(b->sc, 1, b->reference_py, err);
     if (rc == KILN_OK)
-        rc = run_script(req, what, in2, n2, argv2, &b->eout, b->ref_dir, err);
+        rc = run_script(req, b, true, what, in2, n2, argv2, err);
     if (rc == KILN_OK)
         rc = check_tensors(req->wl, b->shapes, &b->eout, b->ref_dir, ref_name, &s->weak,
                            s->weak_why, sizeof(s->weak_why), err);
@@ -602,7 +648,9 @@ static enum kiln_rc set_cost(const struct workload *wl, const struct wl_case *c,
     long long bytes = 0;
     for (size_t t = 0; t < wl->ntensors; t++)
         bytes += (long long)shapes[t].nbytes;
-    *cost = 3 * bytes + (512ll << 20);
+    /* The reference's float64 copies and intermediates, where declared. */
+    long long per = wl->script_memory_per_byte > 3 ? wl->script_memory_per_byte : 3;
+    *cost = per * bytes + (512ll << 20);
     return KILN_OK;
 }
 

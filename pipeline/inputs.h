@@ -87,6 +87,16 @@ bool inputs_set_scored(const struct workload *wl, const struct input_set *s);
 /* Per-set seed: a hash of the base seed, the case name and the set index. */
 uint64_t inputs_seed(uint64_t base, const char *case_name, int set);
 
+struct sandbox_limits;
+
+/* The script sandbox's limits for one script of case `c` that reads and
+ * writes `io_bytes` (inputs.py: its inputs; reference.py: inputs and
+ * outputs): memory, wall time (timeout_ms > 0 replaces the computed one:
+ * --timeout) and CPU time, set in *l (workloads/README.md, "Script
+ * limits"). */
+void inputs_script_limits(const struct workload *wl, const struct wl_case *c, long long io_bytes,
+                          bool reference, long long timeout_ms, struct sandbox_limits *l);
+
 /* A script that fails is KILN_E_CHILD, one that runs out of time
  * KILN_E_TIMEOUT and one killed by a SIGKILL kiln did not send
  * KILN_E_KILLED (both of which the host can cause), each naming the script. */

@@ -170,6 +170,10 @@ static void report_sets(const struct backend_check *c, const struct input_sets *
                               : "ok",
                     backend, s->wcase->name, kind, (double)s->wcase->bytes / 1e6, sizes,
                     s->weak ? "weak: " : "", s->weak ? s->weak_why : "");
+        if (s->weak && !c->held_out && s->wcase->kind == WL_CASE_CORRECTNESS &&
+            c->res->weak_correctness++ == 0)
+            snprintf(c->res->weak_first, sizeof(c->res->weak_first), "case %s on %s: %s",
+                     s->wcase->name, backend, s->weak_why);
         if (bad)
             problem(c->res,
                     "performance case %s on %s has a weak reference (%s): make its outputs "

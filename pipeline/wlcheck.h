@@ -57,6 +57,11 @@ struct wlcheck_result {
      * the same workload may pass a check on a quieter host, so this outcome
      * says less than the others and must not be remembered as final. */
     bool load_dependent;
+    /* Visible correctness sets whose reference is weak (a zero or constant
+     * output passes): no problem for the check, which shows them as WEAK,
+     * but a generator of workloads (kiln import) refuses to write one. */
+    int weak_correctness;
+    char weak_first[300]; /* "case small on cpu: <why>" of the first */
 };
 
 /*

@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "fsutil.h"
+#include "gpuinfo.h"
 #include "kbimport.h"
 #include "kbprobe.h"
 #include "wlcheck.h"
@@ -68,26 +70,39 @@ struct import_row {
     char dir[PATH_MAX];
     bool imported;
     char reason[KILN_ERR_MSG_MAX]; /* why not (one line), or the check's problems */
-    char scaled[512];
+    char scaled[900];              /* "cpu: n 4096 -> 836 (...); cuda: ..." or "" */
     size_t ninputs, nparams;
+    unsigned backends;
 };
 
+/* The cpu backend's performance case: a float64 reference and a C kernel
+ * on a shared 2-core host in seconds, not minutes. */
+#define IMPORT_CPU_BYTES (8ll << 20)
+/* KernelBench's fp32 tolerance (atol = rtol), as its v0 and v0.1 judged
+ * (and as the fast_p numbers published for them were computed); upstream's
+ * eval.py at 423217d uses 1e-4 for fp32 (--tolerance 1e-4 follows it). */
+#define IMPORT_TOLERANCE 1e-2
+/* The cuda performance case keeps KernelBench's sizes up to kiln's case
+ * limit: the harness holds a case's tensors and a pristine copy of its
+ * inputs on the GPU (about twice its bytes, 8 GiB at the limit), within
+ * any 16 GB GPU; its float64 reference must fit half the host's memory. */
+#define IMPORT_CUDA_WHY "kiln's 4 GiB per case"
+
 struct import_opts {
-    const char *flops;
+    const char *flops;  /* NULL: the probe's count */
     const char *kernel; /* bytes of --kernel, or NULL */
     size_t kernel_len;
-    bool check; /* run the import-time check (--no-check: not) */
+    const char *kernel_file; /* kernel.cu or kernel.c */
+    bool check;              /* run the import-time check (--no-check: not) */
     long long timeout_ms;
+    struct kbp_plan plan;
 };
 
 #define IMPORT_CHECKED                                                                             \
-    "kiln workload check's script stage on the correctness and held-out cases (inputs.py and "     \
-    "reference.py in the script sandbox, every tensor against the signature); the "                \
-    "performance case's shapes were checked by the probe"
+    "kiln workload check on every case of every backend (inputs.py and reference.py in the "       \
+    "script sandbox, every tensor against the signature, the performance cases and a held-out "    \
+    "draw too)"
 
-/* The import-time check: `kiln workload check` on the correctness and
- * held-out cases. The performance case's reference (the problem's own
- * sizes) can take minutes on a CPU; its shapes come from the probe. */
 static void remove_written(const char *dir)
 {
     struct kiln_err rm;
@@ -96,8 +111,9 @@ static void remove_written(const char *dir)
         fprintf(stderr, "kiln import: warning: %s\n", rm.msg);
 }
 
-/* The written workload as kiln loads it (a starting kernel is optional),
- * its non-performance cases run through kiln workload check. */
+/* The import-time check: the written workload as kiln loads it (a starting
+ * kernel is optional) through the whole of kiln workload check, and no
+ * correctness case whose reference a zero or constant output passes. */
 static enum kiln_rc check_written(const char *dir, char *problems, size_t cap, struct kiln_err *err)
 {
     char tmp[PATH_MAX], cache[PATH_MAX];
@@ -115,29 +131,40 @@ static enum kiln_rc check_written(const char *dir, char *problems, size_t cap, s
         remove_written(tmp);
         return rc;
     }
-    struct workload *only = malloc(sizeof(*only));
-    if (!only) {
-        workload_free(w);
-        remove_written(tmp);
-        return kiln_fail(err, KILN_E_NOMEM, "checking %s", dir);
-    }
-    *only = *w; /* a shallow view: its cases filtered, freed with free() only */
-    only->ncases = 0;
-    for (size_t i = 0; i < w->ncases; i++)
-        if (w->cases[i].kind != WL_CASE_PERFORMANCE)
-            only->cases[only->ncases++] = w->cases[i];
     struct wlcheck_opts co = {.backends = KILN_BACKEND_ALL, .cache_dir = cache, .seed = 1};
     struct wlcheck_result res;
-    wlcheck_run(only, &co, &res);
+    wlcheck_run(w, &co, &res);
     if (res.nproblems) {
         snprintf(problems, cap, "%s", res.problems);
         rc = kiln_fail(err, res.environment != KILN_OK ? res.environment : KILN_E_REJECTED,
                        "the written workload fails kiln workload check: %s", res.problems);
+    } else if (res.weak_correctness) {
+        rc = kiln_fail(err, KILN_E_REJECTED,
+                       "a correctness case's reference is weak (%s): a constant kernel would "
+                       "pass it",
+                       res.weak_first);
     }
     remove_written(tmp);
-    free(only);
     workload_free(w);
     return rc;
+}
+
+/* The row's "scaled" text from the probe's notes. */
+static void scaled_row(struct import_row *row, const struct kb_probe *pr)
+{
+    const struct kbp_scaled *s[2] = {&pr->scaled_cpu, &pr->scaled_kb};
+    const char *which[2] = {"cpu", "cuda"};
+    size_t at = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!s[i]->sizes[0])
+            continue;
+        int w = snprintf(row->scaled + at, sizeof(row->scaled) - at, "%s%s: %s (x%.3g to fit %s)",
+                         at ? "; " : "", which[i], s[i]->sizes, s[i]->factor,
+                         s[i]->host_bound ? "its float64 reference in half the host's memory"
+                         : i == 0         ? "the cpu budget"
+                                          : IMPORT_CUDA_WHY);
+        at = w > 0 && (size_t)w < sizeof(row->scaled) - at ? at + (size_t)w : at;
+    }
 }
 
 /* Imports one problem into `dir`; the row says how it went. */
@@ -160,12 +187,14 @@ static enum kiln_rc import_one(const char *problem, const char *name, const char
                            .origin = problem,
                            .flops = io->flops,
                            .kernel = io->kernel,
-                           .kernel_len = io->kernel_len};
+                           .kernel_len = io->kernel_len,
+                           .kernel_file = io->kernel_file,
+                           .budget_why = IMPORT_CUDA_WHY};
     enum kiln_rc rc = fs_read_file(problem, KB_MAX_SRC, &src, &len, err);
     if (rc == KILN_OK)
         rc = kbimport_parse(src, len, &p, err);
     if (rc == KILN_OK)
-        rc = kbprobe_run(&p, io->timeout_ms, pr, err);
+        rc = kbprobe_run(&p, &io->plan, io->timeout_ms, pr, err);
     if (rc == KILN_OK)
         rc = kbimport_write(&p, pr, &o, dir, err);
     bool written = rc == KILN_OK;
@@ -176,7 +205,9 @@ static enum kiln_rc import_one(const char *problem, const char *name, const char
     row->imported = rc == KILN_OK;
     row->ninputs = pr->ninputs;
     row->nparams = pr->nparams;
-    snprintf(row->scaled, sizeof(row->scaled), "%s", pr->scaled);
+    scaled_row(row, pr);
+    row->backends = (io->plan.cpu_bytes ? KILN_BACKEND_CPU : 0u) |
+                    (io->plan.cuda_bytes ? KILN_BACKEND_CUDA : 0u);
     if (rc != KILN_OK) {
         /* One line for the table. */
         char esc[sizeof(row->reason)];
@@ -196,11 +227,17 @@ static json_t *row_json(const struct import_row *r, bool checked)
 {
     char next[PATH_MAX + 64];
     snprintf(next, sizeof(next), "kiln workload check %s", r->dir);
-    return json_pack("{s:s, s:s, s:s, s:b, s:s?, s:I, s:I, s:s?, s:s?, s:s?}", "problem",
+    json_t *backends = json_array();
+    if (r->backends & KILN_BACKEND_CUDA)
+        json_array_append_new(backends, json_string("cuda"));
+    if (r->backends & KILN_BACKEND_CPU)
+        json_array_append_new(backends, json_string("cpu"));
+    return json_pack("{s:s, s:s, s:s, s:b, s:s?, s:I, s:I, s:o, s:s?, s:s?, s:s?}", "problem",
                      r->problem, "workload", r->name, "dir", r->dir, "imported", r->imported,
                      "reason", r->imported ? NULL : r->reason, "inputs", (json_int_t)r->ninputs,
-                     "params", (json_int_t)r->nparams, "scaled", r->scaled[0] ? r->scaled : NULL,
-                     "checked", r->imported && checked ? IMPORT_CHECKED : NULL, "next",
+                     "params", (json_int_t)r->nparams, "backends", backends, "scaled",
+                     r->scaled[0] ? r->scaled : NULL, "checked",
+                     r->imported && checked ? IMPORT_CHECKED : NULL, "next",
                      r->imported ? next : NULL);
 }
 
@@ -217,9 +254,28 @@ static int print_json(json_t *doc)
     return KILN_EXIT_OK;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* The problem number a KernelBench file name starts with ("19_ReLU.py":
+ * 19), or -1. */
+static long long problem_number(const char *path)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    long long n = 0;
+    size_t i = 0;
+    for (; base[i] >= '0' && base[i] <= '9' && i < 12; i++)
+        n = n * 10 + (base[i] - '0');
+    return i ? n : -1;
+}
+
+/* By problem number (1, 2, ..., 10, ..., 100; unnumbered files last), then
+ * by name: KernelBench's own order. */
+static int cmp_problem(const void *a, const void *b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    long long nx = problem_number(x), ny = problem_number(y);
+    if (nx != ny)
+        return nx < 0 ? 1 : ny < 0 ? -1 : nx < ny ? -1 : 1;
+    return strcmp(x, y);
 }
 
 #define IMPORT_MAX_FILES 4096
@@ -267,17 +323,31 @@ static char **list_problems(const char *dir, size_t *n, struct kiln_err *err)
             kiln_fail(err, KILN_E_NOMEM, "listing %s", dir);
             return NULL;
         }
-    qsort(names, *n, sizeof(*names), cmp_str);
+    qsort(names, *n, sizeof(*names), cmp_problem);
     return names;
 }
 
-static void print_row(const struct import_row *r)
+/* A row of the table: the problem's full file name (`width` wide, the
+ * folder's longest), then what became of it. */
+static void print_row(const struct import_row *r, int width)
 {
     if (r->imported)
-        printf("%-60.60s imported  %s%s%s%s\n", r->problem, r->name,
+        printf("%-*s  imported  %s%s%s%s\n", width, r->problem, r->name,
                r->scaled[0] ? "  (scaled: " : "", r->scaled, r->scaled[0] ? ")" : "");
     else
-        printf("%-60.60s refused   %s\n", r->problem, r->reason);
+        printf("%-*s  refused   %s\n", width, r->problem, r->reason);
+}
+
+/* The table's first column: as wide as the longest file name. */
+static int name_width(char *const *files, size_t n)
+{
+    size_t w = 7;
+    for (size_t i = 0; i < n; i++) {
+        const char *base = strrchr(files[i], '/');
+        size_t l = strlen(base ? base + 1 : files[i]);
+        w = l > w ? l : w;
+    }
+    return w > 200 ? 200 : (int)w;
 }
 
 /* kiln import kernelbench DIR: every *.py in DIR into OUT/<name>/. */
@@ -303,6 +373,7 @@ static int import_folder(const char *folder, const char *out_dir, const struct i
     json_t *rows = json_array();
     size_t imported = 0, scaled = 0;
     struct import_row *r = malloc(sizeof(*r));
+    int width = name_width(files, n);
     for (size_t i = 0; r && i < n; i++) {
         memset(r, 0, sizeof(*r));
         char name[KB_WORKLOAD_NAME_MAX + 1], dir[PATH_MAX];
@@ -314,7 +385,7 @@ static int import_folder(const char *folder, const char *out_dir, const struct i
             scaled += r->scaled[0] != 0;
         }
         if (out == CLI_OUT_TEXT) {
-            print_row(r);
+            print_row(r, width);
             fflush(stdout);
         }
         json_array_append_new(rows, row_json(r, io->check));
@@ -342,6 +413,8 @@ static int import_folder(const char *folder, const char *out_dir, const struct i
 /* kiln import's command line. */
 struct import_cli {
     const char *dir, *kernel_path, *name; /* -o, --kernel, --name */
+    const char *backend;                  /* --backend, or NULL: the host's */
+    const char *tolerance;                /* --tolerance, or NULL */
     const char *problem;                  /* PROBLEM.py or DIR */
     bool folder;                          /* problem is a folder */
     struct import_opts io;
@@ -368,6 +441,12 @@ static int import_option(int c, struct import_cli *ic, struct cli_common *common
     case 'C':
         ic->io.check = false;
         break;
+    case 'b':
+        ic->backend = optarg;
+        break;
+    case 'T':
+        ic->tolerance = optarg;
+        break;
     default: {
         struct kiln_err usage = KILN_ERR_INIT;
         if (cli_common_option(c, optarg, common, NULL, &usage) != KILN_OK ||
@@ -375,6 +454,52 @@ static int import_option(int c, struct import_cli *ic, struct cli_common *common
             return cli_usage_report("import", &usage);
         break;
     }
+    }
+    return -1;
+}
+
+/* The host's memory, half of which a float64 reference may take. */
+static long long host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (long long)pages * size : 8ll << 30;
+}
+
+/* What the probe is asked (kbprobe.h): the backends' performance cases
+ * (--backend; by default cuda and cpu where a GPU is, cpu alone where none
+ * is) and the tolerance. -1 to go on, else the exit status. */
+static int import_plan(struct import_cli *ic)
+{
+    unsigned backends = KILN_BACKEND_CPU;
+    if (ic->backend && strcmp(ic->backend, "all") == 0) {
+        backends = KILN_BACKEND_ALL;
+    } else if (ic->backend) {
+        backends = kiln_backend_from_name(ic->backend);
+        if (!backends)
+            return cli_usage_error("import", "unknown backend '%s' (cuda, cpu or all)",
+                                   ic->backend);
+    } else {
+        struct gpuinfo g[GPUINFO_MAX];
+        size_t ng = 0;
+        struct kiln_err e = KILN_ERR_INIT;
+        if (gpuinfo_list("/proc", g, &ng, &e) == KILN_OK && ng > 0)
+            backends = KILN_BACKEND_ALL;
+    }
+    struct kbp_plan *pl = &ic->io.plan;
+    pl->cpu_bytes = (backends & KILN_BACKEND_CPU) ? IMPORT_CPU_BYTES : 0;
+    pl->cuda_bytes = (backends & KILN_BACKEND_CUDA) ? (long long)WL_CASE_BYTES : 0;
+    pl->host_memory = host_memory() / 2;
+    pl->tolerance = IMPORT_TOLERANCE;
+    if (ic->tolerance) {
+        char *end = NULL;
+        errno = 0;
+        double t = strtod(ic->tolerance, &end);
+        if (errno || end == ic->tolerance || *end || !(t > 0.0 && t <= 0.5))
+            return cli_usage_error("import",
+                                   "--tolerance %s: expected KernelBench's atol = rtol, a number "
+                                   "in (0, 0.5] such as 1e-2 (v0.1) or 1e-4 (upstream's fp32)",
+                                   ic->tolerance);
+        pl->tolerance = t;
     }
     return -1;
 }
@@ -388,6 +513,8 @@ static int parse_import_args(int argc, char **argv, struct import_cli *ic)
                                          {"kernel", required_argument, NULL, 'k'},
                                          {"name", required_argument, NULL, 'n'},
                                          {"no-check", no_argument, NULL, 'C'},
+                                         {"backend", required_argument, NULL, 'b'},
+                                         {"tolerance", required_argument, NULL, 'T'},
                                          CLI_OPTS_TIMEOUT,
                                          CLI_OPTS_JSON,
                                          CLI_OPTS_QUIET,
@@ -403,14 +530,14 @@ static int parse_import_args(int argc, char **argv, struct import_cli *ic)
         return done == 1 ? KILN_EXIT_OK : KILN_EXIT_USAGE;
     if (optind + 2 != argc || strcmp(argv[optind], "kernelbench") != 0)
         return cli_usage_error("import", "usage: kiln import kernelbench PROBLEM.py|DIR [-o DIR]");
-    ic->io.timeout_ms = common.timeout_s > 0 ? 1000LL * common.timeout_s : 120000;
+    ic->io.timeout_ms = common.timeout_s > 0 ? 1000LL * common.timeout_s : 300000;
     ic->problem = argv[optind + 1];
     struct stat st;
     ic->folder = stat(ic->problem, &st) == 0 && S_ISDIR(st.st_mode);
     if (ic->folder && ic->name)
         return cli_usage_error("import", "--name names one workload; a folder's are derived "
                                          "from its files' names");
-    return -1;
+    return import_plan(ic);
 }
 
 /* --kernel's file into *kernel (the caller frees it) and ic->io: -1 to go
@@ -425,6 +552,9 @@ static int read_kernel(struct import_cli *ic, char **kernel)
         return KILN_EXIT_USAGE;
     }
     ic->io.kernel = *kernel;
+    size_t l = strlen(ic->kernel_path);
+    ic->io.kernel_file =
+        l > 2 && strcmp(ic->kernel_path + l - 2, ".c") == 0 ? "kernel.c" : "kernel.cu";
     return -1;
 }
 
@@ -441,18 +571,22 @@ static bool workload_name_valid(const char *name)
 static void print_imported(const char *dir, const char *name, const struct import_row *r,
                            const struct import_opts *io)
 {
-    printf("kiln: wrote %s (workload %s: %zu inputs, %zu parameters)\n", dir, name, r->ninputs,
-           r->nparams);
+    printf("kiln: wrote %s (workload %s: %zu inputs, %zu parameters; backends %s)\n", dir, name,
+           r->ninputs, r->nparams,
+           r->backends == KILN_BACKEND_ALL    ? "cuda, cpu"
+           : r->backends == KILN_BACKEND_CUDA ? "cuda"
+                                              : "cpu (no GPU here: --backend all adds the cuda "
+                                                "case at KernelBench's sizes)");
     if (r->scaled[0])
-        printf("kiln: the performance case is scaled down to fit: %s\n", r->scaled);
+        printf("kiln: scaled down to fit: %s\n", r->scaled);
     if (io->check)
         printf("kiln: checked: %s\n", IMPORT_CHECKED);
     printf("kiln: next: kiln workload check %s   (every case, the performance one too)\n", dir);
     if (!io->kernel)
         printf("kiln: no starting kernel (optional): judge a kernel with kiln eval %s "
-               "CANDIDATE.cu, or let a model write one with kiln optimize %s --proposer "
-               "llm; the tuner and speedups vs the start need %s/kernel.cu (--kernel, "
-               "evaluator/CANDIDATE.md)\n",
+               "CANDIDATE.cu (or .c on the cpu backend), or let a model write one with kiln "
+               "optimize %s --proposer llm; the tuner and speedups vs the start need "
+               "%s/kernel.cu or kernel.c (--kernel, evaluator/CANDIDATE.md)\n",
                dir, dir, dir);
 }
 
@@ -487,7 +621,7 @@ static int import_file(const struct import_cli *ic)
 
 int cmd_import(int argc, char **argv)
 {
-    struct import_cli ic = {.io = {.flops = "0", .check = true}, .out = CLI_OUT_TEXT};
+    struct import_cli ic = {.io = {.flops = NULL, .check = true}, .out = CLI_OUT_TEXT};
     int status = parse_import_args(argc, argv, &ic);
     if (status >= 0)
         return status;

@@ -69,18 +69,23 @@ void kbimport_free(struct kb_problem *p);
 struct kb_options {
     const char *name;   /* workload name ([a-z0-9_]{1,64}) */
     const char *origin; /* where the problem came from, for the description */
-    const char *flops;  /* cost.flops expression ("0" when unknown) */
-    const char *kernel; /* a starting kernel.cu's bytes, or NULL */
+    const char *flops;  /* cost.flops expression; NULL: the probe's count */
+    const char *kernel; /* a starting kernel's bytes, or NULL */
     size_t kernel_len;
+    const char *kernel_file; /* "kernel.cu" or "kernel.c" (NULL: kernel.cu) */
+    const char *budget_why;  /* what bounds the cuda performance case ("kiln's 4 GiB ...") */
 };
 
 struct kb_probe;
 
-/* Writes workload.json, inputs.py, reference.py (and kernel.cu when given)
- * into `dir`, which must not exist yet (created 0755), from the problem and
- * what the probe learned. The kernel's signature: the sizes (int64), the
- * inputs of get_inputs() in order, the model's parameters in
- * named_parameters() order, then `out`. */
+/* Writes workload.json, inputs.py, reference.py (and the starting kernel
+ * when given) into `dir`, which must not exist yet (created 0755), from the
+ * problem and what the probe learned (kbwrite.c). The kernel's signature:
+ * the sizes (int64), the inputs of get_inputs() in order, the model's
+ * parameters in named_parameters() order, then `out`. The cases: small and
+ * odd (correctness), cpu and/or kb (each backend's performance case), and
+ * held-out ranges with their constraints (or, where a dimension has no
+ * expression over the sizes, the fixed held case). */
 enum kiln_rc kbimport_write(const struct kb_problem *p, const struct kb_probe *pr,
                             const struct kb_options *o, const char *dir,
                             struct kiln_err *err) KILN_NODISCARD;

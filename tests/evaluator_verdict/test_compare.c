@@ -246,6 +246,56 @@ static void weak_near_constant(void **state)
     assert_non_null(strstr(why, "near-constant"));
 }
 
+/* A 0-d output (a loss) is one number: always "constant", so only a zero
+ * that passes makes it weak (issue 37: all six scalar losses of
+ * KernelBench's level 1 were refused as near-constant). */
+static void scalar_judged_as_scalar(void **state)
+{
+    (void)state;
+    float loss = 0.731f, tiny = 1e-9f;
+    struct tensor tr = f32(&loss, 1);
+    tr.ndim = 0;
+    char why[256] = "x";
+    assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)), 0);
+    assert_string_equal(why, "");
+    tr = f32(&tiny, 1);
+    tr.ndim = 0;
+    assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)), COMPARE_WEAK_ZERO_PASSES);
+    /* Two equal elements are still near-constant. */
+    float two[2] = {5.0f, 5.0f};
+    tr = f32(two, 2);
+    assert_true(compare_weak_reference(&tr, NULL, why, sizeof(why)) & COMPARE_WEAK_NEAR_CONSTANT);
+}
+
+/* A mismatch in an N-d output names its N-d index (and the flat one);
+ * a 1-d output keeps the flat index alone. */
+static void nd_index_in_messages(void **state)
+{
+    (void)state;
+    float r[24] = {0}, o[24] = {0};
+    for (int i = 0; i < 24; i++)
+        r[i] = o[i] = (float)i + 1.0f;
+    o[17] = -5.0f; /* [1, 1, 1] of a [2, 3, 4] tensor */
+    struct tensor to = f32(o, 24), tr = f32(r, 24);
+    to.ndim = tr.ndim = 3;
+    to.shape[0] = tr.shape[0] = 2;
+    to.shape[1] = tr.shape[1] = 3;
+    to.shape[2] = tr.shape[2] = 4;
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_non_null(strstr(rep.reason, "1 of 24 elements differ; first at index [1, 1, 1] "
+                                       "(flat 17): -5 vs reference 18"));
+    assert_int_equal(rep.first[0].index, 17); /* the record keeps the flat index */
+    memcpy(&o[17], &(uint32_t){0xFFFFFFFFu}, 4);
+    assert_int_equal(compare_tensors(&to, &tr, NULL, &rep, &e), KILN_OK);
+    assert_non_null(strstr(rep.reason, "first at index [1, 1, 1] (flat 17)"));
+    char at[COMPARE_INDEX_MAX];
+    struct tensor one = f32(r, 24);
+    compare_index_text(&one, 17, at, sizeof(at));
+    assert_string_equal(at, "17");
+}
+
 static void strong_reference_is_not_weak(void **state)
 {
     (void)state;
@@ -273,6 +323,8 @@ int main(void)
         cmocka_unit_test(weak_tiny_reference),
         cmocka_unit_test(weak_near_constant),
         cmocka_unit_test(strong_reference_is_not_weak),
+        cmocka_unit_test(scalar_judged_as_scalar),
+        cmocka_unit_test(nd_index_in_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

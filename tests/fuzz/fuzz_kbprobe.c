@@ -2,8 +2,10 @@
  * fuzz_kbprobe.c - feeds each input to kbprobe_parse (the report of the
  * probe that ran an untrusted KernelBench problem in the sandbox). Checks
  * the documented invariants: a success has 1..KB_MAX_INPUTS inputs, at most
- * KBP_MAX_PARAMS parameters and an output, every name an identifier and
- * every parameter's source [A-Za-z0-9_.]; a failure says why.
+ * KBP_MAX_PARAMS parameters and an output, every name an identifier, every
+ * parameter's source [A-Za-z0-9_.], every expression and constraint in the
+ * charset of size expressions, 4 or 5 cases with dimensions >= 1 that each
+ * dimension's expression gives; a failure says why.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -13,13 +15,28 @@
 #include "expr.h"
 #include "kbprobe.h"
 
-static bool safe_source(const char *s)
+static bool only(const char *s, const char *charset)
 {
     for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_' || *s == '.'))
+        if (!strchr(charset, *s))
             return false;
     return true;
+}
+
+#define IDENT   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+#define EXPRSET IDENT " +-*/%()=<>"
+
+static void check_tensor(const struct kb_probe *pr, const struct kbp_tensor *t, size_t ti)
+{
+    if (!expr_ident_valid(t->name) || !only(t->source, IDENT ".") || t->ndims > KB_MAX_DIMS)
+        abort();
+    for (int d = 0; d < t->ndims; d++) {
+        if (!only(t->shape[d], EXPRSET))
+            abort();
+        for (size_t c = 0; c < pr->ncases; c++)
+            if (pr->cases[c].dims[ti][d] < 1)
+                abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -33,19 +50,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     if (pr.ninputs < 1 || pr.ninputs > KB_MAX_INPUTS || pr.nparams > KBP_MAX_PARAMS ||
-        pr.ntensors != pr.ninputs + pr.nparams + 1 || pr.nconsts > KB_MAX_CONSTS)
+        pr.ntensors != pr.ninputs + pr.nparams + 1 || pr.nsizes > KB_SIZES_MAX || pr.ncases < 4 ||
+        pr.ncases > KBP_MAX_CASES || pr.nwhere > KBP_MAX_WHERE || pr.memory_per_byte < 1 ||
+        !only(pr.flops, EXPRSET))
         abort();
-    for (size_t i = 0; i < pr.ntensors; i++) {
-        if (!expr_ident_valid(pr.t[i].name) || !safe_source(pr.t[i].source) ||
-            pr.t[i].ndims > KB_MAX_DIMS)
+    for (size_t i = 0; i < pr.ntensors; i++)
+        check_tensor(&pr, &pr.t[i], i);
+    for (size_t i = 0; i < pr.nsizes; i++)
+        if (!expr_ident_valid(pr.size_names[i]) || (pr.ranges && pr.range[i][0] < 1))
             abort();
-        for (int c = 0; c < KBP_CASES; c++)
-            for (int d = 0; d < pr.t[i].ndims; d++)
-                if (pr.t[i].dims[c][d] < 1)
-                    abort();
-    }
-    for (size_t i = 0; i < pr.nconsts; i++)
-        if (!expr_ident_valid(pr.const_names[i]))
+    for (size_t i = 0; i < pr.npins; i++)
+        if (!expr_ident_valid(pr.pins[i].name) || pr.pins[i].size >= pr.nsizes)
+            abort();
+    for (size_t i = 0; i < pr.nwhere; i++)
+        if (!only(pr.where[i], EXPRSET))
             abort();
     return 0;
 }

@@ -127,19 +127,33 @@ static void only_structure_is_refused(void **state)
 }
 
 /* A report as kbprobe.py writes it for a conv layer with weights: input x,
- * two parameters, the problem's constants batch, h and k per case. */
-#define CASE(NAME, B, H, OH)                                                                       \
-    "{\"name\": \"" NAME "\", \"consts\": {\"batch\": " #B ", \"h\": " #H ", \"k\": 3}, "          \
-    "\"shapes\": [[" #B ", 4, " #H ", " #H "], [8, 4, 3, 3], [8], [" #B ", 8, " #OH ", " #OH "]]}"
-#define REPORT(PARAM0)                                                                             \
-    "{\"mode\": \"meta\", \"inputs\": [{\"dtype\": \"float32\"}], \"params\": [{\"name\": "        \
-    "\"" PARAM0 "\", \"dtype\": \"float32\"}, {\"name\": \"conv.bias\", \"dtype\": "               \
-    "\"float32\"}], \"out\": {\"dtype\": \"float32\"}, \"cases\": [" CASE(                         \
-        "small", 2, 8,                                                                             \
-        6) ", " CASE("odd", 3, 17,                                                                 \
-                     15) ", " CASE("held", 3, 9,                                                   \
-                                   7) ", " CASE("kb", 16, 128,                                     \
-                                                126) "], \"scaled\": [[\"h\", 512, 128]]}"
+ * two parameters; sizes batch, h and w (the problem's constants), each
+ * dimension an expression over them; held-out ranges with a constraint. */
+#define CASE(NAME, KIND, BACKEND, B, H, W, OH, OW)                                                 \
+    "{\"name\": \"" NAME "\", \"kind\": \"" KIND "\", \"backend\": " BACKEND ", \"values\": "      \
+    "{\"batch\": " #B ", \"h\": " #H ", \"w\": " #W "}, \"dims\": [[" #B ", 4, " #H ", " #W "], "  \
+    "[8, 4, 3, 3], [8], [" #B ", 8, " #OH ", " #OW "]]}"
+#define CASES                                                                                      \
+    CASE("small", "correctness", "null", 2, 8, 9, 6, 7)                                            \
+    ", " CASE("odd", "correctness", "null", 3, 17, 15, 15, 13) ", " CASE(                          \
+        "held", "held", "null", 5, 9, 11, 7,                                                       \
+        9) ", " CASE("cpu", "performance", "\"cpu\"", 16, 64, 61, 62,                              \
+                     59) ", " CASE("kb", "performance", "\"cuda\"", 32, 128, 128, 126, 126)
+#define REPORT_WITH(PARAM0, OUT_H, HELD)                                                           \
+    "{\"mode\": \"meta\", \"inputs\": [{\"dtype\": \"float32\", \"scalar\": false}], "             \
+    "\"params\": [{\"name\": \"" PARAM0 "\", \"dtype\": \"float32\"}, {\"name\": \"conv.bias\", "  \
+    "\"dtype\": \"float32\"}], \"out\": {\"dtype\": \"float32\"}, \"sizes\": [\"batch\", \"h\", "  \
+    "\"w\"], \"pins\": {\"batch\": \"batch\", \"h\": \"h\", \"w\": \"w\", \"input_shape__1\": "    \
+    "\"h\"}, \"shapes\": [[\"batch\", \"4\", \"h\", \"w\"], [\"8\", \"4\", \"3\", \"3\"], "        \
+    "[\"8\"], "                                                                                    \
+    "[\"batch\", \"8\", " OUT_H ", \"w - 2\"]], \"cases\": [" CASES "], \"held_out\": " HELD       \
+    ", \"flops\": \"576*batch*(h - 2)*(w - 2)\", \"flops_note\": \"\", \"memory_factor\": 9, "     \
+    "\"atol\": 0.004, \"rtol\": 0.01, \"scaled\": {\"cpu\": {\"factor\": 0.5, \"bytes\": "         \
+    "8388608, \"bound\": \"budget\", \"sizes\": [[\"h\", 128, 64]]}, \"kb\": null}}"
+#define RANGES                                                                                     \
+    "{\"ranges\": {\"batch\": [2, 32], \"h\": [8, 128], \"w\": [9, 128]}, \"where\": [\"h % 1 == " \
+    "0\"]}"
+#define REPORT(PARAM0) REPORT_WITH(PARAM0, "\"h - 2\"", RANGES)
 
 static enum kiln_rc probe(const char *json, const struct kb_problem *p, struct kb_probe *pr,
                           struct kiln_err *e)
@@ -156,70 +170,138 @@ static void probe_report_is_untrusted(void **state)
     struct kiln_err e;
     p.ninputs = 1;
     snprintf(p.inputs[0].name, sizeof(p.inputs[0].name), "x");
-    assert_int_equal(probe(REPORT("conv.weight"), &p, &pr, &e), KILN_OK);
+    if (probe(REPORT("conv.weight"), &p, &pr, &e) != KILN_OK)
+        fail_msg("%s", e.msg);
     assert_int_equal(pr.ninputs, 1);
     assert_int_equal(pr.nparams, 2);
     assert_string_equal(pr.t[0].name, "x");
     assert_string_equal(pr.t[1].name, "conv_weight");
     assert_string_equal(pr.t[1].source, "conv.weight");
     assert_string_equal(pr.t[3].name, "out");
-    assert_int_equal(pr.t[3].dims[3][2], 126);
-    assert_string_equal(pr.scaled, "h 512 -> 128");
+    assert_string_equal(pr.t[3].shape[2], "h - 2");
+    assert_int_equal(pr.ncases, 5);
+    assert_int_equal(pr.cases[4].dims[3][2], 126);
+    assert_string_equal(pr.cases[3].backend, "cpu");
+    assert_int_equal(pr.npins, 4);
+    assert_string_equal(pr.pins[3].name, "input_shape__1");
+    assert_int_equal(pr.pins[3].size, 1);
+    assert_true(pr.ranges);
+    assert_int_equal(pr.range[1][1], 128);
+    assert_string_equal(pr.where[0], "h % 1 == 0");
+    assert_string_equal(pr.scaled_cpu.sizes, "h 128 -> 64");
+    assert_int_equal(pr.memory_per_byte, 9);
     /* A name that would end a python literal is refused, not pasted. */
     assert_int_equal(probe(REPORT("w\\\"); import os #"), &p, &pr, &e), KILN_E_REJECTED);
     assert_non_null(strstr(e.msg, "outside [A-Za-z0-9_.]"));
+    /* An expression that does not give a case's dimensions is a lie. */
+    assert_int_equal(probe(REPORT_WITH("conv.weight", "\"h - 3\"", RANGES), &p, &pr, &e),
+                     KILN_E_REJECTED);
+    assert_non_null(strstr(e.msg, "a dimension its expression does not give"));
+    /* ... and one outside the charset never reaches workload.json. */
+    assert_int_equal(probe(REPORT_WITH("conv.weight", "\"h\\\", \\\"x\"", RANGES), &p, &pr, &e),
+                     KILN_E_REJECTED);
+    assert_non_null(strstr(e.msg, "expression"));
+    assert_int_equal(probe(REPORT_WITH("conv.weight", "\"h - 2\"",
+                                       "{\"ranges\": {}, \"where\": "
+                                       "[]}"),
+                           &p, &pr, &e),
+                     KILN_E_REJECTED);
     /* The probe's refusal is the import's reason, quoted. */
     assert_int_equal(probe("{\"error\": \"forward() returns a tuple\\n\"}", &p, &pr, &e),
                      KILN_E_REJECTED);
     assert_string_equal(e.msg, "forward() returns a tuple\\x0a");
     assert_int_equal(probe("{\"mode\": \"meta\"}", &p, &pr, &e), KILN_E_REJECTED);
     assert_int_equal(probe("[1]", &p, &pr, &e), KILN_E_PARSE);
-    char zero[4096];
-    snprintf(zero, sizeof(zero), "%s", REPORT("conv.weight"));
-    char *at = strstr(zero, "[8], [2, 8, 6, 6]");
+    char zero[8192];
+    snprintf(zero, sizeof(zero), "%s", REPORT_WITH("conv.weight", "null", RANGES));
+    char *at = strstr(zero, "[8], [2, 8, 6, 7]");
     assert_non_null(at);
-    memcpy(at, "[0]", 3);
+    memcpy(at + 9, "0,", 2); /* 8 channels -> 0 */
     assert_int_equal(probe(zero, &p, &pr, &e), KILN_E_REJECTED);
     assert_non_null(strstr(e.msg, "has a dimension of 0"));
+}
+
+/* The problem as the scripts carry it: text, every byte that could end
+ * the literal escaped. */
+static const char *hostile_py = "class Model(nn.Module):\n    def forward(self, x):\n"
+                                "        return x  # \"\"\") \\ \xc3\xa9\n"
+                                "def get_inputs():\n    x = torch.randn(4)\n    return [x]\n"
+                                "def get_init_inputs():\n    return []\n";
+
+static void write_one(const char *src, const char *report, const char *dir, struct kiln_err *e)
+{
+    struct kb_problem p;
+    static struct kb_probe pr;
+    kiln_err_clear(e);
+    assert_int_equal(kbimport_parse(src, strlen(src), &p, e), KILN_OK);
+    p.ninputs = 1; /* the report has one input */
+    if (probe(report, &p, &pr, e) != KILN_OK)
+        fail_msg("%s", e->msg);
+    const char *kernel = "// kiln: launch k grid(1) block(1) args(x, out)\n"
+                         "extern \"C\" __global__ void k(const float *x, float *out) {}\n";
+    struct kb_options o = {.name = "kb_conv",
+                           .origin = "9_Conv\n\"evil\".py",
+                           .kernel = kernel,
+                           .kernel_len = strlen(kernel),
+                           .budget_why = "kiln's 4 GiB per case"};
+    assert_int_equal(kbimport_write(&p, &pr, &o, dir, e), KILN_OK);
+    /* An existing directory is never overwritten. */
+    assert_int_equal(kbimport_write(&p, &pr, &o, dir, e), KILN_E_IO);
+    assert_non_null(strstr(e->msg, "kiln does not overwrite"));
+    kbimport_free(&p);
+}
+
+/* Writes problem `py` with probe report `report` into a fresh tmp/wl and
+ * loads it as kiln would; the caller frees *w and removes tmp. */
+static struct workload *write_and_load(const char *py, const char *report, char *tmp, size_t tmpsz,
+                                       char *dir, size_t dirsz)
+{
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(fs_make_tempdir("kbimport", tmp, tmpsz, &e), KILN_OK);
+    snprintf(dir, dirsz, "%s/wl", tmp);
+    write_one(py, report, dir, &e);
+    struct workload *w = NULL;
+    if (workload_load(dir, &w, &e) != KILN_OK)
+        fail_msg("the written workload does not load: %s", e.msg);
+    return w;
 }
 
 static void writes_a_workload_kiln_loads(void **state)
 {
     (void)state;
-    struct kb_problem p;
-    static struct kb_probe pr;
     struct kiln_err e;
     kiln_err_clear(&e);
-    assert_int_equal(kbimport_parse(sum_py, strlen(sum_py), &p, &e), KILN_OK);
-    p.ninputs = 1; /* the report below has one input */
-    assert_int_equal(probe(REPORT("conv.weight"), &p, &pr, &e), KILN_OK);
     char tmp[4096], dir[4200];
-    assert_int_equal(fs_make_tempdir("kbimport", tmp, sizeof(tmp), &e), KILN_OK);
-    snprintf(dir, sizeof(dir), "%s/wl", tmp);
-    const char *kernel = "// kiln: launch k grid(1) block(1) args(x, out)\n"
-                         "extern \"C\" __global__ void k(const float *x, float *out) {}\n";
-    struct kb_options o = {.name = "kb_conv",
-                           .origin = "9_Conv\n\"evil\".py",
-                           .flops = "0",
-                           .kernel = kernel,
-                           .kernel_len = strlen(kernel)};
-    assert_int_equal(kbimport_write(&p, &pr, &o, dir, &e), KILN_OK);
-    struct workload *w = NULL;
-    if (workload_load(dir, &w, &e) != KILN_OK)
-        fail_msg("the written workload does not load: %s", e.msg);
+    struct workload *w =
+        write_and_load(hostile_py, REPORT("conv.weight"), tmp, sizeof(tmp), dir, sizeof(dir));
     assert_string_equal(w->name, "kb_conv");
+    assert_int_equal(w->held_draw.draw, 2);
+    assert_int_equal(w->script_memory_per_byte, 9);
     workload_free(w);
     char *json = slurp(dir, "workload.json");
-    /* Constants that follow a dimension are sizes; others a derived size. */
-    assert_non_null(strstr(json, "\"sizes\": [\"batch\", \"h\", \"out_d2\"]"));
-    assert_non_null(strstr(json, "\"shape\": [\"batch\", \"4\", \"h\", \"h\"], \"role\": \"in\""));
+    /* One size per distinct constant, and the dimensions' expressions. */
+    assert_non_null(strstr(json, "\"sizes\": [\"batch\", \"h\", \"w\"]"));
+    assert_non_null(strstr(json, "\"shape\": [\"batch\", \"4\", \"h\", \"w\"], \"role\": \"in\""));
     assert_non_null(strstr(json, "{\"name\": \"conv_weight\", \"kind\": \"tensor\", \"dtype\": "
                                  "\"float32\", \"shape\": [\"8\", \"4\", \"3\", \"3\"]"));
-    assert_non_null(strstr(json, "\"shape\": [\"batch\", \"8\", \"out_d2\", \"out_d2\"], "
+    assert_non_null(strstr(json, "\"shape\": [\"batch\", \"8\", \"h - 2\", \"w - 2\"], "
                                  "\"role\": \"out\""));
+    assert_non_null(strstr(json,
+                           "{\"name\": \"cpu\", \"kind\": \"performance\", \"sizes\": "
+                           "{\"batch\": 16, \"h\": 64, \"w\": 61}, \"backends\": [\"cpu\"]}"));
     assert_non_null(strstr(json, "{\"name\": \"kb\", \"kind\": \"performance\", \"sizes\": "
-                                 "{\"batch\": 16, \"h\": 128, \"out_d2\": 126}}"));
-    assert_non_null(strstr(json, "scaled down to fit: h 512 -> 128"));
+                                 "{\"batch\": 32, \"h\": 128, \"w\": 128}, \"backends\": "
+                                 "[\"cuda\"]}"));
+    assert_non_null(strstr(json,
+                           "\"held_out\": {\"draw\": 2, \"sizes\": {\"batch\": [2, 32], "
+                           "\"h\": [8, 128], \"w\": [9, 128]}, \"where\": [\"h % 1 == 0\"]}"));
+    assert_null(strstr(json, "\"held\"")); /* the fixed case stays unused */
+    assert_non_null(strstr(json, "\"tolerance\": {\"out\": {\"atol\": 0.004, \"rtol\": 0.01}}"));
+    assert_non_null(strstr(json, "\"flops\": \"576*batch*(h - 2)*(w - 2)\""));
+    assert_non_null(strstr(json, "\"backends\": [\"cuda\", \"cpu\"]"));
+    assert_non_null(strstr(json, "\"scripts\": {\"memory_per_byte\": 9}"));
+    assert_non_null(strstr(json, "h 128 -> 64"));
     assert_non_null(strstr(json, "9_Conv__evil_.py")); /* the file name, safe charset */
     free(json);
     char *in = slurp(dir, "inputs.py"), *ref = slurp(dir, "reference.py");
@@ -228,16 +310,36 @@ static void writes_a_workload_kiln_loads(void **state)
         strstr(in, "# Generated by `kiln import kernelbench` from 9_Conv__evil_.py.\n"));
     assert_non_null(strstr(in, "INPUTS = [(\"x\", \"float32\", False)]"));
     assert_non_null(strstr(in, "PARAMS = [(\"conv.weight\", \"conv_weight\", \"float32\"),"));
-    assert_non_null(strstr(in, "\"kb\": {\"batch\": 16, \"h\": 128, \"k\": 3}"));
+    assert_non_null(strstr(in, "PIN_OF = {\"batch\": \"batch\", \"h\": \"h\", \"w\": \"w\", "
+                               "\"input_shape__1\": \"h\"}"));
     assert_non_null(strstr(ref, "params[source].copy_(load(name))"));
-    /* The problem travels hex-encoded: "import torch" is 696d706f727420746f726368. */
-    assert_non_null(strstr(in, "696d706f727420746f726368"));
+    /* The problem as text; quotes, backslashes and UTF-8 escaped. */
+    assert_non_null(strstr(in, "    b\"def get_inputs():\\n\",\n"));
+    assert_non_null(strstr(in, "    b\"        return x  # \\\"\\\"\\\") \\\\ \\xc3\\xa9\\n\",\n"));
     free(in);
     free(ref);
-    /* An existing directory is never overwritten. */
-    assert_int_equal(kbimport_write(&p, &pr, &o, dir, &e), KILN_E_IO);
-    assert_non_null(strstr(e.msg, "kiln does not overwrite"));
-    kbimport_free(&p);
+    free(slurp(dir, "kernel.cu")); /* --kernel's bytes were written (slurp fails if not) */
+    assert_int_equal(fs_remove_tree(tmp, &e), KILN_OK);
+}
+
+/* A dimension no expression fits: a derived size, and then the fixed held
+ * case (kiln could not draw the derived size consistently). */
+static void derived_size_falls_back_to_a_fixed_held_case(void **state)
+{
+    (void)state;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    char tmp[4096], dir[4200];
+    struct workload *w = write_and_load(sum_py, REPORT_WITH("conv.weight", "null", RANGES), tmp,
+                                        sizeof(tmp), dir, sizeof(dir));
+    assert_int_equal(w->held_draw.draw, 0);
+    assert_int_equal(w->nheld_out, 1);
+    workload_free(w);
+    char *json = slurp(dir, "workload.json");
+    assert_non_null(strstr(json, "\"sizes\": [\"batch\", \"h\", \"w\", \"out_d2\"]"));
+    assert_non_null(strstr(json, "\"held_out\": [{\"name\": \"held\", \"sizes\": {\"batch\": 5, "
+                                 "\"h\": 9, \"w\": 11, \"out_d2\": 7}}]"));
+    free(json);
     assert_int_equal(fs_remove_tree(tmp, &e), KILN_OK);
 }
 
@@ -248,6 +350,7 @@ int main(void)
         cmocka_unit_test(only_structure_is_refused),
         cmocka_unit_test(probe_report_is_untrusted),
         cmocka_unit_test(writes_a_workload_kiln_loads),
+        cmocka_unit_test(derived_size_falls_back_to_a_fixed_held_case),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
