@@ -23,6 +23,10 @@ struct gpu_props {
     int cc_major, cc_minor; /* compute capability */
     int mem_clock_khz;      /* CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: peak memory clock */
     int bus_width_bits;     /* CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH */
+    /* Measured, not reported: the probe's best device-to-device copy, bytes
+     * read plus written, in MB/s; 0 not measured. Shown beside the nominal
+     * DRAM peak, never used for the floor (evaluator/devlimits.h). */
+    int copy_mb_per_s;
 };
 
 struct gpu_peaks {

@@ -98,6 +98,24 @@ static enum kiln_rc parse_limits(const char *text, struct device_limits *l, stru
     return KILN_OK;
 }
 
+/* "copy mb_per_s=N\n", canonical, and nothing after it. */
+static enum kiln_rc parse_copy(const char *text, int *mb_per_s, struct kiln_err *err)
+{
+    int n = -1, v = -1;
+    char again[64];
+    if (strnlen(text, 64) >= 64 || sscanf(text, "copy mb_per_s=%d%n", &v, &n) != 1 || n < 0)
+        return kiln_fail(err, KILN_E_PARSE,
+                         "device probe: expected \"copy mb_per_s=N\" as the third line, got "
+                         "\"%.80s\"",
+                         text);
+    snprintf(again, sizeof(again), DEVCOPY_FORMAT, v);
+    if (strcmp(again, text) != 0 || v < 0 || v > 100000000)
+        return kiln_fail(err, KILN_E_PARSE,
+                         "device probe: copy line not canonical or out of range: \"%.80s\"", text);
+    *mb_per_s = v;
+    return KILN_OK;
+}
+
 enum kiln_rc devprobe_parse(const char *text, struct gpu_props *props, struct device_limits *lim,
                             struct kiln_err *err)
 {
@@ -111,8 +129,23 @@ enum kiln_rc devprobe_parse(const char *text, struct gpu_props *props, struct de
     memcpy(first, text, (size_t)(nl - text) + 1);
     first[nl - text + 1] = '\0';
     enum kiln_rc rc = gpupeak_parse_props(first, props, err);
+    const char *copy = strchr(nl + 1, '\n');
+    if (rc == KILN_OK && !copy)
+        rc = kiln_fail(err, KILN_E_PARSE,
+                       "device probe: expected three lines (properties, limits, copy), got "
+                       "\"%.80s\"",
+                       text);
+    if (rc == KILN_OK) {
+        char second[DEVLIMITS_LINE_MAX + 2];
+        size_t len = (size_t)(copy - nl);
+        if (len + 1 > sizeof(second))
+            return kiln_fail(err, KILN_E_PARSE, "device limits: line too long");
+        memcpy(second, nl + 1, len);
+        second[len] = '\0';
+        rc = parse_limits(second, lim, err);
+    }
     if (rc == KILN_OK)
-        rc = parse_limits(nl + 1, lim, err);
+        rc = parse_copy(copy + 1, &props->copy_mb_per_s, err);
     if (rc != KILN_OK)
         return rc;
     lim->cc = props->cc_major * 10 + props->cc_minor;

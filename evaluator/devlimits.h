@@ -56,10 +56,14 @@ bool devlimits_for_arch(int cc, struct device_limits *out);
     "smem_per_sm=%lld regs_per_block=%lld regs_per_sm=%lld threads_per_sm=%lld\n"
 #define DEVLIMITS_LINE_MAX 320
 
-/* The probe's whole output: gpupeak's line (gpupeak_parse_props), then the
- * limits line, each canonical, nothing else; every limit in a plausible
- * range. `lim` gets the compute capability from the first line and queried
- * true. KILN_E_PARSE naming the line otherwise. */
+/* The third line: the measured copy bandwidth (gpu_props.copy_mb_per_s). */
+#define DEVCOPY_FORMAT "copy mb_per_s=%d\n"
+
+/* The probe's whole output: gpupeak's line (gpupeak_parse_props), the
+ * limits line, then the copy line, each canonical, nothing else; every
+ * limit in a plausible range, the copy figure 0 (not measured) to
+ * 100 000 000 MB/s. `lim` gets the compute capability from the first line
+ * and queried true. KILN_E_PARSE naming the line otherwise. */
 enum kiln_rc devprobe_parse(const char *text, struct gpu_props *props, struct device_limits *lim,
                             struct kiln_err *err) KILN_NODISCARD;
 

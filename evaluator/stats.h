@@ -75,6 +75,9 @@ struct stats_ceilings {
     double flop_per_s;
     double slack;            /* a time below floor*(1-slack) is impossible */
     double reverify_speedup; /* faster than this vs the reference: re-verify */
+    /* The device's measured copy bandwidth (bytes read plus written per
+     * second; 0 unknown): reported beside the floor, never part of it. */
+    double copy_bytes_per_s;
 };
 
 extern const struct stats_ceilings STATS_CEILINGS_H200;

@@ -715,6 +715,72 @@ static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baselin
 /* ---- --device-props: the physics floor's inputs (base/gpupeak.h) and the
  * launch limits (evaluator/devlimits.h), one line each ---- */
 
+/* The device's own copy bandwidth, bytes read plus written per second in
+ * MB/s: the best of COPY_REPS device-to-device copies of COPY_BYTES (many
+ * times any L2), after one untimed copy. It is reported beside the nominal
+ * DRAM peak (issue #38: a memory-bound kernel at a memcpy's speed is done
+ * even where the datasheet figure is out of reach); the physics floor never
+ * uses it, since a floor must not sit below what a kernel can reach. 0 when
+ * it cannot be measured (too little free memory, any CUDA error): the
+ * caller then reports the nominal peak alone. */
+#define COPY_BYTES ((size_t)1 << 30)
+#define COPY_REPS  8
+static int measured_copy_mb_per_s(CUdevice dev)
+{
+    CUcontext ctx = NULL;
+    CUdeviceptr src = 0, dst = 0;
+    CUevent e0 = NULL, e1 = NULL;
+    size_t bytes = COPY_BYTES, free_b = 0, total_b = 0;
+    float best = 0;
+    CUresult r = cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (r == CUDA_SUCCESS)
+        r = cuCtxSetCurrent(ctx);
+    if (r == CUDA_SUCCESS)
+        r = cuMemGetInfo(&free_b, &total_b);
+    while (r == CUDA_SUCCESS && bytes > free_b / 3 && bytes > ((size_t)64 << 20))
+        bytes /= 2; /* a card with little free memory still gets a figure */
+    if (r == CUDA_SUCCESS)
+        r = cuMemAlloc(&src, bytes);
+    if (r == CUDA_SUCCESS)
+        r = cuMemAlloc(&dst, bytes);
+    if (r == CUDA_SUCCESS)
+        r = cuMemsetD8(src, 0x5a, bytes);
+    if (r == CUDA_SUCCESS)
+        r = cuEventCreate(&e0, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS)
+        r = cuEventCreate(&e1, CU_EVENT_DEFAULT);
+    for (int i = 0; r == CUDA_SUCCESS && i <= COPY_REPS; i++) {
+        float ms = 0;
+        r = cuEventRecord(e0, NULL);
+        if (r == CUDA_SUCCESS)
+            r = cuMemcpyDtoD(dst, src, bytes);
+        if (r == CUDA_SUCCESS)
+            r = cuEventRecord(e1, NULL);
+        if (r == CUDA_SUCCESS)
+            r = cuEventSynchronize(e1);
+        if (r == CUDA_SUCCESS)
+            r = cuEventElapsedTime(&ms, e0, e1);
+        if (r == CUDA_SUCCESS && i > 0 && ms > 0 && (best == 0 || ms < best))
+            best = ms;
+    }
+    if (r != CUDA_SUCCESS)
+        fprintf(stderr, "kiln-harness-cuda: copy bandwidth not measured: %s\n", cu_name(r));
+    if (e0)
+        (void)cuEventDestroy(e0);
+    if (e1)
+        (void)cuEventDestroy(e1);
+    if (src)
+        (void)cuMemFree(src);
+    if (dst)
+        (void)cuMemFree(dst);
+    if (ctx)
+        (void)cuDevicePrimaryCtxRelease(dev);
+    if (r != CUDA_SUCCESS || best <= 0)
+        return 0;
+    double mb = 2.0 * (double)bytes / ((double)best * 1e-3) / 1e6;
+    return mb < 2e9 ? (int)mb : 0;
+}
+
 int hx_cuda_device_props(const char *bus_id)
 {
     static const CUdevice_attribute attr[] = {
@@ -747,6 +813,7 @@ int hx_cuda_device_props(const char *bus_id)
     printf("limits threads_per_block=%d block=%d,%d,%d grid=%d,%d,%d smem_optin=%d "
            "smem_per_sm=%d regs_per_block=%d regs_per_sm=%d threads_per_sm=%d\n",
            v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[16], v[17]);
+    printf("copy mb_per_s=%d\n", measured_copy_mb_per_s(dev));
     return fflush(stdout) == 0 ? 0 : 1;
 }
 

@@ -95,6 +95,7 @@ enum kiln_rc eval_ceilings_of(const struct gpu_props *props, struct stats_ceilin
         return rc;
     out->bytes_per_s = peaks.bytes_per_s;
     out->flop_per_s = peaks.flop_per_s;
+    out->copy_bytes_per_s = (double)props->copy_mb_per_s * 1e6;
     return KILN_OK;
 }
 
@@ -716,19 +717,13 @@ static const struct eval_request *floor_from_node(const struct eval_request *req
         req->ceilings && (req->ceilings->bytes_per_s > 0 || req->ceilings->flop_per_s > 0);
     if (req->backend != KILN_BACKEND_CUDA || have_floor || !sr->device.has_props)
         return req;
-    struct gpu_peaks peaks;
     struct kiln_err perr;
     kiln_err_clear(&perr);
-    if (gpupeak_compute(&sr->device.props, &peaks, &perr) != KILN_OK) {
+    if (eval_ceilings_of(&sr->device.props, &out->node_ceilings, &perr) != KILN_OK) {
         fprintf(stderr, "kiln: warning: no physics floor from node %s's GPU: %s\n", sr->device.node,
                 perr.msg);
         return req;
     }
-    out->node_ceilings =
-        (struct stats_ceilings){.bytes_per_s = peaks.bytes_per_s,
-                                .flop_per_s = peaks.flop_per_s,
-                                .slack = STATS_CEILINGS_H200.slack,
-                                .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
     out->floor_from_node = true;
     *with_node = *req;
     with_node->ceilings = &out->node_ceilings;

@@ -325,11 +325,17 @@ static void check_archs(struct doctor_report *r)
             SETF(it->disables, "the cuda backend on this GPU");
             continue;
         }
+        struct gpu_peaks pk = {0};
+        struct kiln_err pe;
+        kiln_err_clear(&pe);
+        if (gpupeak_compute(&props, &pk, &pe) != KILN_OK)
+            pk.bytes_per_s = 0; /* a figure only: the line then says 0.00 */
         SETF(it->detail,
              "%s is %s; kiln compiles for %s (the toolkit, CUDA %s, supports it); the driver "
-             "supports CUDA %d.%d%s",
+             "supports CUDA %d.%d%s; DRAM %.2f TB/s nominal, a device copy measured %.2f TB/s",
              gpus[i].model, t.arch, t.arch, KILN_CUDA_VERSION, drv / 1000, (drv % 1000) / 10,
-             driver_ok ? "" : ", older than the toolkit: its cubins may not load");
+             driver_ok ? "" : ", older than the toolkit: its cubins may not load",
+             pk.bytes_per_s / 1e12, props.copy_mb_per_s / 1e6);
         if (!driver_ok) {
             SETF(it->fix,
                  "install a driver that supports CUDA %d (or build kiln with a toolkit "

@@ -23,8 +23,11 @@ void hwdesc_gpu_format(const char *model, const struct gpu_props *props, char *o
     n += snprintf(out + n, cap - (size_t)n, ", %d SMs, compute capability %d.%d", props->sm_count,
                   props->cc_major, props->cc_minor);
     if (have_peaks && (size_t)n < cap)
-        snprintf(out + n, cap - (size_t)n, ", %.2f TB/s peak DRAM bandwidth",
-                 peaks.bytes_per_s / 1e12);
+        n += snprintf(out + n, cap - (size_t)n, ", %.2f TB/s peak DRAM bandwidth",
+                      peaks.bytes_per_s / 1e12);
+    if (props->copy_mb_per_s > 0 && n > 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, " (a device copy measured %.2f TB/s)",
+                 props->copy_mb_per_s / 1e6);
 }
 
 /* Printable ASCII of `s`, spaces collapsed, trimmed, into out. */

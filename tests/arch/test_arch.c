@@ -164,7 +164,8 @@ static void the_probe_parser_is_strict(void **state)
         "bus_width_bits=256\n"
         "limits threads_per_block=1024 block=1024,1024,64 grid=2147483647,65535,65535 "
         "smem_optin=65536 smem_per_sm=65536 regs_per_block=65536 regs_per_sm=65536 "
-        "threads_per_sm=1024\n";
+        "threads_per_sm=1024\n"
+        "copy mb_per_s=300000\n";
     struct gpu_props p;
     struct device_limits l;
     struct kiln_err e;
@@ -174,10 +175,16 @@ static void the_probe_parser_is_strict(void **state)
     assert_true(l.queried);
     assert_int_equal(l.max_smem_optin, 65536);
     assert_int_equal(l.max_grid[0], 2147483647);
+    assert_int_equal(p.copy_mb_per_s, 300000);
     char bad[1024];
     const char *const cuts[][2] = {{"smem_optin=65536", "smem_optin=+65536"},
                                    {"smem_optin=65536", "smem_optin=0"},
                                    {"threads_per_sm=1024\n", "threads_per_sm=1024\nextra\n"},
+                                   {"copy mb_per_s=300000\n", ""},
+                                   {"=300000\n", "=300000\nextra\n"},
+                                   {"=300000", "=-1"},
+                                   {"=300000", "=0300000"},
+                                   {"=300000", "=100000001"},
                                    {"\nlimits", " limits"},
                                    {"block=1024,1024,64", "block=1024,1024"}};
     for (size_t i = 0; i < sizeof(cuts) / sizeof(*cuts); i++) {

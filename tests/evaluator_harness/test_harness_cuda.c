@@ -316,6 +316,9 @@ static void device_props_give_the_floor(void **state)
     assert_true(lim.max_threads_per_block >= 1024 && lim.max_smem_optin >= 48 * 1024);
     assert_int_equal(gpupeak_compute(&props, &peaks, &e), KILN_OK);
     assert_true(peaks.bytes_per_s > 1e11);
+    /* The measured copy: real, and below the nominal peak it is shown beside. */
+    assert_true(props.copy_mb_per_s > 0);
+    assert_true(props.copy_mb_per_s * 1e6 < peaks.bytes_per_s * 1.02);
     assert_true(peaks.flop_per_s > 1e12);
     if (strstr(g[0].model, "H200") || strstr(g[0].model, "H100")) {
         assert_int_equal(props.cc_major, 9);

@@ -24,7 +24,8 @@ static const struct sbnode_device h200 = {.present = true,
                                                     .cc_major = 9,
                                                     .cc_minor = 0,
                                                     .mem_clock_khz = 3201000,
-                                                    .bus_width_bits = 6144}};
+                                                    .bus_width_bits = 6144,
+                                                    .copy_mb_per_s = 4100000}};
 
 /* result.json of an exited step with `dev` (NULL: none). */
 static char *result_text(const struct sbnode_device *dev)
@@ -98,6 +99,28 @@ static void no_device_and_no_props(void **state)
     free(text);
 }
 
+/* A record archived before the copy measurement existed still loads, with 0 (unknown). */
+static void archived_without_copy(void **state)
+{
+    (void)state;
+    char *text = result_text(&h200);
+    char *at = strstr(text, "\"copy_mb_per_s\"");
+    assert_non_null(at);
+    char *comma = at;
+    while (comma > text && *comma != ',')
+        comma--;
+    char *end = at + strcspn(at, ",}\n");
+    memmove(comma, end, strlen(end) + 1);
+    assert_null(strstr(text, "copy_mb_per_s"));
+    struct sbnode_device d;
+    struct kiln_err err;
+    assert_int_equal(parse(text, &d, &err), KILN_OK);
+    assert_true(d.has_props);
+    assert_int_equal(d.props.sm_count, 132);
+    assert_int_equal(d.props.copy_mb_per_s, 0);
+    free(text);
+}
+
 /* Each edit of a good result.json must be refused, naming `why`. */
 static void hostile(void **state)
 {
@@ -111,6 +134,7 @@ static void hostile(void **state)
         {"\"cc_major\": 9", "\"cc_major\": \"9\"", "cc_major out of range"},
         {"\"bus_width_bits\": 6144", "\"bus_width_bits\": 6144.5", "bus_width_bits out of range"},
         {"\"sm_count\": 132,", "", "all present or all absent"},
+        {"\"copy_mb_per_s\": 4100000", "\"copy_mb_per_s\": -1", "copy_mb_per_s out of range"},
         {"\"node\": \"n1\"", "\"node\": \"n1\", \"floor_ms\": 0", "unknown key"},
         {"\"model\": \"NVIDIA H200\"", "\"model\": \"NVIDIA\\u0007H200\"", "unprintable"},
         {"\"uuid\": \"GPU-", "\"uuid\": 7, \"x\": \"", "unknown key"},
@@ -149,6 +173,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip),
         cmocka_unit_test(no_device_and_no_props),
+        cmocka_unit_test(archived_without_copy),
         cmocka_unit_test(hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
