@@ -1236,6 +1236,9 @@ static enum kiln_rc parse_json_ctx(struct ctx *c, const char *text, size_t len,
     static const struct json_strict_rules rules = {
         .max_bytes = WL_MAX_JSON, .max_depth = WL_MAX_DEPTH, .any_top = true};
     json_t *root;
+    /* section() reads c->err->rc to tell a problem was kept: a caller's earlier
+     * error left in `err` must not read as one of ours. */
+    kiln_err_clear(c->err);
     enum kiln_rc jrc = json_strict_parse(c->file, text, len, &rules, &root, c->err);
     if (jrc != KILN_OK)
         return jrc;
