@@ -153,6 +153,28 @@ static void tunables_used(void **state)
     candidate_free(c);
 }
 
+/* A tunable used only in the launch line's grid (saxpy's GRID_CAP) is used. */
+static void tunable_in_the_launch_line_is_used(void **state)
+{
+    (void)state;
+    const char *src =
+        "// kiln: tunable BLOCK {128, 256} = 256\n"
+        "// kiln: tunable GRID_CAP {1056, 4224} = 4224\n"
+        "// kiln: tunable GRID {1, 2} = 1\n"
+        "// kiln: launch k grid(min(cdiv(n, BLOCK), GRID_CAP)) block(BLOCK) args(n, x)\n"
+        "extern \"C\" __global__ void k(long long n, float *x) { /* GRID */ }\n";
+    struct candidate *c = NULL;
+    struct kiln_err err;
+    kiln_err_clear(&err);
+    assert_int_equal(candidate_parse(src, strlen(src), KILN_BACKEND_CUDA, &c, &err), KILN_OK);
+    bool used[CAND_MAX_TUNABLES];
+    cand_source_tunables_used(src, strlen(src), c, used);
+    assert_true(used[0]);  /* BLOCK */
+    assert_true(used[1]);  /* GRID_CAP, in the grid only */
+    assert_false(used[2]); /* GRID: a prefix of GRID_CAP and a comment are not uses */
+    candidate_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +183,7 @@ int main(void)
         cmocka_unit_test(other_mismatches_are_refused),
         cmocka_unit_test(unsure_is_not_judged),
         cmocka_unit_test(tunables_used),
+        cmocka_unit_test(tunable_in_the_launch_line_is_used),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
