@@ -226,9 +226,9 @@ const char *verdict_case_ref_call(const struct verdict_case *c, const struct ver
     }
     if (k == 0)
         return "";
-    enum perf_call call = perfcmp_speedup_call(c->ref_median_ms / c->timing.median,
-                                               sqrt(ss) / (double)k,
-                                               stats_log_sigma(&c->timing), NULL, noise_pct);
+    enum perf_call call =
+        perfcmp_speedup_call(c->ref_median_ms / c->timing.median, sqrt(ss) / (double)k,
+                             stats_log_sigma(&c->timing), NULL, noise_pct);
     return perf_call_name(call);
 }
 

@@ -265,8 +265,8 @@ static enum kiln_rc resume_read_verdict(struct opt_run *r, const char *run_dir, 
         return rc;
     /* verdict.json carries kiln's extra keys; strip them for the strict reader. */
     static const struct json_strict_rules vrules = {.max_bytes = VERDICT_MAX_JSON};
-    static const char *const extra[] = {"stage",  "proposer", "note", "config", "turnaround_s",
-                                        "ran_on", "arch",     "timing_session"};
+    static const char *const extra[] = {"stage",        "proposer", "note", "config",
+                                        "turnaround_s", "ran_on",   "arch", "timing_session"};
     json_t *vj = NULL;
     rc = json_strict_parse(rel, text, len, &vrules, &vj, err);
     free(text);

@@ -351,7 +351,7 @@ int opt_budget(const struct opt_run *r)
 {
     size_t planned = proposer_planned(r->prop);
     return planned > 0 && planned < (size_t)r->o.max_iterations ? (int)planned
-                                                                 : r->o.max_iterations;
+                                                                : r->o.max_iterations;
 }
 
 /* Opens the session on the run's own copy of the workload. */

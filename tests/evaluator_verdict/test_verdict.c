@@ -585,8 +585,11 @@ static void rse_target_pooled_over_sets(void **state)
     verdict_finish(&v, NULL);
     assert_true(verdict_rse_target_met(&v, NULL, NULL));
     assert_null(strstr(v.summary, "target"));
-    v.rule = (struct verdict_timing_rule){.known = true, .adaptive = true, .iterations = 3,
-                                          .max_iterations = 30, .target_rse = 0.005,
+    v.rule = (struct verdict_timing_rule){.known = true,
+                                          .adaptive = true,
+                                          .iterations = 3,
+                                          .max_iterations = 30,
+                                          .target_rse = 0.005,
                                           .budget_ms = 2000};
     verdict_finish(&v, NULL);
     double worst = 0;

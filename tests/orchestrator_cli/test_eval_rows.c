@@ -28,9 +28,13 @@ static void add_case(struct verdict *v, const char *name, int set, double ms, do
     c->outputs[0].cmp.pass = true;
     c->outputs[0].cmp.first_unwritten = -1;
     c->timed = true;
-    c->timing = (struct stats_summary){
-        .n = 10, .median = ms, .mean = ms, .min = ms, .max = ms, .stddev = rse * ms * 3.1623,
-        .rse = rse};
+    c->timing = (struct stats_summary){.n = 10,
+                                       .median = ms,
+                                       .mean = ms,
+                                       .min = ms,
+                                       .max = ms,
+                                       .stddev = rse * ms * 3.1623,
+                                       .rse = rse};
     c->ref_median_ms = ref_ms;
 }
 
@@ -60,9 +64,12 @@ static void make(struct verdict *start, struct verdict *cand, bool adaptive)
     add_case(cand, "cpu_4m", 0, 10.0 / 1.37, 0.20, 10.0);
     add_case(cand, "cpu_3m", 0, 4.0, 0.001, 8.0);
     if (adaptive)
-        cand->rule = (struct verdict_timing_rule){.known = true, .adaptive = true,
-                                                  .iterations = 10, .max_iterations = 100,
-                                                  .target_rse = 0.005, .budget_ms = 2000};
+        cand->rule = (struct verdict_timing_rule){.known = true,
+                                                  .adaptive = true,
+                                                  .iterations = 10,
+                                                  .max_iterations = 100,
+                                                  .target_rse = 0.005,
+                                                  .budget_ms = 2000};
     verdict_finish(cand, NULL);
     verdict_judge_ref(cand, start);
 }
@@ -92,7 +99,8 @@ static void rows_carry_the_call_and_the_target(void **state)
     /* No start timed in the session: no speedup, no call (null, never a bare ratio). */
     ctx.reference = NULL;
     rows = eval_rows_json(&ctx, &cand, NULL);
-    assert_true(json_is_null(json_object_get(json_array_get(rows, 0), "speedup_vs_reference_call")));
+    assert_true(
+        json_is_null(json_object_get(json_array_get(rows, 0), "speedup_vs_reference_call")));
     json_decref(rows);
     verdict_free(&start);
     verdict_free(&cand);
