@@ -387,15 +387,31 @@ PY
     n=$(history_len "$run/history.json")
     [ "${n:-0}" -ge 1 ] && [ "$n" -lt 4 ] || fail "killed with ${n:-no} history entries"
     finished=$(for id in $(seq -f %03g 1 "$n"); do
-        sha256sum "$run/candidates/$id/compile.json" "$run/candidates/$id/timings.json"
+        sha256sum "$run/candidates/$id/compile.json"
+    done)
+    timed=$(for id in $(seq -f %03g 1 "$n"); do
+        sha256sum "$run/candidates/$id/timings.json"
     done)
     run_kiln "$T/out" "$T/err" resume "$run"
     expect_rc 0 "kiln resume"
     check_run "$run" 4
     expect_json "$run/history.json" 'sorted(h["note"] for h in d)' \
         '["UNROLL=1", "UNROLL=2", "UNROLL=4", "UNROLL=8"]'
-    # The finished candidates were neither compiled nor run again.
-    echo "$finished" | sha256sum -c --quiet - || fail "resume redid a finished candidate"
+    # The finished candidates were not compiled again, nor run again but
+    # to be timed in the resumed session at finalize (issue 35 item 1: every
+    # figure of the table from one session), which says so and records it.
+    echo "$finished" | sha256sum -c --quiet - || fail "resume compiled a finished candidate again"
+    for id in $(seq -f %03g 1 "$n"); do
+        runs=$(grep -c "^kiln: evaluating $id\$" "$T/err")
+        again=$(grep -c "^kiln: timing $id again: it was timed in session 1" "$T/err")
+        [ "$runs" = "$again" ] || fail "resume ran finished $id $runs times, timed again $again: $(cat "$T/err")"
+        if echo "$timed" | grep "/$id/" | sha256sum -c --quiet - 2>/dev/null; then
+            [ "$again" = 0 ] || fail "$id timed again but timings.json unchanged"
+        else
+            [ "$again" = 1 ] || fail "$id's timings.json changed but it was not timed again"
+            expect_json "$run/candidates/$id/verdict.json" 'd["timing_session"]' 2
+        fi
+    done
     ;;
 nvrtc_gpu)
     if [ ! -e /dev/nvidiactl ]; then
