@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What a worker sends back: its task's error, whole or not at all. */
@@ -27,6 +28,32 @@ struct worker {
     int fd; /* read end of the worker's report pipe */
     size_t task;
 };
+
+/* Waits for one of the pool's own workers to end and reaps it, never
+ * another child of the caller (kiln optimize --jobs has compile workers
+ * of its own running while inputs are generated: waitpid(-1) reaped one,
+ * and its owner then failed with ECHILD). waitid(WNOWAIT) says which child
+ * ended without reaping it; when that child is not ours (it stays
+ * waitable), the pool's workers are polled instead. */
+static pid_t wait_own(const struct worker *w, int jobs, int *st)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) != 0)
+        return -1; /* errno: EINTR, or ECHILD */
+    for (int k = 0; k < jobs; k++)
+        if (w[k].pid > 0 && w[k].pid == si.si_pid)
+            return waitpid(si.si_pid, st, 0);
+    for (;;) {
+        for (int k = 0; k < jobs; k++) {
+            pid_t got = w[k].pid > 0 ? waitpid(w[k].pid, st, WNOHANG) : 0;
+            if (got != 0)
+                return got;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
 
 int forkpool_default_jobs(int cap)
 {
@@ -193,7 +220,7 @@ enum kiln_rc forkpool_run(size_t n, forkpool_task task, void *arg, const struct 
         if (running == 0)
             break;
         int st = 0;
-        pid_t pid = waitpid(-1, &st, 0);
+        pid_t pid = wait_own(w, jobs, &st);
         if (pid < 0 && errno == EINTR)
             continue;
         if (pid < 0) {

@@ -121,3 +121,22 @@ enum kiln_rc perfcmp_judge(const double *old, size_t n_old, const double *new_, 
                  clock_scale != 1 ? ", clock-normalised" : "");
     return KILN_OK;
 }
+
+enum perf_call perfcmp_speedup_call(double speedup, double sigma_old, double sigma_new,
+                                    const struct stats_noise *noise, double *noise_pct)
+{
+    if (!noise)
+        noise = &STATS_NOISE_DEFAULT;
+    double need = noise->z * sqrt(sigma_old * sigma_old + sigma_new * sigma_new);
+    if (need < log1p(noise->min_margin))
+        need = log1p(noise->min_margin);
+    if (noise_pct)
+        *noise_pct = 100.0 * expm1(need);
+    /* A side without an interval (stats_log_sigma's 1.0) says nothing. */
+    if (!(speedup > 0) || !isfinite(speedup) || !(sigma_old < 1.0) || !(sigma_new < 1.0))
+        return PERF_AMBIGUOUS;
+    struct stats_score old = {.geomean_ms = speedup, .sigma = sigma_old, .ncases = 1},
+                       new_ = {.geomean_ms = 1.0, .sigma = sigma_new, .ncases = 1};
+    int c = stats_compare(&old, &new_, noise);
+    return c > 0 ? PERF_FAST : c < 0 ? PERF_SLOW : PERF_SAME;
+}

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "stats.h"
 
 enum perf_call { PERF_SAME, PERF_FAST, PERF_SLOW, PERF_AMBIGUOUS };
 
@@ -51,6 +52,20 @@ struct perf_judgement {
 enum kiln_rc perfcmp_judge(const double *old, size_t n_old, const double *new_, size_t n_new,
                            double clock_scale, const struct perf_rule *rule,
                            struct perf_judgement *out, struct kiln_err *err) KILN_NODISCARD;
+
+/* A speedup judged against the noise of both sides when only their
+ * summaries are left (kiln eval's "vs ref", the optimizer's "vs start"):
+ * `speedup` = old / new (above 1: new is faster), `sigma_old` and
+ * `sigma_new` the uncertainties of the logs of both figures
+ * (stats_log_sigma, a score's sigma). The rule is the ranking's
+ * (stats_compare, VERDICT.md section 4): FAST when ln(speedup) exceeds
+ * max(z * sqrt(sigma_old^2 + sigma_new^2), ln(1 + min_margin)), SLOW when
+ * -ln(speedup) does, SAME (within the noise) otherwise; AMBIGUOUS when a
+ * side has no interval (sigma >= 1: fewer than 3 samples) or a figure is
+ * missing. *noise_pct (may be NULL) gets that threshold in percent: the
+ * difference that would have counted. `noise` NULL: STATS_NOISE_DEFAULT. */
+enum perf_call perfcmp_speedup_call(double speedup, double sigma_old, double sigma_new,
+                                    const struct stats_noise *noise, double *noise_pct);
 
 /* "SAME", "FAST", "SLOW", "AMBIGUOUS". */
 const char *perf_call_name(enum perf_call c);

@@ -17,18 +17,19 @@ static struct stats_score score_of(const struct verdict *v)
 
 static bool may_rank(const struct verdict *v)
 {
-    return v->status == VERDICT_PASS && (!v->needs_reverify || v->reverified);
+    return v->status == VERDICT_PASS && !v->not_compared && (!v->needs_reverify || v->reverified);
 }
 
-/* Why the candidate at ranked position p (0-based) sits below p-1. */
-static void explain(const struct verdict *v, const size_t *order, size_t p,
-                    const struct stats_noise *noise, char *buf, size_t cap)
+/* Why the candidate at ranked position p (0-based) sits below p-1;
+ * returns stats_compare of the two (0: a tie), 1 for the first. */
+static int explain(const struct verdict *v, const size_t *order, size_t p,
+                   const struct stats_noise *noise, char *buf, size_t cap)
 {
     const struct verdict *cur = &v[order[p]];
     if (p == 0) {
         snprintf(buf, cap, "fastest: geomean %.6g ms (+-%.2f%%)", cur->score_ms,
                  100.0 * noise->z * cur->sigma);
-        return;
+        return 1;
     }
     const struct verdict *prev = &v[order[p - 1]];
     struct stats_score a = score_of(prev), b = score_of(cur);
@@ -47,6 +48,7 @@ static void explain(const struct verdict *v, const size_t *order, size_t p,
                  "faster than %s (%.6g ms vs %.6g ms) but did not beat a candidate ranked "
                  "above it beyond noise",
                  prev->candidate, cur->score_ms, prev->score_ms);
+    return c;
 }
 
 enum kiln_rc rank_verdicts(const struct verdict *v, size_t n, const struct stats_noise *noise,
@@ -87,14 +89,23 @@ enum kiln_rc rank_verdicts(const struct verdict *v, size_t n, const struct stats
     for (size_t p = 0; p < nranked; p++, k++) {
         res[k].index = order[p];
         res[k].place = (int)p + 1;
-        explain(v, order, p, noise, res[k].reason, sizeof(res[k].reason));
+        res[k].tie = explain(v, order, p, noise, res[k].reason, sizeof(res[k].reason)) == 0;
     }
     for (size_t i = 0; i < n; i++) {
-        if (v[i].status == VERDICT_PASS && !may_rank(&v[i])) {
+        if (v[i].status == VERDICT_PASS && !v[i].not_compared && !may_rank(&v[i])) {
             res[k].index = i;
             snprintf(res[k].reason, sizeof(res[k].reason),
                      "needs re-verification on fresh inputs: %.1fx faster than the reference",
                      v[i].speedup_ref);
+            k++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].status == VERDICT_PASS && v[i].not_compared) {
+            res[k].index = i;
+            snprintf(res[k].reason, sizeof(res[k].reason),
+                     "not compared: timed in an earlier session (before an interruption) and "
+                     "not timed again");
             k++;
         }
     }
@@ -138,6 +149,28 @@ static struct verdict vs_start(const struct verdict *c, const struct verdict *st
     if (c->speedup_ref > 0.0 && has_score(start))
         x.score_ms = start->score_ms / c->speedup_ref;
     return x;
+}
+
+int rank_vs_start(const struct verdict *c, const struct verdict *start,
+                  const struct stats_noise *noise)
+{
+    if (!has_score(start))
+        return 1;
+    const struct verdict x = vs_start(c, start);
+    if (!has_score(&x))
+        return 0;
+    struct stats_score s = score_of(start), b = score_of(&x);
+    return stats_compare(&s, &b, noise);
+}
+
+int rank_compare(const struct verdict *a, const struct verdict *b, const struct stats_noise *noise)
+{
+    struct stats_score sa = score_of(a), sb = score_of(b);
+    if (a->speedup_ref > 0.0 && b->speedup_ref > 0.0) {
+        sa.geomean_ms = 1.0 / a->speedup_ref; /* on a start of 1: a smaller figure is faster */
+        sb.geomean_ms = 1.0 / b->speedup_ref;
+    }
+    return stats_compare(&sa, &sb, noise);
 }
 
 void rank_pick_best(const struct verdict *v, size_t n, int top, const struct verdict *start,
@@ -192,7 +225,8 @@ bool rank_passed_over(const struct verdict *v, size_t n, size_t i, const struct 
     const struct verdict *chosen = pick->best >= 0 && (size_t)pick->best < n ? &v[pick->best]
                                    : pick->start_kept                        ? start
                                                                              : NULL;
-    if (i >= n || !chosen || (pick->best >= 0 && (size_t)pick->best == i))
+    /* A figure from another timing session is no evidence either way. */
+    if (i >= n || !chosen || (pick->best >= 0 && (size_t)pick->best == i) || v[i].not_compared)
         return false;
     const struct verdict cs = chosen == start ? vs_start(&v[i], start) : v[i], *c = &cs;
     if (!has_score(c) || !has_score(chosen) || c->score_ms >= chosen->score_ms)

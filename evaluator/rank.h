@@ -17,15 +17,29 @@
 
 struct rank_entry {
     size_t index; /* into the verdicts array given to rank_verdicts */
-    int place;    /* 1 = best; 0 = not ranked (failed or awaiting re-verification) */
+    int place;    /* 1 = best; 0 = not ranked (failed, awaiting re-verification, not compared) */
+    bool tie;     /* within the noise of the candidate ranked just above it */
     char reason[RANK_REASON_MAX];
 };
 
 /* Writes all `n` verdicts in rank order to a new array *out of n entries:
- * ranked passes first, then passes awaiting re-verification, then the rest
- * in submission order. `noise` NULL: STATS_NOISE_DEFAULT. */
+ * ranked passes first, then passes awaiting re-verification, then passes
+ * not compared (verdict.not_compared: timed in another session), then the
+ * rest in submission order. `noise` NULL: STATS_NOISE_DEFAULT. */
 enum kiln_rc rank_verdicts(const struct verdict *v, size_t n, const struct stats_noise *noise,
                            struct rank_entry **out, struct kiln_err *err) KILN_NODISCARD;
+
+/* Candidate `c` against the starting kernel `start` of its own timing
+ * session: 1 when faster beyond noise, -1 slower beyond noise, 0 within it
+ * (its speedup_ref on the start's scale, as rank_pick_best compares). 1
+ * when `start` has no time (nothing to beat); 0 when `c` has none. */
+int rank_vs_start(const struct verdict *c, const struct verdict *start,
+                  const struct stats_noise *noise);
+
+/* 1 when `b` is faster than `a` beyond noise, -1 slower, 0 a tie: by their
+ * speedups over their own sessions' starting kernels when both have one
+ * (comparable across the sessions of a resumed run), else by score. */
+int rank_compare(const struct verdict *a, const struct verdict *b, const struct stats_noise *noise);
 
 /* The run's result: the top-ranked candidate, but only when it is faster
  * than the starting kernel beyond noise. The starting kernel is a candidate

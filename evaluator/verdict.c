@@ -5,6 +5,7 @@
 
 #include "harness_plan.h"
 #include "json_strict.h"
+#include "perfcmp.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -190,7 +191,45 @@ void verdict_finish(struct verdict *v, const struct stats_ceilings *ceil)
         v->sol = exp(log_sol / (double)nsol);
     if (v->speedup_ref > ceil->reverify_speedup)
         v->needs_reverify = true;
+    v->ref_call[0] = '\0'; /* judged again for the new figures: verdict_judge_ref */
+    v->ref_noise_pct = 0.0;
     verdict_summarize(v);
+}
+
+void verdict_judge_ref(struct verdict *v, const struct verdict *ref)
+{
+    if (!ref || !(v->speedup_ref > 0.0) || !(ref->score_ms > 0.0) || v->status != VERDICT_PASS)
+        return;
+    enum perf_call c =
+        perfcmp_speedup_call(v->speedup_ref, ref->sigma, v->sigma, NULL, &v->ref_noise_pct);
+    snprintf(v->ref_call, sizeof(v->ref_call), "%s", perf_call_name(c));
+    verdict_summarize(v);
+}
+
+const char *verdict_case_ref_call(const struct verdict_case *c, const struct verdict *ref,
+                                  double *noise_pct)
+{
+    *noise_pct = 0.0;
+    if (!ref || !c->timed || !(c->timing.median > 0.0) || !(c->ref_median_ms > 0.0))
+        return "";
+    /* The reference's figure for a case is the geometric mean of its sets'
+     * medians (VERDICT.md section 4): its sigma is theirs, pooled. */
+    double ss = 0.0;
+    size_t k = 0;
+    for (size_t i = 0; i < ref->ncases; i++) {
+        const struct verdict_case *r = &ref->cases[i];
+        if (strcmp(r->name, c->name) != 0 || !r->timed)
+            continue;
+        double s = stats_log_sigma(&r->timing);
+        ss += s * s;
+        k++;
+    }
+    if (k == 0)
+        return "";
+    enum perf_call call =
+        perfcmp_speedup_call(c->ref_median_ms / c->timing.median, sqrt(ss) / (double)k,
+                             stats_log_sigma(&c->timing), NULL, noise_pct);
+    return perf_call_name(call);
 }
 
 /* Distinct case names among v's cases (one entry per case and input set)
@@ -209,6 +248,62 @@ static size_t distinct_cases(const struct verdict *v, bool timed_only)
         n += j == i;
     }
     return n;
+}
+
+double verdict_case_rse(const struct verdict *v, const char *name)
+{
+    double n = 0.0, sum = 0.0, ss = 0.0;
+    for (size_t i = 0; i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        if (c->timed && c->timing.n > 0 && !strcmp(c->name, name)) {
+            n += (double)c->timing.n;
+            sum += (double)c->timing.n * c->timing.mean;
+        }
+    }
+    if (n == 0.0)
+        return -1.0;
+    if (n < 2.0 || !(sum > 0.0))
+        return INFINITY;
+    double mean = sum / n;
+    /* Within-set squares plus between-set squares: the pooled sum of squares. */
+    for (size_t i = 0; i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        if (c->timed && c->timing.n > 0 && !strcmp(c->name, name)) {
+            double d = c->timing.mean - mean;
+            ss += ((double)c->timing.n - 1.0) * c->timing.stddev * c->timing.stddev +
+                  (double)c->timing.n * d * d;
+        }
+    }
+    return sqrt(ss / (n - 1.0)) / sqrt(n) / mean;
+}
+
+bool verdict_rse_target_met(const struct verdict *v, double *worst, const char **worst_case)
+{
+    double w = 0.0;
+    const char *wc = NULL;
+    for (size_t i = 0; v->rule.known && v->rule.adaptive && i < v->ncases; i++) {
+        const struct verdict_case *c = &v->cases[i];
+        double rse = c->scored && c->timed ? verdict_case_rse(v, c->name) : -1.0;
+        if (rse > w || (rse >= 0.0 && !wc)) {
+            w = rse;
+            wc = c->name;
+        }
+    }
+    if (worst)
+        *worst = w;
+    if (worst_case)
+        *worst_case = wc;
+    return !wc || w < v->rule.target_rse;
+}
+
+/* " (SAME: within the measured noise, +-31.0%)": how speedup_ref stands
+ * against the noise (verdict_judge_ref). */
+static int ref_call_text(const struct verdict *v, char *s, size_t cap)
+{
+    if (!strcmp(v->ref_call, "AMBIGUOUS"))
+        return snprintf(s, cap, " (AMBIGUOUS: too few samples to tell it from noise)");
+    return snprintf(s, cap, " (%s: %s the measured noise, +-%.1f%%)", v->ref_call,
+                    !strcmp(v->ref_call, "SAME") ? "within" : "beyond", v->ref_noise_pct);
 }
 
 void verdict_summarize(struct verdict *v)
@@ -246,6 +341,8 @@ void verdict_summarize(struct verdict *v)
         n += snprintf(s + n, cap - (size_t)n, " (%zu input sets)", nscored);
     if (v->speedup_ref > 0.0 && n > 0 && (size_t)n < cap)
         n += snprintf(s + n, cap - (size_t)n, ", %.2fx the reference", v->speedup_ref);
+    if (v->speedup_ref > 0.0 && v->ref_call[0] && n > 0 && (size_t)n < cap)
+        n += ref_call_text(v, s + n, cap - (size_t)n);
     if (v->speedup_vendor > 0.0 && n > 0 && (size_t)n < cap)
         n += snprintf(s + n, cap - (size_t)n, ", %.2fx the vendor baseline", v->speedup_vendor);
     if (v->sol > 0.0 && n > 0 && (size_t)n < cap)
@@ -255,6 +352,12 @@ void verdict_summarize(struct verdict *v)
         n += snprintf(s + n, cap - (size_t)n,
                       "; %zu of %zu performance sets not timed (fewer iterations than sets)",
                       nperf - nscored, nperf);
+    double worst = 0.0;
+    const char *wc = NULL;
+    if (!verdict_rse_target_met(v, &worst, &wc) && n > 0 && (size_t)n < cap)
+        n += snprintf(s + n, cap - (size_t)n,
+                      "; timing target not reached (rse %.2f%% in case %s, target %g%%)",
+                      100.0 * worst, wc, 100.0 * v->rule.target_rse);
     if (nrough && n > 0 && (size_t)n < cap)
         n += snprintf(s + n, cap - (size_t)n,
                       "; %zu timed with fewer than %d samples: no confidence interval", nrough,

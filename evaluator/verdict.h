@@ -98,6 +98,15 @@ struct verdict {
     size_t ncases;
     struct verdict_case *cases; /* owned */
     struct verdict_timing_rule rule;
+    /* speedup_ref against both sides' noise (verdict_judge_ref): "FAST",
+     * "SLOW", "SAME" (within the noise) or "AMBIGUOUS"; "" when not judged
+     * (verdict_finish clears it). Not in verdict.json: the summary says it. */
+    char ref_call[12];
+    double ref_noise_pct; /* the difference that would have counted, % */
+    /* Timed in another timing session than the one being compared (kiln
+     * resume: before an interruption) and not timed again: its figures are
+     * not comparable, so it never ranks (rank.h). Not in verdict.json. */
+    bool not_compared;
 };
 
 /* "pass", "wrong_answer", ...; NULL for a value outside the enum. */
@@ -132,6 +141,32 @@ bool verdict_case_correct(const struct verdict_case *c);
  * stays; then wrong_answer, then impossible_timing), score, speedups, sol,
  * needs_reverify and the summary. `ceil` NULL: STATS_CEILINGS_H200. */
 void verdict_finish(struct verdict *v, const struct stats_ceilings *ceil);
+
+/* Judges v's speedup_ref against the noise of both sides (perfcmp.h's
+ * perfcmp_speedup_call): `ref` is the starting kernel's verdict of the
+ * same timing session (its score's sigma). Sets ref_call and
+ * ref_noise_pct, and rewrites the summary so that a ratio within the noise
+ * is never stated bare ("1.37x the reference (SAME: within the measured
+ * noise, +-31.0%)"). Nothing without a speedup or a timed `ref`. */
+void verdict_judge_ref(struct verdict *v, const struct verdict *ref);
+
+/* One case's speedup over the reference (ref_median_ms / median) judged
+ * the same way, against `ref`'s sets of that case (the pooled sigma of
+ * their medians' logs); "" (and *noise_pct 0) when there is none. */
+const char *verdict_case_ref_call(const struct verdict_case *c, const struct verdict *ref,
+                                  double *noise_pct);
+
+/* The relative standard error of the mean of case `name`'s samples, all
+ * its timed sets pooled (what --until-rse stops on: the harness's rule),
+ * from the sets' n, mean and stddev; INFINITY when fewer than 2 samples, a
+ * negative value when the case was not timed. */
+double verdict_case_rse(const struct verdict *v, const char *name);
+
+/* Adaptive timing (rule.adaptive): whether every timed, scored case
+ * reached rule.target_rse (verdict_case_rse below it). *worst gets the
+ * largest case RSE and *worst_case its name (may be NULL). True for a fixed
+ * rule or when nothing was timed. */
+bool verdict_rse_target_met(const struct verdict *v, double *worst, const char **worst_case);
 
 /* Rewrites v->summary from the fields (verdict_finish calls it). */
 void verdict_summarize(struct verdict *v);

@@ -141,6 +141,12 @@ int hx_main(const struct hx_ops *ops, int argc, char **argv);
 /* CLOCK_MONOTONIC in milliseconds. */
 double hx_now_ms(void);
 
+/* Adaptive timing (--until-rse) has spent its budget: `timed_ms` of the
+ * kernel's own measured runs reached plan.budget_ms (the work around each
+ * run does not count), or `wall_ms` of timing reached half the case's time
+ * limit (so the watchdog never ends a case that is only being timed). */
+bool hx_adaptive_spent(const struct harness_plan *p, double timed_ms, double wall_ms);
+
 /* One log line "<ms since t0_ms> ms  <text>\n", written with a single
  * unbuffered write so a crash never loses what came before; fd < 0: none. */
 void hx_log_vline(int fd, double t0_ms, const char *fmt, va_list ap) KILN_PRINTF(3, 0);

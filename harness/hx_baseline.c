@@ -161,14 +161,15 @@ static enum kiln_rc time_runs(struct hx_bl *x, struct bl_run *r, struct kiln_err
     }
     bl_log(x, "case %s: timing (%s, at most %d runs)", r->c->name,
            p->adaptive ? "adaptive" : "fixed", maxn);
-    double start = hx_now_ms();
+    double start = hx_now_ms(), timed = 0;
     for (int i = 0; i < maxn; i++) {
         if ((rc = run_once(x, r, "timed", i, &ms, err)) || r->failed)
             return rc;
         r->samples[r->nsamples++] = ms;
+        timed += ms;
         if (p->adaptive && i + 1 >= p->iterations &&
             (samples_rse(r->samples, r->nsamples) < p->target_rse ||
-             hx_now_ms() - start >= p->budget_ms))
+             hx_adaptive_spent(p, timed, hx_now_ms() - start)))
             break;
     }
     return KILN_OK;

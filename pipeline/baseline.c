@@ -191,7 +191,7 @@ static enum kiln_rc run_sandboxed(const struct eval_baseline_request *req, const
     double t0 = clock_mono_s();
     enum kiln_rc rc = sbexec_run(&step, &sr, &e);
     b->t_run = clock_mono_s() - t0;
-    if (rc == KILN_E_NOMEM) {
+    if (rc == KILN_E_NOMEM || rc == KILN_E_CANCELLED) { /* kiln's state, not the baseline's */
         sbexec_result_free(&sr);
         return kiln_fail(err, rc, "%s", e.msg);
     }

@@ -396,7 +396,7 @@ static double case_median(const struct timings *t, const char *name)
     return n ? exp(lsum / (double)n) : 0;
 }
 
-static double median_of(const struct eval_medians *m, const char *name)
+double eval_medians_find(const struct eval_medians *m, const char *name)
 {
     for (size_t i = 0; m && i < m->n; i++)
         if (strcmp(m->cases[i].name, name) == 0)
@@ -558,8 +558,8 @@ static void take_timing(const struct harness_docs *d, const struct input_set *s,
         vc->inputs_modified = !tc->fingerprint_ok;
         if (stats_compute(tc->samples_ms, tc->nsamples, &vc->timing, &rerr) == KILN_OK)
             vc->timed = true;
-        vc->ref_median_ms = median_of(req->reference, s->wcase->name);
-        vc->vendor_median_ms = median_of(req->baseline, s->wcase->name);
+        vc->ref_median_ms = eval_medians_find(req->reference, s->wcase->name);
+        vc->vendor_median_ms = eval_medians_find(req->baseline, s->wcase->name);
         if (req->backend == KILN_BACKEND_CUDA)
             vc->floor_ms = req->ceilings
                                ? stats_floor_ms(req->ceilings, (double)s->wcase->cost_bytes,
@@ -1090,8 +1090,8 @@ static bool artifact_acceptable(const struct eval_request *req, const struct can
 
 static void conclude(const struct eval_request *req, struct eval_outcome *out, double t_start)
 {
+    timing_rule_of(req, &out->v.rule); /* first: the summary says a missed --until-rse target */
     verdict_finish(&out->v, out->floor_from_node ? &out->node_ceilings : req->ceilings);
-    timing_rule_of(req, &out->v.rule);
     if (out->v.status == VERDICT_PASS)
         snprintf(out->stage, sizeof(out->stage), "pass");
     else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)

@@ -53,6 +53,9 @@ struct eval_medians {
     size_t n;
 };
 
+/* Case `name`'s median in `m` (NULL: none), 0 when absent. */
+double eval_medians_find(const struct eval_medians *m, const char *name);
+
 /* Split evaluation, for `kiln optimize --jobs` (a compile worker process
  * runs the first half while the parent runs an earlier candidate). */
 enum eval_mode {

@@ -646,6 +646,27 @@ const struct eval_outcome *eval_session_reference_outcome(const struct eval_sess
     return s->have_reference ? &s->reference : NULL;
 }
 
+void eval_session_rescore(const struct eval_session *s, struct eval_outcome *o)
+{
+    if (o->v.status != VERDICT_PASS)
+        return;
+    const struct eval_medians *ref = s->have_reference ? &s->ref_medians : NULL;
+    const struct eval_medians *base =
+        s->have_baseline && s->baseline.medians.n ? &s->baseline.medians : NULL;
+    for (size_t i = 0; i < o->v.ncases; i++) {
+        struct verdict_case *c = &o->v.cases[i];
+        if (!c->timed)
+            continue;
+        c->ref_median_ms = eval_medians_find(ref, c->name);
+        c->vendor_median_ms = eval_medians_find(base, c->name);
+    }
+    const struct stats_ceilings *ceil = o->floor_from_node ? &o->node_ceilings
+                                        : s->backend == KILN_BACKEND_CUDA && s->probed_ceilings
+                                            ? &s->ceilings
+                                            : NULL;
+    verdict_finish(&o->v, ceil);
+}
+
 /* ---- the vendor baseline (baseline.h) ---- */
 
 enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
@@ -669,6 +690,9 @@ enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
     if (rc != KILN_OK)
         return rc;
     s->have_baseline = true;
+    /* The start was timed first: its speedup over the baseline only now. */
+    if (s->have_reference)
+        eval_session_rescore(s, &s->reference);
     if (s->opts.verbose && s->baseline.state == EVAL_BASELINE_UNAVAILABLE)
         plog_printf(s->opts.log, "kiln: no baseline times: %s\n", s->baseline.detail);
     if (s->own_dir) {

@@ -151,6 +151,14 @@ enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
 /* The baseline's outcome; NULL before eval_session_baseline ran. */
 const struct eval_baseline *eval_session_baseline_result(const struct eval_session *s);
 
+/* A passing outcome's speedups recomputed against what the session has
+ * timed now: the starting kernel's medians and the vendor baseline's
+ * (verdict_finish again on the same samples). For a candidate run before
+ * them (correctness first: kiln eval runs the candidate, then times the
+ * start and the baseline only when it passed), or timed in an earlier
+ * session of a resumed run. Anything but a pass is left as it is. */
+void eval_session_rescore(const struct eval_session *s, struct eval_outcome *o);
+
 /* Times the next visible-case runs with `iterations` (a short run: the
  * tuner's early rungs rank many candidates cheaply); 0 restores the
  * session's count. Held-out runs always use the session's. */

@@ -22,6 +22,7 @@
 #include "sandbox.h"
 
 #include "fdio.h"
+#include "interrupt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -190,6 +191,7 @@ struct run {
     pid_t setup;
     long long t0, deadline;
     int killed, wst;
+    int stopped; /* killed on the user's stop (interrupt.h): KILN_E_CANCELLED */
     struct msg failed, done, ref;
     /* A failed attach is reported only when the child sent no failure of
      * its own: a child that died early (ESRCH) explains why, and its
@@ -422,16 +424,18 @@ static void run_pump(struct run *r, struct kiln_err *err)
     if (!r->tbuf)
         r->tbuf = r->buf;
     while (r->st_p[0] >= 0 || r->out_p[0] >= 0 || r->err_p[0] >= 0 || r->tar_p[0] >= 0) {
-        struct pollfd p[4] = {{r->st_p[0], POLLIN, 0},
+        /* The user's stop (interrupt.h) is watched until it kills the tree. */
+        struct pollfd p[5] = {{r->st_p[0], POLLIN, 0},
                               {r->out_p[0], POLLIN, 0},
                               {r->err_p[0], POLLIN, 0},
-                              {r->tar_p[0], POLLIN, 0}};
+                              {r->tar_p[0], POLLIN, 0},
+                              {r->killed ? -1 : interrupt_fd(), POLLIN, 0}};
         long long left = r->deadline - sb_now_us();
         if (left <= 0 && !r->killed) {
             kill(r->setup, SIGKILL); /* init follows through its parent-death signal */
             r->killed = 1;
         }
-        int n = poll(p, 4, r->killed ? 1000 : (int)((left + 999) / 1000));
+        int n = poll(p, 5, r->killed ? 1000 : (int)((left + 999) / 1000));
         if (n < 0 && errno != EINTR) {
             kill(r->setup, SIGKILL);
             r->killed = 1;
@@ -439,6 +443,10 @@ static void run_pump(struct run *r, struct kiln_err *err)
         }
         if (n == 0 && r->killed)
             break;
+        if (p[4].revents && !r->killed) {
+            kill(r->setup, SIGKILL);
+            r->killed = r->stopped = 1;
+        }
         if (p[0].revents)
             pump_status(r, err);
         if (p[1].revents)
@@ -467,6 +475,9 @@ static void run_reap(struct run *r)
 /* The run's outcome: a set-up failure, a lost init, or decide()'s verdict. */
 static enum kiln_rc run_verdict(struct run *r, struct kiln_err *err)
 {
+    if (r->stopped)
+        return kiln_fail(err, KILN_E_CANCELLED,
+                         "sandbox: stopped on the user's request (SIGINT or SIGTERM)");
     if (r->rc != KILN_OK)
         return r->rc;
     if (r->failed.type) {
@@ -505,6 +516,9 @@ enum kiln_rc sandbox_run(const struct sandbox_spec *spec, struct sandbox_result 
                          struct kiln_err *err)
 {
     memset(res, 0, sizeof(*res));
+    if (interrupt_raised()) /* the user asked to stop: nothing new starts */
+        return kiln_fail(err, KILN_E_CANCELLED,
+                         "sandbox: not started: stopping on the user's request");
     struct run r;
     run_init(&r, spec, res);
     r.pl = calloc(1, sizeof(*r.pl));

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "evaluate.h"
 #include "gpuinfo.h"
+#include "interrupt.h"
 
 /* A usage error, its message in `err` for the command to print. */
 #define USAGE(...) kiln_fail(err, KILN_E_USAGE, __VA_ARGS__)
@@ -221,6 +222,7 @@ static void on_stop(int sig)
 {
     if (stop_flag)
         *stop_flag = sig;
+    interrupt_raise(); /* every sandbox of kiln's process tree stops (interrupt.h) */
     /* A second signal takes the default action: the user insists. */
     signal(sig, SIG_DFL);
     if (stop_notice_len && getpid() == stop_owner) {
@@ -233,6 +235,9 @@ void cli_catch_stop(volatile sig_atomic_t *flag, const char *notice)
 {
     stop_flag = flag;
     stop_owner = getpid();
+    struct kiln_err e = KILN_ERR_INIT;
+    if (interrupt_init(&e) != KILN_OK) /* then a stop waits for the step in progress */
+        fprintf(stderr, "kiln: warning: %s\n", e.msg);
     stop_notice = notice ? notice : "\nkiln: stopping (press Ctrl-C again to stop at once)\n";
     stop_notice_len = strlen(stop_notice);
     struct sigaction sa;

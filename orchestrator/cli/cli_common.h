@@ -164,14 +164,16 @@ enum kiln_rc cli_output_option(int opt, enum cli_output *out, bool *taken,
 
 /*
  * kiln's one SIGINT/SIGTERM handler. The first signal stores its number in
- * *flag, which the job polls (kiln optimize stops after its current step and
- * leaves a record kiln resume continues; the command exits 128 + the signal,
- * 130 for Ctrl-C), and writes `notice` (NULL: a generic line) on stderr; a
- * second signal takes the default action: the user insists. Child processes
- * (input and compile workers) inherit it, so a Ctrl-C to the process group
- * lets each finish and remove its sandbox; sandboxes run in their own
- * session. A signal ignored when kiln started (nohup) stays ignored. The
- * last call wins: one flag and notice per process.
+ * *flag, which the job polls (kiln optimize stops and leaves a record kiln
+ * resume continues, every finished candidate in it; the command exits
+ * 128 + the signal, 130 for Ctrl-C), raises the stop that every sandbox of
+ * kiln's process tree watches (interrupt.h: the program in progress is
+ * killed and its sandbox removed at once, in kiln and in the input and
+ * compile workers it forked, whether the signal reached the process group
+ * or kiln alone), and writes `notice` (NULL: a generic line) on stderr; a
+ * second signal takes the default action: the user insists. Sandboxes run
+ * in their own session. A signal ignored when kiln started (nohup) stays
+ * ignored. The last call wins: one flag and notice per process.
  */
 void cli_catch_stop(volatile sig_atomic_t *flag, const char *notice);
 

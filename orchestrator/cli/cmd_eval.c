@@ -64,6 +64,20 @@ static const char *fmt_cell(const json_t *r, const char *col, int decimals, doub
     return buf;
 }
 
+/* "1.37x SAME": a speedup over the start with its call against the noise
+ * (FAST, SLOW, SAME: within it, AMBIGUOUS), never a bare ratio; "-" when
+ * there is none. */
+static const char *speedup_cell(const json_t *r, char *buf, size_t cap)
+{
+    const json_t *v = json_object_get(r, "speedup_vs_reference");
+    const char *call = json_string_value(json_object_get(r, "speedup_vs_reference_call"));
+    if (json_is_number(v))
+        snprintf(buf, cap, "%.2fx %s", json_number_value(v), call ? call : "?");
+    else
+        snprintf(buf, cap, "-");
+    return buf;
+}
+
 /* The visible cases, from the same rows as --csv and --markdown (the text
  * adds each failing case's detail and notes on thin timings). */
 static void print_table(const struct eval_outcome *o, const char *title,
@@ -77,7 +91,7 @@ static void print_table(const struct eval_outcome *o, const char *title,
            json_string_value(json_object_get(cx, "timing_rule")));
     json_decref(cx);
     if (v->ncases) /* none ran (refused before the first run): no empty table */
-        printf("  %-14s %-4s %-6s %-16s %7s %11s %7s %9s %9s %8s %11s %6s\n", "case", "set",
+        printf("  %-14s %-4s %-6s %-16s %7s %11s %7s %9s %9s %15s %11s %6s\n", "case", "set",
                "status", "sizes", "samples", "median ms", "noise %", "GB/s", "GFLOP/s", "vs ref",
                "vs baseline", "% SOL");
     for (size_t i = 0; i < v->ncases; i++) {
@@ -85,20 +99,24 @@ static void print_table(const struct eval_outcome *o, const char *title,
         const json_t *r = json_array_get(rows, i);
         char n[32], med[32], noise[32], gbs[32], gfs[32], ref[32], base[32], sol[32];
         const char *sizes = json_string_value(json_object_get(r, "sizes"));
-        char few[64] = "";
-        if (c->timed && !stats_has_interval(&c->timing))
+        char few[96] = "";
+        const char *target = json_string_value(json_object_get(r, "rse_target"));
+        if (target && strcmp(target, "reached") != 0)
+            snprintf(few, sizeof(few), "  (target not reached: rse %.2f%% over the case's sets)",
+                     100 * verdict_case_rse(v, c->name));
+        else if (c->timed && !stats_has_interval(&c->timing))
             snprintf(few, sizeof(few), "  (%zu sample%s: no interval)", c->timing.n,
                      c->timing.n == 1 ? "" : "s");
         else if (c->scored && !c->timed && c->correct)
             snprintf(few, sizeof(few), "  (not timed: fewer iterations than sets)");
-        printf("  %-14s %-4d %-6s %-16s %7s %11s %7s %9s %9s %8s %11s %6s%s%s\n", c->name, c->set,
+        printf("  %-14s %-4d %-6s %-16s %7s %11s %7s %9s %9s %15s %11s %6s%s%s\n", c->name, c->set,
                c->correct ? "pass" : "FAIL", sizes ? sizes : "-",
                fmt_cell(r, "samples", 0, 1, "", n, sizeof(n)),
                fmt_cell(r, "median_ms", 4, 1, "", med, sizeof(med)),
                fmt_cell(r, "noise_pct", 2, 1, "", noise, sizeof(noise)),
                fmt_cell(r, "gb_per_s", 1, 1, "", gbs, sizeof(gbs)),
                fmt_cell(r, "gflop_per_s", 1, 1, "", gfs, sizeof(gfs)),
-               fmt_cell(r, "speedup_vs_reference", 2, 1, "x", ref, sizeof(ref)),
+               speedup_cell(r, ref, sizeof(ref)),
                fmt_cell(r, "speedup_vs_baseline", 2, 1, "x", base, sizeof(base)),
                fmt_cell(r, "fraction_of_floor", 1, 100, "", sol, sizeof(sol)),
                c->scored ? "" : "  (not scored)", few);
@@ -443,8 +461,37 @@ static enum kiln_rc open_run(struct eval_run *r, const struct sbexec_runner *run
                      &r->config_json, err);
 }
 
-/* Compile, time the reference and the baseline, run the candidate, then
- * the held-out check; the turnaround's parts add up to its total. */
+/* The starting kernel and the vendor baseline, timed once the candidate
+ * passed (correctness first: a wrong candidate fails without them); its
+ * speedups are then computed against them and judged against the noise. */
+static enum kiln_rc time_start_and_baseline(struct eval_run *r, double *t_start,
+                                            double *start_inputs, double *t_baseline,
+                                            struct kiln_err *err)
+{
+    struct eval_session *s = r->s;
+    enum kiln_rc rc = KILN_OK;
+    if (!r->o->no_reference) {
+        double t0 = clock_mono_s(), in0 = eval_session_inputs_seconds(s);
+        if ((rc = eval_session_reference(s, err)) != KILN_OK)
+            return rc;
+        *t_start = clock_mono_s() - t0;
+        *start_inputs = eval_session_inputs_seconds(s) - in0;
+    }
+    if (!r->o->no_baseline) {
+        double t0 = clock_mono_s();
+        if ((rc = eval_session_baseline(s, err)) != KILN_OK)
+            return rc;
+        *t_baseline = clock_mono_s() - t0;
+    }
+    eval_session_rescore(s, &r->out);
+    const struct eval_outcome *ref = eval_session_reference_outcome(s);
+    verdict_judge_ref(&r->out.v, ref ? &ref->v : NULL);
+    return KILN_OK;
+}
+
+/* Compile, run the candidate (its correctness cases first), then time the
+ * reference and the baseline, then the held-out check; the turnaround's
+ * parts add up to its total. */
 static enum kiln_rc judge(struct eval_run *r, double wall0, struct kiln_err *err)
 {
     struct eval_session *s = r->s;
@@ -458,25 +505,13 @@ static enum kiln_rc judge(struct eval_run *r, double wall0, struct kiln_err *err
     if (r->compiled) {
         eval_outcome_free(&r->out);
         memset(&r->out, 0, sizeof(r->out));
-    }
-    if (r->compiled && !r->o->no_reference) {
-        double t0 = clock_mono_s(), in0 = eval_session_inputs_seconds(s);
-        if ((rc = eval_session_reference(s, err)) != KILN_OK)
-            return rc;
-        t_start = clock_mono_s() - t0;
-        start_inputs = eval_session_inputs_seconds(s) - in0; /* generated on its first run */
-    }
-    if (r->compiled && !r->o->no_baseline) {
-        double t0 = clock_mono_s();
-        if ((rc = eval_session_baseline(s, err)) != KILN_OK)
-            return rc;
-        t_baseline = clock_mono_s() - t0;
-    }
-    if (r->compiled) {
         rc = eval_session_run_compiled(s, "candidate", r->src, r->len, tunables, &r->out, err);
         if (rc != KILN_OK)
             return rc;
     }
+    if (r->out.v.status == VERDICT_PASS &&
+        (rc = time_start_and_baseline(r, &t_start, &start_inputs, &t_baseline, err)) != KILN_OK)
+        return rc;
     if (r->out.v.status == VERDICT_PASS) {
         double t0 = clock_mono_s();
         rc = eval_session_held_out(s, "candidate", r->src, r->len, tunables, &r->held, err);
@@ -522,6 +557,31 @@ static void describe_context(struct eval_run *r)
                                    .config = r->cfg,
                                    .held_draw = r->have_held ? eval_session_held_out_draw(s) : NULL,
                                    .rule = &r->out.v.rule};
+    const struct eval_outcome *ref = eval_session_reference_outcome(s);
+    r->rctx.reference = ref ? &ref->v : NULL;
+}
+
+/* --json: how the speedup over the start stands against the noise
+ * ("speedup_vs_reference_call": FAST, SLOW, SAME, AMBIGUOUS; null without
+ * a speedup) and, with --until-rse, whether every case reached the target
+ * ("timing_target"; null for a fixed count). */
+static void add_noise_json(json_t *doc, const struct verdict *v)
+{
+    bool call = v->ref_call[0] && v->speedup_ref > 0;
+    json_object_set_new(doc, "speedup_vs_reference_call",
+                        call ? json_string(v->ref_call) : json_null());
+    json_object_set_new(doc, "speedup_vs_reference_noise_pct",
+                        call ? json_real(v->ref_noise_pct) : json_null());
+    double worst = 0;
+    const char *wc = NULL;
+    bool met = verdict_rse_target_met(v, &worst, &wc);
+    json_object_set_new(doc, "timing_target",
+                        v->rule.known && v->rule.adaptive
+                            ? json_pack("{s:f, s:b, s:o, s:o}", "target_rse", v->rule.target_rse,
+                                        "reached", met && wc, "worst_rse",
+                                        wc ? json_real(worst) : json_null(), "worst_case",
+                                        wc ? json_string(wc) : json_null())
+                            : json_null());
 }
 
 /* --json: the verdict's document, with how and where it was reached. */
@@ -538,6 +598,7 @@ static enum kiln_rc print_json(const struct eval_run *r, struct kiln_err *err)
     if (rc != KILN_OK)
         return rc;
     json_object_set_new(doc, "stage", json_string(r->out.stage));
+    add_noise_json(doc, &r->out.v);
     /* The tunables' values evaluated (--set, else the defaults); null
      * when the directives did not parse. */
     json_object_set(doc, "config", r->config_json ? r->config_json : json_null());
@@ -617,8 +678,10 @@ static void print_text(const struct eval_run *r)
         printf("  no starting kernel (%s): speedups vs the start are not computed (vs ref "
                "-)\n",
                workload_file_name(workload_kernel_file(eval_session_backend(s))));
-    if (!o->no_baseline && r->compiled)
+    if (!o->no_baseline && eval_session_baseline_result(s))
         print_baseline(eval_session_baseline_result(s));
+    else if (!o->no_baseline && r->compiled)
+        printf("  vendor baseline: not timed (the candidate did not pass: correctness first)\n");
     eval_turnaround_line(&r->out.t, line, sizeof(line));
     if (r->out.t.compile > 0 || r->out.t.run > 0) /* refused before any stage: nothing to show */
         printf("  turnaround: %s\n", line);

@@ -24,8 +24,8 @@ static volatile sig_atomic_t stop_signal;
 
 /* What the first Ctrl-C prints (cli_catch_stop). */
 static const char stop_notice[] =
-    "\nkiln: stopping after the current step (the candidate being "
-    "evaluated is not recorded); press Ctrl-C again to stop at once\n";
+    "\nkiln: stopping: the step in progress ends now and is not recorded, every finished "
+    "candidate is kept; press Ctrl-C again to stop at once\n";
 
 /* Exit status 128 + the signal (130 for SIGINT), as the shell reports it. */
 static int interrupted_exit(const char *cmd, struct kiln_err *err)

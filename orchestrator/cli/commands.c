@@ -168,7 +168,7 @@ const struct kiln_cmd kiln_commands[] = {
      "                       (kiln resume checks them)\n"
      "\n"
      "examples:\n"
-     "  kiln optimize saxpy --max-iterations 7\n"
+     "  kiln optimize sgemm --max-iterations 10   # a GPU's 10 of 512 configurations\n"
      "  kiln optimize saxpy --input-cases results/run-001   # the same data as run-001\n"
      "  kiln optimize sgemm --proposer llm --model gpt-4o-mini\n"
      "  kiln optimize saxpy --proposer llm --model gpt-4o-mini --profile\n"

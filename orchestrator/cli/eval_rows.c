@@ -16,9 +16,11 @@ const char *const eval_row_columns[] = {"case",
                                         "min_ms",
                                         "max_ms",
                                         "noise_pct",
+                                        "rse_target",
                                         "gb_per_s",
                                         "gflop_per_s",
                                         "speedup_vs_reference",
+                                        "speedup_vs_reference_call",
                                         "speedup_vs_baseline",
                                         "fraction_of_floor",
                                         NULL};
@@ -58,6 +60,16 @@ static json_t *num_if(bool known, double x)
     return known ? json_real(x) : json_null();
 }
 
+/* --until-rse: whether the row's case reached the target (its sets pooled,
+ * as the harness stops on); null for a fixed count or a case not timed. */
+static json_t *rse_target_of(const struct verdict *v, const struct verdict_case *c)
+{
+    double rse = c->timed ? verdict_case_rse(v, c->name) : -1.0;
+    if (!v->rule.known || !v->rule.adaptive || rse < 0.0)
+        return json_null();
+    return json_string(rse < v->rule.target_rse ? "reached" : "not reached");
+}
+
 static void add_rows(json_t *rows, const struct eval_rows_context *ctx, const struct verdict *v,
                      bool held)
 {
@@ -85,10 +97,17 @@ static void add_rows(json_t *rows, const struct eval_rows_context *ctx, const st
         json_object_set_new(r, "max_ms", num_if(c->timed, t->max));
         /* nvbench's noise: the relative standard error, in percent. */
         json_object_set_new(r, "noise_pct", num_if(c->timed && t->n > 1, 100 * t->rse));
+        json_object_set_new(r, "rse_target", rse_target_of(v, c));
         json_object_set_new(r, "gb_per_s", num_if(timed && bytes > 0, (double)bytes / s / 1e9));
         json_object_set_new(r, "gflop_per_s", num_if(timed && flops > 0, (double)flops / s / 1e9));
         json_object_set_new(r, "speedup_vs_reference",
                             num_if(timed && c->ref_median_ms > 0, c->ref_median_ms / t->median));
+        /* A ratio is never given bare: FAST, SLOW, SAME (within the noise). */
+        double pct;
+        const char *call = verdict_case_ref_call(c, held ? NULL : ctx->reference, &pct);
+        json_object_set_new(r, "speedup_vs_reference_call",
+                            timed && c->ref_median_ms > 0 && call[0] ? json_string(call)
+                                                                     : json_null());
         json_object_set_new(r, "speedup_vs_baseline",
                             num_if(timed && c->speedup_vendor > 0, c->speedup_vendor));
         json_object_set_new(r, "fraction_of_floor", num_if(timed && c->sol > 0, c->sol));

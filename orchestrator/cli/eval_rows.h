@@ -18,7 +18,7 @@
 #include "workload.h"
 
 /* Bumped when a column is added, removed or changes meaning. */
-#define EVAL_ROWS_VERSION 1
+#define EVAL_ROWS_VERSION 2
 
 /* What every row was judged in: written once (markdown, JSON) or as the
  * last columns of every CSV row, so a row read alone still says it. */
@@ -31,6 +31,10 @@ struct eval_rows_context {
     const char *config;                     /* the tunables as "NAME=V ..." ("" for none) */
     const struct heldout_set *held_draw;    /* the drawn held-out cases' sizes; NULL */
     const struct verdict_timing_rule *rule; /* how the visible cases were timed */
+    /* The starting kernel's verdict of the same session: each speedup over
+     * it is judged against both sides' noise (verdict_case_ref_call); NULL
+     * when it was not timed. */
+    const struct verdict *reference;
 };
 
 /* The row columns, in order, NULL-ended; then the CSV's context columns. */

@@ -21,6 +21,7 @@
 #include "hwdesc.h"
 #include "opt_profile.h"
 #include "optimize_impl.h"
+#include "rank.h"
 #include "runrec.h"
 #include "session.h"
 #include "text.h"
@@ -66,13 +67,18 @@ void opt_progress(struct opt_run *r, int it, const char *stage)
     /* With --jobs N a later candidate can report before an earlier one. */
     if (it > r->shown_it)
         r->shown_it = it;
+    /* The best is never slower than the start: the start until a candidate
+     * of this timing session beat it beyond noise (opt_finish). */
     char best[64] = "none yet";
-    if (r->best >= 0)
+    const struct eval_outcome *ref = r->s ? eval_session_reference_outcome(r->s) : NULL;
+    if (r->best >= 0 && r->timed_in[r->best] == r->session)
         snprintf(best, sizeof(best), "%s %.4g ms", r->hist[r->best].id,
                  r->hist[r->best].geomean_ms);
+    else if (ref && ref->v.score_ms > 0)
+        snprintf(best, sizeof(best), "start %.4g ms", ref->v.score_ms);
     char line[sizeof(r->status)];
-    snprintf(line, sizeof(line), "[%d/%d] %-8s best: %-20s %6.1f s", r->shown_it,
-             r->o.max_iterations, stage, best, opt_now_s() - r->t0);
+    snprintf(line, sizeof(line), "[%d/%d] %-8s best: %-20s %6.1f s", r->shown_it, opt_budget(r),
+             stage, best, opt_now_s() - r->t0);
     if (r->tty) {
         snprintf(r->status, sizeof(r->status), "%s", line);
         fprintf(stderr, "\r\033[K%s", line);
@@ -248,6 +254,19 @@ static json_t *config_json(const struct opt_attempt *a, const char *src, enum ki
     return c;
 }
 
+/* A new best: a pass faster than the starting kernel of its session
+ * beyond noise (so the best is never slower than the start) and than the
+ * best so far (by their speedups over their sessions' starts). */
+static bool improves(const struct opt_run *r, const struct verdict *v)
+{
+    if (v->status != VERDICT_PASS)
+        return false;
+    const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
+    if (ref && rank_vs_start(v, &ref->v, NULL) <= 0)
+        return false;
+    return r->best < 0 || rank_compare(&r->verdicts[r->best], v, NULL) > 0;
+}
+
 /* The finished candidate as r's next attempt; it takes o's verdict. */
 static struct opt_attempt *record_attempt(struct opt_run *r, int it, const struct proposal *p,
                                           struct eval_outcome *o)
@@ -268,16 +287,11 @@ static struct opt_attempt *record_attempt(struct opt_run *r, int it, const struc
     r->sources[r->n] = p->source ? strdup(p->source) : NULL;
     a->source = r->sources[r->n];
     a->len = p->source ? p->len : 0;
-    if (a->status == VERDICT_PASS) {
-        if (r->best < 0) {
-            a->improved = true;
-        } else {
-            struct verdict *bv = &r->verdicts[r->best];
-            struct stats_score bs = {bv->score_ms, bv->sigma, 1},
-                               ns = {o->v.score_ms, o->v.sigma, 1};
-            a->improved = stats_compare(&bs, &ns, NULL) == 1;
-        }
-    }
+    /* Resume records a finished candidate as its record says. */
+    a->improved = r->replayed ? r->replayed->improved : improves(r, &o->v);
+    r->timed_in[r->n] = a->status != VERDICT_PASS ? 0
+                        : r->replayed             ? r->replayed->session
+                                                  : r->session;
     r->verdicts[r->n] = o->v; /* takes ownership of the cases */
     memset(&o->v, 0, sizeof(o->v));
     return a;
@@ -299,6 +313,8 @@ static enum kiln_rc write_verdict(struct opt_run *r, const struct opt_attempt *a
         json_object_set_new(vj, "turnaround_s", eval_turnaround_json(&o->t));
         json_object_set_new(vj, "ran_on", eval_ran_on_json(o));
         json_object_set_new(vj, "arch", eval_arch_json(o));
+        if (r->timed_in[r->n] > 0) /* which start its speedups divide (opt_run.session) */
+            json_object_set_new(vj, "timing_session", json_integer(r->timed_in[r->n]));
         snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", a->id);
         rc = runrec_write_json(&r->rr, rel, vj, err);
     }
@@ -355,6 +371,54 @@ static json_t *keep_outputs(struct opt_run *r, const struct opt_attempt *a,
     eval_session_candidate_dir(r->s, a->id, true, cdir, sizeof(cdir));
     (void)(fs_remove_tree(cdir, &ignore) == KILN_OK);
     return prof;
+}
+
+enum kiln_rc opt_rewrite_verdict(struct opt_run *r, size_t i, struct kiln_err *err)
+{
+    char rel[96];
+    snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", r->hist[i].id);
+    json_t *old = NULL, *vj = NULL;
+    enum kiln_rc rc = runrec_read_json(&r->rr, rel, VERDICT_MAX_JSON, &old, err);
+    if (rc == KILN_OK)
+        rc = verdict_to_json(&r->verdicts[i], &vj, err);
+    if (rc == KILN_OK) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(old, key, val)
+        {
+            if (!json_object_get(vj, key))
+                json_object_set(vj, key, val);
+        }
+        json_object_set_new(vj, "stage", json_string(r->hist[i].stage));
+        if (r->timed_in[i] > 0)
+            json_object_set_new(vj, "timing_session", json_integer(r->timed_in[i]));
+        else
+            json_object_del(vj, "timing_session");
+        rc = runrec_write_json(&r->rr, rel, vj, err);
+    }
+    json_decref(vj);
+    json_decref(old);
+    return rc;
+}
+
+enum kiln_rc opt_record_retimed(struct opt_run *r, size_t i, struct eval_outcome *o,
+                                struct kiln_err *err)
+{
+    struct opt_attempt *a = &r->hist[i];
+    verdict_free(&r->verdicts[i]);
+    r->verdicts[i] = o->v; /* takes ownership of the cases */
+    memset(&o->v, 0, sizeof(o->v));
+    const struct verdict *v = &r->verdicts[i];
+    a->status = v->status;
+    snprintf(a->stage, sizeof(a->stage), "%s", o->stage);
+    text_copy_utf8(a->reason, sizeof(a->reason), v->detail);
+    a->geomean_ms = v->status == VERDICT_PASS ? v->score_ms : 0;
+    r->timed_in[i] = v->status == VERDICT_PASS ? r->session : 0;
+    enum kiln_rc rc = opt_rewrite_verdict(r, i, err);
+    json_decref(keep_outputs(r, a, o, false)); /* the new samples replace the old */
+    if (rc != KILN_OK)
+        kiln_err_prefix(err, "recording candidate %s timed again", a->id);
+    return rc;
 }
 
 /* The attempt counted, and its entry appended to history.json; takes prof. */
@@ -421,7 +485,7 @@ enum kiln_rc opt_propose(struct opt_run *r, int it, bool replaying, struct propo
                            .nhistory = r->n,
                            .reference = eval_session_reference_outcome(r->s),
                            .iteration = it,
-                           .max_iterations = r->o.max_iterations,
+                           .max_iterations = opt_budget(r),
                            .profile = opt_profile_text(r->op),
                            .findings = r->findings.text};
     if (!r->hardware_known && strcmp(proposer_name(r->prop), "llm") == 0) {
@@ -524,7 +588,20 @@ bool opt_duplicate_outcome(const struct opt_run *r, const struct proposal *p, in
 enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, struct eval_outcome *o,
                         struct kiln_err *err)
 {
-    enum kiln_rc rc = record(r, it, p, o, err);
+    enum kiln_rc rc = KILN_OK;
+    if (!r->replayed && o->v.status == VERDICT_PASS) {
+        /* Resume times the start once a candidate passed (correctness
+         * first); a candidate evaluated before it (or in flight with
+         * --jobs) gets its speedups now, judged against the noise. */
+        rc = opt_time_start(r, err);
+        const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
+        if (rc == KILN_OK)
+            eval_session_rescore(r->s, o);
+        if (rc == KILN_OK)
+            verdict_judge_ref(&o->v, ref ? &ref->v : NULL);
+    }
+    if (rc == KILN_OK)
+        rc = record(r, it, p, o, err);
     if (rc == KILN_OK)
         proposer_feedback(r->prop, p, r->hist[r->n - 1].status == VERDICT_PASS,
                           r->hist[r->n - 1].improved, r->hist[r->n - 1].geomean_ms);
@@ -552,9 +629,11 @@ static enum kiln_rc one_iteration(struct opt_run *r, int it, bool *exhausted, st
         rc = eval_session_run(r->s, id, p.source, p.len, p.has_config ? p.config : NULL, &o, err);
         eval_session_set_short_run(r->s, 0);
     }
-    /* Interrupted meanwhile: the verdict may be the interruption's, so it
-     * is not recorded; resume evaluates this candidate again. */
-    if (opt_stopping(r)) {
+    /* Stopped meanwhile: a step the stop cut short is not recorded (resume
+     * evaluates this candidate again); one that finished is kept, since a
+     * sandbox runs in its own session and no Ctrl-C reaches the candidate:
+     * its verdict is its own. The loop stops before the next. */
+    if (rc != KILN_OK && opt_stopping(r)) {
         kiln_err_clear(err);
         rc = opt_interrupted(r, err);
     }
@@ -583,11 +662,15 @@ enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err)
     if (opt_jobs(r) > 1 || r->win.n > 0)
         rc = opt_loop_jobs(r, first, err); /* --jobs N: optimize_jobs.c */
     else
-        for (int it = first; rc == KILN_OK && !exhausted && it <= r->o.max_iterations; it++)
+        for (int it = first; rc == KILN_OK && !exhausted && it <= opt_budget(r); it++)
             rc = opt_stopping(r) ? opt_interrupted(r, err) : one_iteration(r, it, &exhausted, err);
     if (rc == KILN_OK && opt_stopping(r))
         rc = opt_interrupted(r, err);
     if (rc == KILN_OK)
         rc = opt_finalize(r, err);
+    if (rc != KILN_OK && opt_stopping(r)) {
+        kiln_err_clear(err); /* a step the stop cut short: say where the run is */
+        rc = opt_interrupted(r, err);
+    }
     return rc;
 }

@@ -35,30 +35,83 @@ static json_t *medians_json(const struct eval_medians *m)
 /* candidates/NNN/verdict.json once the held-out check has run: the
  * verdict as it ends (status, detail, summary, reverified; stage held_out
  * when it failed there), so the file says what summary.json and the final
- * table say. kiln's extra keys (note, config, turnaround_s, ...) are kept. */
+ * table say. */
 static enum kiln_rc record_held_out(struct opt_run *r, int cand, struct kiln_err *err)
 {
-    char rel[96];
-    snprintf(rel, sizeof(rel), "candidates/%s/verdict.json", r->hist[cand].id);
-    json_t *old = NULL, *vj = NULL;
-    enum kiln_rc rc = runrec_read_json(&r->rr, rel, VERDICT_MAX_JSON, &old, err);
-    if (rc == KILN_OK)
-        rc = verdict_to_json(&r->verdicts[cand], &vj, err);
-    if (rc == KILN_OK) {
-        const char *key;
-        json_t *val;
-        json_object_foreach(old, key, val)
-        {
-            if (!json_object_get(vj, key))
-                json_object_set(vj, key, val);
-        }
-        json_object_set_new(vj, "stage", json_string(r->hist[cand].stage));
-        rc = runrec_write_json(&r->rr, rel, vj, err);
-    }
-    json_decref(vj);
-    json_decref(old);
+    enum kiln_rc rc = opt_rewrite_verdict(r, (size_t)cand, err);
     if (rc != KILN_OK)
         kiln_err_prefix(err, "recording candidate %s's held-out check", r->hist[cand].id);
+    return rc;
+}
+
+/* How many passes finalize considers as contenders, by their speedups over
+ * their own sessions' starting kernels (as many as the held-out check may
+ * try): those timed in an earlier session (before an interruption) are
+ * timed again; earlier ones past them are shown, never compared. */
+#define OPT_RETIME_MAX 3
+
+struct contender {
+    size_t i;
+    double speedup, ms;
+};
+
+/* Fastest first: the higher speedup over its session's start, else (no
+ * start) the lower geomean; then the earlier candidate. */
+static int contender_cmp(const void *pa, const void *pb)
+{
+    const struct contender *a = pa, *b = pb;
+    if (a->speedup != b->speedup)
+        return a->speedup > b->speedup ? -1 : 1;
+    if (a->ms != b->ms)
+        return a->ms < b->ms ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* One earlier pass timed again here: a full run in this session. */
+static enum kiln_rc retime_one(struct opt_run *r, size_t i, struct kiln_err *err)
+{
+    const struct opt_attempt *a = &r->hist[i];
+    if (!r->o.quiet && !r->o.json)
+        opt_log(r,
+                "kiln: timing %s again: it was timed in session %d, before an interruption; "
+                "this session (%d) timed the start\n",
+                a->id, r->timed_in[i], r->session);
+    opt_progress(r, (int)r->n, "retime");
+    struct eval_outcome o;
+    memset(&o, 0, sizeof(o));
+    enum kiln_rc rc = eval_session_run(r->s, a->id, r->sources[i], a->len,
+                                       a->has_config ? a->config : NULL, &o, err);
+    const struct eval_outcome *ref = eval_session_reference_outcome(r->s);
+    if (rc == KILN_OK) {
+        verdict_judge_ref(&o.v, ref ? &ref->v : NULL);
+        rc = opt_record_retimed(r, i, &o, err);
+    }
+    eval_outcome_free(&o);
+    return rc;
+}
+
+/* Every number the final table compares comes from this session: the
+ * start and the baseline are timed here (resume deferred them), and so
+ * are the passes of earlier sessions that could be the result; the rest
+ * are marked not compared (rank.h), never mixed in. */
+static enum kiln_rc one_session(struct opt_run *r, struct kiln_err *err)
+{
+    enum kiln_rc rc = opt_time_start(r, err);
+    struct contender *c = calloc(r->n + 1, sizeof(*c));
+    if (!c)
+        return kiln_fail(err, KILN_E_NOMEM, "finalize: out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->verdicts[i].status == VERDICT_PASS)
+            c[n++] = (struct contender){i, r->verdicts[i].speedup_ref, r->verdicts[i].score_ms};
+    qsort(c, n, sizeof(*c), contender_cmp);
+    for (size_t k = 0; rc == KILN_OK && k < n && k < OPT_RETIME_MAX; k++)
+        if (r->timed_in[c[k].i] != r->session)
+            rc = retime_one(r, c[k].i, err);
+    free(c);
+    for (size_t i = 0; rc == KILN_OK && i < r->n; i++)
+        r->verdicts[i].not_compared =
+            r->verdicts[i].status == VERDICT_PASS && r->timed_in[i] != r->session;
     return rc;
 }
 
@@ -182,6 +235,7 @@ struct final {
     int top;  /* the best candidate, whether or not it beat the start */
     int best; /* the result: pick.best, -1 for none or the start kept */
     int generated;
+    struct rank_entry *rank; /* every candidate in rank order */
     json_t *passed_over, *cases, *cands, *ranking, *candj, *bestj;
 };
 
@@ -269,7 +323,8 @@ static json_t *perf_cases_json(const struct workload *wl, enum kiln_backend b)
 static json_t *candidate_json(const struct opt_run *r, size_t i)
 {
     const struct verdict *v = &r->verdicts[i];
-    bool pass = v->status == VERDICT_PASS;
+    /* A pass of an earlier session not timed again has no figure here. */
+    bool pass = v->status == VERDICT_PASS && !v->not_compared;
     json_t *cj =
         json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "id", r->hist[i].id, "status",
                   verdict_status_name(r->hist[i].status), "stage", r->hist[i].stage, "reason",
@@ -281,6 +336,15 @@ static json_t *candidate_json(const struct opt_run *r, size_t i)
     if (cj)
         json_object_set_new(cj, "speedup_vs_baseline",
                             ratio_or_null(pass ? v->speedup_vendor : 0.0));
+    if (cj && v->not_compared)
+        json_object_set_new(cj, "case_ms", json_null());
+    if (cj) { /* which session timed it; compared: its figures are this session's */
+        json_object_set_new(cj, "timing_session",
+                            r->timed_in[i] ? json_integer(r->timed_in[i]) : json_null());
+        json_object_set_new(cj, "compared", json_boolean(!v->not_compared));
+        json_object_set_new(cj, "speedup_vs_reference_call",
+                            pass && v->ref_call[0] ? json_string(v->ref_call) : json_null());
+    }
     return cj;
 }
 
@@ -293,9 +357,10 @@ static void candidates_json(const struct opt_run *r, const struct rank_entry *ra
         json_array_append_new(f->cands, candidate_json(r, i));
         const struct verdict *rv = &r->verdicts[rank[i].index];
         json_array_append_new(f->ranking,
-                              json_pack("{s:s, s:i, s:s, s:s}", "candidate",
-                                        r->hist[rank[i].index].id, "place", rank[i].place, "status",
-                                        verdict_status_name(rv->status), "reason", rank[i].reason));
+                              json_pack("{s:s, s:i, s:b, s:s, s:s}", "candidate",
+                                        r->hist[rank[i].index].id, "place", rank[i].place, "tie",
+                                        rank[i].tie, "status", verdict_status_name(rv->status),
+                                        "reason", rank[i].reason));
     }
 }
 
@@ -368,6 +433,8 @@ static json_t *summary_json(struct opt_run *r, struct final *f)
     if (json_is_object(f->bestj))
         json_object_set(f->bestj, "passed_over", f->passed_over);
     opt_given_add_json(&r->given, summary);
+    /* The session every compared figure comes from (the start's too). */
+    json_object_set_new(summary, "timing_session", json_integer(r->session));
     /* The starting kernel's file; null when the workload has none (then
      * every speedup_vs_reference is null: there is nothing to compare). */
     json_object_set_new(summary, "starting_kernel",
@@ -379,28 +446,56 @@ static json_t *summary_json(struct opt_run *r, struct final *f)
     return summary;
 }
 
+/* A candidate's place in the ranking as the table shows it: "2", "3="
+ * (within the noise of the one ranked just above: a tie the earlier
+ * candidate wins), "-" when it does not rank. */
+static void place_text(const struct final *f, size_t n, size_t i, char *out, size_t cap)
+{
+    snprintf(out, cap, "-");
+    for (size_t k = 0; f->rank && k < n; k++)
+        if (f->rank[k].index == i && f->rank[k].place > 0)
+            snprintf(out, cap, "%d%s", f->rank[k].place, f->rank[k].tie ? "=" : "");
+}
+
 /* The table's candidate rows. The note is the model's rationale, the
  * reason may quote the compiler or the candidate: escaped for the
- * terminal. */
-static void print_candidate_rows(const struct opt_run *r, int best)
+ * terminal. A pass of an earlier session not timed again shows no
+ * figure: every number in the table is this session's. */
+static void print_candidate_rows(const struct opt_run *r, const struct final *f)
 {
     for (size_t i = 0; i < r->n; i++) {
         const struct verdict *v = &r->verdicts[i];
-        char g[32] = "-", sp[32] = "-";
-        if (v->status == VERDICT_PASS) {
+        char g[32] = "-", sp[32] = "-", place[16], old[128] = "";
+        if (v->status == VERDICT_PASS && !v->not_compared) {
             snprintf(g, sizeof(g), "%.4f", v->score_ms);
             if (v->speedup_ref > 0)
                 snprintf(sp, sizeof(sp), "%.2fx", v->speedup_ref);
         }
+        if (v->not_compared)
+            snprintf(old, sizeof(old),
+                     "not compared: timed in session %d (before an interruption), not again; ",
+                     r->timed_in[i]);
+        place_text(f, r->n, i, place, sizeof(place));
         char stage[sizeof(r->hist[i].stage) * 4], text[sizeof(r->hist[i].reason) * 4];
-        printf("  %-4s %-18s %-9s %12s %9s  %s%s\n", r->hist[i].id,
+        printf("  %-4s %-18s %-9s %12s %9s %5s  %s%s%s\n", r->hist[i].id,
                verdict_status_name(r->hist[i].status),
-               text_escape_control(stage, sizeof(stage), r->hist[i].stage), g, sp,
-               (int)i == best ? "BEST " : "",
+               text_escape_control(stage, sizeof(stage), r->hist[i].stage), g, sp, place,
+               (int)i == f->best ? "BEST " : "", old,
                text_escape_control(text, sizeof(text),
                                    r->hist[i].status == VERDICT_PASS ? r->hist[i].note
                                                                      : r->hist[i].reason));
     }
+}
+
+/* Under the table, when it shows one: what "2=" means. */
+static void print_tie_legend(const struct final *f, size_t n)
+{
+    for (size_t k = 0; f->rank && k < n; k++)
+        if (f->rank[k].tie) {
+            printf("  rank N=: within the measured noise of the candidate ranked just above it (a "
+                   "tie: the earlier candidate keeps the higher place)\n");
+            return;
+        }
 }
 
 /* The final table on stdout: the start, every candidate, why, the result. */
@@ -414,14 +509,15 @@ static void print_table(struct opt_run *r, const struct final *f)
            kiln_backend_name(f->b), r->n, r->rr.dir);
     if (f->generated)
         printf("  reference generated by the model: not an independent oracle\n");
-    printf("  %-4s %-18s %-9s %12s %9s  %s\n", "id", "status", "stage", "geomean ms", "vs start",
-           "note");
+    printf("  %-4s %-18s %-9s %12s %9s %5s  %s\n", "id", "status", "stage", "geomean ms",
+           "vs start", "rank", "note");
     if (f->ref)
-        printf("  %-4s %-18s %-9s %12.4f %9s  %sthe starting kernel\n", "ref", "pass", "-",
-               f->ref->v.score_ms, "1.00x", f->pick.start_kept ? "BEST " : "");
+        printf("  %-4s %-18s %-9s %12.4f %9s %5s  %sthe starting kernel\n", "ref", "pass", "-",
+               f->ref->v.score_ms, "1.00x", "-", f->pick.start_kept ? "BEST " : "");
     else
         printf("  (no starting kernel: speedups are not computed)\n");
-    print_candidate_rows(r, f->best);
+    print_candidate_rows(r, f);
+    print_tie_legend(f, r->n);
     print_why(&f->pick, f->passed_over);
     char sum[sizeof(r->verdicts[0].summary) * 4];
     if (f->pick.start_kept)
@@ -438,17 +534,17 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
     opt_progress(r, (int)r->n, "finalize");
     struct final f = {.wl = eval_session_workload(r->s), .b = eval_session_backend(r->s)};
     int best;
-    enum kiln_rc rc = check_held_out(r, &best, err);
+    enum kiln_rc rc = one_session(r, err);
+    if (rc == KILN_OK)
+        rc = check_held_out(r, &best, err);
+    if (rc == KILN_OK)
+        rc = rank_verdicts(r->verdicts, r->n, NULL, &f.rank, err);
     if (rc != KILN_OK)
         return rc;
-    struct rank_entry *rank = NULL;
-    if ((rc = rank_verdicts(r->verdicts, r->n, NULL, &rank, err)) != KILN_OK)
-        return rc;
-    pick_result(r, &f, best, rank);
+    pick_result(r, &f, best, f.rank);
     f.passed_over = passed_over_json(r, &f.pick, f.ref ? &f.ref->v : NULL);
     f.cases = perf_cases_json(f.wl, f.b);
-    candidates_json(r, rank, &f);
-    free(rank);
+    candidates_json(r, f.rank, &f);
     f.candj = best_candidate_json(r, f.top);
     rc = write_best(r, &f, err);
     if (rc == KILN_OK) /* every timing (held-out included) is done */
@@ -469,5 +565,6 @@ enum kiln_rc opt_finalize(struct opt_run *r, struct kiln_err *err)
         print_table(r, &f);
     json_decref(summary);
     json_decref(f.passed_over);
+    free(f.rank);
     return rc;
 }

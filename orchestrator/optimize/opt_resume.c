@@ -116,6 +116,7 @@ static void resume_init(struct opt_run *r)
     memset(r, 0, sizeof(*r));
     r->best = -1;
     r->lock_fd = -1;
+    r->session = 1;
     r->t0 = opt_now_s();
     r->tty = isatty(STDERR_FILENO);
     opt_log_init(r);
@@ -201,6 +202,23 @@ static void resume_options(struct opt_run *r, json_t *run, const char *run_dir,
     json_t *docs = json_object_get(run, "docs"); /* --docs K [--docs-dir DIR] */
     r->o.docs = (int)json_integer_value(json_object_get(docs, "k"));
     r->o.docs_dir = jstr(docs, "dir");
+    /* This process times the next session; runs made before sessions were
+     * counted had one. */
+    json_int_t had = json_integer_value(json_object_get(run, "timing_sessions"));
+    r->session = had >= 1 && had < OPT_MAX_SESSIONS ? (int)had + 1 : 2;
+}
+
+/* run.json says how many timing sessions the run has had: this one too. */
+static enum kiln_rc resume_count_session(struct opt_run *r, struct kiln_err *err)
+{
+    json_t *now = NULL;
+    enum kiln_rc rc = runrec_read_json(&r->rr, "run.json", 1u << 20, &now, err);
+    if (rc == KILN_OK && json_object_set_new(now, "timing_sessions", json_integer(r->session)))
+        rc = kiln_fail(err, KILN_E_NOMEM, "run.json: timing_sessions");
+    if (rc == KILN_OK)
+        rc = runrec_write_json(&r->rr, "run.json", now, err);
+    json_decref(now);
+    return rc;
 }
 
 /* The options checked, then everything the loop needs opened, each step
@@ -227,13 +245,17 @@ static enum kiln_rc resume_prepare(struct opt_run *r, json_t *run, json_t *hist,
     if (rc == KILN_OK)
         rc = opt_given_load(&r->given, &r->rr, run, err);
     if (rc == KILN_OK)
+        rc = resume_count_session(r, err);
+    if (rc == KILN_OK)
         rc = opt_open_run(r, err);
     return rc;
 }
 
-/* A finished candidate's recorded verdict; its note is copied to note. */
+/* A finished candidate's recorded verdict; its note is copied to note,
+ * the session that timed it to *session (1 when the record predates them). */
 static enum kiln_rc resume_read_verdict(struct opt_run *r, const char *run_dir, const char *id,
-                                        struct verdict *v, char note[512], struct kiln_err *err)
+                                        struct verdict *v, char note[512], int *session,
+                                        struct kiln_err *err)
 {
     char rel[96], *text = NULL;
     size_t len = 0;
@@ -244,13 +266,15 @@ static enum kiln_rc resume_read_verdict(struct opt_run *r, const char *run_dir, 
     /* verdict.json carries kiln's extra keys; strip them for the strict reader. */
     static const struct json_strict_rules vrules = {.max_bytes = VERDICT_MAX_JSON};
     static const char *const extra[] = {"stage",        "proposer", "note", "config",
-                                        "turnaround_s", "ran_on",   "arch"};
+                                        "turnaround_s", "ran_on",   "arch", "timing_session"};
     json_t *vj = NULL;
     rc = json_strict_parse(rel, text, len, &vrules, &vj, err);
     free(text);
     if (rc)
         return rc;
     text_copy_utf8(note, 512, jstr(vj, "note"));
+    json_int_t ts = json_integer_value(json_object_get(vj, "timing_session"));
+    *session = ts >= 1 && ts < r->session ? (int)ts : 1;
     for (size_t k = 0; k < sizeof(extra) / sizeof(extra[0]); k++)
         json_object_del(vj, extra[k]);
     char *clean = vj ? json_dumps(vj, JSON_COMPACT) : NULL;
@@ -314,7 +338,8 @@ static enum kiln_rc resume_candidate(struct opt_run *r, json_t *h, size_t i, con
     struct eval_outcome o;
     memset(&o, 0, sizeof(o));
     char notebuf[512];
-    enum kiln_rc rc = resume_read_verdict(r, run_dir, id, &o.v, notebuf, err);
+    struct opt_replayed was = {.improved = json_is_true(json_object_get(h, "improved"))};
+    enum kiln_rc rc = resume_read_verdict(r, run_dir, id, &o.v, notebuf, &was.session, err);
     /* A recorded "reverified" is the record's word, not a check: the
      * held-out check runs again in finalize for every pass. */
     o.v.reverified = false;
@@ -326,8 +351,10 @@ static enum kiln_rc resume_candidate(struct opt_run *r, json_t *h, size_t i, con
     if (rc == KILN_OK)
         rc = resume_repropose(r, i, &p, err);
     /* opt_finish() rewrites the same files with the same content. */
+    r->replayed = &was;
     if (rc == KILN_OK)
         rc = opt_finish(r, (int)i + 1, &p, &o, err);
+    r->replayed = NULL;
     eval_outcome_free(&o);
     proposal_free(&p);
     return rc;
@@ -366,6 +393,10 @@ enum kiln_rc optimize_resume_with(const char *run_dir, const struct opt_resume_o
         fprintf(stderr, "kiln: resuming %s after %zu finished candidates\n", run_dir, done);
     if (rc == KILN_OK)
         rc = opt_loop(&r, (int)done + 1, err);
+    else if (opt_stopping(&r) && r.lock_fd >= 0) { /* stopped while it set up: resumable */
+        kiln_err_clear(err);
+        rc = opt_interrupted(&r, err);
+    }
     json_decref(run);
     json_decref(hist);
     opt_run_free(&r);

@@ -129,6 +129,8 @@ static enum kiln_rc write_run_json(struct opt_run *r, const struct workload *wl,
                       ? json_real(r->o.budget_ms > 0 ? r->o.budget_ms : EVAL_DEFAULT_BUDGET_MS)
                       : json_null()));
     json_object_set_new(doc, "profile", json_boolean(r->o.profile));
+    /* Each kiln resume starts the next timing session (opt_resume.c). */
+    json_object_set_new(doc, "timing_sessions", json_integer(r->session));
     json_object_set_new(doc, "keep_inputs", json_boolean(r->o.keep_inputs));
     if (r->o.description)
         json_object_set_new(doc, "description", json_string(r->o.description));
@@ -225,6 +227,7 @@ void opt_run_free(struct opt_run *r)
     }
     free(r->sources);
     free(r->verdicts);
+    free(r->timed_in);
     free(r->hist);
     json_decref(r->history);
     proposer_free(r->prop);
@@ -328,6 +331,34 @@ static enum kiln_rc record_target(struct opt_run *r, struct kiln_err *err)
     return rc;
 }
 
+/* The starting kernel, then the workload's vendor baseline: once per
+ * timing session, every later figure is compared with these. */
+static enum kiln_rc time_start(struct opt_run *r, struct kiln_err *err)
+{
+    opt_progress(r, r->shown_it, "start");
+    enum kiln_rc rc = eval_session_reference(r->s, err);
+    if (rc == KILN_OK) {
+        opt_progress(r, r->shown_it, "vendor");
+        rc = eval_session_baseline(r->s, err);
+    }
+    return rc;
+}
+
+enum kiln_rc opt_time_start(struct opt_run *r, struct kiln_err *err)
+{
+    if (!r->start_deferred)
+        return KILN_OK;
+    r->start_deferred = false;
+    return time_start(r, err);
+}
+
+int opt_budget(const struct opt_run *r)
+{
+    size_t planned = proposer_planned(r->prop);
+    return planned > 0 && planned < (size_t)r->o.max_iterations ? (int)planned
+                                                                : r->o.max_iterations;
+}
+
 /* Opens the session on the run's own copy of the workload. */
 static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
 {
@@ -371,27 +402,27 @@ static enum kiln_rc open_session(struct opt_run *r, struct kiln_err *err)
         eval_session_show_source(r->s, "reference", r->o.initial_kernel);
     if (rc == KILN_OK)
         rc = eval_session_check_reference(r->s, err);
-    if (rc == KILN_OK) {
-        opt_progress(r, 0, "baseline");
-        rc = eval_session_reference(r->s, err);
-    }
-    if (rc == KILN_OK) {
-        opt_progress(r, 0, "vendor"); /* the workload's vendor baseline, once per run */
-        rc = eval_session_baseline(r->s, err);
-    }
-    if (rc == KILN_OK)
-        rc = opt_profile_open(r->o.profile, eval_session_backend(r->s), r->o.gpu, &r->rr, work,
-                              r->o.quiet || r->o.json, &r->op, err);
     return rc;
 }
 
 enum kiln_rc opt_open_run(struct opt_run *r, struct kiln_err *err)
 {
     enum kiln_rc rc = open_session(r, err);
-    if (rc == KILN_OK)
+    if (rc == KILN_OK) /* before any timing: the progress line's N is its plan */
         rc = make_proposer(r, err);
     if (rc == KILN_OK)
         rc = opt_window_init(r, err);
+    /* A resumed run times them when first needed: its first new candidate's
+     * correctness comes first (--profile needs the start's now). */
+    r->start_deferred = rc == KILN_OK && r->session > 1 && !r->o.profile;
+    if (rc == KILN_OK && !r->start_deferred)
+        rc = time_start(r, err);
+    char work[PATH_MAX];
+    if (rc == KILN_OK)
+        rc = runrec_dir(&r->rr, "work", work, sizeof(work), err);
+    if (rc == KILN_OK)
+        rc = opt_profile_open(r->o.profile, eval_session_backend(r->s), r->o.gpu, &r->rr, work,
+                              r->o.quiet || r->o.json, &r->op, err);
     return rc;
 }
 
@@ -401,8 +432,9 @@ enum kiln_rc opt_alloc_history(struct opt_run *r, struct kiln_err *err)
     r->hist = calloc(cap, sizeof(*r->hist));
     r->sources = calloc(cap, sizeof(*r->sources));
     r->verdicts = calloc(cap, sizeof(*r->verdicts));
+    r->timed_in = calloc(cap, sizeof(*r->timed_in));
     r->history = json_array();
-    if (!r->hist || !r->sources || !r->verdicts || !r->history)
+    if (!r->hist || !r->sources || !r->verdicts || !r->timed_in || !r->history)
         return kiln_fail(err, KILN_E_NOMEM, "run history");
     return KILN_OK;
 }
@@ -567,6 +599,7 @@ static void run_init(struct opt_run *r, const struct opt_options *o)
     r->o = *o;
     r->best = -1;
     r->lock_fd = -1;
+    r->session = 1;
     r->t0 = opt_now_s();
     r->tty = isatty(STDERR_FILENO);
     opt_log_init(r);
@@ -758,6 +791,10 @@ enum kiln_rc optimize_run(const struct opt_options *o, char *run_dir, size_t cap
         rc = opt_interrupted(&r, err);
     if (rc == KILN_OK)
         rc = opt_loop(&r, 1, err);
+    else if (opt_stopping(&r) && r.lock_fd >= 0) { /* stopped while it set up: resumable */
+        kiln_err_clear(err);
+        rc = opt_interrupted(&r, err);
+    }
     drop_if_unstarted(&r, rc, run_dir);
     workload_free(wl);
     opt_run_free(&r);

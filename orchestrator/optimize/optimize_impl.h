@@ -26,6 +26,8 @@
 #include "tuner_findings.h"
 
 #define OPT_MAX_ITER 1000
+/* Timing sessions a run may have (one per kiln resume, plus the first). */
+#define OPT_MAX_SESSIONS 100000
 
 /* Logs a run keeps (results/README.md): each candidate's log.txt and
  * compile.log at most OPT_LOG_FILE_MAX bytes (head and tail, with a line
@@ -62,6 +64,13 @@ struct opt_window {
     bool exhausted;
 };
 
+/* A finished candidate kiln resume records again: what its record says,
+ * so that recording it changes nothing (opt_finish). */
+struct opt_replayed {
+    bool improved;
+    int session; /* the timing session that timed it (verdict.json's timing_session) */
+};
+
 struct opt_run {
     struct runrec rr;
     struct opt_options o;
@@ -90,6 +99,17 @@ struct opt_run {
     /* The run failed before its first candidate: opt_run_free removes its
      * directory (nothing to resume), still under the lock. */
     bool drop_run;
+    /* Timing sessions: every number the final table compares comes from
+     * one, this process's. 1 for a new run, the next for each kiln resume
+     * (run.json "timing_sessions"); a pass timed in an earlier one is
+     * timed again in finalize when it could matter, else not compared. */
+    int session;
+    int *timed_in; /* parallel to hist: the session that timed a pass; 0 when none */
+    const struct opt_replayed *replayed; /* while resume records a finished candidate again */
+    /* Resume: the start and the vendor baseline are timed when first
+     * needed (a candidate passed, or finalize), not before the first new
+     * candidate's correctness (fail fast). */
+    bool start_deferred;
     /* The status line (opt_progress): drawn on a terminal only, redrawn
      * under each log line (opt_log); its count never goes backwards, also
      * when --jobs N candidates finish out of order. */
@@ -129,6 +149,15 @@ enum kiln_rc opt_docs_open(struct opt_run *r, struct kiln_err *err) KILN_NODISCA
 enum kiln_rc opt_record_environment(struct opt_run *r, const char *when,
                                     struct kiln_err *err) KILN_NODISCARD;
 
+/* The candidates this run will really evaluate: --max-iterations, or the
+ * proposer's plan when smaller (the tuner's 4 configurations of saxpy):
+ * the progress line's N and the loop's bound. */
+int opt_budget(const struct opt_run *r);
+
+/* Times the starting kernel and the vendor baseline in this session when
+ * resume deferred them (start_deferred); nothing otherwise. */
+enum kiln_rc opt_time_start(struct opt_run *r, struct kiln_err *err) KILN_NODISCARD;
+
 /* Frees everything the run holds (not the run itself). */
 void opt_run_free(struct opt_run *r);
 
@@ -153,7 +182,9 @@ bool opt_duplicate_outcome(const struct opt_run *r, const struct proposal *p, in
                            struct eval_outcome *o);
 
 /* Records candidate `it` (takes the verdict's cases out of *o), appends its
- * history entry, feeds the proposer back. */
+ * history entry, feeds the proposer back. A new pass's speedups are
+ * computed against this session's start first (timed now if resume
+ * deferred it) and judged against the noise. */
 enum kiln_rc opt_finish(struct opt_run *r, int it, const struct proposal *p, struct eval_outcome *o,
                         struct kiln_err *err) KILN_NODISCARD;
 
@@ -169,6 +200,19 @@ void opt_log_init(struct opt_run *r);
 
 /* Candidates `first`.. up to the budget (a window with --jobs), then opt_finalize(). */
 enum kiln_rc opt_loop(struct opt_run *r, int first, struct kiln_err *err) KILN_NODISCARD;
+
+/* candidates/NNN/verdict.json of finished candidate `i` rewritten from
+ * r->verdicts[i] (the held-out check's outcome, a new timing): the record
+ * says what summary.json and the final table say; kiln's extra keys
+ * (note, config, turnaround_s, ...) are kept, stage and timing_session
+ * set from hist and timed_in. */
+enum kiln_rc opt_rewrite_verdict(struct opt_run *r, size_t i, struct kiln_err *err) KILN_NODISCARD;
+
+/* Finished candidate `i`, timed again in this session (finalize, after a
+ * resume): *o's verdict replaces its own (taking o's cases), its record
+ * (verdict.json with timing_session, timings.json, log.txt) is rewritten. */
+enum kiln_rc opt_record_retimed(struct opt_run *r, size_t i, struct eval_outcome *o,
+                                struct kiln_err *err) KILN_NODISCARD;
 
 /* opt_finalize.c */
 

@@ -74,7 +74,7 @@ static enum kiln_rc fill(struct opt_run *r, bool replaying, struct kiln_err *err
 {
     struct opt_window *w = &r->win;
     enum kiln_rc rc = KILN_OK;
-    while (rc == KILN_OK && !w->exhausted && w->n < w->cap && w->next_it <= r->o.max_iterations) {
+    while (rc == KILN_OK && !w->exhausted && w->n < w->cap && w->next_it <= opt_budget(r)) {
         struct opt_slot *sl = slot_at(w, w->n);
         memset(sl, 0, sizeof(*sl));
         rc = opt_propose(r, w->next_it, replaying, &sl->p, &w->exhausted, err);
@@ -216,7 +216,7 @@ static enum kiln_rc finish_head(struct opt_run *r, struct kiln_err *err)
 {
     struct opt_slot *sl = slot_at(&r->win, 0);
     enum kiln_rc rc = evaluate_head(r, sl, err);
-    if (opt_stopping(r)) { /* not recorded: resume redoes it */
+    if (rc != KILN_OK && opt_stopping(r)) { /* cut short: resume redoes it; finished: kept */
         kiln_err_clear(err);
         rc = opt_interrupted(r, err);
     }
@@ -249,10 +249,11 @@ enum kiln_rc opt_loop_jobs(struct opt_run *r, int first, struct kiln_err *err)
         if (rc != KILN_OK)
             break;
     }
-    /* Interrupted: the compile workers finish (a compile is short and
-     * bounded), so each removes its sandbox and cgroup; killed, they could
-     * not. On an error, the workers still running die here (the run's
-     * record stays resumable: their candidates were not recorded). */
+    /* Interrupted: the compile workers end by themselves (their sandboxes
+     * see the stop, interrupt.h), each removing its sandbox and cgroup;
+     * killed, they could not. On an error, the workers still running die
+     * here (the run's record stays resumable: their candidates were not
+     * recorded). */
     for (size_t k = 0; rc == KILN_E_CANCELLED && k < w->n; k++) {
         struct opt_slot *sl = slot_at(w, k);
         bool left = true;

@@ -31,6 +31,11 @@ enum kiln_rc proposer_propose(struct proposer *p, const struct opt_state *st, st
     return p->ops->propose(p, st, out, err);
 }
 
+size_t proposer_planned(const struct proposer *p)
+{
+    return p && p->ops->planned ? p->ops->planned(p) : 0;
+}
+
 void proposer_feedback(struct proposer *p, const struct proposal *prop, bool passed, bool improved,
                        double geomean_ms)
 {
@@ -160,8 +165,13 @@ static void tune_destroy(struct proposer *p)
     free(t);
 }
 
-static const struct proposer_ops tune_ops = {"tune", tune_propose, tune_feedback, tune_destroy,
-                                             true};
+static size_t tune_planned(const struct proposer *p)
+{
+    return tune_search_planned(((const struct tune_proposer *)p)->search);
+}
+
+static const struct proposer_ops tune_ops = {"tune",       tune_propose, tune_feedback,
+                                             tune_destroy, true,         tune_planned};
 
 enum kiln_rc proposer_new_tune(const char *start_source, size_t len, const struct workload *wl,
                                const struct device_limits *limits, enum kiln_backend backend,
@@ -262,8 +272,8 @@ static void replay_destroy(struct proposer *p)
     free(p);
 }
 
-static const struct proposer_ops replay_ops = {"replay", replay_propose, NULL, replay_destroy,
-                                               true};
+static const struct proposer_ops replay_ops = {"replay",       replay_propose, NULL,
+                                               replay_destroy, true,           NULL};
 
 enum kiln_rc proposer_new_replay(const char *run_dir, struct proposer **out, struct kiln_err *err)
 {

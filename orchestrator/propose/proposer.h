@@ -96,6 +96,11 @@ const char *proposer_name(const struct proposer *p);
  * proposal order. */
 bool proposer_looks_ahead(const struct proposer *p);
 
+/* How many proposals it will make in all (the tuner: its plan's
+ * evaluations, e.g. 4 for saxpy's 4 configurations whatever the budget);
+ * 0 when it cannot say (llm, replay: the budget is the bound). */
+size_t proposer_planned(const struct proposer *p);
+
 void proposer_free(struct proposer *p);
 
 /* The embedded tuner (tune_search.h): successive halving over the starting

@@ -16,6 +16,9 @@ struct proposer_ops {
      * propose ahead (--jobs), and resume re-proposes finished candidates
      * to rebuild its state. */
     bool lookahead;
+    /* How many proposals it will make in all, when it knows (the tuner's
+     * plan); NULL: it does not (the budget is the bound). */
+    size_t (*planned)(const struct proposer *p);
 };
 
 struct proposer {

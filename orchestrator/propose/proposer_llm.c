@@ -299,7 +299,7 @@ static void llm_destroy(struct proposer *p)
     free(l);
 }
 
-static const struct proposer_ops llm_ops = {"llm", llm_propose, NULL, llm_destroy, false};
+static const struct proposer_ops llm_ops = {"llm", llm_propose, NULL, llm_destroy, false, NULL};
 
 enum kiln_rc proposer_new_llm(const struct llm_settings *s, struct proposer **out,
                               struct kiln_err *err)

@@ -124,7 +124,8 @@ static void ranking(struct strbuf *sb, const struct report_run *r)
     strbuf_puts(sb,
                 "<section id=\"ranking\"><h2>Ranking</h2>\n<p class=\"note\">Passes first by "
                 "geomean over the performance cases (ties within noise keep the earlier "
-                "candidate first), then the candidates that failed, with why. Roofline: the "
+                "candidate first, and their place reads 2=), then the candidates that failed, "
+                "with why. Roofline: the "
                 "physics floor's fraction of the median (100% = at the floor).</p>\n"
                 "<table><colgroup><col style=\"width:4.5em\"><col style=\"width:12em\">"
                 "<col style=\"width:10em\"><col style=\"width:7em\"><col style=\"width:5.5em\">"
@@ -138,8 +139,9 @@ static void ranking(struct strbuf *sb, const struct report_run *r)
         const json_t *c = rpt_candidate(r->summary, id);
         json_int_t place = json_integer_value(json_object_get(e, "place"));
         strbuf_puts(sb, "<tr class=\"rank\">");
-        if (place > 0)
-            strbuf_printf(sb, "<td class=\"num\">%lld</td>", (long long)place);
+        if (place > 0) /* "2=": within the noise of the one above (a tie) */
+            strbuf_printf(sb, "<td class=\"num\">%lld%s</td>", (long long)place,
+                          json_is_true(json_object_get(e, "tie")) ? "=" : "");
         else
             strbuf_puts(sb, "<td class=\"num\">-</td>");
         tunables_cell(sb, r, id);
@@ -150,7 +152,9 @@ static void ranking(struct strbuf *sb, const struct report_run *r)
         double g = rpt_num(c, "geomean_ms");
         td_ratio(sb, g > 0 ? rpt_num(c, "speedup_vs_reference") : 0);
         td_ratio(sb, g > 0 ? rpt_num(c, "speedup_vs_baseline") : 0);
-        td_floor(sb, rpt_num(rpt_verdict(r, id), "sol"));
+        /* A pass of an earlier timing session, not timed again: no figure. */
+        bool compared = !json_is_false(json_object_get(c, "compared"));
+        td_floor(sb, compared ? rpt_num(rpt_verdict(r, id), "sol") : 0);
         td_text(sb, "", held_out(r->summary, c), 64);
         td_text(sb, "", rpt_str(e, "reason"), 300);
         strbuf_puts(sb, "</tr>\n");

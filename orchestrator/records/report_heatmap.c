@@ -47,7 +47,14 @@ static void cell(struct strbuf *sb, const json_t *cand, const char *cname, doubl
     char fill[8] = "", text[32], tip[96], ref[24], got[24];
     int dark = 1;
     int pass = strcmp(status, "pass") == 0;
-    if (pass && ms > 0 && ref_ms > 0) {
+    /* A pass of an earlier timing session (a resumed run) not timed again:
+     * its times divided by this session's start would mix sessions. */
+    bool compared = !json_is_false(json_object_get(cand, "compared"));
+    if (pass && !compared) {
+        snprintf(text, sizeof(text), "not compared");
+        snprintf(tip, sizeof(tip), "timed before an interruption (session %lld), not again",
+                 (long long)json_integer_value(json_object_get(cand, "timing_session")));
+    } else if (pass && ms > 0 && ref_ms > 0) {
         double s = ref_ms / ms;
         rpt_speedup_colour(s, fill, &dark);
         snprintf(text, sizeof(text), s < 10 ? "%.2fx" : s < 100 ? "%.1fx" : "%.0fx", s);

@@ -44,6 +44,7 @@ struct point {
     const char *id, *status, *reason;
     double ms;
     int pass, ranked;
+    int stale; /* a pass timed in an earlier session of a resumed run, not again: not drawn */
 };
 
 static struct point point_of(const struct report_run *r, const json_t *e)
@@ -53,7 +54,10 @@ static struct point point_of(const struct report_run *r, const json_t *e)
     const json_t *from = c ? c : e;
     p.status = rpt_str(from, "status");
     p.reason = rpt_str(from, "reason");
-    p.ms = rpt_num(e, "geomean_ms");
+    /* summary.json's time: the final session's, like the start's line
+     * (history.json keeps each candidate's time when it was judged). */
+    p.ms = rpt_num(from, "geomean_ms");
+    p.stale = c && json_is_false(json_object_get(c, "compared"));
     p.pass = strcmp(p.status, "pass") == 0 && p.ms > 0;
     p.ranked = p.pass && place_of(r->summary, p.id) != 0;
     return p;
@@ -157,7 +161,9 @@ void rpt_progress_chart(struct strbuf *sb, const struct report_run *r)
         const json_t *e = json_array_get(hist, i);
         struct point p = point_of(r, e);
         double x = left + 10 + (double)i * step, y = rpt_axis_pos(&a, p.ms);
-        if (p.pass) {
+        if (p.stale) {
+            continue;
+        } else if (p.pass) {
             strbuf_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#2166ac\">", x, y);
             point_title(sb, &p, e);
             strbuf_puts(sb, "</circle>\n");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "forkpool.h"
@@ -148,6 +149,32 @@ static void memory_budget_serializes(void **state)
     ctx_free(c);
 }
 
+/* The pool reaps its own workers only: another child of the caller (kiln
+ * optimize --jobs runs compile workers while inputs are generated) stays
+ * for its owner to wait for. It has ended before the pool starts, so a
+ * waitpid(-1) in the pool would take it first. */
+static void other_children_are_left_alone(void **state)
+{
+    (void)state;
+    pid_t other = fork();
+    assert_true(other >= 0);
+    if (other == 0)
+        _exit(7);
+    siginfo_t si;
+    assert_int_equal(waitid(P_PID, (id_t)other, &si, WEXITED | WNOWAIT), 0);
+    struct ctx *c = ctx_new();
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    struct forkpool_opts o = {.jobs = 2};
+    assert_int_equal(forkpool_run(4, task, c, &o, &e), KILN_OK);
+    for (size_t i = 0; i < 4; i++)
+        assert_true(done(c, i, NULL));
+    int st = 0;
+    assert_int_equal(waitpid(other, &st, 0), other);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+    ctx_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +183,7 @@ int main(void)
         cmocka_unit_test(killed_worker_is_named),
         cmocka_unit_test(one_job_stops_at_the_first_failure),
         cmocka_unit_test(memory_budget_serializes),
+        cmocka_unit_test(other_children_are_left_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

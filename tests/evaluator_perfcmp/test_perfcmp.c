@@ -165,6 +165,26 @@ static void median_interval_ranks(void **state)
     assert_true(m == 1 && lo == 1 && hi == 1);
 }
 
+/* A speedup from two summaries (kiln eval's "vs ref", issue 35 item 2):
+ * the ranking's rule on the log-sigmas, with the threshold it used. The
+ * unchanged kernel "against itself" at 1.37x with 31% noise is SAME. */
+static void speedup_against_the_noise(void **state)
+{
+    (void)state;
+    double pct = 0;
+    assert_int_equal(perfcmp_speedup_call(1.37, 0.31, 0.31, NULL, &pct), PERF_SAME);
+    assert_true(fabs(pct - 100 * expm1(1.96 * sqrt(2 * 0.31 * 0.31))) < 1e-9);
+    assert_int_equal(perfcmp_speedup_call(1.37, 0.01, 0.01, NULL, &pct), PERF_FAST);
+    assert_int_equal(perfcmp_speedup_call(0.73, 0.01, 0.01, NULL, NULL), PERF_SLOW);
+    /* Within the 0.5% margin that always counts as a tie. */
+    assert_int_equal(perfcmp_speedup_call(1.004, 0.0, 0.0, NULL, &pct), PERF_SAME);
+    assert_true(fabs(pct - 0.5) < 1e-9);
+    /* A side without an interval (stats_log_sigma's 1.0), or no ratio. */
+    assert_int_equal(perfcmp_speedup_call(3.0, 1.0, 0.01, NULL, NULL), PERF_AMBIGUOUS);
+    assert_int_equal(perfcmp_speedup_call(0.0, 0.01, 0.01, NULL, NULL), PERF_AMBIGUOUS);
+    assert_int_equal(perfcmp_speedup_call(NAN, 0.01, 0.01, NULL, NULL), PERF_AMBIGUOUS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +197,7 @@ int main(void)
         cmocka_unit_test(clock_normalised),
         cmocka_unit_test(bad_samples_rejected),
         cmocka_unit_test(median_interval_ranks),
+        cmocka_unit_test(speedup_against_the_noise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

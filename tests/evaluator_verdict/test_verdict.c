@@ -510,6 +510,142 @@ static void no_start_time_or_no_pass(void **state)
     assert_string_equal(pick.why, "no candidate passed every check");
 }
 
+/* Issue 35 item 2: a speedup over the start is never stated bare. The
+ * unchanged start against itself, 1.37x by chance with 15% noise a side:
+ * SAME, and the summary says so; 1.5x with 1% noise: FAST; no interval
+ * (fewer than 3 samples): AMBIGUOUS. Per case, against the start's sets of
+ * that case, pooled. */
+static void speedup_judged_against_the_noise(void **state)
+{
+    (void)state;
+    struct verdict start, v;
+    verdict_init(&start, "start");
+    add(&start, "a", true, 1.37, 0.12, 0.0);
+    verdict_finish(&start, NULL);
+    verdict_init(&v, "c1");
+    add(&v, "a", true, 1.0, 0.12, 1.37);
+    verdict_finish(&v, NULL);
+    near(v.speedup_ref, 1.37);
+    assert_string_equal(v.ref_call, "");
+    verdict_judge_ref(&v, &start);
+    assert_string_equal(v.ref_call, "SAME");
+    double need = 1.96 * sqrt(2.0) * 1.2533141373155001 * 0.12;
+    near(v.ref_noise_pct, 100.0 * expm1(need));
+    assert_non_null(strstr(v.summary, "1.37x the reference (SAME: within the measured noise, +-"));
+    double pct;
+    assert_string_equal(verdict_case_ref_call(&v.cases[0], &start, &pct), "SAME");
+    near(pct, v.ref_noise_pct);
+    /* Quieter: the same ratio beyond the noise. */
+    start.cases[0].timing.rse = v.cases[0].timing.rse = 0.01;
+    verdict_finish(&start, NULL);
+    verdict_finish(&v, NULL);
+    assert_string_equal(v.ref_call, ""); /* finish clears it: new figures, judged again */
+    verdict_judge_ref(&v, &start);
+    assert_string_equal(v.ref_call, "FAST");
+    assert_non_null(strstr(v.summary, "(FAST: beyond the measured noise, +-"));
+    v.cases[0].ref_median_ms = 0.5;
+    assert_string_equal(verdict_case_ref_call(&v.cases[0], &start, &pct), "SLOW");
+    /* Two samples give no interval: nothing can be said. */
+    v.cases[0].timing.n = 2;
+    assert_string_equal(verdict_case_ref_call(&v.cases[0], &start, &pct), "AMBIGUOUS");
+    /* No start of the session, no judgement. */
+    assert_string_equal(verdict_case_ref_call(&v.cases[0], NULL, &pct), "");
+    verdict_free(&v);
+    verdict_free(&start);
+}
+
+/* Issue 35 item 3: --until-rse's target is judged on each case's samples
+ * pooled over its sets (the harness's stopping rule), from the sets'
+ * summaries; a missed target is said in the summary. Synthetic samples. */
+static void rse_target_pooled_over_sets(void **state)
+{
+    (void)state;
+    static const double set0[] = {1.0, 1.2, 0.9, 1.1}, set1[] = {2.0, 2.5, 1.5};
+    const double *sets[] = {set0, set1};
+    size_t ns[] = {4, 3};
+    struct verdict v;
+    verdict_init(&v, "c1");
+    double all[7], sum = 0, ss = 0;
+    size_t n = 0;
+    for (int s = 0; s < 2; s++) {
+        struct verdict_case *c = add(&v, "a", true, 1.0, 0.0, 0.0);
+        c->set = s;
+        struct kiln_err e = {0};
+        assert_int_equal(stats_compute(sets[s], ns[s], &c->timing, &e), KILN_OK);
+        for (size_t i = 0; i < ns[s]; i++)
+            sum += all[n++] = sets[s][i];
+    }
+    double mean = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (all[i] - mean) * (all[i] - mean);
+    double want = sqrt(ss / (double)(n - 1)) / sqrt((double)n) / mean;
+    near(verdict_case_rse(&v, "a"), want);
+    assert_true(verdict_case_rse(&v, "nope") < 0);
+    /* A fixed count has no target: met, and nothing said. */
+    verdict_finish(&v, NULL);
+    assert_true(verdict_rse_target_met(&v, NULL, NULL));
+    assert_null(strstr(v.summary, "target"));
+    v.rule = (struct verdict_timing_rule){.known = true,
+                                          .adaptive = true,
+                                          .iterations = 3,
+                                          .max_iterations = 30,
+                                          .target_rse = 0.005,
+                                          .budget_ms = 2000};
+    verdict_finish(&v, NULL);
+    double worst = 0;
+    const char *wc = NULL;
+    assert_false(verdict_rse_target_met(&v, &worst, &wc));
+    near(worst, want);
+    assert_string_equal(wc, "a");
+    char text[160];
+    snprintf(text, sizeof(text), "timing target not reached (rse %.2f%% in case a, target 0.5%%)",
+             100 * want);
+    assert_non_null(strstr(v.summary, text));
+    v.rule.target_rse = 0.5;
+    verdict_finish(&v, NULL);
+    assert_true(verdict_rse_target_met(&v, NULL, NULL));
+    assert_null(strstr(v.summary, "target"));
+    verdict_free(&v);
+}
+
+/* Issue 35 item 10: a tie within noise is marked on the one ranked below;
+ * item 1: a pass not compared (timed in another session) never ranks. */
+static void ranking_marks_ties_and_leaves_out_the_uncompared(void **state)
+{
+    (void)state;
+    struct verdict v[4] = {scored("001", 2.01, 0.02), scored("002", 1.94, 0.02),
+                           scored("003", 1.00, 0.01), scored("004", 0.50, 0.01)};
+    v[3].not_compared = true;
+    struct rank_entry *r;
+    struct kiln_err e = {0};
+    assert_int_equal(rank_verdicts(v, 4, NULL, &r, &e), KILN_OK);
+    size_t want[4] = {2, 0, 1, 3};
+    int places[4] = {1, 2, 3, 0};
+    bool ties[4] = {false, false, true, false};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(r[i].index, want[i]);
+        assert_int_equal(r[i].place, places[i]);
+        assert_int_equal(r[i].tie, ties[i]);
+    }
+    assert_non_null(strstr(r[2].reason, "within noise of 001"));
+    assert_non_null(strstr(r[3].reason, "not compared: timed in an earlier session"));
+    free(r);
+    /* The best is never slower than the start; speedups compare across
+     * sessions (each over its own session's start). */
+    struct verdict start = scored("start", 1.00, 0.01);
+    v[0].speedup_ref = 0.5;
+    assert_int_equal(rank_vs_start(&v[0], &start, NULL), -1);
+    v[2].speedup_ref = 1.0;
+    assert_int_equal(rank_vs_start(&v[2], &start, NULL), 0);
+    v[3].speedup_ref = 2.0;
+    assert_int_equal(rank_vs_start(&v[3], &start, NULL), 1);
+    assert_int_equal(rank_compare(&v[2], &v[3], NULL), 1);
+    assert_int_equal(rank_compare(&v[3], &v[0], NULL), -1);
+    struct rank_pick pick = {.best = 2};
+    char line[RANK_REASON_MAX];
+    assert_false(rank_passed_over(v, 4, 3, &pick, &start, NULL, line, sizeof(line)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +667,9 @@ int main(void)
         cmocka_unit_test(faster_best_wins_and_passed_over_are_explained),
         cmocka_unit_test(start_compared_on_the_same_cases),
         cmocka_unit_test(no_start_time_or_no_pass),
+        cmocka_unit_test(speedup_judged_against_the_noise),
+        cmocka_unit_test(rse_target_pooled_over_sets),
+        cmocka_unit_test(ranking_marks_ties_and_leaves_out_the_uncompared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

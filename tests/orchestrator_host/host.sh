@@ -5,7 +5,8 @@
 #   resume_symlink     candidates/001 a symlink out of the run: refused,
 #                      nothing outside touched
 #   resume_reverified  a forged "reverified": true on a wrong kernel: the
-#                      held-out check runs anyway and eliminates it
+#                      resumed session runs it again (to time it) and
+#                      eliminates it; the held-out check would run anyway
 #   resume_workload    the run's workload copy changed: refused
 #   resume_base_url    run.json names another LLM server: the key is not
 #                      sent there; resume says to pass --base-url
@@ -152,9 +153,12 @@ resume_reverified)
     manifest_first "$run" "a forged verdict" candidates/001/candidate.c candidates/001/verdict.json
     run_kiln "$T/out" "$T/err" resume "$run"
     expect_rc 0 "kiln resume"
-    contains "$T/err" "evaluating 001 on the held-out cases"
+    # The resumed session runs 001 again to time it (every compared figure
+    # from one session, issue 35 item 1): the planted kernel fails there,
+    # on the visible cases, before any held-out check could trust the record.
+    contains "$T/err" "timing 001 again"
     expect_json "$run/summary.json" 'd["best"]' None
-    expect_json "$run/summary.json" 'd["candidates"][0]["stage"]' held_out
+    expect_json "$run/summary.json" 'd["candidates"][0]["status"]' wrong_answer
     ;;
 resume_workload)
     copy_run

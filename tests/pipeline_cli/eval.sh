@@ -144,11 +144,35 @@ pass)
         'd["turnaround_s"]["harness"] >= sum(d["turnaround_s"][k] for k in ("context", "layout", "read", "upload", "correctness", "timing", "outputs"))' True
     expect_json "$T/out" \
         'd["turnaround_s"]["total"] >= d["turnaround_s"]["compile"] + d["turnaround_s"]["run"] + d["turnaround_s"]["verify"]' True
+    # The start against itself (issue 35 item 2): no speedup is stated bare,
+    # each says how it stands against both sides' noise.
+    python3 - "$T/out" <<'PY' || fail "a speedup without its call against the noise"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+calls = ("FAST", "SLOW", "SAME", "AMBIGUOUS")
+assert d["speedup_vs_reference_call"] in calls, d["speedup_vs_reference_call"]
+assert d["speedup_vs_reference_noise_pct"] > 0, d
+assert re.search(r"x the reference \((FAST|SLOW|SAME|AMBIGUOUS): ", d["summary"]), d["summary"]
+vis = [r for r in d["rows"] if r["speedup_vs_reference"] is not None]
+assert vis and all(r["speedup_vs_reference_call"] in calls for r in vis), vis
+assert all(r["speedup_vs_reference_call"] is None for r in d["rows"] if r["speedup_vs_reference"] is None)
+assert d["timing_target"] is None, d["timing_target"]  # a fixed count
+PY
     [ -d "$shared/inputs" ] || fail "--work $shared holds no inputs"
     # The table form of the same verdict.
     run_kiln "$T/out" "$T/err" eval saxpy "$KILN_SOURCE_DIR/workloads/saxpy/kernel.c" \
-        --backend cpu "${FAST[@]}" --work "$shared" --no-reference
+        --backend cpu "${FAST[@]}" --work "$shared"
     expect_rc 0 "the starting kernel (table)"
+    # Every "vs ref" ratio says FAST, SLOW, SAME or AMBIGUOUS; so does the summary.
+    python3 - "$T/out" <<'PY' || fail "the table states a bare speedup: $(cat "$T/out")"
+import re, sys
+text = open(sys.argv[1]).read()
+rows = [l for l in text.splitlines() if re.match(r"  cpu_\dm ", l)]
+assert rows, text
+for l in rows:
+    assert re.search(r" \d+\.\d\dx (FAST|SLOW|SAME|AMBIGUOUS) ", l), l
+assert re.search(r"x the reference \((FAST|SLOW|SAME|AMBIGUOUS): ", text), text
+PY
     contains "$T/out" "status: pass (stage pass)"
     contains "$T/out" "held-out check (fresh inputs, secret seed, unseen sizes): pass"
     contains "$T/out" "turnaround: compile "
@@ -188,6 +212,14 @@ wrong)
     contains "$T/out" "case n1: ran"
     not_contains "$T/out" "case n1: ok"
     not_contains "$T/out" "done: ok"
+    # Correctness first (issue 35 item 4): with the start and the vendor
+    # baseline asked for, a candidate wrong at n1 fails before either is timed.
+    run_kiln "$T/out" "$T/err" eval saxpy "$FIX/saxpy_wrong.c" --backend cpu "${FAST[@]}" \
+        --work "$T/work" --json
+    expect_rc 1 "a wrong candidate, with the start and the baseline"
+    expect_json "$T/out" 'd["status"]' wrong_answer
+    expect_json "$T/out" \
+        'd["turnaround_s"]["start"] == 0 and d["turnaround_s"]["baseline"] == 0 and d["baseline"] is None' True
     ;;
 set)
     # --set NAME=VALUE judges one configuration of the tunables (issue 26
@@ -302,8 +334,8 @@ import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 doc = json.load(open(sys.argv[3]))
 cols = ["case", "set", "check", "status", "sizes", "samples", "median_ms", "min_ms", "max_ms",
-        "noise_pct", "gb_per_s", "gflop_per_s", "speedup_vs_reference", "speedup_vs_baseline",
-        "fraction_of_floor"]
+        "noise_pct", "rse_target", "gb_per_s", "gflop_per_s", "speedup_vs_reference",
+        "speedup_vs_reference_call", "speedup_vs_baseline", "fraction_of_floor"]
 ctx = ["rows_version", "kiln", "workload", "workload_sha256", "candidate_sha256", "seed", "device",
        "compile_flags", "config", "timing_rule"]
 assert list(rows[0]) == cols + ctx, list(rows[0])
@@ -312,7 +344,7 @@ assert list(rows[0]) == cols + ctx, list(rows[0])
 # row's last columns.
 # (Each table is its own run: timings and the secret held-out draw differ;
 # the cases, their sizes and which values are known do not.)
-assert doc["rows_version"] == 1 and [list(r) for r in doc["rows"]] == [cols] * len(doc["rows"])
+assert doc["rows_version"] == 2 and [list(r) for r in doc["rows"]] == [cols] * len(doc["rows"])
 jvis = [r for r in doc["rows"] if r["check"] == "visible"]
 cvis = [r for r in rows if r["check"] == "visible"]
 assert len(jvis) == len(cvis), (len(jvis), len(cvis))
@@ -343,6 +375,8 @@ for r, c in zip(rows, doc["cases"]):
     assert r["sizes"].startswith("n="), r
     # No reference, baseline or floor (cpu): empty, never 0; untimed cases too.
     assert r["speedup_vs_reference"] == r["speedup_vs_baseline"] == r["fraction_of_floor"] == "", r
+    # No call without a ratio; no --until-rse target with a fixed count.
+    assert r["speedup_vs_reference_call"] == r["rse_target"] == "", r
     assert (r["median_ms"] != "") == (c["timing"] is not None), (r, c["timing"])
     if r["median_ms"]:
         assert float(r["min_ms"]) <= float(r["median_ms"]) <= float(r["max_ms"]), r
@@ -352,7 +386,7 @@ for r, c in zip(rows, doc["cases"]):
         assert abs(float(r["gb_per_s"]) - 12 * n / (float(r["median_ms"]) / 1e3) / 1e9) \
             <= 1e-3 * float(r["gb_per_s"]), r
 md = open(sys.argv[2]).read().splitlines()
-assert md[0].startswith("kiln eval rows v1: workload saxpy") and md[1] == "", md[:2]
+assert md[0].startswith("kiln eval rows v2: workload saxpy") and md[1] == "", md[:2]
 assert md[2] == "| " + " | ".join(cols) + " |", md[2]
 assert md[3].startswith("|---|---|---|---|---|---:"), md[3]
 assert len(md) == 4 + len(rows) + len(held) and all(l.startswith("| ") and l.endswith(" |") for l in md[4:]), md
