@@ -72,19 +72,19 @@ enum kiln_rc eval_device_probe(const char *harness_cuda, int gpu, struct gpu_pro
     return devprobe_parse(text, props, limits, err);
 }
 
-enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
-                                  struct kiln_err *err)
+enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, unsigned units,
+                                  struct stats_ceilings *out, struct kiln_err *err)
 {
     *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
                                    .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
     struct gpu_props props;
     struct device_limits lim;
     enum kiln_rc rc = eval_device_probe(harness_cuda, gpu, &props, &lim, err);
-    return rc != KILN_OK ? rc : eval_ceilings_of(&props, out, err);
+    return rc != KILN_OK ? rc : eval_ceilings_of(&props, units, out, err);
 }
 
-enum kiln_rc eval_ceilings_of(const struct gpu_props *props, struct stats_ceilings *out,
-                              struct kiln_err *err)
+enum kiln_rc eval_ceilings_of(const struct gpu_props *props, unsigned units,
+                              struct stats_ceilings *out, struct kiln_err *err)
 {
     *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
                                    .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
@@ -92,8 +92,12 @@ enum kiln_rc eval_ceilings_of(const struct gpu_props *props, struct stats_ceilin
     enum kiln_rc rc = gpupeak_compute(props, &peaks, err);
     if (rc != KILN_OK)
         return rc;
+    struct gpu_roofline roof;
+    gpupeak_for_units(&peaks, units, &roof);
     out->bytes_per_s = peaks.bytes_per_s;
-    out->flop_per_s = peaks.flop_per_s;
+    out->flop_per_s = roof.flop_per_s;
+    out->unit = roof.unit;
+    out->guard_flop_per_s = roof.guard_flop_per_s;
     return KILN_OK;
 }
 
@@ -558,11 +562,11 @@ static void take_timing(const struct harness_docs *d, const struct input_set *s,
             vc->timed = true;
         vc->ref_median_ms = median_of(req->reference, s->wcase->name);
         vc->vendor_median_ms = median_of(req->baseline, s->wcase->name);
-        if (req->backend == KILN_BACKEND_CUDA)
-            vc->floor_ms = req->ceilings
-                               ? stats_floor_ms(req->ceilings, (double)s->wcase->cost_bytes,
-                                                (double)s->wcase->cost_flops)
-                               : 0.0;
+        if (req->backend == KILN_BACKEND_CUDA && req->ceilings) {
+            double bytes = (double)s->wcase->cost_bytes, flops = (double)s->wcase->cost_flops;
+            vc->floor_ms = stats_floor_ms(req->ceilings, bytes, flops);
+            vc->guard_ms = stats_guard_ms(req->ceilings, bytes, flops);
+        }
     } else if (!untimed_by_plan(req, &d->tm, s->wcase)) {
         snprintf(vc->detail, sizeof(vc->detail), "no timings reported for a performance case");
         vc->inputs_modified = true;
@@ -715,19 +719,13 @@ static const struct eval_request *floor_from_node(const struct eval_request *req
         req->ceilings && (req->ceilings->bytes_per_s > 0 || req->ceilings->flop_per_s > 0);
     if (req->backend != KILN_BACKEND_CUDA || have_floor || !sr->device.has_props)
         return req;
-    struct gpu_peaks peaks;
     struct kiln_err perr;
     kiln_err_clear(&perr);
-    if (gpupeak_compute(&sr->device.props, &peaks, &perr) != KILN_OK) {
+    if (eval_ceilings_of(&sr->device.props, req->wl->math, &out->node_ceilings, &perr) != KILN_OK) {
         fprintf(stderr, "kiln: warning: no physics floor from node %s's GPU: %s\n", sr->device.node,
                 perr.msg);
         return req;
     }
-    out->node_ceilings =
-        (struct stats_ceilings){.bytes_per_s = peaks.bytes_per_s,
-                                .flop_per_s = peaks.flop_per_s,
-                                .slack = STATS_CEILINGS_H200.slack,
-                                .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
     out->floor_from_node = true;
     *with_node = *req;
     with_node->ceilings = &out->node_ceilings;
@@ -1094,7 +1092,11 @@ static bool artifact_acceptable(const struct eval_request *req, const struct can
 
 static void conclude(const struct eval_request *req, struct eval_outcome *out, double t_start)
 {
-    verdict_finish(&out->v, out->floor_from_node ? &out->node_ceilings : req->ceilings);
+    const struct stats_ceilings *ceil = out->floor_from_node ? &out->node_ceilings : req->ceilings;
+    /* Every output names what the floors' flop side was measured against. */
+    if (ceil && ceil->flop_per_s > 0 && req->backend == KILN_BACKEND_CUDA)
+        snprintf(out->v.floor_unit, sizeof(out->v.floor_unit), "%s", gpu_unit_name(ceil->unit));
+    verdict_finish(&out->v, ceil);
     timing_rule_of(req, &out->v.rule);
     if (out->v.status == VERDICT_PASS)
         snprintf(out->stage, sizeof(out->stage), "pass");
@@ -1337,7 +1339,8 @@ static enum step run_stage(struct eval_state *st, struct eval_pending **pend, st
     if (!st->req->ceilings && st->req->backend == KILN_BACKEND_CUDA) {
         struct kiln_err perr;
         kiln_err_clear(&perr);
-        if (eval_device_ceilings(st->req->harness, st->req->gpu, &st->ceil, &perr) != KILN_OK)
+        if (eval_device_ceilings(st->req->harness, st->req->gpu, st->req->wl->math, &st->ceil,
+                                 &perr) != KILN_OK)
             fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", st->req->gpu,
                     perr.msg);
         st->with_ceil = *st->req;
