@@ -206,6 +206,34 @@ static void roofline_of_the_declared_units(void **state)
     assert_null(gpu_unit_name((enum gpu_unit)GPU_UNIT_COUNT));
 }
 
+/* The precision the tolerance guard tries for a workload's math: one step
+ * below its narrowest unit (fp32 -> tf32 -> bf16 -> fp8), none below fp8. */
+static void the_guard_steps_below_the_narrowest_unit(void **state)
+{
+    (void)state;
+    const struct {
+        unsigned units;
+        int bits;
+        const char *label;
+    } want[] = {
+        {GPU_UNIT_MASK(GPU_UNIT_FP32_SIMT), 11, "tf32"},
+        {GPU_UNIT_MASK(GPU_UNIT_TF32), 8, "bf16"},
+        {GPU_UNIT_MASK(GPU_UNIT_FP16), 8, "bf16"},
+        {GPU_UNIT_MASK(GPU_UNIT_BF16), 4, "fp8 (e4m3)"},
+        {GPU_UNIT_MASK(GPU_UNIT_BF16) | GPU_UNIT_MASK(GPU_UNIT_FP32_SIMT), 4, "fp8 (e4m3)"},
+        {GPU_UNIT_MASK(GPU_UNIT_FP8), 0, NULL},
+        {0, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const char *label = "unset";
+        assert_int_equal(gpu_unit_guard_bits(want[i].units, &label), want[i].bits);
+        if (want[i].label)
+            assert_string_equal(label, want[i].label);
+        else
+            assert_null(label);
+    }
+}
+
 static void the_probe_line_is_parsed_strictly(void **state)
 {
     (void)state;
@@ -241,6 +269,7 @@ int main(void)
         cmocka_unit_test(implausible_properties_are_refused),
         cmocka_unit_test(unit_rates_per_architecture),
         cmocka_unit_test(roofline_of_the_declared_units),
+        cmocka_unit_test(the_guard_steps_below_the_narrowest_unit),
         cmocka_unit_test(the_probe_line_is_parsed_strictly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
