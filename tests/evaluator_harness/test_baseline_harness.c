@@ -218,13 +218,11 @@ static void cublaslt_bf16_is_a_c_gemm_on_cpu(void **state)
     assert_true(fx_log_contains(&e->f, "case odd: baseline cublaslt_bf16 m 7 n 131 k 19"));
 }
 #else
-/* cuBLASLt bf16 (fp32 compute) 4096^3: a tensor-core rate, far above any
- * SIMT peak (H200 FP32 SIMT: about 67 TFLOP/s) and below the dense BF16
- * peak (H100/H200 SXM: about 990 TFLOP/s). */
-static void cublaslt_bf16_tensor_rate(void **state)
+/* Times `kind` on 4096^3 and 4099 x 3001 x 2053 (20 runs each) and returns
+ * their rates in flop/s, printed with `label`. */
+static void gemm_rates(struct env *e, enum harness_baseline kind, const char *label, double rate[2])
 {
-    struct env *e = *state;
-    e->p.baseline = HBL_CUBLASLT_BF16;
+    e->p.baseline = kind;
     e->p.warmups = 5;
     e->p.iterations = 20;
     add(&e->p, "sq4096", 4096, 4096, 4096);
@@ -235,14 +233,23 @@ static void cublaslt_bf16_tensor_rate(void **state)
     json_t *t = fx_json(&e->f, "timings.json");
     double sq = check_samples(e, t, "sq4096", 20);
     double odd = check_samples(e, t, "odd_big", 20);
-    double rate = 2.0 * 4096.0 * 4096.0 * 4096.0 / (sq * 1e-3);
-    double rate_odd = 2.0 * 4099.0 * 3001.0 * 2053.0 / (odd * 1e-3);
-    print_message("cuBLASLt bf16: 4096^3 %.4f ms = %.1f TFLOP/s; 4099x3001x2053 %.4f ms = %.1f "
-                  "TFLOP/s\n",
-                  sq, rate / 1e12, odd, rate_odd / 1e12);
-    assert_true(rate > 150e12 && rate < 1.1e15);
-    assert_true(rate_odd > 50e12 && rate_odd < 1.1e15);
     json_decref(t);
+    rate[0] = 2.0 * 4096.0 * 4096.0 * 4096.0 / (sq * 1e-3);
+    rate[1] = 2.0 * 4099.0 * 3001.0 * 2053.0 / (odd * 1e-3);
+    print_message("%s: 4096^3 %.4f ms = %.1f TFLOP/s; 4099x3001x2053 %.4f ms = %.1f TFLOP/s\n",
+                  label, sq, rate[0] / 1e12, odd, rate[1] / 1e12);
+}
+
+/* cuBLASLt bf16 (fp32 compute) 4096^3: a tensor-core rate, far above any
+ * SIMT peak (H200 FP32 SIMT: about 67 TFLOP/s) and below the dense BF16
+ * peak (H100/H200 SXM: about 990 TFLOP/s). */
+static void cublaslt_bf16_tensor_rate(void **state)
+{
+    struct env *e = *state;
+    double rate[2];
+    gemm_rates(e, HBL_CUBLASLT_BF16, "cuBLASLt bf16", rate);
+    assert_true(rate[0] > 150e12 && rate[0] < 1.1e15);
+    assert_true(rate[1] > 50e12 && rate[1] < 1.1e15);
     assert_true(fx_log_contains(&e->f, "CUBLAS_COMPUTE_32F"));
 }
 
@@ -251,27 +258,12 @@ static void cublaslt_bf16_tensor_rate(void **state)
 static void cublas_sgemm_float32_rate(void **state)
 {
     struct env *e = *state;
-    e->p.baseline = HBL_CUBLAS_SGEMM;
-    e->p.warmups = 5;
-    e->p.iterations = 20;
-    add(&e->p, "sq4096", 4096, 4096, 4096);
-    add(&e->p, "odd_big", 4099, 3001, 2053);
-    json_t *s = run_ok(e);
-    assert_string_equal(json_string_value(json_object_get(s, "status")), "ok");
-    json_decref(s);
-    json_t *t = fx_json(&e->f, "timings.json");
-    double sq = check_samples(e, t, "sq4096", 20);
-    double odd = check_samples(e, t, "odd_big", 20);
-    double rate = 2.0 * 4096.0 * 4096.0 * 4096.0 / (sq * 1e-3);
-    double rate_odd = 2.0 * 4099.0 * 3001.0 * 2053.0 / (odd * 1e-3);
-    print_message("cuBLAS SGEMM: 4096^3 %.4f ms = %.1f TFLOP/s; 4099x3001x2053 %.4f ms = %.1f "
-                  "TFLOP/s\n",
-                  sq, rate / 1e12, odd, rate_odd / 1e12);
+    double rate[2];
+    gemm_rates(e, HBL_CUBLAS_SGEMM, "cuBLAS SGEMM", rate);
     /* H200: about 51 TFLOP/s measured (shared/field-notes.md); float32 peak
      * about 67; TF32 would be far above. */
-    assert_true(rate > 5e12 && rate < 75e12);
-    assert_true(rate_odd > 2e12 && rate_odd < 75e12);
-    json_decref(t);
+    assert_true(rate[0] > 5e12 && rate[0] < 75e12);
+    assert_true(rate[1] > 2e12 && rate[1] < 75e12);
     assert_true(fx_log_contains(&e->f, "loaded, cuBLAS version"));
     assert_true(fx_log_contains(&e->f, "CUBLAS_DEFAULT_MATH"));
 }
