@@ -42,12 +42,24 @@
 // Warp tiles of whole 16 x 16 pieces (ldmatrix.x4 loads two 8-wide B tiles).
 // kiln: require BM % (16 * WARPS_M) == 0
 // kiln: require BN % (16 * WARPS_N) == 0
-// 2 to 8 warps; accumulators (warp tile / 32 a thread) at most 128 floats
+// 4 to 8 warps (2-warp blocks copy 8 chunks a thread a k tile and spill,
+// 16 bytes at 64 x 64); accumulators (warp tile / 32 a thread) at most 128 floats
 // and, with ~64 registers of fragments and addresses, within the register
 // file (ptxas: no spill in what this allows, sm_90, nvcc 13.0).
-// kiln: require WARPS_M * WARPS_N >= 2
+// kiln: require WARPS_M * WARPS_N >= 4
 // kiln: require WARPS_M * WARPS_N <= 8
 // kiln: require (BM / WARPS_M) * (BN / WARPS_N) / 32 <= 128
+// ptxas (sm_90a, nvcc 13.0) spills warp tiles longer than 64 either way
+// (128 x 32, 16 x 256, 32 x 128: 4 to 2400 bytes) and many with BK = 64
+// on the mma.sync path (the unrolled k16 steps keep more fragments live),
+// in a sample of 45 configurations; kernels_nvcc fails on any spill. So:
+// warp tiles at most 64 x 64, BK 32 for mma.sync (64 is wgmma's k tile).
+// kiln: require BM / WARPS_M <= 64
+// kiln: require BN / WARPS_N <= 64
+// kiln: require (1 - WGMMA) * (BK - 32) == 0
+// A 64 x 64 warp tile (128 accumulators) fits only when each thread copies
+// at most 8 chunks a k tile (256 x 64 on 4 warps, 10 chunks: 200 bytes).
+// kiln: require ((BM / WARPS_M) * (BN / WARPS_N) / 32 - 64) * ((BM + BN) * BK / 8 - 8 * 32 * WARPS_M * WARPS_N) <= 0
 // Below sm_90 ptxas spills 64 x 64 warp tiles (128 accumulators): 64 there.
 // kiln: require ((BM / WARPS_M) * (BN / WARPS_N) / 32 - 64) * (90 - min(DEVICE_CC, 90)) <= 0
 // kiln: require 32 * WARPS_M * WARPS_N * ((BM / WARPS_M) * (BN / WARPS_N) / 32 + 64) <= DEVICE_REGS_PER_BLOCK
@@ -61,6 +73,8 @@
 // kiln: require WGMMA * (BM - 16 * WARPS_M) == 0
 // kiln: require WGMMA * (64 - BK) == 0
 // kiln: require WGMMA * (1 - SWIZZLE) == 0
+// m64n256 spills 1.6 KB and m64n128 16 bytes (sm_90a, nvcc 13.0): n64.
+// kiln: require WGMMA * (BN - 64) <= 0
 // kiln: launch gemm_bf16 grid(cdiv(m, BM) * cdiv(n, BN)) block(32 * WARPS_M * WARPS_N) smem(STAGES * 2 * (BM * (BK + 8 - 8 * SWIZZLE) + BK * (BN + 8 - 8 * SWIZZLE))) args(m, n, k, A, B, C)
 
 #define NT      (32 * WARPS_M * WARPS_N) // threads per block
