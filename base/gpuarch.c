@@ -102,3 +102,9 @@ enum kiln_rc gpuarch_check(const char *name, const char *what, int *cc, struct k
     }
     return gpuarch_require(*cc, what, err);
 }
+
+const char *gpuarch_compile_target(const char *arch, char out[GPUARCH_NAME_MAX])
+{
+    snprintf(out, GPUARCH_NAME_MAX, "%s%s", arch, strcmp(arch, "sm_90") == 0 ? "a" : "");
+    return out;
+}

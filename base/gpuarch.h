@@ -33,6 +33,14 @@ void gpuarch_name(int cc, char out[GPUARCH_NAME_MAX]);
 /* `arch`, or GPUARCH_DEFAULT's name written into `buf` when it is NULL. */
 const char *gpuarch_or_default(const char *arch, char buf[GPUARCH_NAME_MAX]);
 
+/* The compiler's target for candidates compiled for `arch` (a supported
+ * "sm_XY"): "sm_90a" for sm_90, else `arch` itself, into `out`. A cubin
+ * for sm_90a runs on every compute capability 9.0 GPU (the only 9.x there
+ * is) and may use its architecture-specific instructions (wgmma,
+ * setmaxnreg), which plain sm_90 code may not. The recorded target stays
+ * "sm_90". */
+const char *gpuarch_compile_target(const char *arch, char out[GPUARCH_NAME_MAX]);
+
 /* "sm_XY" or "sm_XYZ" (digits only, 75..999) -> *cc; KILN_E_USAGE naming
  * the expected form otherwise ("compute_90", "sm_90a" and "9.0" are not
  * targets kiln compiles candidates for). */

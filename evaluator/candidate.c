@@ -576,14 +576,17 @@ enum kiln_rc candidate_check_config(const struct candidate *c, const int64_t *va
                   : r->op == CAND_EQ ? a == b
                                      : a != b;
         if (!ok) {
-            char on[96];
+            char on[96], needs[64] = "";
             devlimits_describe(dev, on, sizeof(on));
+            /* `DEVICE_CC >= 80` is an architecture floor: say it as one. */
+            if (r->op == CAND_GE && strcmp(expr_text(r->lhs), "DEVICE_CC") == 0)
+                snprintf(needs, sizeof(needs), "; the kernel needs sm_%" PRId64 " or newer", b);
             return kiln_fail(err, KILN_E_REJECTED,
                              "require on line %d fails: %s %s %s is %" PRId64 " %s %" PRId64
-                             "%s%s%s",
+                             "%s%s%s%s",
                              r->line, expr_text(r->lhs), cmp_text(r->op), expr_text(r->rhs), a,
                              cmp_text(r->op), b, uses_device(r) ? " (device: " : "",
-                             uses_device(r) ? on : "", uses_device(r) ? ")" : "");
+                             uses_device(r) ? on : "", uses_device(r) ? ")" : "", needs);
         }
     }
     return KILN_OK;

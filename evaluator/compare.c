@@ -713,3 +713,36 @@ unsigned compare_weak_reference(const struct tensor *ref, const struct compare_t
     }
     return flags;
 }
+
+unsigned compare_low_precision_passes(const struct tensor *ref, const struct compare_tol *tol,
+                                      int bits, const char *precision, char *why, size_t why_len)
+{
+    struct compare_tol def = compare_default_tol(ref->dtype);
+    if (!tol)
+        tol = &def;
+    size_t sz = dtype_size(ref->dtype);
+    if (bits < 2 || bits > 52 || sz == 0 || !ref->data || !dtype_is_float(ref->dtype))
+        return 0;
+    /* Half an ulp of a `bits`-bit significand is 2^-(bits+1) relative at
+     * the finest. The synthetic output ref * (1 + e) fails at an element exactly when
+     * e |r| > atol + rtol |r|: the comparison's own rule, element by
+     * element, without building the tensor. */
+    double e = ldexp(1.0, -(bits + 1)), largest = 0.0;
+    const unsigned char *p = ref->data;
+    for (size_t i = 0; i < ref->count; i++) {
+        double r = fabs(elem_f64(ref->dtype, p + i * sz));
+        if (!isfinite(r))
+            continue;
+        if (e * r > tol->atol + tol->rtol * r)
+            return 0;
+        if (r > largest)
+            largest = r;
+    }
+    if (why && why_len)
+        snprintf(why, why_len,
+                 "an output accurate only to %s (off by 2^-%d) passes atol %g, rtol %g "
+                 "(max |ref| %g): a kernel computing in it would pass",
+                 precision ? precision : "a lower precision", bits + 1, tol->atol, tol->rtol,
+                 largest);
+    return COMPARE_WEAK_LOW_PRECISION;
+}

@@ -77,6 +77,7 @@ enum compare_weak {
     COMPARE_WEAK_ZERO_PASSES = 1u << 1,   /* a zero tensor passes the tolerance */
     COMPARE_WEAK_NEAR_CONSTANT = 1u << 2, /* one constant passes (never for 1 element) */
     COMPARE_WEAK_NON_FINITE = 1u << 3,    /* the reference holds NaN or Inf */
+    COMPARE_WEAK_LOW_PRECISION = 1u << 4, /* a lower precision's output passes (below) */
 };
 
 /* Returns the weak-case reasons for reference output `ref` under `tol`
@@ -84,5 +85,17 @@ enum compare_weak {
  * NULL it receives a one-line explanation. */
 unsigned compare_weak_reference(const struct tensor *ref, const struct compare_tol *tol, char *why,
                                 size_t why_len);
+
+/* The tolerance guard against lower precision (VERDICT.md section 3): an
+ * output accurate only to `bits` significand bits (fp8 e4m3: 4, bf16: 8,
+ * tf32: 11) may be off by half an ulp of that precision, at least
+ * 2^-(bits+1) of |ref| in every element. COMPARE_WEAK_LOW_PRECISION when
+ * every element of `ref` perturbed so (ref * (1 + 2^-(bits+1))) still
+ * passes `tol` (NULL:
+ * the dtype's default), i.e. when a kernel computing in that precision
+ * could pass; 0 when some element fails, or `bits` is outside 2 .. 52.
+ * `why` (when not NULL) says which precision passes and why. */
+unsigned compare_low_precision_passes(const struct tensor *ref, const struct compare_tol *tol,
+                                      int bits, const char *precision, char *why, size_t why_len);
 
 #endif

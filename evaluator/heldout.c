@@ -93,7 +93,7 @@ static bool acceptable(const struct workload *w, const struct heldout_set *h, st
     for (int k = 0; k < 3 && w->baseline_expr[k]; k++) {
         int64_t v;
         if (expr_eval(w->baseline_expr[k], vars, w->nsizes, &v, &e) != KILN_OK || v < 1 ||
-            (w->baseline == WL_BASELINE_CUBLAS_SGEMM && v > INT32_MAX))
+            (workload_baseline_is_gemm(w->baseline) && v > INT32_MAX))
             return false;
     }
     return true;

@@ -9,13 +9,16 @@
 
 const struct stats_noise STATS_NOISE_DEFAULT = {.z = 1.96, .min_margin = 0.005};
 
-/* What base/gpupeak.c derives from an H200's own properties (132 SMs at
- * 1980 MHz x 2048 dense TF32 flop per SM per clock; 6144-bit HBM3e at
- * 3125 MHz x 2). kiln asks the device (eval_device_ceilings); this is for
- * tests and for the slack when no ceilings are passed. */
+/* What base/gpupeak.c derives from an H200's own properties for an fp32
+ * workload (132 SMs at 1980 MHz x 256 FP32 SIMT flop per SM per clock, the
+ * guard at 2048 dense TF32; 6144-bit HBM3e at 3125 MHz x 2). kiln asks the
+ * device (eval_device_ceilings); this is for tests and for the slack when
+ * no ceilings are passed. */
 const struct stats_ceilings STATS_CEILINGS_H200 = {
     .bytes_per_s = 4.8e12,
-    .flop_per_s = 132 * 1.98e9 * 2048,
+    .flop_per_s = 132 * 1.98e9 * 256,
+    .unit = GPU_UNIT_FP32_SIMT,
+    .guard_flop_per_s = 132 * 1.98e9 * 2048,
     .slack = 0.15,
     .reverify_speedup = 10.0,
 };
@@ -136,14 +139,30 @@ int stats_compare(const struct stats_score *a, const struct stats_score *b,
     return 0;
 }
 
+static double floor_at(double bytes_per_s, double flop_per_s, double bytes, double flops)
+{
+    double t_bytes = bytes_per_s > 0.0 ? bytes / bytes_per_s : 0.0;
+    double t_flops = flop_per_s > 0.0 ? flops / flop_per_s : 0.0;
+    return 1000.0 * (t_bytes > t_flops ? t_bytes : t_flops);
+}
+
 double stats_floor_ms(const struct stats_ceilings *c, double bytes, double flops)
 {
-    double t_bytes = c->bytes_per_s > 0.0 ? bytes / c->bytes_per_s : 0.0;
-    double t_flops = c->flop_per_s > 0.0 ? flops / c->flop_per_s : 0.0;
-    return 1000.0 * (t_bytes > t_flops ? t_bytes : t_flops);
+    return floor_at(c->bytes_per_s, c->flop_per_s, bytes, flops);
+}
+
+double stats_guard_ms(const struct stats_ceilings *c, double bytes, double flops)
+{
+    double rate = c->guard_flop_per_s > c->flop_per_s ? c->guard_flop_per_s : c->flop_per_s;
+    return floor_at(c->bytes_per_s, rate, bytes, flops);
 }
 
 bool stats_below_floor(const struct stats_ceilings *c, double floor_ms, double median_ms)
 {
     return floor_ms > 0.0 && median_ms < floor_ms * (1.0 - c->slack);
+}
+
+const char *stats_floor_unit_label(const struct stats_ceilings *c)
+{
+    return c->flop_per_s > 0.0 ? gpu_unit_label(c->unit) : NULL;
 }

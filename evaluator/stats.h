@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "gpupeak.h"
 
 /* Summary of one case's samples, all in ms except n and rse. */
 struct stats_summary {
@@ -67,26 +68,43 @@ extern const struct stats_noise STATS_NOISE_DEFAULT;
 int stats_compare(const struct stats_score *a, const struct stats_score *b,
                   const struct stats_noise *noise);
 
-/* The GPU's ceilings, passed by the caller: theoretical peaks from the
- * device's own properties (base/gpupeak.h), so no legitimate kernel beats
- * them. bytes_per_s or flop_per_s 0: no floor from that side. */
+/* The GPU's ceilings for one workload, passed by the caller: theoretical
+ * peaks from the device's own properties (base/gpupeak.h), so no legitimate
+ * kernel beats them, resolved for the units the workload's flops may use
+ * (workload.json "math", gpupeak_for_units). bytes_per_s or flop_per_s 0:
+ * no floor from that side. */
 struct stats_ceilings {
-    double bytes_per_s; /* bytes read plus written per second */
-    double flop_per_s;
-    double slack;            /* a time below floor*(1-slack) is impossible */
+    double bytes_per_s;      /* bytes read plus written per second */
+    double flop_per_s;       /* the roofline: the peak of `unit` */
+    enum gpu_unit unit;      /* the unit flop_per_s is the peak of */
+    double guard_flop_per_s; /* impossible timing: the fastest path to a result at the
+                                workload's precision (>= flop_per_s; 0: flop_per_s) */
+    double slack;            /* a time below guard floor*(1-slack) is impossible */
     double reverify_speedup; /* faster than this vs the reference: re-verify */
     /* The device's measured copy bandwidth (bytes read plus written per
      * second; 0 unknown): reported beside the floor, never part of it. */
     double copy_bytes_per_s;
 };
 
+/* An fp32 workload (the default math) on an H200: FP32 SIMT roofline, the
+ * TF32 tensor rate as the guard. For tests, and for the slack when no
+ * ceilings are passed. */
 extern const struct stats_ceilings STATS_CEILINGS_H200;
 
-/* The fastest time physically possible for `bytes` and `flops`, in ms
- * (0 when both are 0: no floor). */
+/* The roofline's fastest time for `bytes` and `flops`, in ms (0 when both
+ * are 0: no floor): what "% of the floor" (sol) is measured against. */
 double stats_floor_ms(const struct stats_ceilings *c, double bytes, double flops);
 
-/* True when `median_ms` beats the floor beyond the slack. */
+/* The same with the guard's flop rate: below this (less the slack) no
+ * legitimate kernel can run, whatever units it uses to reach the
+ * workload's precision (a 3xTF32 SGEMM beats the FP32 SIMT roofline). */
+double stats_guard_ms(const struct stats_ceilings *c, double bytes, double flops);
+
+/* True when `median_ms` beats the floor `floor_ms` beyond the slack. */
 bool stats_below_floor(const struct stats_ceilings *c, double floor_ms, double median_ms);
+
+/* What a case's flop side was measured against, for people: "BF16 tensor"
+ * (gpu_unit_label), or NULL when the ceilings have no flop rate. */
+const char *stats_floor_unit_label(const struct stats_ceilings *c);
 
 #endif

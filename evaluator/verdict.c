@@ -2,6 +2,7 @@
  * verdict.c - deciding, summarizing and (de)serializing verdicts.
  */
 #include "verdict.h"
+#include "gpupeak.h"
 
 #include "harness_plan.h"
 #include "json_strict.h"
@@ -129,6 +130,12 @@ bool verdict_case_correct(const struct verdict_case *c)
     return true;
 }
 
+const char *verdict_floor_label(const struct verdict *v)
+{
+    enum gpu_unit u;
+    return gpu_unit_parse(v->floor_unit, &u) ? gpu_unit_label(u) : "";
+}
+
 void verdict_finish(struct verdict *v, const struct stats_ceilings *ceil)
 {
     if (!ceil)
@@ -169,11 +176,17 @@ void verdict_finish(struct verdict *v, const struct stats_ceilings *ceil)
             log_sol += log(c->sol);
             nsol++;
         }
-        if (stats_below_floor(ceil, c->floor_ms, c->timing.median))
+        /* The guard's floor, not the roofline's: a kernel may beat the
+         * roofline of the workload's units by reaching its precision on
+         * faster ones (stats_guard_ms), never the guard. */
+        double guard = c->guard_ms > 0.0 ? c->guard_ms : c->floor_ms;
+        if (stats_below_floor(ceil, guard, c->timing.median))
             verdict_fail(v, VERDICT_IMPOSSIBLE_TIMING,
                          "case %s (set %d): median %.6g ms is below the physics floor %.6g ms "
-                         "(%.0f%% of speed of light); the timing cannot be real",
-                         c->name, c->set, c->timing.median, c->floor_ms, 100.0 * c->sol);
+                         "(the fastest this GPU can reach the workload's precision; %.0f%% of "
+                         "the %s roofline); the timing cannot be real",
+                         c->name, c->set, c->timing.median, guard, 100.0 * c->sol,
+                         v->floor_unit[0] ? verdict_floor_label(v) : "physics");
     }
     stats_score_finish(&score);
     v->score_ms = score.geomean_ms;
@@ -346,7 +359,9 @@ void verdict_summarize(struct verdict *v)
     if (v->speedup_vendor > 0.0 && n > 0 && (size_t)n < cap)
         n += snprintf(s + n, cap - (size_t)n, ", %.2fx the vendor baseline", v->speedup_vendor);
     if (v->sol > 0.0 && n > 0 && (size_t)n < cap)
-        n += snprintf(s + n, cap - (size_t)n, ", %.0f%% of speed of light", 100.0 * v->sol);
+        n += snprintf(s + n, cap - (size_t)n, ", %.0f%% of speed of light%s%s%s", 100.0 * v->sol,
+                      v->floor_unit[0] ? " (" : "", verdict_floor_label(v),
+                      v->floor_unit[0] ? " peak)" : "");
     /* Few samples are said, not hidden: the score is then a rough one. */
     if (nscored < nperf && n > 0 && (size_t)n < cap)
         n += snprintf(s + n, cap - (size_t)n,
@@ -517,6 +532,7 @@ enum kiln_rc verdict_to_json(const struct verdict *v, json_t **out, struct kiln_
     put(j, "speedup_ref", num_or_null(v->speedup_ref), &ok);
     put(j, "speedup_vs_baseline", num_or_null(v->speedup_vendor), &ok);
     put(j, "sol", num_or_null(v->sol), &ok);
+    put(j, "floor_unit", v->floor_unit[0] ? json_string(v->floor_unit) : json_null(), &ok);
     put(j, "needs_reverify", json_boolean(v->needs_reverify), &ok);
     put(j, "reverified", json_boolean(v->reverified), &ok);
     for (size_t i = 0; i < v->ncases; i++)
@@ -583,12 +599,14 @@ enum kiln_rc verdict_to_text(const struct verdict *v, char **out, struct kiln_er
 
 /* The object must hold exactly `keys` (NULL-terminated). */
 /* Exactly `keys`, plus `optional` when it is there (NULL: none). */
-static enum kiln_rc exact_keys_opt(json_t *o, const char *const *keys, const char *optional,
+static enum kiln_rc exact_keys_opt(json_t *o, const char *const *keys, const char *const *optional,
                                    const char *what, struct kiln_err *err)
 {
     if (!json_is_object(o))
         return kiln_fail(err, KILN_E_PARSE, "verdict: %s must be an object", what);
-    size_t n = optional && json_object_get(o, optional) ? 1 : 0;
+    size_t n = 0;
+    for (size_t k = 0; optional && optional[k]; k++)
+        n += json_object_get(o, optional[k]) != NULL;
     for (size_t k = 0; keys[k]; k++) {
         if (!json_object_get(o, keys[k]))
             return kiln_fail(err, KILN_E_PARSE, "verdict: %s lacks \"%s\"", what, keys[k]);
@@ -841,10 +859,20 @@ static enum kiln_rc root_from_json(json_t *j, struct verdict *v, struct kiln_err
 {
     long long x = 0;
     char st[32];
-    TRY(exact_keys_opt(j, verdict_keys, "timing_rule", "the verdict", err));
+    /* Both newer than the format: a verdict written before them lacks them. */
+    static const char *const optional[] = {"timing_rule", "floor_unit", NULL};
+    TRY(exact_keys_opt(j, verdict_keys, optional, "the verdict", err));
     json_t *rule = json_object_get(j, "timing_rule");
     if (rule)
         TRY(rule_from_json(rule, &v->rule, err));
+    json_t *unit = json_object_get(j, "floor_unit");
+    enum gpu_unit u;
+    if (unit && !json_is_null(unit) &&
+        (!json_is_string(unit) || !gpu_unit_parse(json_string_value(unit), &u)))
+        return kiln_fail(err, KILN_E_PARSE,
+                         "verdict: \"floor_unit\" must be null or a unit name (fp32_simt, ...)");
+    if (unit && json_is_string(unit))
+        snprintf(v->floor_unit, sizeof(v->floor_unit), "%s", json_string_value(unit));
     json_t *ver = json_object_get(j, "version");
     if (json_is_integer(ver) && json_integer_value(ver) > VERDICT_VERSION)
         return kiln_fail(err, KILN_E_UNSUPPORTED,

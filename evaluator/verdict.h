@@ -67,7 +67,9 @@ struct verdict_case {
     struct stats_summary timing; /* ms */
     double ref_median_ms;        /* the reference kernel's median, 0: unknown */
     double vendor_median_ms;     /* the vendor baseline's median, 0: none ("baseline_ms") */
-    double floor_ms;             /* physics floor, 0: none */
+    double floor_ms;             /* physics floor (the roofline of the workload's units), 0: none */
+    double guard_ms;             /* the impossible-timing floor (stats_guard_ms), 0: floor_ms;
+                                    not serialized: verdict_finish runs before writing */
     double sol;                  /* floor_ms / median, 0 without a floor (verdict_finish) */
     double speedup_vendor;       /* vendor_median_ms / median, 0: none (verdict_finish) */
 };
@@ -93,6 +95,8 @@ struct verdict {
     double speedup_vendor;             /* vendor geomean / score, 0: no baseline
                                           ("speedup_vs_baseline") */
     double sol;                        /* geometric mean of per-case sol, 0: no floors */
+    char floor_unit[16];               /* the unit whose peak the floors' flop side used
+                                          (gpu_unit_name: "fp32_simt", ...), "" none */
     bool needs_reverify;               /* > reverify_speedup faster than the reference */
     bool reverified;                   /* the caller re-verified it on fresh inputs */
     size_t ncases;
@@ -167,6 +171,8 @@ double verdict_case_rse(const struct verdict *v, const char *name);
  * largest case RSE and *worst_case its name (may be NULL). True for a fixed
  * rule or when nothing was timed. */
 bool verdict_rse_target_met(const struct verdict *v, double *worst, const char **worst_case);
+/* floor_unit for people: "FP32 SIMT" for "fp32_simt"; "" without one. */
+const char *verdict_floor_label(const struct verdict *v);
 
 /* Rewrites v->summary from the fields (verdict_finish calls it). */
 void verdict_summarize(struct verdict *v);

@@ -8,6 +8,7 @@
  * before jansson recurses into it. */
 #define WL_MAX_DEPTH 16
 
+#include "gpupeak.h"
 #include "heldout.h"
 
 #include <errno.h>
@@ -767,9 +768,14 @@ static enum kiln_rc parse_tolerance(struct ctx *c, json_t *j)
     return KILN_OK;
 }
 
+bool workload_baseline_is_gemm(enum wl_baseline_kind k)
+{
+    return k == WL_BASELINE_CUBLAS_SGEMM || k == WL_BASELINE_CUBLASLT_BF16;
+}
+
 static enum kiln_rc parse_baseline(struct ctx *c, json_t *j)
 {
-    static const char *const sgemm[] = {"kind", "m", "n", "k", NULL};
+    static const char *const gemm[] = {"kind", "m", "n", "k", NULL};
     static const char *const memcpy_keys[] = {"kind", "bytes", NULL};
     struct workload *w = c->w;
     enum kiln_rc rc = want(c, j, JSON_OBJECT, "baseline", "an object");
@@ -783,14 +789,17 @@ static enum kiln_rc parse_baseline(struct ctx *c, json_t *j)
     const char *const *keys;
     if (strcmp(json_string_value(kind), "cublas_sgemm") == 0) {
         w->baseline = WL_BASELINE_CUBLAS_SGEMM;
-        keys = sgemm;
+        keys = gemm;
+    } else if (strcmp(json_string_value(kind), "cublaslt_bf16") == 0) {
+        w->baseline = WL_BASELINE_CUBLASLT_BF16;
+        keys = gemm;
     } else if (strcmp(json_string_value(kind), "memcpy") == 0) {
         w->baseline = WL_BASELINE_MEMCPY;
         keys = memcpy_keys;
     } else {
         char q[72];
         return fail(c, KILN_E_PARSE, "baseline.kind",
-                    "unknown baseline \"%s\" (cublas_sgemm, memcpy)",
+                    "unknown baseline \"%s\" (cublas_sgemm, cublaslt_bf16, memcpy)",
                     safe(json_string_value(kind), q, sizeof(q)));
     }
     if ((rc = check_keys(c, j, "baseline", keys, keys)) != KILN_OK)
@@ -801,6 +810,40 @@ static enum kiln_rc parse_baseline(struct ctx *c, json_t *j)
         if ((rc = get_expr(c, json_object_get(j, keys[k + 1]), p, &w->baseline_expr[k])) != KILN_OK)
             return rc;
     }
+    return KILN_OK;
+}
+
+/* "math": the units the flops may use, 1 to GPU_UNIT_COUNT distinct names
+ * of base/gpupeak.h ("fp32_simt", "bf16_tensor", ...). */
+static enum kiln_rc parse_math(struct ctx *c, json_t *j)
+{
+    struct workload *w = c->w;
+    enum kiln_rc rc = want(c, j, JSON_ARRAY, "math", "an array of unit names");
+    if (rc != KILN_OK)
+        return rc;
+    if (json_array_size(j) < 1 || json_array_size(j) > GPU_UNIT_COUNT)
+        return fail(c, KILN_E_PARSE, "math", "must list 1 to %d units", GPU_UNIT_COUNT);
+    w->math = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(j, i, v)
+    {
+        char p[PATH_MAX_MSG], q[72];
+        enum gpu_unit u;
+        snprintf(p, sizeof(p), "math[%zu]", i);
+        if ((rc = want(c, v, JSON_STRING, p, "a string")) != KILN_OK)
+            return rc;
+        if (!gpu_unit_parse(json_string_value(v), &u) ||
+            strlen(json_string_value(v)) != json_string_length(v))
+            return fail(c, KILN_E_PARSE, p,
+                        "\"%s\" is not a unit (fp32_simt, tf32_tensor, fp16_tensor, "
+                        "bf16_tensor, fp8_tensor)",
+                        safe(json_string_value(v), q, sizeof(q)));
+        if (w->math & GPU_UNIT_MASK(u))
+            return fail(c, KILN_E_PARSE, p, "\"%s\" listed twice", json_string_value(v));
+        w->math |= GPU_UNIT_MASK(u);
+    }
+    w->math_declared = true;
     return KILN_OK;
 }
 
@@ -939,10 +982,10 @@ static enum kiln_rc check_case(struct ctx *c, struct wl_case *wc, uint64_t *tota
         char field[32];
         snprintf(field, sizeof(field), "baseline value %d", k + 1);
         rc = eval_for_case(w, wc, w->baseline_expr[k], field, &v, c->err);
-        if (rc == KILN_OK && (v < 1 || (w->baseline == WL_BASELINE_CUBLAS_SGEMM && v > INT32_MAX)))
+        if (rc == KILN_OK && (v < 1 || (workload_baseline_is_gemm(w->baseline) && v > INT32_MAX)))
             rc = kiln_fail(c->err, KILN_E_REJECTED,
                            "case %s: %s = %" PRId64 " is out of range (1..%s)", wc->name, field, v,
-                           w->baseline == WL_BASELINE_CUBLAS_SGEMM ? "2^31-1" : "2^63-1");
+                           workload_baseline_is_gemm(w->baseline) ? "2^31-1" : "2^63-1");
     }
     if (rc == KILN_OK && wc->bytes > WL_CASE_BYTES)
         rc = kiln_fail(c->err, KILN_E_LIMIT,
@@ -1157,9 +1200,10 @@ static enum kiln_rc parse_cases_top(struct ctx *c, json_t *v)
  * problem; the checks across sections run when all of them parsed. */
 static void parse_sections(struct ctx *c, json_t *root)
 {
-    static const char *const keys[] = {
-        "name", "description", "sizes",    "signature",   "cases",      "held_out", "tolerance",
-        "cost", "backends",    "baseline", "accept_weak", "provenance", "scripts",  NULL};
+    static const char *const keys[] = {"name",     "description", "sizes",       "signature",
+                                       "cases",    "held_out",    "tolerance",   "cost",
+                                       "backends", "baseline",    "accept_weak", "provenance",
+                                       "scripts",  "math",        NULL};
     static const char *const req[] = {"name",     "description", "sizes", "signature", "cases",
                                       "held_out", "tolerance",   "cost",  "backends",  NULL};
     check_top_keys(c, root, keys, req);
@@ -1178,7 +1222,9 @@ static void parse_sections(struct ctx *c, json_t *root)
     bool weak = !json_object_get(root, "accept_weak") ||
                 (cases && section(c, root, "accept_weak", parse_accept_weak));
     bool scripts = !json_object_get(root, "scripts") || section(c, root, "scripts", parse_scripts);
-    if (c->probs.n || !(sig && cost && baseline && held && tol && weak && scripts))
+    c->w->math = GPU_UNIT_MASK(GPU_UNIT_FP32_SIMT);
+    bool math = !json_object_get(root, "math") || section(c, root, "math", parse_math);
+    if (c->probs.n || !(sig && cost && baseline && held && tol && weak && scripts && math))
         return;
     if (check_cases(c) != KILN_OK || check_coverage(c) != KILN_OK || trial_draws(c) != KILN_OK)
         keep_problem(c);

@@ -55,7 +55,14 @@ enum wl_arg_kind { WL_ARG_TENSOR, WL_ARG_SCALAR };
 enum wl_role { WL_ROLE_IN, WL_ROLE_OUT, WL_ROLE_INOUT };
 enum wl_scalar_type { WL_SCALAR_INT32, WL_SCALAR_INT64, WL_SCALAR_FLOAT32, WL_SCALAR_FLOAT64 };
 enum wl_case_kind { WL_CASE_CORRECTNESS, WL_CASE_PERFORMANCE, WL_CASE_HELD_OUT };
-enum wl_baseline_kind { WL_BASELINE_NONE, WL_BASELINE_CUBLAS_SGEMM, WL_BASELINE_MEMCPY };
+/* A matrix-product baseline takes m, n, k (cuBLAS SGEMM; cuBLASLt bf16 with
+ * fp32 compute); memcpy takes bytes. */
+enum wl_baseline_kind {
+    WL_BASELINE_NONE,
+    WL_BASELINE_CUBLAS_SGEMM,
+    WL_BASELINE_MEMCPY,
+    WL_BASELINE_CUBLASLT_BF16,
+};
 /* Who wrote the workload: a person (no "provenance" key), or a model
  * ("provenance": "model-generated"), whose reference is then no independent
  * oracle: the same model may write the kernels it judges. */
@@ -151,7 +158,13 @@ struct workload {
     size_t ntolerances;
     struct expr *cost_bytes, *cost_flops;
     enum wl_baseline_kind baseline;
-    struct expr *baseline_expr[3]; /* sgemm: m, n, k; memcpy: bytes */
+    struct expr *baseline_expr[3]; /* sgemm, cublaslt_bf16: m, n, k; memcpy: bytes */
+    /* "math": the units its flops may use (GPU_UNIT_MASK bits of
+     * base/gpupeak.h); the roofline is the fastest one's peak. Without the
+     * key, FP32 SIMT, and math_declared false: the tolerance guard against
+     * lower precision (VERDICT.md section 3) runs only for declared math. */
+    unsigned math;
+    bool math_declared;
     char accept_weak[WL_MAX_CASES][WL_CASE_NAME_MAX + 1];
     size_t naccept_weak;
     unsigned backends; /* mask of enum kiln_backend, non-empty */
@@ -263,6 +276,9 @@ enum wl_file workload_kernel_file(enum kiln_backend b);
 
 /* The workload's starting kernel for backend `b`; NULL when it has none. */
 const struct wl_file_data *workload_start_kernel(const struct workload *w, enum kiln_backend b);
+
+/* Whether `k` is a matrix-product baseline (m, n, k). */
+bool workload_baseline_is_gemm(enum wl_baseline_kind k);
 
 /* The tolerance output argument `arg` is judged with (a verdict rule): the
  * dtype's default (compare.h) with the workload's overrides applied. */

@@ -52,7 +52,12 @@
 enum harness_backend { HB_CUDA = 0, HB_CPU = 1 };
 /* Baseline mode (HARNESS.md section 7): instead of a candidate module the
  * plan names a vendor operation the harness times itself. */
-enum harness_baseline { HBL_NONE = 0, HBL_MEMCPY = 1, HBL_CUBLAS_SGEMM = 2 };
+enum harness_baseline {
+    HBL_NONE = 0,
+    HBL_MEMCPY = 1,
+    HBL_CUBLAS_SGEMM = 2,
+    HBL_CUBLASLT_BF16 = 3, /* cuBLASLt bf16 GEMM, fp32 compute, bf16 out; cpu: a C reference */
+};
 enum harness_role { HR_IN = 0, HR_OUT = 1, HR_INOUT = 2 };
 enum harness_scalar { HS_INT32 = 0, HS_INT64 = 1, HS_FLOAT32 = 2, HS_FLOAT64 = 3 };
 
@@ -159,14 +164,20 @@ enum kiln_rc harness_plan_write(const struct harness_plan *plan, char **out,
 uint64_t harness_case_tensor_bytes(const struct harness_plan *plan, const struct harness_case *c,
                                    int arg);
 
-/* "memcpy", "cublas_sgemm"; NULL for HBL_NONE or a value outside the enum. */
+/* "memcpy", "cublas_sgemm", "cublaslt_bf16"; NULL for HBL_NONE or a value
+ * outside the enum. */
 const char *harness_baseline_name(enum harness_baseline b);
 
 /* Device bytes one case of a baseline plan allocates: memcpy, a source and
  * a destination of ceil(bytes / 2) each; cublas_sgemm, float32 A (m*k), B
- * (k*n) and C (m*n). UINT64_MAX when that overflows. A valid plan keeps it
+ * (k*n) and C (m*n); cublaslt_bf16, the same in bfloat16 (2 bytes each;
+ * the harness's fixed workspace is not counted). UINT64_MAX when that
+ * overflows. A valid plan keeps it
  * at most HARNESS_PLAN_MAX_CASE_BYTES. */
 uint64_t harness_baseline_case_bytes(enum harness_baseline b, const int64_t v[3]);
+
+/* Whether `b` is a matrix product (m, n, k per case). */
+bool harness_baseline_is_gemm(enum harness_baseline b);
 
 /* Index of the argument named `name`, or -1. */
 int harness_plan_find_arg(const struct harness_plan *plan, const char *name);

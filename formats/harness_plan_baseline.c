@@ -1,7 +1,7 @@
 /*
  * harness_plan_baseline.c - baseline plans (HARNESS.md section 7): the
- * harness times a vendor operation (a device-to-device copy, cuBLAS SGEMM)
- * per case instead of a candidate. Same strictness as the candidate plan:
+ * harness times a vendor operation (a device-to-device copy, cuBLAS SGEMM,
+ * a cuBLASLt bf16 GEMM) per case instead of a candidate. Same strictness as the candidate plan:
  * unknown keys and candidate-only keys are refused, every number is
  * range-checked, every case's buffers are capped.
  */
@@ -11,11 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const baseline_names[] = {NULL, "memcpy", "cublas_sgemm"};
+static const char *const baseline_names[] = {NULL, "memcpy", "cublas_sgemm", "cublaslt_bf16"};
 
 const char *harness_baseline_name(enum harness_baseline b)
 {
-    return b == HBL_MEMCPY || b == HBL_CUBLAS_SGEMM ? baseline_names[b] : NULL;
+    return b == HBL_MEMCPY || harness_baseline_is_gemm(b) ? baseline_names[b] : NULL;
+}
+
+bool harness_baseline_is_gemm(enum harness_baseline b)
+{
+    return b == HBL_CUBLAS_SGEMM || b == HBL_CUBLASLT_BF16;
 }
 
 /* a * b, or UINT64_MAX when it overflows. */
@@ -31,16 +36,16 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 
 uint64_t harness_baseline_case_bytes(enum harness_baseline b, const int64_t v[3])
 {
-    for (int i = 0; i < (b == HBL_CUBLAS_SGEMM ? 3 : 1); i++)
+    for (int i = 0; i < (harness_baseline_is_gemm(b) ? 3 : 1); i++)
         if (v[i] < 0)
             return UINT64_MAX;
     if (b == HBL_MEMCPY)
         return add_sat((uint64_t)v[0], (uint64_t)v[0] & 1); /* 2 * ceil(bytes / 2) */
-    if (b != HBL_CUBLAS_SGEMM)
+    if (!harness_baseline_is_gemm(b))
         return UINT64_MAX;
     uint64_t m = (uint64_t)v[0], n = (uint64_t)v[1], k = (uint64_t)v[2];
     uint64_t elems = add_sat(add_sat(mul_sat(m, k), mul_sat(k, n)), mul_sat(m, n));
-    return mul_sat(elems, 4);
+    return mul_sat(elems, b == HBL_CUBLAS_SGEMM ? 4 : 2);
 }
 
 enum kiln_rc harness_plan_validate_baseline(const struct harness_plan *p, struct kiln_err *err)
@@ -66,11 +71,10 @@ enum kiln_rc harness_plan_validate_baseline(const struct harness_plan *p, struct
         if (p->baseline == HBL_MEMCPY && c->baseline[0] < 1)
             return kiln_fail(err, KILN_E_REJECTED, "plan: case %s: memcpy bytes must be >= 1",
                              c->name);
-        for (int d = 0; p->baseline == HBL_CUBLAS_SGEMM && d < 3; d++)
+        for (int d = 0; harness_baseline_is_gemm(p->baseline) && d < 3; d++)
             if (c->baseline[d] < 1 || c->baseline[d] > INT32_MAX)
                 return kiln_fail(err, KILN_E_REJECTED,
-                                 "plan: case %s: cublas_sgemm m, n and k must be 1 .. 2^31-1",
-                                 c->name);
+                                 "plan: case %s: %s m, n and k must be 1 .. 2^31-1", c->name, kind);
         uint64_t bytes = harness_baseline_case_bytes(p->baseline, c->baseline);
         if (bytes > HARNESS_PLAN_MAX_CASE_BYTES)
             return kiln_fail(err, KILN_E_LIMIT,
@@ -102,7 +106,7 @@ static enum kiln_rc parse_case(json_t *e, enum harness_baseline b, struct harnes
             continue;
         if (b == HBL_MEMCPY && strcmp(key, "bytes") == 0)
             slot = 0;
-        for (int d = 0; b == HBL_CUBLAS_SGEMM && d < 3; d++)
+        for (int d = 0; harness_baseline_is_gemm(b) && d < 3; d++)
             if (strcmp(key, dims[d]) == 0)
                 slot = d;
         if (slot < 0)
@@ -134,9 +138,12 @@ enum kiln_rc harness_plan_parse_baseline(json_t *root, struct harness_plan *p, s
         p->baseline = HBL_MEMCPY;
     else if (name && strcmp(name, "cublas_sgemm") == 0)
         p->baseline = HBL_CUBLAS_SGEMM;
+    else if (name && strcmp(name, "cublaslt_bf16") == 0)
+        p->baseline = HBL_CUBLASLT_BF16;
     else
         return kiln_fail(err, KILN_E_REJECTED,
-                         "plan: \"baseline\" must be \"memcpy\" or \"cublas_sgemm\"");
+                         "plan: \"baseline\" must be \"memcpy\", "
+                         "\"cublas_sgemm\" or \"cublaslt_bf16\"");
     json_t *cases = json_object_get(root, "cases");
     if (!json_is_array(cases) || json_array_size(cases) < 1 ||
         json_array_size(cases) > HARNESS_PLAN_MAX_CASES)

@@ -1,9 +1,11 @@
 /*
- * hx_baseline.c - baseline mode: time a vendor operation per case the way
- * hx_core.c times a candidate (HARNESS.md section 7 says what differs: no
- * module, no input sets, no outputs, no fingerprints).
+ * hx_baseline.c - baseline mode: time a vendor operation (a copy, cuBLAS
+ * SGEMM, a cuBLASLt bf16 GEMM; on the cpu, memcpy and a C bf16 GEMM) per
+ * case the way hx_core.c times a candidate (HARNESS.md section 7 says what
+ * differs: no module, no input sets, no outputs, no fingerprints).
  */
 #include "hx_baseline.h"
+#include "hx_bf16.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -55,11 +57,11 @@ static void bl_fail(struct bl_run *r, const struct hx_fault *f, const char *phas
 
 /* Uniform floats in [-1, 1) from a fixed xorshift64* stream: the values
  * only have to be ordinary (no zeros, denormals or NaNs that would change
- * the arithmetic's speed), not secret. */
-static enum kiln_rc fill_random(struct hx_bl *x, hx_addr dst, uint64_t count, uint64_t *state,
-                                struct kiln_err *err)
+ * the arithmetic's speed), not secret. `elem` 4: float32; 2: bfloat16. */
+static enum kiln_rc fill_random(struct hx_bl *x, hx_addr dst, uint64_t count, int elem,
+                                uint64_t *state, struct kiln_err *err)
 {
-    float *chunk = malloc(sizeof(float) * BL_CHUNK_FLOATS);
+    unsigned char *chunk = malloc(sizeof(float) * BL_CHUNK_FLOATS);
     if (!chunk)
         return kiln_fail(err, KILN_E_NOMEM, "baseline: out of memory for the input staging");
     enum kiln_rc rc = KILN_OK;
@@ -70,19 +72,27 @@ static enum kiln_rc fill_random(struct hx_bl *x, hx_addr dst, uint64_t count, ui
             *state ^= *state << 25;
             *state ^= *state >> 27;
             uint64_t r = *state * 0x2545F4914F6CDD1DULL;
-            chunk[i] = (float)((double)(r >> 40) * 0x1p-23 - 1.0);
+            float f = (float)((double)(r >> 40) * 0x1p-23 - 1.0);
+            if (elem == 2) {
+                uint16_t h = hx_bf16_from_float(f);
+                memcpy(chunk + 2 * i, &h, 2);
+            } else {
+                memcpy(chunk + 4 * i, &f, 4);
+            }
         }
-        rc = x->ops->upload(x->be, dst + 4 * done, chunk, 4 * n, err);
+        rc = x->ops->upload(x->be, dst + (uint64_t)elem * done, chunk, (uint64_t)elem * n, err);
         done += n;
     }
     free(chunk);
     return rc;
 }
 
-/* The case's buffers: memcpy {dst, src}; cublas_sgemm {A, B, C}. */
+/* The case's buffers: memcpy {dst, src}; the matrix products {A, B, C},
+ * float32 for cublas_sgemm, bfloat16 for cublaslt_bf16. */
 static enum kiln_rc set_up(struct hx_bl *x, struct bl_run *r, struct kiln_err *err)
 {
     const int64_t *v = r->c->baseline;
+    int elem = x->plan->baseline == HBL_CUBLASLT_BF16 ? 2 : 4;
     enum kiln_rc rc;
     if (x->plan->baseline == HBL_MEMCPY) {
         r->nbuf = 2;
@@ -90,9 +100,9 @@ static enum kiln_rc set_up(struct hx_bl *x, struct bl_run *r, struct kiln_err *e
     } else {
         uint64_t m = (uint64_t)v[0], n = (uint64_t)v[1], k = (uint64_t)v[2];
         r->nbuf = 3;
-        r->bytes[0] = 4 * m * k;
-        r->bytes[1] = 4 * k * n;
-        r->bytes[2] = 4 * m * n;
+        r->bytes[0] = (uint64_t)elem * m * k;
+        r->bytes[1] = (uint64_t)elem * k * n;
+        r->bytes[2] = (uint64_t)elem * m * n;
     }
     for (int i = 0; i < r->nbuf; i++)
         if ((rc = x->ops->alloc(x->be, r->bytes[i], &r->buf[i], err)) != KILN_OK)
@@ -102,8 +112,8 @@ static enum kiln_rc set_up(struct hx_bl *x, struct bl_run *r, struct kiln_err *e
                    ? rc
                    : x->ops->fill(x->be, r->buf[1], 0x5A, r->bytes[1], err);
     uint64_t state = 0x9E3779B97F4A7C15ULL;
-    if ((rc = fill_random(x, r->buf[0], r->bytes[0] / 4, &state, err)) ||
-        (rc = fill_random(x, r->buf[1], r->bytes[1] / 4, &state, err)))
+    if ((rc = fill_random(x, r->buf[0], r->bytes[0] / (uint64_t)elem, elem, &state, err)) ||
+        (rc = fill_random(x, r->buf[1], r->bytes[1] / (uint64_t)elem, elem, &state, err)))
         return rc;
     return x->ops->fill(x->be, r->buf[2], 0, r->bytes[2], err);
 }

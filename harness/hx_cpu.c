@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hx_bf16.h"
 #include "hx_fp.h"
 
 typedef void (*hx_launch_fn)(void *const *args);
@@ -431,28 +432,40 @@ static enum kiln_rc cpu_baseline_open(struct hx_backend *b, enum harness_baselin
                                       struct hx_fault *fault, struct kiln_err *err)
 {
     (void)b;
-    if (kind == HBL_MEMCPY)
+    if (kind == HBL_MEMCPY || kind == HBL_CUBLASLT_BF16)
         return KILN_OK;
     fault->kind = FK_UNAVAILABLE;
     return kiln_fail(err, KILN_E_REJECTED,
                      "baseline unavailable: %s is not available on the cpu backend (only memcpy "
-                     "is; cuBLAS needs the cuda backend)",
+                     "and cublaslt_bf16's C reference are; cuBLAS needs the cuda backend)",
                      harness_baseline_name(kind) ? harness_baseline_name(kind) : "?");
 }
 
-/* memcpy of ceil(bytes / 2) bytes: the declared bytes are read plus written. */
+/* memcpy of ceil(bytes / 2) bytes (the declared bytes are read plus
+ * written), or for cublaslt_bf16 the plain C bf16 GEMM (hx_bf16.h) that
+ * stands in for cuBLASLt. */
 static enum kiln_rc cpu_baseline_run(struct hx_backend *b, enum harness_baseline kind,
                                      const struct harness_case *c, const hx_addr *buf, double *ms,
                                      struct hx_fault *fault, struct kiln_err *err)
 {
-    if (kind != HBL_MEMCPY)
+    if (kind != HBL_MEMCPY && kind != HBL_CUBLASLT_BF16)
         return cpu_baseline_open(b, kind, fault, err);
+    float *row = NULL;
+    if (kind == HBL_CUBLASLT_BF16 && !(row = malloc(sizeof(float) * (size_t)c->baseline[1])))
+        return kiln_fail(err, KILN_E_NOMEM, "baseline: out of memory for a row of %lld floats",
+                         (long long)c->baseline[1]);
     size_t n = (size_t)((uint64_t)c->baseline[0] / 2 + (uint64_t)c->baseline[0] % 2);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    memcpy((void *)(uintptr_t)buf[0], (const void *)(uintptr_t)buf[1], n);
-    __asm__ __volatile__("" : : "r"(buf[0]) : "memory");
+    if (kind == HBL_MEMCPY)
+        memcpy((void *)(uintptr_t)buf[0], (const void *)(uintptr_t)buf[1], n);
+    else
+        hx_bf16_gemm_ref(c->baseline[0], c->baseline[1], c->baseline[2],
+                         (const uint16_t *)(uintptr_t)buf[0], (const uint16_t *)(uintptr_t)buf[1],
+                         (uint16_t *)(uintptr_t)buf[2], row);
+    __asm__ __volatile__("" : : "r"(buf[0]), "r"(buf[2]) : "memory");
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    free(row);
     *ms = ts_ms(&t1) - ts_ms(&t0);
     if (*ms < 1e-6)
         *ms = 1e-6;

@@ -10,8 +10,9 @@
  * the fingerprint kernels and the copies are strictly ordered.
  *
  * Baseline mode (HARNESS.md section 7) runs no candidate: it times
- * cuMemcpyDtoDAsync, or cuBLAS SGEMM from a libcublas.so.<major> opened
- * with dlopen, so the harness never links cuBLAS and starts without it.
+ * cuMemcpyDtoDAsync, cuBLAS SGEMM from a libcublas.so.<major>, or a
+ * cuBLASLt bf16 GEMM (hx_cublaslt.h), the libraries opened with dlopen, so
+ * the harness never links cuBLAS and starts without it.
  */
 #include "hx.h"
 
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "cubin.h"
+#include "hx_cublaslt.h"
 #include "hx_fp.h"
 #include "kiln_helpers_fatbin.h"
 
@@ -73,6 +75,7 @@ struct hx_backend {
         size_t usable;
     } allocs[HX_MAX_ALLOCS];
     struct hx_cublas *cublas; /* baseline mode, cublas_sgemm: loaded once */
+    struct hx_cublaslt *lt;   /* baseline mode, cublaslt_bf16: loaded once */
 };
 
 static const char *cu_name(CUresult r)
@@ -149,6 +152,7 @@ static void cuda_close(struct hx_backend *b)
     if (!b)
         return;
     cublas_unload(b->cublas);
+    hx_cublaslt_unload(b->lt);
     /* Best effort: after a sticky error these fail, and the process ends. */
     if (b->ctx_retained) {
         if (b->mod)
@@ -652,13 +656,26 @@ static enum kiln_rc cublas_load(struct hx_backend *b, struct hx_fault *fault, st
     return KILN_OK;
 }
 
+static enum kiln_rc cublaslt_load(struct hx_backend *b, struct hx_fault *fault,
+                                  struct kiln_err *err)
+{
+    char why[400], note[160];
+    if (!(b->lt = hx_cublaslt_load(why, sizeof(why), note, sizeof(note))))
+        return unavailable(fault, err, "%s", why);
+    hx_log(b, note);
+    return KILN_OK;
+}
+
 static enum kiln_rc cuda_baseline_open(struct hx_backend *b, enum harness_baseline kind,
                                        struct hx_fault *fault, struct kiln_err *err)
 {
-    if (kind == HBL_MEMCPY || (kind == HBL_CUBLAS_SGEMM && b->cublas))
+    if (kind == HBL_MEMCPY || (kind == HBL_CUBLAS_SGEMM && b->cublas) ||
+        (kind == HBL_CUBLASLT_BF16 && b->lt))
         return KILN_OK;
     if (kind == HBL_CUBLAS_SGEMM)
         return cublas_load(b, fault, err);
+    if (kind == HBL_CUBLASLT_BF16)
+        return cublaslt_load(b, fault, err);
     return unavailable(fault, err, "unknown baseline %d", (int)kind);
 }
 
@@ -672,6 +689,17 @@ static enum kiln_rc baseline_fault(struct hx_backend *b, struct hx_fault *fault,
                      cu_name(r));
 }
 
+/* A library call's status: a failure of the baseline's own, the device
+ * broken or not. */
+static enum kiln_rc library_failed(struct hx_backend *b, struct hx_fault *fault, const char *what,
+                                   int st, struct kiln_err *err)
+{
+    fault->kind = FK_LAUNCH_FAILED;
+    fault->broken = context_broken(b);
+    return kiln_fail(err, fault->broken ? KILN_E_CUDA : KILN_E_REJECTED,
+                     "%s failed (cublasStatus_t %d)", what, st);
+}
+
 static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baseline kind,
                                       const struct harness_case *c, const hx_addr *buf, double *ms,
                                       struct hx_fault *fault, struct kiln_err *err)
@@ -679,6 +707,14 @@ static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baselin
     const int64_t *v = c->baseline;
     CUresult r;
     int st = 0;
+    const char *what = kind == HBL_CUBLASLT_BF16 ? "cublasLtMatmul" : "cublasSgemm";
+    if (kind == HBL_CUBLASLT_BF16 && b->lt &&
+        (st = hx_cublaslt_prepare(b->lt, v[0], v[1], v[2], &what)))
+        return st == -1 ? unavailable(fault, err,
+                                      "cuBLASLt's heuristic has no algorithm for bf16 %lld x %lld "
+                                      "x %lld with fp32 compute",
+                                      (long long)v[0], (long long)v[1], (long long)v[2])
+                        : library_failed(b, fault, what, st, err);
     CU_TRY(cuEventRecord(b->ev0, b->stream), "cuEventRecord(start)");
     if (kind == HBL_MEMCPY) {
         size_t n = (size_t)((uint64_t)v[0] / 2 + (uint64_t)v[0] % 2);
@@ -693,17 +729,16 @@ static enum kiln_rc cuda_baseline_run(struct hx_backend *b, enum harness_baselin
         st = b->cublas->sgemm(b->cublas->handle, HX_CUBLAS_OP_N, HX_CUBLAS_OP_N, n, m, k, &alpha,
                               (const float *)(uintptr_t)buf[1], n, (const float *)(uintptr_t)buf[0],
                               k, &beta, (float *)(uintptr_t)buf[2], n);
+    } else if (kind == HBL_CUBLASLT_BF16 && b->lt) {
+        st = hx_cublaslt_run(b->lt, (CUdeviceptr)buf[0], (CUdeviceptr)buf[1], (CUdeviceptr)buf[2],
+                             b->stream);
     } else {
         return unavailable(fault, err, "baseline %d is not open", (int)kind);
     }
     CU_TRY(cuEventRecord(b->ev1, b->stream), "cuEventRecord(stop)");
     r = cuStreamSynchronize(b->stream);
-    if (st != 0) {
-        fault->kind = FK_LAUNCH_FAILED;
-        fault->broken = context_broken(b);
-        return kiln_fail(err, fault->broken ? KILN_E_CUDA : KILN_E_REJECTED,
-                         "cublasSgemm failed (cublasStatus_t %d)", st);
-    }
+    if (st != 0)
+        return library_failed(b, fault, what, st, err);
     if (r != CUDA_SUCCESS)
         return baseline_fault(b, fault, r, "the baseline failed at synchronization", err);
     float elapsed = 0;

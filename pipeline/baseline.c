@@ -28,6 +28,8 @@ const char *eval_baseline_kind_name(enum wl_baseline_kind k)
         return "memcpy";
     case WL_BASELINE_CUBLAS_SGEMM:
         return "cublas_sgemm";
+    case WL_BASELINE_CUBLASLT_BF16:
+        return "cublaslt_bf16";
     case WL_BASELINE_NONE:
         break;
     }
@@ -67,7 +69,9 @@ static enum kiln_rc build_plan(const struct eval_baseline_request *req, struct e
     const struct workload *wl = req->wl;
     harness_plan_init(hp);
     hp->backend = req->backend == KILN_BACKEND_CUDA ? HB_CUDA : HB_CPU;
-    hp->baseline = wl->baseline == WL_BASELINE_MEMCPY ? HBL_MEMCPY : HBL_CUBLAS_SGEMM;
+    hp->baseline = wl->baseline == WL_BASELINE_MEMCPY          ? HBL_MEMCPY
+                   : wl->baseline == WL_BASELINE_CUBLASLT_BF16 ? HBL_CUBLASLT_BF16
+                                                               : HBL_CUBLAS_SGEMM;
     hp->warmups = eval_warmups_resolved(req->warmups);
     hp->iterations = eval_iterations_resolved(req->iterations);
     hp->max_iterations = hp->iterations;

@@ -1,7 +1,8 @@
 /*
  * baseline.h - the workload's vendor baseline (workloads/README.md,
- * `baseline`): a device-to-device copy of the declared bytes or cuBLAS
- * SGEMM on the declared m, n, k, timed per performance case by kiln's own
+ * `baseline`): a device-to-device copy of the declared bytes, cuBLAS SGEMM
+ * or a cuBLASLt bf16 GEMM on the declared m, n, k (on the cpu backend: a
+ * memcpy, or a plain C bf16 GEMM), timed per performance case by kiln's own
  * harness in baseline mode (harness/HARNESS.md section 7), in its own
  * gpu-run sandbox, with the same warmups, iterations and cache flush as the
  * candidates. Its medians become each verdict's `baseline_ms`.
@@ -56,13 +57,13 @@ struct eval_baseline_request {
 enum kiln_rc eval_baseline_run(const struct eval_baseline_request *req, struct eval_baseline *out,
                                struct kiln_err *err) KILN_NODISCARD;
 
-/* "memcpy", "cublas_sgemm", or NULL for none. */
+/* "memcpy", "cublas_sgemm", "cublaslt_bf16", or NULL for none. */
 const char *eval_baseline_kind_name(enum wl_baseline_kind k);
 
 /* "none", "ok", "unavailable". */
 const char *eval_baseline_state_name(enum eval_baseline_state s);
 
-/* {"kind": "memcpy" | "cublas_sgemm" | null, "status": "ok" | "unavailable"
+/* {"kind": "memcpy" | "cublas_sgemm" | "cublaslt_bf16" | null, "status": "ok" | "unavailable"
  * | "none", "detail": "...", "ms": {case: median, ...}}; NULL on ENOMEM. */
 json_t *eval_baseline_json(const struct eval_baseline *b);
 

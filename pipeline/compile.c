@@ -85,14 +85,15 @@ static enum kiln_rc compile_sandboxed(const struct compile_request *req, struct 
 
 void compile_request_hash(const struct compile_request *req, char hex[65])
 {
-    char def[GPUARCH_NAME_MAX];
+    char def[GPUARCH_NAME_MAX], target[GPUARCH_NAME_MAX];
     struct sha256_ctx c;
     sha256_init(&c);
-    /* Each field with its length first, so no two requests hash alike. */
+    /* Each field with its length first, so no two requests hash alike; the
+     * compiler's target, not the recorded one (sm_90 compiles as sm_90a). */
     char head[96];
     int n =
         snprintf(head, sizeof(head), "kiln-compile-1 %d %s %zu%s", (int)req->backend,
-                 gpuarch_or_default(req->arch, def), req->ndefines,
+                 gpuarch_compile_target(gpuarch_or_default(req->arch, def), target), req->ndefines,
                  req->backend == KILN_BACKEND_CUDA && req->tool == COMPILE_NVRTC ? " nvrtc" : "");
     sha256_update(&c, head, (size_t)n + 1);
     const char *parts[COMPILE_MAX_DEFINES + 2];
@@ -153,8 +154,9 @@ static size_t compiler_head(bool cuda, bool nvrtc, const char *arch, const char 
 void compile_flags_describe(enum kiln_backend backend, enum compile_tool tool, const char *arch,
                             char *out, size_t cap)
 {
-    char a[48], def[GPUARCH_NAME_MAX];
-    snprintf(a, sizeof(a), "-arch=%s", gpuarch_or_default(arch, def));
+    char a[48], def[GPUARCH_NAME_MAX], target[GPUARCH_NAME_MAX];
+    snprintf(a, sizeof(a), "-arch=%s",
+             gpuarch_compile_target(gpuarch_or_default(arch, def), target));
     bool cuda = backend == KILN_BACKEND_CUDA;
     const char *argv[16];
     size_t n = compiler_head(cuda, cuda && tool == COMPILE_NVRTC, a, argv), len = 0;
@@ -213,8 +215,9 @@ static enum kiln_rc compiler_argv(const struct compile_request *req, char *arch,
     if (req->ndefines > COMPILE_MAX_DEFINES)
         return kiln_fail(err, KILN_E_LIMIT, "%zu defines, at most %d", req->ndefines,
                          COMPILE_MAX_DEFINES);
-    char def[GPUARCH_NAME_MAX];
-    snprintf(arch, arch_cap, "-arch=%s", gpuarch_or_default(req->arch, def));
+    char def[GPUARCH_NAME_MAX], target[GPUARCH_NAME_MAX];
+    snprintf(arch, arch_cap, "-arch=%s",
+             gpuarch_compile_target(gpuarch_or_default(req->arch, def), target));
     bool nvrtc = cuda && req->tool == COMPILE_NVRTC;
     if (nvrtc && !req->nvrtc)
         return kiln_fail(err, KILN_E_INTERNAL, "--compiler nvrtc without the kiln-nvrtc path");

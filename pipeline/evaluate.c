@@ -73,19 +73,19 @@ enum kiln_rc eval_device_probe(const char *harness_cuda, int gpu, struct gpu_pro
     return devprobe_parse(text, props, limits, err);
 }
 
-enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
-                                  struct kiln_err *err)
+enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, unsigned units,
+                                  struct stats_ceilings *out, struct kiln_err *err)
 {
     *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
                                    .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
     struct gpu_props props;
     struct device_limits lim;
     enum kiln_rc rc = eval_device_probe(harness_cuda, gpu, &props, &lim, err);
-    return rc != KILN_OK ? rc : eval_ceilings_of(&props, out, err);
+    return rc != KILN_OK ? rc : eval_ceilings_of(&props, units, out, err);
 }
 
-enum kiln_rc eval_ceilings_of(const struct gpu_props *props, struct stats_ceilings *out,
-                              struct kiln_err *err)
+enum kiln_rc eval_ceilings_of(const struct gpu_props *props, unsigned units,
+                              struct stats_ceilings *out, struct kiln_err *err)
 {
     *out = (struct stats_ceilings){.slack = STATS_CEILINGS_H200.slack,
                                    .reverify_speedup = STATS_CEILINGS_H200.reverify_speedup};
@@ -93,8 +93,12 @@ enum kiln_rc eval_ceilings_of(const struct gpu_props *props, struct stats_ceilin
     enum kiln_rc rc = gpupeak_compute(props, &peaks, err);
     if (rc != KILN_OK)
         return rc;
+    struct gpu_roofline roof;
+    gpupeak_for_units(&peaks, units, &roof);
     out->bytes_per_s = peaks.bytes_per_s;
-    out->flop_per_s = peaks.flop_per_s;
+    out->flop_per_s = roof.flop_per_s;
+    out->unit = roof.unit;
+    out->guard_flop_per_s = roof.guard_flop_per_s;
     out->copy_bytes_per_s = (double)props->copy_mb_per_s * 1e6;
     return KILN_OK;
 }
@@ -560,11 +564,11 @@ static void take_timing(const struct harness_docs *d, const struct input_set *s,
             vc->timed = true;
         vc->ref_median_ms = eval_medians_find(req->reference, s->wcase->name);
         vc->vendor_median_ms = eval_medians_find(req->baseline, s->wcase->name);
-        if (req->backend == KILN_BACKEND_CUDA)
-            vc->floor_ms = req->ceilings
-                               ? stats_floor_ms(req->ceilings, (double)s->wcase->cost_bytes,
-                                                (double)s->wcase->cost_flops)
-                               : 0.0;
+        if (req->backend == KILN_BACKEND_CUDA && req->ceilings) {
+            double bytes = (double)s->wcase->cost_bytes, flops = (double)s->wcase->cost_flops;
+            vc->floor_ms = stats_floor_ms(req->ceilings, bytes, flops);
+            vc->guard_ms = stats_guard_ms(req->ceilings, bytes, flops);
+        }
     } else if (!untimed_by_plan(req, &d->tm, s->wcase)) {
         snprintf(vc->detail, sizeof(vc->detail), "no timings reported for a performance case");
         vc->inputs_modified = true;
@@ -719,7 +723,7 @@ static const struct eval_request *floor_from_node(const struct eval_request *req
         return req;
     struct kiln_err perr;
     kiln_err_clear(&perr);
-    if (eval_ceilings_of(&sr->device.props, &out->node_ceilings, &perr) != KILN_OK) {
+    if (eval_ceilings_of(&sr->device.props, req->wl->math, &out->node_ceilings, &perr) != KILN_OK) {
         fprintf(stderr, "kiln: warning: no physics floor from node %s's GPU: %s\n", sr->device.node,
                 perr.msg);
         return req;
@@ -1091,7 +1095,11 @@ static bool artifact_acceptable(const struct eval_request *req, const struct can
 static void conclude(const struct eval_request *req, struct eval_outcome *out, double t_start)
 {
     timing_rule_of(req, &out->v.rule); /* first: the summary says a missed --until-rse target */
-    verdict_finish(&out->v, out->floor_from_node ? &out->node_ceilings : req->ceilings);
+    const struct stats_ceilings *ceil = out->floor_from_node ? &out->node_ceilings : req->ceilings;
+    /* Every output names what the floors' flop side was measured against. */
+    if (ceil && ceil->flop_per_s > 0 && req->backend == KILN_BACKEND_CUDA)
+        snprintf(out->v.floor_unit, sizeof(out->v.floor_unit), "%s", gpu_unit_name(ceil->unit));
+    verdict_finish(&out->v, ceil);
     if (out->v.status == VERDICT_PASS)
         snprintf(out->stage, sizeof(out->stage), "pass");
     else if (!strcmp(out->stage, "verify") && out->v.status == VERDICT_IMPOSSIBLE_TIMING)
@@ -1345,7 +1353,8 @@ static enum step run_stage(struct eval_state *st, struct eval_pending **pend, st
     if (!st->req->ceilings && st->req->backend == KILN_BACKEND_CUDA) {
         struct kiln_err perr;
         kiln_err_clear(&perr);
-        if (eval_device_ceilings(st->req->harness, st->req->gpu, &st->ceil, &perr) != KILN_OK)
+        if (eval_device_ceilings(st->req->harness, st->req->gpu, st->req->wl->math, &st->ceil,
+                                 &perr) != KILN_OK)
             fprintf(stderr, "kiln: warning: no physics floor for GPU %d: %s\n", st->req->gpu,
                     perr.msg);
         st->with_ceil = *st->req;

@@ -168,13 +168,15 @@ enum kiln_rc eval_device_probe(const char *harness_cuda, int gpu, struct gpu_pro
                                struct device_limits *limits, struct kiln_err *err) KILN_NODISCARD;
 
 /* The physics floor's ceilings of a GPU with properties `props` (peaks from
- * gpupeak_compute). On failure `out` holds no ceilings (no floor). */
-enum kiln_rc eval_ceilings_of(const struct gpu_props *props, struct stats_ceilings *out,
-                              struct kiln_err *err) KILN_NODISCARD;
+ * gpupeak_compute) for a workload whose flops may use `units` (its
+ * "math", GPU_UNIT_MASK bits; gpupeak_for_units). On failure `out` holds
+ * no ceilings (no floor). */
+enum kiln_rc eval_ceilings_of(const struct gpu_props *props, unsigned units,
+                              struct stats_ceilings *out, struct kiln_err *err) KILN_NODISCARD;
 
 /* Both: the ceilings of GPU `gpu`, probed. */
-enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, struct stats_ceilings *out,
-                                  struct kiln_err *err) KILN_NODISCARD;
+enum kiln_rc eval_device_ceilings(const char *harness_cuda, int gpu, unsigned units,
+                                  struct stats_ceilings *out, struct kiln_err *err) KILN_NODISCARD;
 
 /* The harness program next to the running kiln binary (or $KILN_HARNESS_DIR). */
 enum kiln_rc eval_harness_path(enum kiln_backend b, char *out, size_t cap,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "gpupeak.h"
 #include "fsutil.h"
 #include "npy.h"
 #include "sbexec.h"
@@ -307,6 +308,11 @@ static enum kiln_rc check_tensors(const struct workload *wl, const struct wl_sha
             struct compare_tol tol = workload_tolerance(wl, s->arg);
             char w[200] = "";
             unsigned bits = compare_weak_reference(&m.t, &tol, w, sizeof(w));
+            /* Declared math: the tolerance must refuse the precision below it. */
+            const char *lower = NULL;
+            int lbits = wl->math_declared ? gpu_unit_guard_bits(wl->math, &lower) : 0;
+            if (!bits && lbits)
+                bits = compare_low_precision_passes(&m.t, &tol, lbits, lower, w, sizeof(w));
             if (bits && !*weak)
                 snprintf(why, why_len, "%s: %s", a->name, w);
             *weak |= bits;

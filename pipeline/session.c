@@ -339,7 +339,7 @@ static bool probe_local(struct eval_session *s, struct device_limits *lim)
         return false;
     }
     kiln_err_clear(&perr);
-    if (eval_ceilings_of(&props, &s->ceilings, &perr) != KILN_OK)
+    if (eval_ceilings_of(&props, s->wl->math, &s->ceilings, &perr) != KILN_OK)
         plog_printf(s->opts.log, "kiln: warning: no physics floor for GPU %d: %s\n", s->opts.gpu,
                     perr.msg);
     s->probed_ceilings = true;
@@ -547,7 +547,8 @@ static enum kiln_rc run_on_mode(struct eval_session *s, const struct input_sets 
         if (!s->probed_ceilings) {
             struct kiln_err perr;
             kiln_err_clear(&perr);
-            if (eval_device_ceilings(s->harness, s->opts.gpu, &s->ceilings, &perr) != KILN_OK)
+            if (eval_device_ceilings(s->harness, s->opts.gpu, s->wl->math, &s->ceilings, &perr) !=
+                KILN_OK)
                 plog_printf(s->opts.log, "kiln: warning: no physics floor for GPU %d: %s%s\n",
                             s->opts.gpu, perr.msg,
                             s->opts.runner ? " (the node's GPU gives it, when the node reports one)"

@@ -125,6 +125,10 @@ static void print_table(const struct eval_outcome *o, const char *title,
             printf("      %s\n", text_escape_control(esc, sizeof(esc), c->detail));
     }
     json_decref(rows);
+    if (v->ncases && v->floor_unit[0])
+        printf("  %% SOL: the median against the physics floor, the %s peak or DRAM bandwidth "
+               "(whichever bounds the case)\n",
+               verdict_floor_label(v));
     char sum[sizeof(v->summary) * 4];
     /* The compiler's messages are printed once, whole, under the table. */
     bool diag_below = v->status == VERDICT_COMPILE_ERROR && !strcmp(o->stage, "compile") &&

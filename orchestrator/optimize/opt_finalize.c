@@ -180,15 +180,21 @@ static json_t *passed_over_json(const struct opt_run *r, const struct rank_pick 
     return a;
 }
 
+/* The unit whose peak fraction_of_floor was measured against, or null. */
+static json_t *floor_unit_json(const struct verdict *v)
+{
+    return v->floor_unit[0] ? json_string(v->floor_unit) : json_null();
+}
+
 /* summary.json's best when no candidate beat the starting kernel: the
  * starting kernel itself (best.cu|c is its source). */
 static json_t *start_best_json(const struct verdict *start, const char *why)
 {
-    return json_pack("{s:s, s:o, s:f, s:o, s:o, s:n, s:s, s:s}", "candidate", "start", "geomean_ms",
-                     ratio_or_null(start->score_ms), "speedup_vs_reference", 1.0,
+    return json_pack("{s:s, s:o, s:f, s:o, s:o, s:o, s:n, s:s, s:s}", "candidate", "start",
+                     "geomean_ms", ratio_or_null(start->score_ms), "speedup_vs_reference", 1.0,
                      "speedup_vs_baseline", ratio_or_null(start->speedup_vendor),
-                     "fraction_of_floor", ratio_or_null(start->sol), "held_out", "summary", why,
-                     "why", why);
+                     "fraction_of_floor", ratio_or_null(start->sol), "floor_unit",
+                     floor_unit_json(start), "held_out", "summary", why, "why", why);
 }
 
 /* Without --keep-inputs: the generated inputs and references go once the
@@ -370,11 +376,11 @@ static json_t *best_candidate_json(const struct opt_run *r, int top)
     if (top < 0)
         return json_null();
     const struct verdict *v = &r->verdicts[top];
-    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s}", "candidate", r->hist[top].id,
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:s}", "candidate", r->hist[top].id,
                      "geomean_ms", ratio_or_null(v->score_ms), "speedup_vs_reference",
                      ratio_or_null(v->speedup_ref), "speedup_vs_baseline",
                      ratio_or_null(v->speedup_vendor), "fraction_of_floor", ratio_or_null(v->sol),
-                     "held_out", "pass", "summary", v->summary);
+                     "floor_unit", floor_unit_json(v), "held_out", "pass", "summary", v->summary);
 }
 
 /* best.cu|c: the result's source, the winner's configuration pinned (the

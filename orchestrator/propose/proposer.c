@@ -173,6 +173,25 @@ static size_t tune_planned(const struct proposer *p)
 static const struct proposer_ops tune_ops = {"tune",       tune_propose, tune_feedback,
                                              tune_destroy, true,         tune_planned};
 
+/* An empty search space: the defaults' own failure says why, e.g. "the
+ * kernel needs sm_80 or newer" on a GPU below it. */
+static void defaults_say_why(const struct tune_proposer *t, struct kiln_err *err)
+{
+    int64_t values[CAND_MAX_TUNABLES];
+    struct kiln_err why;
+    kiln_err_clear(&why);
+    for (size_t d = 0; d < t->cand->ntunables; d++)
+        values[d] = t->cand->tunables[d].def;
+    if (err->rc == KILN_E_REJECTED &&
+        candidate_check_config(t->cand, values, &t->limits, &why) != KILN_OK) {
+        char msg[KILN_ERR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        kiln_err_clear(err);
+        (void)kiln_fail(err, KILN_E_REJECTED, "%.300s; its defaults: %.400s", msg, why.msg);
+    }
+    kiln_err_prefix(err, "the starting kernel");
+}
+
 enum kiln_rc proposer_new_tune(const char *start_source, size_t len, const struct workload *wl,
                                const struct device_limits *limits, enum kiln_backend backend,
                                uint64_t seed, size_t budget, struct proposer **out,
@@ -209,7 +228,7 @@ enum kiln_rc proposer_new_tune(const char *start_source, size_t len, const struc
         if (!t->src)
             rc = kiln_fail(err, KILN_E_NOMEM, "tune proposer");
         else
-            kiln_err_prefix(err, "the starting kernel");
+            defaults_say_why(t, err);
         tune_destroy(&t->base);
         return rc;
     }

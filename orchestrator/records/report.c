@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "gpupeak.h"
 #include "report_impl.h"
 #include "runrec.h"
 
@@ -52,6 +53,14 @@ static void td_ms(struct strbuf *sb, double ms)
     if (ms > 0)
         rpt_ms(t, sizeof(t), ms);
     strbuf_printf(sb, "<td class=\"num\">%s</td>", t);
+}
+
+/* "FP32 SIMT" for a verdict whose floor_unit is "fp32_simt"; NULL when it
+ * names none (the cpu backend, a record written before the field). */
+static const char *floor_label(const json_t *verdict)
+{
+    enum gpu_unit u;
+    return gpu_unit_parse(rpt_str(verdict, "floor_unit"), &u) ? gpu_unit_label(u) : NULL;
 }
 
 /* The roofline floor's fraction (verdict "sol" / summary fraction_of_floor). */
@@ -121,12 +130,20 @@ static void ranking(struct strbuf *sb, const struct report_run *r)
 {
     const json_t *rank = json_object_get(r->summary, "ranking");
     size_t n = json_array_size(rank);
+    const json_t *first = json_array_get(rank, 0);
+    const char *unit = first ? floor_label(rpt_verdict(r, rpt_str(first, "candidate"))) : NULL;
+    strbuf_puts(sb, "<section id=\"ranking\"><h2>Ranking</h2>\n<p class=\"note\">Passes first by "
+                    "geomean over the performance cases (ties within noise keep the earlier "
+                    "candidate first, and their place reads 2=), then the candidates that "
+                    "failed, with why. Roofline: the "
+                    "physics floor's fraction of the median (100% = at the floor)");
+    if (unit)
+        strbuf_printf(sb,
+                      "; the floor is the %s peak or the DRAM bandwidth, whichever bounds "
+                      "the case",
+                      unit);
     strbuf_puts(sb,
-                "<section id=\"ranking\"><h2>Ranking</h2>\n<p class=\"note\">Passes first by "
-                "geomean over the performance cases (ties within noise keep the earlier "
-                "candidate first, and their place reads 2=), then the candidates that failed, "
-                "with why. Roofline: the "
-                "physics floor's fraction of the median (100% = at the floor).</p>\n"
+                ".</p>\n"
                 "<table><colgroup><col style=\"width:4.5em\"><col style=\"width:12em\">"
                 "<col style=\"width:10em\"><col style=\"width:7em\"><col style=\"width:5.5em\">"
                 "<col style=\"width:5.5em\"><col style=\"width:5.5em\"><col style=\"width:8.5em\">"
@@ -297,7 +314,10 @@ static void best_section(struct strbuf *sb, const struct report_run *r)
         snprintf(t, sizeof(t), "none (no baseline time for every case)");
     kv_row(sb, "speedup vs vendor", t, 64);
     double f = rpt_num(best, "fraction_of_floor");
-    if (f > 0)
+    const char *unit = floor_label(v);
+    if (f > 0 && unit)
+        snprintf(t, sizeof(t), "%.0f%% of the physics floor's speed (%s peak)", f * 100, unit);
+    else if (f > 0)
         snprintf(t, sizeof(t), "%.0f%% of the physics floor's speed", f * 100);
     else
         snprintf(t, sizeof(t), "no floor (no device peak rates, e.g. the cpu backend)");

@@ -145,6 +145,19 @@ static void requires_read_the_device(void **state)
     assert_int_equal(candidate_check_config(c, big, &a100, &e), KILN_OK);
     assert_int_equal(candidate_check_config(c, big, &t4, &e), KILN_E_REJECTED);
     candidate_free(c);
+    /* An architecture floor (gemm_bf16's bf16 mma.sync) is said as one. */
+    const char *floor = "// kiln: tunable T {1, 2} = 1\n"
+                        "// kiln: require DEVICE_CC >= 80\n"
+                        "// kiln: launch saxpy grid(1) block(32) args(n, a, x, y, out)\n";
+    assert_int_equal(candidate_parse(floor, strlen(floor), KILN_BACKEND_CUDA, &c, &e), KILN_OK);
+    const int64_t one[] = {1};
+    kiln_err_clear(&e);
+    assert_int_equal(candidate_check_config(c, one, &a100, &e), KILN_OK);
+    assert_int_equal(candidate_check_config(c, one, &t4, &e), KILN_E_REJECTED);
+    assert_non_null(strstr(e.msg, "DEVICE_CC >= 80 is 75 >= 80"));
+    assert_non_null(strstr(e.msg, "; the kernel needs sm_80 or newer"));
+    kiln_err_clear(&e);
+    candidate_free(c);
     /* A tunable may not take a DEVICE_ name, and a require may not name an
      * unknown one. */
     const char *bad[] = {"// kiln: tunable DEVICE_X {1, 2} = 1\n",

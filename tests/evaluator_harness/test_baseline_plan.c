@@ -108,6 +108,15 @@ static void sgemm_round_trip(void **state)
     assert_string_equal(text, again);
     free(text);
     free(again);
+    harness_plan_free(&b);
+    /* cublaslt_bf16 plans carry the same m, n, k per case. */
+    a.baseline = HBL_CUBLASLT_BF16;
+    text = write_ok(&a);
+    assert_non_null(strstr(text, "\"baseline\":\"cublaslt_bf16\""));
+    assert_int_equal(harness_plan_parse(text, strlen(text), &b, &err), KILN_OK);
+    assert_int_equal(b.baseline, HBL_CUBLASLT_BF16);
+    assert_int_equal(b.cases[1].baseline[2], 2053);
+    free(text);
     harness_plan_free(&a);
     harness_plan_free(&b);
 }
@@ -126,6 +135,12 @@ static void buffer_bytes(void **state)
     assert_true(harness_baseline_case_bytes(HBL_NONE, g) == UINT64_MAX);
     assert_string_equal(harness_baseline_name(HBL_MEMCPY), "memcpy");
     assert_string_equal(harness_baseline_name(HBL_CUBLAS_SGEMM), "cublas_sgemm");
+    /* cublaslt_bf16: the same three matrices in 2-byte bfloat16 */
+    assert_int_equal(harness_baseline_case_bytes(HBL_CUBLASLT_BF16, g), 2 * (8 + 12 + 6));
+    assert_true(harness_baseline_case_bytes(HBL_CUBLASLT_BF16, huge) == UINT64_MAX);
+    assert_string_equal(harness_baseline_name(HBL_CUBLASLT_BF16), "cublaslt_bf16");
+    assert_true(harness_baseline_is_gemm(HBL_CUBLASLT_BF16));
+    assert_false(harness_baseline_is_gemm(HBL_MEMCPY));
     assert_null(harness_baseline_name(HBL_NONE));
     assert_null(harness_baseline_name((enum harness_baseline)7));
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fixtures.h"
+#include "gpupeak.h"
 #include "workload.h"
 
 static struct workload *parse_ok(const char *text)
@@ -153,6 +154,36 @@ static void provenance(void **state)
                "\"accept_weak\": [], \"provenance\": \"model-generated\\u0000x\"", KILN_E_PARSE,
                "workload.json: not valid JSON at line 22 column 59: \\u0000 is not allowed without "
                "JSON_ALLOW_NUL");
+}
+
+/* "math": the units the flops may use; FP32 SIMT and undeclared without
+ * the key (no tolerance guard then), each listed unit a known name, once. */
+static void math_units(void **state)
+{
+    (void)state;
+    struct workload *w = parse_ok(saxpy_json);
+    assert_int_equal(w->math, GPU_UNIT_MASK(GPU_UNIT_FP32_SIMT));
+    assert_false(w->math_declared);
+    workload_free(w);
+    static char buf[8192];
+    fixture_replace(buf, sizeof(buf), "\"accept_weak\": []",
+                    "\"accept_weak\": [], \"math\": [\"bf16_tensor\", \"fp32_simt\"]");
+    w = parse_ok(buf);
+    assert_int_equal(w->math, GPU_UNIT_MASK(GPU_UNIT_BF16) | GPU_UNIT_MASK(GPU_UNIT_FP32_SIMT));
+    assert_true(w->math_declared);
+    workload_free(w);
+    mutate_bad("\"accept_weak\": []", "\"accept_weak\": [], \"math\": []", KILN_E_PARSE,
+               "workload.json: math: must list 1 to 5 units");
+    mutate_bad("\"accept_weak\": []", "\"accept_weak\": [], \"math\": \"bf16_tensor\"",
+               KILN_E_PARSE, "workload.json: math: must be an array of unit names, not a string");
+    mutate_bad("\"accept_weak\": []", "\"accept_weak\": [], \"math\": [\"bf16\"]", KILN_E_PARSE,
+               "workload.json: math[0]: \"bf16\" is not a unit (fp32_simt, tf32_tensor, "
+               "fp16_tensor, bf16_tensor, fp8_tensor)");
+    mutate_bad("\"accept_weak\": []",
+               "\"accept_weak\": [], \"math\": [\"fp8_tensor\", \"fp8_tensor\"]", KILN_E_PARSE,
+               "workload.json: math[1]: \"fp8_tensor\" listed twice");
+    mutate_bad("\"accept_weak\": []", "\"accept_weak\": [], \"math\": [1]", KILN_E_PARSE,
+               "workload.json: math[0]: must be a string, not an integer");
 }
 
 static void hostile_fields(void **state)
@@ -495,10 +526,15 @@ static void problems_beyond_the_list(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(saxpy_example),         cmocka_unit_test(backends_per_case),
-        cmocka_unit_test(hostile_fields),        cmocka_unit_test(hostile_json),
-        cmocka_unit_test(directory_loading),     cmocka_unit_test(provenance),
-        cmocka_unit_test(every_problem_at_once), cmocka_unit_test(problems_beyond_the_list),
+        cmocka_unit_test(saxpy_example),
+        cmocka_unit_test(backends_per_case),
+        cmocka_unit_test(hostile_fields),
+        cmocka_unit_test(hostile_json),
+        cmocka_unit_test(directory_loading),
+        cmocka_unit_test(provenance),
+        cmocka_unit_test(every_problem_at_once),
+        cmocka_unit_test(problems_beyond_the_list),
+        cmocka_unit_test(math_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -309,6 +309,69 @@ static void strong_reference_is_not_weak(void **state)
     assert_int_equal(compare_weak_reference(&tr, NULL, why, sizeof(why)), COMPARE_WEAK_NON_FINITE);
 }
 
+/* bfloat16 of a float whose low 16 bits are zero (exact). */
+static uint16_t bf16_exact(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    assert_int_equal(u & 0xFFFF, 0);
+    return (uint16_t)(u >> 16);
+}
+
+/* The tolerance guard against lower precision (VERDICT.md section 3), with
+ * gemm_bf16's tolerance: an fp8-accurate output (each element off by half
+ * an e4m3 ulp, 2^-5) must fail the comparison, so the guard finds the case
+ * strong; a tolerance loose enough to let it pass is flagged, and the
+ * guard's verdict agrees with compare_tensors on that very output. */
+static void low_precision_guard(void **state)
+{
+    (void)state;
+    const float vals[4] = {1.0f, -2.0f, 0.5f, 3.0f};
+    uint16_t r[4], o[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = bf16_exact(vals[i]);
+        o[i] = bf16_exact(vals[i] * (1.0f + 0x1p-5f)); /* exact in bf16 */
+    }
+    struct tensor tr = mk(DT_BFLOAT16, r, 4, 2), to = mk(DT_BFLOAT16, o, 4, 2);
+    struct compare_tol gemm = {.atol = 1e-3, .rtol = 8e-3}, loose = {.atol = 1e-3, .rtol = 5e-2};
+    struct compare_report rep;
+    struct kiln_err e = {0};
+    char why[256] = "x";
+
+    assert_int_equal(compare_low_precision_passes(&tr, &gemm, 4, "fp8 (e4m3)", why, sizeof(why)),
+                     0);
+    assert_int_equal(compare_tensors(&to, &tr, &gemm, &rep, &e), KILN_OK);
+    assert_false(rep.pass);
+    assert_int_equal(rep.mismatches, 4);
+
+    assert_int_equal(compare_low_precision_passes(&tr, &loose, 4, "fp8 (e4m3)", why, sizeof(why)),
+                     COMPARE_WEAK_LOW_PRECISION);
+    assert_non_null(strstr(why, "accurate only to fp8 (e4m3) (off by 2^-5) passes"));
+    assert_int_equal(compare_tensors(&to, &tr, &loose, &rep, &e), KILN_OK);
+    assert_true(rep.pass);
+
+    /* The rule's edge: off by exactly rtol passes (<=), off by more fails. */
+    struct compare_tol edge = {.atol = 0, .rtol = 0x1p-5};
+    assert_int_equal(compare_low_precision_passes(&tr, &edge, 4, "fp8", NULL, 0),
+                     COMPARE_WEAK_LOW_PRECISION);
+    edge.rtol = 0x1p-6;
+    assert_int_equal(compare_low_precision_passes(&tr, &edge, 4, "fp8", NULL, 0), 0);
+    /* One failing element is enough (here -2.0 against an absolute 0.04;
+     * 1.0, 0.5 and a zero pass): the cheat fails the case. */
+    r[3] = bf16_exact(0.0f);
+    struct compare_tol abs_only = {.atol = 0.04, .rtol = 0};
+    assert_int_equal(compare_low_precision_passes(&tr, &abs_only, 4, "fp8", NULL, 0), 0);
+    r[1] = bf16_exact(-1.0f);
+    assert_int_equal(compare_low_precision_passes(&tr, &abs_only, 4, "fp8", NULL, 0),
+                     COMPARE_WEAK_LOW_PRECISION);
+    /* Integers, and bits outside 2 .. 52, are not judged. */
+    int32_t ri[2] = {1, 2};
+    struct tensor ti = mk(DT_INT32, ri, 2, 4);
+    assert_int_equal(compare_low_precision_passes(&ti, &loose, 4, "fp8", NULL, 0), 0);
+    assert_int_equal(compare_low_precision_passes(&tr, &loose, 1, "x", NULL, 0), 0);
+    assert_int_equal(compare_low_precision_passes(&tr, &loose, 53, "x", NULL, 0), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +388,7 @@ int main(void)
         cmocka_unit_test(strong_reference_is_not_weak),
         cmocka_unit_test(scalar_judged_as_scalar),
         cmocka_unit_test(nd_index_in_messages),
+        cmocka_unit_test(low_precision_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

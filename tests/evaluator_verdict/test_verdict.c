@@ -167,6 +167,30 @@ static void faster_than_the_floor_is_impossible(void **state)
     near(v.sol, 0.8);
     assert_non_null(strstr(v.summary, "80% of speed of light"));
     verdict_free(&v);
+
+    /* Faster than the roofline of the workload's units (FP32 SIMT) but not
+     * than the guard (the fastest path to its precision: 3xTF32) passes,
+     * above 100% of the floor; below the guard it is impossible, and the
+     * detail names the roofline's unit. */
+    verdict_init(&v, "split");
+    snprintf(v.floor_unit, sizeof(v.floor_unit), "fp32_simt");
+    c = add(&v, "a", true, 0.5, 0.01, 5.0);
+    c->floor_ms = 1.0;
+    c->guard_ms = 0.125;
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_PASS);
+    near(v.sol, 2.0);
+    assert_non_null(strstr(v.summary, "200% of speed of light (FP32 SIMT peak)"));
+    verdict_free(&v);
+    verdict_init(&v, "cheat");
+    snprintf(v.floor_unit, sizeof(v.floor_unit), "fp32_simt");
+    c = add(&v, "a", true, 0.05, 0.001, 5.0);
+    c->floor_ms = 1.0;
+    c->guard_ms = 0.125;
+    verdict_finish(&v, NULL);
+    assert_int_equal(v.status, VERDICT_IMPOSSIBLE_TIMING);
+    assert_non_null(strstr(v.detail, "of the FP32 SIMT roofline"));
+    verdict_free(&v);
 }
 
 static void tenfold_speedup_needs_reverify(void **state)
@@ -242,6 +266,7 @@ static void json_round_trip(void **state)
     c->outputs[0].cmp.rel_l2_err = INFINITY;
     c->outputs[0].cmp.max_rel_err = 0.25;
     snprintf(c->outputs[0].cmp.reason, sizeof(c->outputs[0].cmp.reason), "2 differ \"q\"");
+    snprintf(v.floor_unit, sizeof(v.floor_unit), "bf16_tensor");
     verdict_finish(&v, NULL);
     assert_int_equal(v.status, VERDICT_WRONG_ANSWER);
 
@@ -258,6 +283,8 @@ static void json_round_trip(void **state)
     assert_true(w.score_ms == v.score_ms && w.sigma == v.sigma);
     assert_true(w.speedup_ref == v.speedup_ref && w.speedup_vendor == v.speedup_vendor);
     assert_true(w.sol == v.sol);
+    assert_string_equal(w.floor_unit, "bf16_tensor");
+    assert_string_equal(verdict_floor_label(&w), "BF16 tensor");
     const struct verdict_case *a = &v.cases[1], *b = &w.cases[1];
     assert_string_equal(b->name, "big");
     assert_int_equal(b->set, 3);
@@ -332,6 +359,8 @@ static void strict_reading(void **state)
         {"\"median\":1.0", "\"median\":\"fast\"", KILN_E_PARSE},
         {"\"mismatches\":0", "\"mismatches\":17", KILN_E_REJECTED},
         {"\"candidate\":\"c\"", "\"candidate\":\"c\",\"candidate\":\"d\"", KILN_E_PARSE},
+        {"\"floor_unit\":null", "\"floor_unit\":\"bf16\"", KILN_E_PARSE},
+        {"\"floor_unit\":null", "\"floor_unit\":3", KILN_E_PARSE},
     };
     for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
         char *at = strstr(text, muts[i].from);
@@ -342,6 +371,18 @@ static void strict_reading(void **state)
                  at + strlen(muts[i].from));
         expect_bad_verdict(buf, muts[i].rc);
     }
+    /* A verdict written before floor_unit existed still reads. */
+    char *at = strstr(text, ",\"floor_unit\":null");
+    if (!at)
+        at = strstr(text, "\"floor_unit\":null,");
+    assert_non_null(at);
+    char old[8192];
+    snprintf(old, sizeof(old), "%.*s%s", (int)(at - text), text,
+             at + strlen(",\"floor_unit\":null"));
+    struct verdict w;
+    assert_int_equal(verdict_from_json(old, strlen(old), &w, &e), KILN_OK);
+    assert_string_equal(w.floor_unit, "");
+    verdict_free(&w);
     free(text);
     expect_bad_verdict("{}", KILN_E_PARSE);
     expect_bad_verdict("", KILN_E_PARSE);

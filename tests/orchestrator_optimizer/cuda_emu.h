@@ -39,6 +39,13 @@ struct alignas(16) float4 {
 struct alignas(8) float2 {
     float x, y;
 };
+struct alignas(16) uint4 {
+    unsigned x, y, z, w;
+};
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w)
+{
+    return uint4{x, y, z, w};
+}
 static inline float4 make_float4(float x, float y, float z, float w)
 {
     return float4{x, y, z, w};
@@ -114,6 +121,10 @@ struct machine {
     std::function<void()> body;
     float xchg[1024];
     uint3 tid[1024];
+    /* Warp-collective tensor-core operations (emu_ldmatrix_x4, emu_mma_*):
+     * each lane's operands, read by the other lanes of its warp. */
+    const void *ld_row[1024];
+    uint32_t frag_a[1024][4], frag_b[1024][2];
 };
 
 inline machine &m()
@@ -308,6 +319,88 @@ static inline void emu_cp_async_wait(unsigned n)
         }
     }
     q.pending.swap(keep);
+}
+
+/* bfloat16 <-> float: the upper half of a float32, rounded to nearest
+ * (ties to even) on the way down; a NaN stays a quiet NaN. */
+static inline float emu_bf16_to_float(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+static inline uint16_t emu_bf16_rn(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu))
+        return (uint16_t)((u >> 16) | 0x0040u);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16, after the PTX ISA:
+ * lanes 8i .. 8i+7 each give the address of one 16-byte row of 8x8 matrix
+ * i; lane l receives in r[i] the elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1)
+ * of matrix i, or with .trans those of its transpose ((2(l%4), l/4) and
+ * (2(l%4)+1, l/4)), the first in the low half. A row address that is not
+ * 16-byte aligned aborts, as the hardware faults. */
+static inline void emu_ldmatrix_x4(uint32_t *r, const void *row, bool trans)
+{
+    emu::machine &mc = emu::m();
+    unsigned t = emu::linear_tid(), base = t & ~31u, l = t & 31u;
+    if ((uintptr_t)row % 16) {
+        fprintf(stderr, "cuda_emu: ldmatrix row address %p is not 16-byte aligned\n", row);
+        abort();
+    }
+    mc.ld_row[t] = row;
+    emu::yield_as(emu::AT_WARP_BARRIER);
+    for (unsigned i = 0; i < 4; i++) {
+        uint16_t e[2];
+        for (unsigned h = 0; h < 2; h++) {
+            unsigned rr = trans ? 2 * (l % 4) + h : l / 4, cc = trans ? l / 4 : 2 * (l % 4) + h;
+            memcpy(&e[h], static_cast<const char *>(mc.ld_row[base + 8 * i + rr]) + 2 * cc, 2);
+        }
+        r[i] = (uint32_t)e[0] | (uint32_t)e[1] << 16;
+    }
+    emu::yield_as(emu::AT_WARP_BARRIER); /* nobody moves on before all have read */
+}
+
+/* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 d, a, b, d after the
+ * PTX ISA's fragments (g = lane / 4, t = lane % 4; low half first): a[0]
+ * A(g, 2t..2t+1), a[1] A(g+8, 2t..), a[2] A(g, 2t+8..), a[3] A(g+8,
+ * 2t+8..); b[0] B(2t..2t+1, g), b[1] B(2t+8..2t+9, g); d[0..1] D(g,
+ * 2t..2t+1), d[2..3] D(g+8, 2t..2t+1). Sums in float, k in order. */
+static inline void emu_mma_16816_bf16(float *d, const uint32_t *a, const uint32_t *b)
+{
+    emu::machine &mc = emu::m();
+    unsigned t = emu::linear_tid(), base = t & ~31u, l = t & 31u;
+    memcpy(mc.frag_a[t], a, sizeof(mc.frag_a[t]));
+    memcpy(mc.frag_b[t], b, sizeof(mc.frag_b[t]));
+    emu::yield_as(emu::AT_WARP_BARRIER);
+    float A[16][16], B[16][8];
+    for (unsigned x = 0; x < 32; x++) {
+        unsigned g = x / 4, q = x % 4;
+        const uint32_t *fa = mc.frag_a[base + x], *fb = mc.frag_b[base + x];
+        for (unsigned h = 0; h < 2; h++) {
+            A[g][2 * q + h] = emu_bf16_to_float((uint16_t)(fa[0] >> 16 * h));
+            A[g + 8][2 * q + h] = emu_bf16_to_float((uint16_t)(fa[1] >> 16 * h));
+            A[g][2 * q + 8 + h] = emu_bf16_to_float((uint16_t)(fa[2] >> 16 * h));
+            A[g + 8][2 * q + 8 + h] = emu_bf16_to_float((uint16_t)(fa[3] >> 16 * h));
+            B[2 * q + h][g] = emu_bf16_to_float((uint16_t)(fb[0] >> 16 * h));
+            B[2 * q + 8 + h][g] = emu_bf16_to_float((uint16_t)(fb[1] >> 16 * h));
+        }
+    }
+    unsigned g = l / 4, q = l % 4;
+    for (unsigned e = 0; e < 4; e++) {
+        unsigned row = g + 8 * (e / 2), col = 2 * q + e % 2;
+        float s = d[e];
+        for (unsigned kk = 0; kk < 16; kk++)
+            s += A[row][kk] * B[kk][col];
+        d[e] = s;
+    }
+    emu::yield_as(emu::AT_WARP_BARRIER);
 }
 
 static inline void __syncthreads()

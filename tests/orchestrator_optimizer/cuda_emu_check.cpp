@@ -133,7 +133,7 @@ long long eval(const std::string &e, const vars_t &v)
 }
 
 struct launch_plan {
-    std::string kernel, grid, block, args;
+    std::string kernel, grid, block, args, smem;
 };
 
 std::vector<launch_plan> g_plans;
@@ -175,6 +175,7 @@ void read_plans(const char *path)
         p.grid = clause(" " + l, "grid");
         p.block = clause(" " + l, "block");
         p.args = clause(" " + l, "args");
+        p.smem = clause(" " + l, "smem");
         g_plans.push_back(p);
     }
     fclose(f);
@@ -325,6 +326,85 @@ void check_all()
 }
 #endif
 
+
+#if defined(WL_gemm_bf16)
+/* The launch's smem(...) bytes for the case's sizes, exactly: shared memory
+ * past them is a heap overflow AddressSanitizer reports. */
+size_t smem_bytes(const vars_t &sizes)
+{
+    vars_t v = sizes;
+    for (auto &kv : g_tunables)
+        v[kv.first] = kv.second;
+    for (auto &p : g_plans)
+        if (p.kernel == "gemm_bf16" && !p.smem.empty())
+            return (size_t)eval(p.smem, v);
+    return 0;
+}
+
+/* bf16 operands at `offset` bytes past a 16-byte boundary (2: every row
+ * start misaligned, so the kernel must gather instead of cp.async), the
+ * output poisoned with NaN (0xFFFF): an unwritten element fails. */
+void check_case(long long m_, long long n_, long long k_, int offset)
+{
+    auto alloc = [&](long long count) {
+        char *p = static_cast<char *>(aligned_alloc(16, ((size_t)count * 2 + offset + 15) / 16 * 16));
+        if (!p)
+            abort();
+        return p;
+    };
+    char *a_raw = alloc(m_ * k_), *b_raw = alloc(k_ * n_), *c_raw = alloc(m_ * n_);
+    uint16_t *A = reinterpret_cast<uint16_t *>(a_raw + offset);
+    uint16_t *B = reinterpret_cast<uint16_t *>(b_raw + offset);
+    uint16_t *C = reinterpret_cast<uint16_t *>(c_raw + offset);
+    for (long long i = 0; i < m_ * k_; i++)
+        A[i] = emu_bf16_rn(frand());
+    for (long long i = 0; i < k_ * n_; i++)
+        B[i] = emu_bf16_rn(frand() * 1.7320508f / sqrtf((float)k_));
+    for (long long i = 0; i < m_ * n_; i++)
+        C[i] = 0xFFFF;
+    std::vector<double> want(m_ * n_);
+    for (long long r = 0; r < m_; r++)
+        for (long long c = 0; c < n_; c++) {
+            double s = 0;
+            for (long long kk = 0; kk < k_; kk++)
+                s += (double)emu_bf16_to_float(A[r * k_ + kk]) * emu_bf16_to_float(B[kk * n_ + c]);
+            want[r * n_ + c] = s;
+        }
+    vars_t sizes = {{"m", m_}, {"n", n_}, {"k", k_}};
+    size_t smem = smem_bytes(sizes);
+    char *shared = static_cast<char *>(aligned_alloc(1024, (smem + 1023) / 1024 * 1024));
+    if (!shared)
+        abort();
+    emu_dynamic_smem = reinterpret_cast<float *>(shared);
+    run("gemm_bf16", "m, n, k, A, B, C", sizes, [&] { gemm_bf16(m_, n_, k_, A, B, C); });
+    std::vector<float> got(m_ * n_);
+    for (long long i = 0; i < m_ * n_; i++)
+        got[i] = emu_bf16_to_float(C[i]);
+    char what[112];
+    snprintf(what, sizeof what, "gemm_bf16 %lldx%lldx%lld%s", m_, n_, k_,
+             offset ? " misaligned" : "");
+    /* The workload's tolerance: one bf16 ulp, float32 accumulation near 0. */
+    compare(what, got.data(), want, 1e-3, 8e-3);
+    free(shared);
+    free(a_raw);
+    free(b_raw);
+    free(c_raw);
+}
+
+void check_all()
+{
+    /* Every edge: single elements, k = 1, primes, rows that are not 16-byte
+     * aligned (k or n not a multiple of 8), exact tile multiples, more k
+     * tiles than stages, decode-like skinny m, pointers 2 bytes off. */
+    const long long shapes[][3] = {{1, 1, 1},   {7, 13, 1},   {31, 17, 40}, {67, 131, 37},
+                                   {16, 200, 72}, {130, 72, 48}, {64, 64, 64}, {129, 9, 136},
+                                   {3, 264, 200}};
+    for (auto &s : shapes)
+        check_case(s[0], s[1], s[2], 0);
+    check_case(40, 72, 56, 2);
+    check_case(33, 20, 19, 2);
+}
+#endif
 
 #if defined(WL_saxpy)
 void check_case(long long n, bool misalign)

@@ -38,6 +38,9 @@ extern "C" void relu(long long batch_size, long long dim, const float *x, float 
 extern "C" void conv2d(long long n, long long c, long long h, long long w, long long k, long long r,
                        long long s, long long p, long long q, long long pad_h, long long pad_w,
                        const float *x, const float *weight, float *out);
+#elif defined(WL_gemm_bf16)
+extern "C" void gemm_bf16(long long m, long long n, long long k, const unsigned short *A,
+                          const unsigned short *B, unsigned short *C);
 #else
 #error "cuda_emu_kernels.h: no known -DWL_<workload>"
 #endif

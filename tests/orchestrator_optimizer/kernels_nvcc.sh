@@ -1,6 +1,7 @@
 #!/bin/bash
 # kernels_nvcc.sh TUNE_CONFIGS SOURCE_DIR: compiles each built-in workload's
-# kernel.cu with nvcc for sm_90, the way pipeline/compile.c does (-cubin -O3,
+# kernel.cu with nvcc for sm_90 (as sm_90a, which kiln compiles an sm_90 GPU
+# for: base/gpuarch.h), the way pipeline/compile.c does (-cubin -O3,
 # one -DNAME=V per tunable), for the configurations the tuner may pick: a
 # seeded sample of 6 per workload (the defaults first, then more until every
 # value of every tunable is in), or all of them with
@@ -30,7 +31,7 @@ for dir in "$src"/workloads/*/ "$src"/workloads/kernelbench/*/; do
         defs=()
         for kv in $cfg; do defs+=("-D$kv"); done
         total=$((total + 1))
-        if ! "$nvcc" -cubin -arch=sm_90 -O3 -Xptxas -v -o "$tmp/k.cubin" "$dir/kernel.cu" \
+        if ! "$nvcc" -cubin -arch=sm_90a -O3 -Xptxas -v -o "$tmp/k.cubin" "$dir/kernel.cu" \
             "${defs[@]}" >"$tmp/log" 2>&1; then
             echo "FAIL $wl $cfg:"
             head -20 "$tmp/log"

@@ -134,6 +134,37 @@ static void html_is_self_contained_and_escaped(void **state)
     json_decref(s);
 }
 
+/* The unit the floor was measured against (issue 36), from the best's
+ * verdict.json floor_unit: named beside the roofline figure and in the
+ * ranking's note; a verdict without one (cpu, older runs) names none. */
+static void html_names_the_floor_unit(void **state)
+{
+    (void)state;
+    json_t *s = summary();
+    json_t *v = parse("{\"002\":{\"config\":{},\"sol\":0.5,\"floor_unit\":\"bf16_tensor\","
+                      "\"cases\":[]}}");
+    json_t *h = parse("[{\"geomean_ms\":1.0,\"status\":\"pass\"}]");
+    json_t *run = parse("{\"command\":[\"optimize\",\"gemm_bf16\"]}");
+    struct report_run r = {s, h, run, NULL, v, "x"};
+    char *html = NULL;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    assert_int_equal(report_html(&r, &html, &e), KILN_OK);
+    assert_non_null(strstr(html, "50% of the physics floor&#39;s speed (BF16 tensor peak)"));
+    assert_non_null(strstr(html, "the floor is the BF16 tensor peak or the DRAM bandwidth"));
+    free(html);
+    json_decref(v);
+    v = verdicts();
+    r.verdicts = v;
+    assert_int_equal(report_html(&r, &html, &e), KILN_OK);
+    assert_null(strstr(html, " peak"));
+    free(html);
+    json_decref(run);
+    json_decref(h);
+    json_decref(v);
+    json_decref(s);
+}
+
 /* Given data (opt_given.h) is flagged on the page, its path escaped. */
 static void html_warns_about_given_data(void **state)
 {
@@ -323,6 +354,7 @@ int main(void)
         cmocka_unit_test(heatmap_marks_speedups_and_failures),
         cmocka_unit_test(heatmap_cuts_long_labels),
         cmocka_unit_test(html_is_self_contained_and_escaped),
+        cmocka_unit_test(html_names_the_floor_unit),
         cmocka_unit_test(html_warns_about_given_data),
         cmocka_unit_test(progress_marks_the_result_not_the_fastest),
         cmocka_unit_test(progress_marks_the_start_when_kept),

@@ -79,6 +79,29 @@ def oracle_sgemm(t, z):
              for j in range(z["n"])] for i in range(z["m"])]
 
 
+def bf16_float(u16):
+    """bfloat16 bits (uint16 or the .npy's 2-byte void) as float64."""
+    u = np.asarray(u16).view(np.uint16).astype(np.uint32) << 16
+    return u.view(np.float32).astype(np.float64)
+
+
+def oracle_gemm_bf16(t, z):
+    """The exact sums (bf16 products and these short sums are exact in
+    float64), rounded once to bfloat16 by hand: nearest, ties to even. The
+    result is bfloat16 values as float64, compared bit for bit."""
+    a, b = bf16_float(t["A"]), bf16_float(t["B"])
+    out = []
+    for i in range(z["m"]):
+        for j in range(z["n"]):
+            s = math.fsum(a[i, p] * b[p, j] for p in range(z["k"]))
+            if s == 0.0:
+                out.append(0.0)
+                continue
+            e = math.frexp(abs(s))[1] - 8  # 8 significand bits: ulp 2^e
+            out.append(math.ldexp(round(math.ldexp(s, -e)), e))  # round(): ties to even
+    return [out[i * z["n"]:(i + 1) * z["n"]] for i in range(z["m"])]
+
+
 def oracle_transpose(t, z):
     x = t["x"]
     return [[x[r, c] for r in range(z["rows"])] for c in range(z["cols"])]
@@ -136,6 +159,8 @@ CHECKS = [
     ("saxpy", "out", oracle_saxpy, [dict(n=1), dict(n=200)]),
     ("reduce_sum", "out", oracle_reduce_sum, [dict(n=1), dict(n=301)]),
     ("sgemm", "C", oracle_sgemm, [dict(m=1, n=1, k=1), dict(m=13, n=7, k=11), dict(m=70, n=3, k=5)]),
+    ("gemm_bf16", "C", oracle_gemm_bf16, [dict(m=1, n=1, k=1), dict(m=13, n=7, k=11),
+                                          dict(m=70, n=3, k=5), dict(m=3, n=9, k=300)]),
     ("transpose", "out", oracle_transpose, [dict(rows=1, cols=1), dict(rows=37, cols=5),
                                             dict(rows=3, cols=70), dict(rows=9, cols=13)]),
     ("softmax_rows", "out", oracle_softmax_rows, [dict(rows=1, cols=1), dict(rows=33, cols=7),
@@ -179,10 +204,12 @@ def main():
                 for seed in SEEDS:
                     t = run(workload, sizes, seed, tmp)
                     want = np.asarray(oracle(t, sizes), dtype=np.float64)
-                    got = t[name].astype(np.float64)
+                    got = (bf16_float(t[name]) if workload == "gemm_bf16" else
+                           t[name].astype(np.float64))
                     # Both are float64 math rounded to float32: equal but for
                     # summation order, far inside any workload's tolerance.
-                    exact = workload == "transpose"
+                    # gemm_bf16's sums are exact, its one rounding the same.
+                    exact = workload in ("transpose", "gemm_bf16")
                     ok = (got.shape == want.reshape(got.shape).shape and
                           (np.array_equal(got, want.reshape(got.shape)) if exact else
                            np.allclose(got, want.reshape(got.shape), rtol=1e-6, atol=1e-6)))

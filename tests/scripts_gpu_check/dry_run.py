@@ -146,6 +146,31 @@ def gpu_parsers(top):
         f.write(json.dumps(dict(row, wall_s=250.0)) + "\n")
     check(not g.optimize_parse("sgemm")(ctx, {})[1], "a run over 240 s misses the goal")
 
+    # issue 36: gemm_bf16 against cuBLASLt, and the unit a run's floor names
+    os.makedirs(ctx.path("optimize-gemm_bf16", "gemm_bf16", "run-001"))
+    row = {"workload": "gemm_bf16", "vs_start": 3.0, "vs_vendor": 0.72, "floor": 0.5,
+           "config": {}, "wall_s": 180.0}
+    with open(ctx.path("optimize-gemm_bf16", "rows.jsonl"), "w") as f:
+        f.write(json.dumps(row) + "\n")
+    fig, met, _ = g.optimize_parse("gemm_bf16")(ctx, {})
+    check(fig == "3.00x start, 0.72x cuBLASLt, 50% floor, 180 s" and met, "gemm_bf16: " + fig)
+    with open(ctx.path("optimize-gemm_bf16", "rows.jsonl"), "a") as f:
+        f.write(json.dumps(dict(row, vs_vendor=0.65)) + "\n")
+    check(not g.optimize_parse("gemm_bf16")(ctx, {})[1], "0.65x cuBLASLt misses >= 0.7x")
+    unit = g.floor_unit_parse(("fp32_simt", "FP32 SIMT"))
+    fig, met, _ = unit(ctx, rec_with("$ bash -c ...\n(budget 5 s)\nfp32_simt\nFP32 SIMT peak\n"))
+    check(met and "floor_unit fp32_simt" in fig, "sgemm's floor unit: " + fig)
+    fig, met, _ = unit(ctx, rec_with("$ bash -c ...\n(budget 5 s)\ntf32_tensor\n"))
+    check(not met, "a TF32 floor misses the goal: " + fig)
+    text = ("1: cuBLASLt bf16: 4096^3 0.2000 ms = 687.2 TFLOP/s; 4099x3001x2053 ...\n"
+           "1/2 Test #27: test_baseline_cuda ...............   Passed   21.00 sec\n"
+           "2/2 Test #21: adversarial_lowprec_cuda .........   Passed   90.00 sec\n"
+           "100% tests passed, 0 tests failed out of 2\n")
+    fig, met, _ = g.ctest_tensor_parse(ctx, rec_with(text))
+    check(met and fig.endswith("; cuBLASLt bf16 4096^3 687.2 TFLOP/s"), "ctest-tensor: " + fig)
+    text = text.replace("90.00 sec", "").replace("   Passed   \n", "***Skipped\n")
+    check(not g.ctest_tensor_parse(ctx, rec_with(text))[1], "a skipped tensor test misses the goal")
+
     # a run cut before bench/optimize wrote its row (transpose on the H200,
     # a30ac2b): the figure and the log say how far it got, from its files
     run = ctx.path("optimize-transpose", "transpose", "run-001")
