@@ -51,7 +51,14 @@ enum wl_arg_kind { WL_ARG_TENSOR, WL_ARG_SCALAR };
 enum wl_role { WL_ROLE_IN, WL_ROLE_OUT, WL_ROLE_INOUT };
 enum wl_scalar_type { WL_SCALAR_INT32, WL_SCALAR_INT64, WL_SCALAR_FLOAT32, WL_SCALAR_FLOAT64 };
 enum wl_case_kind { WL_CASE_CORRECTNESS, WL_CASE_PERFORMANCE, WL_CASE_HELD_OUT };
-enum wl_baseline_kind { WL_BASELINE_NONE, WL_BASELINE_CUBLAS_SGEMM, WL_BASELINE_MEMCPY };
+/* TORCH: the problem's torch Model of a workload `kiln import kernelbench`
+ * wrote, eager and compiled (pipeline/torch_baseline.h). */
+enum wl_baseline_kind {
+    WL_BASELINE_NONE,
+    WL_BASELINE_CUBLAS_SGEMM,
+    WL_BASELINE_MEMCPY,
+    WL_BASELINE_TORCH
+};
 /* Who wrote the workload: a person (no "provenance" key), or a model
  * ("provenance": "model-generated"), whose reference is then no independent
  * oracle: the same model may write the kernels it judges. */

@@ -894,7 +894,10 @@ static void json_tail(struct strbuf *b, const struct kb_probe *pr, const struct 
                   cost.oom || cost.len > 250 ? "0" : cost.data);
     strbuf_free(&cost);
     json_string(b, o->flops ? o->flops : "0");
-    strbuf_printf(b, "},\n  \"backends\": [\"cuda\"]\n}\n");
+    strbuf_printf(b, "},\n  \"backends\": [\"cuda\"]");
+    /* KernelBench's baselines, the problem's Model in torch eager and
+     * compiled (pipeline/torch_baseline.h), as the vendor columns. */
+    strbuf_printf(b, ",\n  \"baseline\": {\"kind\": \"torch\"}\n}\n");
 }
 
 /* The workload's folder, new, with its files (a kernel.cu when given). */

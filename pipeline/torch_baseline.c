@@ -1,0 +1,189 @@
+/*
+ * torch_baseline.c - the torch baseline (torch_baseline.h): hx_torch.py in
+ * a sandbox, once per mode, its documents judged like the harness's.
+ */
+#include "torch_baseline.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "hstatus.h"
+#include "inputs.h"
+#include "sbexec.h"
+#include "timings.h"
+
+#include "hx_torch_py.h" /* hx_torch_py[]: harness/hx_torch.py, embedded at build */
+
+/* The two columns, in the order they run. */
+enum torch_mode { TORCH_EAGER, TORCH_COMPILE };
+
+static const char *mode_name(enum torch_mode m)
+{
+    return m == TORCH_COMPILE ? "compile" : "eager";
+}
+
+/* The cpu harness's flush (hx_cpu.c): twice the last-level cache, 32 MiB
+ * when unknown, at most 512 MiB. */
+static long long cpu_flush_bytes(void)
+{
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    long long llc = l3 > 0 ? l3 : l2 > 0 ? l2 : 16ll << 20;
+    return 2 * llc > (512ll << 20) ? 512ll << 20 : 2 * llc;
+}
+
+/* {"name", "sizes": {...}, "seeds": [...]} for every performance case of
+ * the backend among the sets, in set order; NULL on ENOMEM. */
+static json_t *plan_cases(const struct eval_baseline_request *req)
+{
+    const struct workload *wl = req->wl;
+    json_t *cases = json_array();
+    const struct wl_case *prev = NULL;
+    json_t *seeds = NULL;
+    for (size_t i = 0; cases && req->sets && i < req->sets->n; i++) {
+        const struct input_set *s = &req->sets->sets[i];
+        if (s->wcase->kind != WL_CASE_PERFORMANCE || !(s->wcase->backends & req->backend))
+            continue;
+        if (s->wcase != prev) {
+            json_t *sizes = json_object();
+            for (size_t k = 0; sizes && k < wl->nsizes; k++)
+                json_object_set_new(sizes, wl->size_names[k], json_integer(s->wcase->sizes[k]));
+            seeds = json_array();
+            if (json_array_append_new(cases, json_pack("{s:s, s:o, s:o}", "name", s->wcase->name,
+                                                       "sizes", sizes ? sizes : json_null(),
+                                                       "seeds", seeds ? seeds : json_null())) != 0) {
+                json_decref(cases);
+                return NULL;
+            }
+            prev = s->wcase;
+        }
+        if (!seeds || json_array_append_new(seeds, json_integer((json_int_t)s->seed)) != 0) {
+            json_decref(cases);
+            return NULL;
+        }
+    }
+    return cases;
+}
+
+/* dir/plan.json for one mode. */
+static enum kiln_rc write_plan(const struct eval_baseline_request *req, enum torch_mode mode,
+                               json_t *cases, const char *path, struct kiln_err *err)
+{
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    json_t *doc = json_pack(
+        "{s:i, s:s, s:s, s:i, s:i, s:b, s:I, s:s, s:O}", "kiln_torch_plan", 1, "device",
+        cuda ? "cuda" : "cpu", "mode", mode_name(mode), "warmups",
+        req->warmups == EVAL_NO_WARMUPS ? 0 : eval_warmups_resolved(req->warmups), "iterations",
+        eval_iterations_resolved(req->iterations), "l2_flush", !req->hot, "flush_bytes",
+        (json_int_t)(cuda ? 0 : cpu_flush_bytes()), "script", "/in/inputs.py", "cases", cases);
+    char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    if (!text)
+        return kiln_fail(err, KILN_E_NOMEM, "the torch baseline's plan");
+    enum kiln_rc rc = fs_write_atomic(path, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
+/* One mode in its sandbox: torch-gpu on the cuda backend, script on the cpu. */
+static enum kiln_rc run_mode(const struct eval_baseline_request *req, enum torch_mode mode,
+                             const char *plan, struct eval_baseline *b, struct kiln_err *err)
+{
+    char script[PATH_MAX], inputs[PATH_MAX], out_dir[PATH_MAX], what[64];
+    snprintf(script, sizeof(script), "%s/hx_torch.py", req->work_dir);
+    snprintf(inputs, sizeof(inputs), "%s/inputs.py", req->work_dir);
+    snprintf(out_dir, sizeof(out_dir), "%s/%s", req->work_dir, mode_name(mode));
+    snprintf(what, sizeof(what), "the torch baseline (%s)", mode_name(mode));
+    enum kiln_rc rc = fs_remove_tree(out_dir, err);
+    if (rc != KILN_OK)
+        return rc;
+    const char *patterns[] = {"timings.json", "status.json", "log.txt"};
+    struct tar_rules rules = {.patterns = patterns,
+                              .n_patterns = 3,
+                              .max_file_bytes = TIMINGS_MAX_BYTES,
+                              .max_total_bytes = 3u * TIMINGS_MAX_BYTES,
+                              .max_files = 3};
+    struct sandbox_input in[] = {
+        {script, "hx_torch.py"}, {plan, "plan.json"}, {inputs, "inputs.py"}};
+    char *argv[] = {"python3", "/in/hx_torch.py", "/in/plan.json", "/out", NULL};
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    struct sbexec_step step = {.runner = req->runner, .what = what, .rules = &rules,
+                               .out_dir = out_dir};
+    step.spec.policy = cuda ? "torch-gpu" : "script";
+    step.spec.image = cuda ? "torch-gpu" : "script";
+    step.spec.inputs = in;
+    step.spec.n_inputs = 3;
+    step.gpu = cuda ? req->gpu : -1;
+    step.spec.argv = argv;
+    step.spec.stdin_fd = -1;
+    step.spec.limits.timeout_ms = req->run_timeout_ms;
+    step.spec.limits.out_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
+    step.spec.limits.tar_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
+    step.spec.limits.fsize_bytes = TIMINGS_MAX_BYTES + (1 << 20);
+    struct eval_medians *m = mode == TORCH_COMPILE ? &b->compile : &b->medians;
+    char *detail = mode == TORCH_COMPILE ? b->compile_detail : b->detail;
+    return eval_baseline_sandboxed(&step, what, m, detail,
+                                   mode == TORCH_COMPILE ? sizeof(b->compile_detail)
+                                                         : sizeof(b->detail),
+                                   &b->t_run, err);
+}
+
+/* hx_torch.py and the workload's inputs.py into the scratch directory. */
+static enum kiln_rc write_scripts(const struct eval_baseline_request *req, struct kiln_err *err)
+{
+    char path[PATH_MAX];
+    const struct wl_file_data *f = &req->wl->files[WL_FILE_INPUTS];
+    enum kiln_rc rc = fs_mkdirs(req->work_dir, err);
+    snprintf(path, sizeof(path), "%s/hx_torch.py", req->work_dir);
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(path, hx_torch_py, sizeof(hx_torch_py), err);
+    snprintf(path, sizeof(path), "%s/inputs.py", req->work_dir);
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(path, f->data ? f->data : "", f->data ? f->len : 0, err);
+    return rc;
+}
+
+static void settle(enum eval_baseline_state *state, const struct eval_medians *m, char *detail,
+                   size_t cap, const char *what)
+{
+    *state = m->n > 0 ? EVAL_BASELINE_OK : EVAL_BASELINE_UNAVAILABLE;
+    if (*state != EVAL_BASELINE_OK && !detail[0])
+        snprintf(detail, cap, "%s reported no case", what);
+}
+
+enum kiln_rc torch_baseline_run(const struct eval_baseline_request *req, struct eval_baseline *out,
+                                struct kiln_err *err)
+{
+    out->state = out->compile_state = EVAL_BASELINE_UNAVAILABLE;
+    json_t *cases = plan_cases(req);
+    if (!cases)
+        return kiln_fail(err, KILN_E_NOMEM, "the torch baseline's cases");
+    if (json_array_size(cases) == 0 || !req->wl->files[WL_FILE_INPUTS].present) {
+        snprintf(out->detail, sizeof(out->detail), "torch baseline unavailable: %s",
+                 json_array_size(cases) ? "the workload has no inputs.py"
+                                        : "no performance case on this backend");
+        snprintf(out->compile_detail, sizeof(out->compile_detail), "%s", out->detail);
+        json_decref(cases);
+        return KILN_OK;
+    }
+    enum kiln_rc rc = write_scripts(req, err);
+    for (int m = TORCH_EAGER; rc == KILN_OK && m <= TORCH_COMPILE; m++) {
+        char plan[PATH_MAX];
+        snprintf(plan, sizeof(plan), "%s/plan-%s.json", req->work_dir,
+                 mode_name((enum torch_mode)m));
+        rc = write_plan(req, (enum torch_mode)m, cases, plan, err);
+        if (rc == KILN_OK)
+            rc = run_mode(req, (enum torch_mode)m, plan, out, err);
+    }
+    json_decref(cases);
+    if (rc != KILN_OK)
+        return rc;
+    settle(&out->state, &out->medians, out->detail, sizeof(out->detail), "torch eager");
+    settle(&out->compile_state, &out->compile, out->compile_detail, sizeof(out->compile_detail),
+           "torch.compile");
+    return KILN_OK;
+}
