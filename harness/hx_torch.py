@@ -14,6 +14,12 @@
 #    "warmups": W, "iterations": N, "l2_flush": true, "flush_bytes": B,
 #    "script": "/in/inputs.py",
 #    "cases": [{"name": "kb", "sizes": {...}, "seeds": [s0, s1, s2]}]}
+# Or, for a level's eager times at the problems' own sizes (kiln bench
+# kernelbench --baseline-only), "problems": [{"name": "p0", "file":
+# "/in/problems/1_Square_matrix_multiplication_.py"}, ...] instead of
+# script and cases, and "deadline_s": no problem starts after it. Each file
+# runs as KernelBench runs it (module constants as written, seed 0), its
+# tensors made on the device; one set per problem.
 # `script` is the workload's inputs.py as `kiln import kernelbench` writes
 # it: its definitions (imports, functions, UPPER_CASE tables) give
 # load_problem(case), which runs the problem with the case's constants. Each
@@ -118,7 +124,8 @@ class Device:
             if plan["l2_flush"]:
                 self.flush = torch.zeros(max(1, int(plan["flush_bytes"])), dtype=torch.uint8)
             self.fill = 0
-            log("cpu, torch %s, %d threads" % (torch.__version__, torch.get_num_threads()))
+            torch.set_num_threads(1)  # as the cpu harness runs a candidate: one thread
+            log("cpu, torch %s, one thread" % torch.__version__)
 
     def to(self, x):
         return x.to(self.dev) if isinstance(x, self.torch.Tensor) else x
@@ -167,6 +174,8 @@ def time_case(torch, defs, plan, dev, case, rng):
     """Times one case; returns {set: [samples]} and the warmups run."""
     ns = defs["load_problem"]({"case": case["name"], "seed": case["seeds"][0],
                                "sizes": case["sizes"]})
+    if not dev.cuda:
+        torch.set_num_threads(1)  # load_problem takes up to 8; candidates run on one
     model, sets = make_sets(torch, ns, dev, case["seeds"])
     params = list(model.parameters())
     f = model
@@ -194,6 +203,29 @@ def time_case(torch, defs, plan, dev, case, rng):
     return samples, len(warm)
 
 
+def time_problem(torch, plan, dev, path, rng):
+    """One problem file at its own sizes: {0: samples} and the warmups."""
+    ns = {"__name__": "kernelbench_problem"}
+    exec(compile(open(path, encoding="utf-8").read(), path, "exec"), ns)
+    torch.manual_seed(0)
+    if hasattr(torch, "set_default_device"):
+        torch.set_default_device(dev.dev)  # made on the device: no host copy of the inputs
+    try:
+        model = ns["Model"](*ns["get_init_inputs"]()).to(dev.dev)
+        xs = [dev.to(x) for x in ns["get_inputs"]()]
+    finally:
+        if hasattr(torch, "set_default_device"):
+            torch.set_default_device(None)
+    samples = []
+    with torch.no_grad():
+        for _ in range(plan["warmups"]):
+            dev.run(model, xs)
+        for _ in range(plan["iterations"]):
+            samples.append(dev.run(model, xs))
+    del model, xs
+    return {0: samples}, plan["warmups"]
+
+
 def unavailable(why):
     return {"kind": "unavailable", "phase": "setup", "detail": one_line(why)}
 
@@ -215,24 +247,34 @@ def main():
         try:
             dev = Device(torch, PLAN)
             doc["device"] = one_line(dev.name, 120)
-            defs = definitions(PLAN["script"])
+            defs = None if "problems" in PLAN else definitions(PLAN["script"])
         except Exception as e:  # the reason goes to status.json
             log(traceback.format_exc())
             why, dev = "torch baseline unavailable: %s: %s" % (type(e).__name__, e), None
     rng = random.SystemRandom()
-    for case in PLAN["cases"]:
+    problems = "problems" in PLAN
+    for case in PLAN["problems"] if problems else PLAN["cases"]:
+        if problems and time.monotonic() - T0 > PLAN["deadline_s"]:
+            cases.append({"case": case["name"], "status": "skipped"})
+            continue
         if dev is None:
             cases.append({"case": case["name"], "status": "failed", "failure": unavailable(why)})
             failed = True
             continue
         try:
-            samples, warm = time_case(torch, defs, PLAN, dev, case, rng)
+            if problems:
+                samples, warm = time_problem(torch, PLAN, dev, case["file"], rng)
+            else:
+                samples, warm = time_case(torch, defs, PLAN, dev, case, rng)
         except Exception as e:
             log(traceback.format_exc())
+            if dev.cuda:
+                torch.cuda.empty_cache()  # an out-of-memory problem must not sink the next
             what = "torch.compile" if PLAN["mode"] == "compile" else "torch eager"
+            where = os.path.basename(case["file"]) if problems else "case " + case["name"]
             cases.append({"case": case["name"], "status": "failed", "failure": unavailable(
-                "torch baseline unavailable: %s failed on case %s: %s: %s"
-                % (what, case["name"], type(e).__name__, e))})
+                "torch baseline unavailable: %s failed on %s: %s: %s"
+                % (what, where, type(e).__name__, e))})
             failed = True
             continue
         cases.append({"case": case["name"], "status": "ok"})

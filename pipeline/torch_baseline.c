@@ -89,7 +89,34 @@ static enum kiln_rc write_plan(const struct eval_baseline_request *req, enum tor
     return rc;
 }
 
-/* One mode in its sandbox: torch-gpu on the cuda backend, script on the cpu. */
+/* What hx_torch.py returns, and the sandbox it runs in: torch-gpu on the
+ * cuda backend, script on the cpu. */
+static const char *const OUT_FILES[] = {"timings.json", "status.json", "log.txt"};
+static const struct tar_rules OUT_RULES = {.patterns = OUT_FILES,
+                                           .n_patterns = 3,
+                                           .max_file_bytes = TIMINGS_MAX_BYTES,
+                                           .max_total_bytes = 3u * TIMINGS_MAX_BYTES,
+                                           .max_files = 3};
+
+static void torch_step(struct sbexec_step *step, struct sandbox_input *in, size_t n_in,
+                       bool cuda, int gpu, long long timeout_ms)
+{
+    static char *argv[] = {"python3", "/in/hx_torch.py", "/in/plan.json", "/out", NULL};
+    step->rules = &OUT_RULES;
+    step->spec.policy = cuda ? "torch-gpu" : "script";
+    step->spec.image = cuda ? "torch-gpu" : "script";
+    step->spec.inputs = in;
+    step->spec.n_inputs = n_in;
+    step->gpu = cuda ? gpu : -1;
+    step->spec.argv = argv;
+    step->spec.stdin_fd = -1;
+    step->spec.limits.timeout_ms = timeout_ms;
+    step->spec.limits.out_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
+    step->spec.limits.tar_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
+    step->spec.limits.fsize_bytes = TIMINGS_MAX_BYTES + (1 << 20);
+}
+
+/* One mode in its sandbox. */
 static enum kiln_rc run_mode(const struct eval_baseline_request *req, enum torch_mode mode,
                              const char *plan, struct eval_baseline *b, struct kiln_err *err)
 {
@@ -101,29 +128,10 @@ static enum kiln_rc run_mode(const struct eval_baseline_request *req, enum torch
     enum kiln_rc rc = fs_remove_tree(out_dir, err);
     if (rc != KILN_OK)
         return rc;
-    const char *patterns[] = {"timings.json", "status.json", "log.txt"};
-    struct tar_rules rules = {.patterns = patterns,
-                              .n_patterns = 3,
-                              .max_file_bytes = TIMINGS_MAX_BYTES,
-                              .max_total_bytes = 3u * TIMINGS_MAX_BYTES,
-                              .max_files = 3};
     struct sandbox_input in[] = {
         {script, "hx_torch.py"}, {plan, "plan.json"}, {inputs, "inputs.py"}};
-    char *argv[] = {"python3", "/in/hx_torch.py", "/in/plan.json", "/out", NULL};
-    bool cuda = req->backend == KILN_BACKEND_CUDA;
-    struct sbexec_step step = {.runner = req->runner, .what = what, .rules = &rules,
-                               .out_dir = out_dir};
-    step.spec.policy = cuda ? "torch-gpu" : "script";
-    step.spec.image = cuda ? "torch-gpu" : "script";
-    step.spec.inputs = in;
-    step.spec.n_inputs = 3;
-    step.gpu = cuda ? req->gpu : -1;
-    step.spec.argv = argv;
-    step.spec.stdin_fd = -1;
-    step.spec.limits.timeout_ms = req->run_timeout_ms;
-    step.spec.limits.out_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
-    step.spec.limits.tar_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
-    step.spec.limits.fsize_bytes = TIMINGS_MAX_BYTES + (1 << 20);
+    struct sbexec_step step = {.runner = req->runner, .what = what, .out_dir = out_dir};
+    torch_step(&step, in, 3, req->backend == KILN_BACKEND_CUDA, req->gpu, req->run_timeout_ms);
     struct eval_medians *m = mode == TORCH_COMPILE ? &b->compile : &b->medians;
     char *detail = mode == TORCH_COMPILE ? b->compile_detail : b->detail;
     return eval_baseline_sandboxed(&step, what, m, detail,
@@ -185,5 +193,118 @@ enum kiln_rc torch_baseline_run(const struct eval_baseline_request *req, struct 
     settle(&out->state, &out->medians, out->detail, sizeof(out->detail), "torch eager");
     settle(&out->compile_state, &out->compile, out->compile_detail, sizeof(out->compile_detail),
            "torch.compile");
+    return KILN_OK;
+}
+
+/* ---- a level's problems at their own sizes ---- */
+
+static enum kiln_rc write_problems_plan(const struct torch_problems_request *req,
+                                        const struct torch_problem_time *p, size_t n,
+                                        const char *path, struct kiln_err *err)
+{
+    bool cuda = req->backend == KILN_BACKEND_CUDA;
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++) {
+        char name[32], file[300];
+        snprintf(name, sizeof(name), "p%zu", i);
+        snprintf(file, sizeof(file), "/in/problems/%s", p[i].file);
+        json_array_append_new(list, json_pack("{s:s, s:s}", "name", name, "file", file));
+    }
+    json_t *doc = list ? json_pack("{s:i, s:s, s:s, s:i, s:i, s:b, s:I, s:f, s:o}",
+                                   "kiln_torch_plan", 1, "device", cuda ? "cuda" : "cpu", "mode",
+                                   "eager", "warmups",
+                                   req->warmups == EVAL_NO_WARMUPS
+                                       ? 0
+                                       : eval_warmups_resolved(req->warmups),
+                                   "iterations", eval_iterations_resolved(req->iterations),
+                                   "l2_flush", true, "flush_bytes",
+                                   (json_int_t)(cuda ? 0 : cpu_flush_bytes()), "deadline_s",
+                                   req->deadline_s, "problems", list)
+                       : NULL;
+    char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    if (!text)
+        return kiln_fail(err, KILN_E_NOMEM, "the torch baseline's plan");
+    enum kiln_rc rc = fs_write_atomic(path, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
+/* status.json and timings.json of the problems' sandbox into p[]. */
+static void judge_problems(const char *out_dir, struct torch_problem_time *p, size_t n,
+                           char *detail, size_t cap)
+{
+    char path[PATH_MAX], *text = NULL;
+    size_t len = 0;
+    struct kiln_err e = KILN_ERR_INIT;
+    struct hstatus st = {0};
+    struct timings tm = {0};
+    snprintf(path, sizeof(path), "%s/status.json", out_dir);
+    bool ok = fs_read_file(path, HSTATUS_MAX_BYTES, &text, &len, &e) == KILN_OK &&
+              hstatus_parse(text, len, &st, &e) == KILN_OK;
+    free(text);
+    text = NULL;
+    snprintf(path, sizeof(path), "%s/timings.json", out_dir);
+    ok = ok && fs_read_file(path, TIMINGS_MAX_BYTES, &text, &len, &e) == KILN_OK &&
+         timings_parse(text, len, &tm, &e) == KILN_OK;
+    if (!ok)
+        snprintf(detail, cap, "the torch baseline's documents: %s", e.msg);
+    for (size_t i = 0; ok && i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "p%zu", i);
+        const struct hstatus_case *c = hstatus_find(&st, name);
+        if (!c)
+            snprintf(p[i].detail, sizeof(p[i].detail), "no status reported");
+        else if (!strcmp(c->status, "skipped"))
+            snprintf(p[i].detail, sizeof(p[i].detail), "not reached in the time given");
+        else if (c->failed)
+            snprintf(p[i].detail, sizeof(p[i].detail), "%s", c->detail);
+        else if (!((p[i].ms = eval_case_median(&tm, name)) > 0))
+            snprintf(p[i].detail, sizeof(p[i].detail), "no timings reported");
+    }
+    free(text);
+    hstatus_free(&st);
+    timings_free(&tm);
+}
+
+enum kiln_rc torch_baseline_problems(const struct torch_problems_request *req,
+                                     struct torch_problem_time *p, size_t n, char *detail,
+                                     size_t cap, struct kiln_err *err)
+{
+    char script[PATH_MAX], plan[PATH_MAX], out_dir[PATH_MAX];
+    snprintf(script, sizeof(script), "%s/hx_torch.py", req->work_dir);
+    snprintf(plan, sizeof(plan), "%s/plan-problems.json", req->work_dir);
+    snprintf(out_dir, sizeof(out_dir), "%s/problems", req->work_dir);
+    detail[0] = '\0';
+    enum kiln_rc rc = fs_mkdirs(req->work_dir, err);
+    if (rc == KILN_OK)
+        rc = fs_write_atomic(script, hx_torch_py, sizeof(hx_torch_py), err);
+    if (rc == KILN_OK)
+        rc = write_problems_plan(req, p, n, plan, err);
+    if (rc == KILN_OK)
+        rc = fs_remove_tree(out_dir, err);
+    if (rc != KILN_OK)
+        return rc;
+    struct sandbox_input in[] = {
+        {script, "hx_torch.py"}, {plan, "plan.json"}, {req->dir, "problems"}};
+    struct sbexec_step step = {.what = "the torch baseline (problems)", .out_dir = out_dir};
+    torch_step(&step, in, 3, req->backend == KILN_BACKEND_CUDA, req->gpu, req->timeout_ms);
+    struct sbexec_result sr;
+    struct kiln_err e = KILN_ERR_INIT;
+    rc = sbexec_run(&step, &sr, &e);
+    if (rc == KILN_E_NOMEM) {
+        sbexec_result_free(&sr);
+        return kiln_fail(err, rc, "%s", e.msg);
+    }
+    if (rc != KILN_OK) {
+        snprintf(detail, cap, "the torch baseline could not run: %s", e.msg);
+    } else if (sr.sb.verdict != SANDBOX_EXITED || !sr.exited_ok) {
+        char d[400];
+        sbexec_describe(&sr, d, sizeof(d));
+        snprintf(detail, cap, "the torch baseline failed: %s; %s", sr.line, d);
+    } else {
+        judge_problems(out_dir, p, n, detail, cap);
+    }
+    sbexec_result_free(&sr);
     return KILN_OK;
 }

@@ -40,4 +40,31 @@
 enum kiln_rc torch_baseline_run(const struct eval_baseline_request *req, struct eval_baseline *out,
                                 struct kiln_err *err) KILN_NODISCARD;
 
+/* A level's eager times at the problems' own sizes (kiln bench
+ * kernelbench --baseline-only): every problem file of `dir` run in ONE
+ * sandbox as KernelBench runs it (its module constants as written, seed 0,
+ * the tensors made on the device), timed by the same rule, one set each. */
+struct torch_problem_time {
+    char file[256];   /* in: the file's name in dir */
+    double ms;        /* out: torch eager's median; 0 when there is none */
+    char detail[256]; /* out: why not */
+};
+
+struct torch_problems_request {
+    const char *dir;      /* the level's folder, bound read-only at /in/problems */
+    const char *work_dir; /* scratch: the plan and the sandbox's documents (created) */
+    enum kiln_backend backend;
+    int gpu;
+    int warmups, iterations; /* 0: the harness's defaults; warmups EVAL_NO_WARMUPS: none */
+    long long timeout_ms;    /* the sandbox's; 0: the policy's */
+    double deadline_s;       /* no problem starts after this many seconds */
+};
+
+/* Fills p[i].ms or p[i].detail for each of the n problems; `detail` gets
+ * why none could be timed (the sandbox failed). KILN_OK whatever the
+ * problems did; an error only for kiln's own scratch files. */
+enum kiln_rc torch_baseline_problems(const struct torch_problems_request *req,
+                                     struct torch_problem_time *p, size_t n, char *detail,
+                                     size_t cap, struct kiln_err *err) KILN_NODISCARD;
+
 #endif
