@@ -291,8 +291,8 @@ json_t *eval_baseline_json(const struct eval_baseline *b)
 {
     const char *kind = eval_baseline_kind_name(b->kind);
     json_t *doc = json_pack("{s:o, s:s, s:s, s:o}", "kind", kind ? json_string(kind) : json_null(),
-                            "status", eval_baseline_state_name(b->state), "detail", b->detail,
-                            "ms", medians_json(&b->medians));
+                            "status", eval_baseline_state_name(b->state), "detail", b->detail, "ms",
+                            medians_json(&b->medians));
     if (doc && b->kind == WL_BASELINE_TORCH &&
         json_object_set_new(doc, "compile",
                             json_pack("{s:s, s:s, s:o}", "status",

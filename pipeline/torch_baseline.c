@@ -55,7 +55,8 @@ static json_t *plan_cases(const struct eval_baseline_request *req)
             seeds = json_array();
             if (json_array_append_new(cases, json_pack("{s:s, s:o, s:o}", "name", s->wcase->name,
                                                        "sizes", sizes ? sizes : json_null(),
-                                                       "seeds", seeds ? seeds : json_null())) != 0) {
+                                                       "seeds", seeds ? seeds : json_null())) !=
+                0) {
                 json_decref(cases);
                 return NULL;
             }
@@ -69,17 +70,19 @@ static json_t *plan_cases(const struct eval_baseline_request *req)
     return cases;
 }
 
-/* dir/plan.json for one mode. */
-static enum kiln_rc write_plan(const struct eval_baseline_request *req, enum torch_mode mode,
-                               json_t *cases, const char *path, struct kiln_err *err)
+/* plan.json's common part: the device, the mode and the timing rule. */
+static json_t *plan_head(bool cuda, const char *mode, int warmups, int iterations, bool flush)
 {
-    bool cuda = req->backend == KILN_BACKEND_CUDA;
-    json_t *doc = json_pack(
-        "{s:i, s:s, s:s, s:i, s:i, s:b, s:I, s:s, s:O}", "kiln_torch_plan", 1, "device",
-        cuda ? "cuda" : "cpu", "mode", mode_name(mode), "warmups",
-        req->warmups == EVAL_NO_WARMUPS ? 0 : eval_warmups_resolved(req->warmups), "iterations",
-        eval_iterations_resolved(req->iterations), "l2_flush", !req->hot, "flush_bytes",
-        (json_int_t)(cuda ? 0 : cpu_flush_bytes()), "script", "/in/inputs.py", "cases", cases);
+    return json_pack("{s:i, s:s, s:s, s:i, s:i, s:b, s:I}", "kiln_torch_plan", 1, "device",
+                     cuda ? "cuda" : "cpu", "mode", mode, "warmups",
+                     warmups == EVAL_NO_WARMUPS ? 0 : eval_warmups_resolved(warmups),
+                     "iterations", eval_iterations_resolved(iterations), "l2_flush", flush,
+                     "flush_bytes", (json_int_t)(cuda ? 0 : cpu_flush_bytes()));
+}
+
+/* Writes `doc` (taken, NULL: out of memory) to `path`. */
+static enum kiln_rc write_plan_doc(json_t *doc, const char *path, struct kiln_err *err)
+{
     char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
     if (!text)
@@ -87,6 +90,20 @@ static enum kiln_rc write_plan(const struct eval_baseline_request *req, enum tor
     enum kiln_rc rc = fs_write_atomic(path, text, strlen(text), err);
     free(text);
     return rc;
+}
+
+/* dir/plan.json for one mode. */
+static enum kiln_rc write_plan(const struct eval_baseline_request *req, enum torch_mode mode,
+                               json_t *cases, const char *path, struct kiln_err *err)
+{
+    json_t *doc = plan_head(req->backend == KILN_BACKEND_CUDA, mode_name(mode), req->warmups,
+                            req->iterations, !req->hot);
+    if (doc && (json_object_set_new(doc, "script", json_string("/in/inputs.py")) != 0 ||
+                json_object_set(doc, "cases", cases) != 0)) {
+        json_decref(doc);
+        doc = NULL;
+    }
+    return write_plan_doc(doc, path, err);
 }
 
 /* What hx_torch.py returns, and the sandbox it runs in: torch-gpu on the
@@ -98,8 +115,8 @@ static const struct tar_rules OUT_RULES = {.patterns = OUT_FILES,
                                            .max_total_bytes = 3u * TIMINGS_MAX_BYTES,
                                            .max_files = 3};
 
-static void torch_step(struct sbexec_step *step, struct sandbox_input *in, size_t n_in,
-                       bool cuda, int gpu, long long timeout_ms)
+static void torch_step(struct sbexec_step *step, struct sandbox_input *in, size_t n_in, bool cuda,
+                       int gpu, long long timeout_ms)
 {
     static char *argv[] = {"python3", "/in/hx_torch.py", "/in/plan.json", "/out", NULL};
     step->rules = &OUT_RULES;
@@ -134,10 +151,9 @@ static enum kiln_rc run_mode(const struct eval_baseline_request *req, enum torch
     torch_step(&step, in, 3, req->backend == KILN_BACKEND_CUDA, req->gpu, req->run_timeout_ms);
     struct eval_medians *m = mode == TORCH_COMPILE ? &b->compile : &b->medians;
     char *detail = mode == TORCH_COMPILE ? b->compile_detail : b->detail;
-    return eval_baseline_sandboxed(&step, what, m, detail,
-                                   mode == TORCH_COMPILE ? sizeof(b->compile_detail)
-                                                         : sizeof(b->detail),
-                                   &b->t_run, err);
+    return eval_baseline_sandboxed(
+        &step, what, m, detail,
+        mode == TORCH_COMPILE ? sizeof(b->compile_detail) : sizeof(b->detail), &b->t_run, err);
 }
 
 /* hx_torch.py and the workload's inputs.py into the scratch directory. */
@@ -202,7 +218,6 @@ static enum kiln_rc write_problems_plan(const struct torch_problems_request *req
                                         const struct torch_problem_time *p, size_t n,
                                         const char *path, struct kiln_err *err)
 {
-    bool cuda = req->backend == KILN_BACKEND_CUDA;
     json_t *list = json_array();
     for (size_t i = 0; list && i < n; i++) {
         char name[32], file[300];
@@ -210,24 +225,16 @@ static enum kiln_rc write_problems_plan(const struct torch_problems_request *req
         snprintf(file, sizeof(file), "/in/problems/%s", p[i].file);
         json_array_append_new(list, json_pack("{s:s, s:s}", "name", name, "file", file));
     }
-    json_t *doc = list ? json_pack("{s:i, s:s, s:s, s:i, s:i, s:b, s:I, s:f, s:o}",
-                                   "kiln_torch_plan", 1, "device", cuda ? "cuda" : "cpu", "mode",
-                                   "eager", "warmups",
-                                   req->warmups == EVAL_NO_WARMUPS
-                                       ? 0
-                                       : eval_warmups_resolved(req->warmups),
-                                   "iterations", eval_iterations_resolved(req->iterations),
-                                   "l2_flush", true, "flush_bytes",
-                                   (json_int_t)(cuda ? 0 : cpu_flush_bytes()), "deadline_s",
-                                   req->deadline_s, "problems", list)
+    json_t *doc = list ? plan_head(req->backend == KILN_BACKEND_CUDA, "eager", req->warmups,
+                                   req->iterations, true)
                        : NULL;
-    char *text = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(doc);
-    if (!text)
-        return kiln_fail(err, KILN_E_NOMEM, "the torch baseline's plan");
-    enum kiln_rc rc = fs_write_atomic(path, text, strlen(text), err);
-    free(text);
-    return rc;
+    if (doc && (json_object_set_new(doc, "deadline_s", json_real(req->deadline_s)) != 0 ||
+                json_object_set(doc, "problems", list) != 0)) {
+        json_decref(doc);
+        doc = NULL;
+    }
+    json_decref(list);
+    return write_plan_doc(doc, path, err);
 }
 
 /* status.json and timings.json of the problems' sandbox into p[]. */

@@ -17,11 +17,10 @@ static json_t *doc_of(const struct bench *b, const struct torch_problem_time *t,
 {
     json_t *rows = json_array();
     for (size_t i = 0; rows && i < b->n; i++)
-        json_array_append_new(rows, json_pack("{s:s, s:I, s:o, s:s}", "problem", b->p[i].file,
-                                              "number", (json_int_t)b->p[i].number,
-                                              "torch_eager_ms",
-                                              t[i].ms > 0 ? json_real(t[i].ms) : json_null(),
-                                              "reason", t[i].detail));
+        json_array_append_new(
+            rows, json_pack("{s:s, s:I, s:o, s:s}", "problem", b->p[i].file, "number",
+                            (json_int_t)b->p[i].number, "torch_eager_ms",
+                            t[i].ms > 0 ? json_real(t[i].ms) : json_null(), "reason", t[i].detail));
     return json_pack("{s:i, s:s, s:s, s:I, s:I, s:s, s:o}", "version", 1, "level", b->level,
                      "backend", b->backend, "problems", (json_int_t)b->n, "timed",
                      (json_int_t)timed, "detail", detail, "rows", rows ? rows : json_null());
@@ -63,15 +62,15 @@ enum kiln_rc bench_eager(struct bench *b, int gpu, int warmups, int iterations, 
         snprintf(t[i].file, sizeof(t[i].file), "%s", b->p[i].file);
     char work[PATH_MAX], detail[512];
     snprintf(work, sizeof(work), "%s/eager-work", b->out);
-    struct torch_problems_request req = {
-        .dir = b->level,
-        .work_dir = work,
-        .backend = strcmp(b->backend, "cuda") ? KILN_BACKEND_CPU : KILN_BACKEND_CUDA,
-        .gpu = gpu,
-        .warmups = warmups,
-        .iterations = iterations,
-        .timeout_ms = 1000LL * timeout_s,
-        .deadline_s = 0.9 * (double)timeout_s};
+    struct torch_problems_request req = {.dir = b->level,
+                                         .work_dir = work,
+                                         .backend = strcmp(b->backend, "cuda") ? KILN_BACKEND_CPU
+                                                                               : KILN_BACKEND_CUDA,
+                                         .gpu = gpu,
+                                         .warmups = warmups,
+                                         .iterations = iterations,
+                                         .timeout_ms = 1000LL * timeout_s,
+                                         .deadline_s = 0.9 * (double)timeout_s};
     rc = torch_baseline_problems(&req, t, b->n, detail, sizeof(detail), err);
     size_t timed = 0;
     for (size_t i = 0; i < b->n; i++)

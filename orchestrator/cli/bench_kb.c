@@ -27,9 +27,9 @@
 #define BENCH_VERSION  1
 
 static const char *const STATE_NAMES[] = {
-    [BENCH_NEW] = "new",         [BENCH_REFUSED] = "refused", [BENCH_SKIPPED] = "skipped",
-    [BENCH_IMPORTED] = "imported", [BENCH_RUNNING] = "running", [BENCH_FAILED] = "failed",
-    [BENCH_RAN] = "ran",         [BENCH_ARCHIVED] = "archived",
+    [BENCH_NEW] = "new",           [BENCH_REFUSED] = "refused",   [BENCH_SKIPPED] = "skipped",
+    [BENCH_IMPORTED] = "imported", [BENCH_RUNNING] = "running",   [BENCH_FAILED] = "failed",
+    [BENCH_RAN] = "ran",           [BENCH_ARCHIVED] = "archived",
 };
 
 const char *bench_state_name(enum bench_state s)
@@ -51,8 +51,8 @@ static bool state_parse(const char *s, enum bench_state *out)
 
 static bool stem_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
 }
 
 /* "19_ReLU.py" -> "19_ReLU"; anything outside [A-Za-z0-9_.-] becomes '_'. */
@@ -208,8 +208,8 @@ static bool plain(const char *s, bool empty_ok)
 static enum kiln_rc read_problem(const struct bench *b, const json_t *o, size_t i,
                                  struct bench_problem *p, struct kiln_err *err)
 {
-    static const char *const keys[] = {"file", "stem",  "number", "workload",
-                                       "state", "reason", "run",   NULL};
+    static const char *const keys[] = {"file",  "stem",   "number", "workload",
+                                       "state", "reason", "run",    NULL};
     char state[16], want[sizeof(p->run)];
     const json_t *num = json_object_get(o, "number");
     memset(p, 0, sizeof(*p));
@@ -221,8 +221,7 @@ static enum kiln_rc read_problem(const struct bench *b, const json_t *o, size_t 
               take(o, "state", state, sizeof(state)) && state_parse(state, &p->state) &&
               take(o, "reason", p->reason, sizeof(p->reason)) &&
               take(o, "run", p->run, sizeof(p->run)) && json_is_integer(num) &&
-              problem_file(b->level, p->file) && plain(p->stem, false) &&
-              plain(p->workload, true);
+              problem_file(b->level, p->file) && plain(p->stem, false) && plain(p->workload, true);
     p->number = ok ? (long)json_integer_value(num) : 0;
     snprintf(want, sizeof(want), "runs/%s/run-001", p->stem);
     if (ok && p->run[0] && strcmp(p->run, want) != 0)
@@ -261,11 +260,10 @@ static enum kiln_rc same_settings(const struct bench *b, const json_t *doc, stru
     return KILN_OK;
 }
 
-static enum kiln_rc read_record(struct bench *b, const char *text, size_t len,
-                                struct kiln_err *err)
+static enum kiln_rc read_record(struct bench *b, const char *text, size_t len, struct kiln_err *err)
 {
-    static const char *const keys[] = {"version", "level",     "backend", "proposer",
-                                       "replay",  "workloads", "args",    "problems", NULL};
+    static const char *const keys[] = {"version",   "level", "backend",  "proposer", "replay",
+                                       "workloads", "args",  "problems", NULL};
     const struct json_strict_rules rules = {.max_bytes = BENCH_JSON_MAX};
     json_t *doc = NULL;
     enum kiln_rc rc = json_strict_parse("bench.json", text, len, &rules, &doc, err);
@@ -345,10 +343,9 @@ static int run_kiln(const char *out_path, const char *err_path, char *const argv
             _exit(127);
         int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
         int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        int er = strcmp(out_path, err_path) ? open(err_path, O_WRONLY | O_CREAT | O_TRUNC |
-                                                                 O_CLOEXEC,
-                                                   0644)
-                                            : out;
+        int er = strcmp(out_path, err_path)
+                     ? open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                     : out;
         if (in < 0 || out < 0 || er < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(er, 2) < 0)
             _exit(127);
         execv(self, argv);
@@ -401,8 +398,8 @@ static void last_line(const char *path, char *out, size_t cap)
 }
 
 /* OUT/<dir><name><tail>: dir is "" or ends in '/'. */
-static void path_in(const struct bench *b, char *out, size_t cap, const char *dir,
-                    const char *name, const char *tail)
+static void path_in(const struct bench *b, char *out, size_t cap, const char *dir, const char *name,
+                    const char *tail)
 {
     snprintf(out, cap, "%s/%s%s%s", b->out, dir, name, tail);
 }
@@ -503,8 +500,7 @@ static enum kiln_rc step_import(struct bench *b, struct bench_problem *p,
     enum kiln_rc rc = fs_remove_tree(wl, err); /* a half-written one from a stop */
     if (rc != KILN_OK)
         return rc;
-    char *argv[] = {"kiln", "import", "kernelbench", file, "-o", wl, "--no-check", "--json",
-                    NULL};
+    char *argv[] = {"kiln", "import", "kernelbench", file, "-o", wl, "--no-check", "--json", NULL};
     int st = run_kiln(out, log, argv, o->stop, err);
     if (st < 0)
         return err->rc;
@@ -582,7 +578,7 @@ static size_t run_argv(const struct bench *b, const struct bench_problem *p, boo
                 argv[n++] = b->args[i + 1];
             }
     } else {
-        char *head[] = {"optimize", bufs[1], "--results", bufs[2], "--backend",
+        char *head[] = {"optimize",         bufs[1],      "--results",        bufs[2], "--backend",
                         (char *)b->backend, "--proposer", (char *)b->proposer};
         for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
             argv[n++] = head[i];

@@ -45,21 +45,21 @@
 
 /* Where a problem stands. The order is the order of the steps. */
 enum bench_state {
-    BENCH_NEW = 0,   /* nothing done yet */
-    BENCH_REFUSED,   /* the import refused it (reason) */
-    BENCH_SKIPPED,   /* not run: replay without recorded replies for it (reason) */
-    BENCH_IMPORTED,  /* workloads/<stem> written */
-    BENCH_RUNNING,   /* runs/<stem>/run-NNN started: resume it */
-    BENCH_FAILED,    /* kiln optimize failed (reason); not retried */
-    BENCH_RAN,       /* the run finished (summary.json) */
-    BENCH_ARCHIVED,  /* archives/<stem>.tar.zst written: done */
+    BENCH_NEW = 0,  /* nothing done yet */
+    BENCH_REFUSED,  /* the import refused it (reason) */
+    BENCH_SKIPPED,  /* not run: replay without recorded replies for it (reason) */
+    BENCH_IMPORTED, /* workloads/<stem> written */
+    BENCH_RUNNING,  /* runs/<stem>/run-NNN started: resume it */
+    BENCH_FAILED,   /* kiln optimize failed (reason); not retried */
+    BENCH_RAN,      /* the run finished (summary.json) */
+    BENCH_ARCHIVED, /* archives/<stem>.tar.zst written: done */
 };
 
 struct bench_problem {
-    char file[256];             /* the *.py's name in LEVEL_DIR */
-    char stem[BENCH_STEM_MAX];  /* file without .py, [A-Za-z0-9_.-] */
-    long number;                /* its leading number, -1 when none */
-    char workload[64];          /* the imported workload's name ("" before) */
+    char file[256];            /* the *.py's name in LEVEL_DIR */
+    char stem[BENCH_STEM_MAX]; /* file without .py, [A-Za-z0-9_.-] */
+    long number;               /* its leading number, -1 when none */
+    char workload[64];         /* the imported workload's name ("" before) */
     enum bench_state state;
     char reason[BENCH_REASON_MAX];
     char run[BENCH_STEM_MAX + 32]; /* "runs/<stem>/run-NNN" once started */

@@ -54,15 +54,17 @@ static const struct {
     {"wrong_answer", NULL, "output not written", "1 output left unwritten (poisoned outputs)"},
     {"wrong_answer", NULL, "inputs modified", "3 inputs mutated (input fingerprints)"},
     {"wrong_answer", NULL, "overwrites_inputs", "3 inputs mutated (input fingerprints)"},
-    {"wrong_answer", NULL, "nondeterministic", "7 caching or replaying outputs (timed outputs "
-                                               "checked)"},
+    {"wrong_answer", NULL, "nondeterministic",
+     "7 caching or replaying outputs (timed outputs "
+     "checked)"},
     {"wrong_answer", NULL, "allocation_slack", "7 stashing results in allocation slack"},
     {"compile_error", NULL, "heap", "7 device-heap state across runs (refused cubin)"},
     {"wrong_answer", NULL, "tampering", "13 kiln's buffers overwritten (pristine copies)"},
     {"wrong_answer", NULL, "out_of_bounds", "13 writes outside the outputs (guards)"},
     {NULL, "held_out", NULL, "10 only the tested sizes (held-out check)"},
-    {"inconsistent_timing", NULL, NULL, "10/14 fast only on the visible inputs (held-out "
-                                        "timing)"},
+    {"inconsistent_timing", NULL, NULL,
+     "10/14 fast only on the visible inputs (held-out "
+     "timing)"},
     {"impossible_timing", NULL, NULL, "16 faster than the hardware allows (physics floor)"},
     {"sandbox_violation", NULL, NULL, "6/12 a refused system call (sandbox)"},
 };
@@ -161,14 +163,13 @@ static void print_json(const struct bench *b, const struct fastp_problem *probs,
             json_array_append_new(ex, json_pack("{s:s, s:I, s:I}", "class", CLASSES[k].label,
                                                 "candidates", (json_int_t)c[k].candidates,
                                                 "problems", (json_int_t)c[k].problems));
-    json_t *doc = json_pack("{s:i, s:s, s:s, s:s, s:b, s:I, s:o, s:o, s:o}", "version", 1, "level",
-                            b->level, "backend", b->backend, "proposer", b->proposer, "complete",
-                            complete, "problems", (json_int_t)b->n, "rows",
-                            rows ? rows : json_null(), "fast_p",
-                            json_pack("{s:o, s:o}", "torch_eager",
-                                      fastp_json(probs, b->n, FASTP_VS_EAGER), "torch_compile",
-                                      fastp_json(probs, b->n, FASTP_VS_COMPILE)),
-                            "exploits_refused", ex ? ex : json_null());
+    json_t *doc =
+        json_pack("{s:i, s:s, s:s, s:s, s:b, s:I, s:o, s:o, s:o}", "version", 1, "level", b->level,
+                  "backend", b->backend, "proposer", b->proposer, "complete", complete, "problems",
+                  (json_int_t)b->n, "rows", rows ? rows : json_null(), "fast_p",
+                  json_pack("{s:o, s:o}", "torch_eager", fastp_json(probs, b->n, FASTP_VS_EAGER),
+                            "torch_compile", fastp_json(probs, b->n, FASTP_VS_COMPILE)),
+                  "exploits_refused", ex ? ex : json_null());
     if (doc)
         json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER), putchar('\n');
     json_decref(doc);

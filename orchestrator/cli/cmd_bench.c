@@ -100,8 +100,7 @@ static int bench_option(int ch, struct bench_cli *c)
         return -1;
     case 't':
         if (cli_parse_long(optarg, 10, 86400, &c->timeout_s) != 0)
-            return cli_usage_error("bench", "--timeout needs 10..86400 seconds, got '%s'",
-                                   optarg);
+            return cli_usage_error("bench", "--timeout needs 10..86400 seconds, got '%s'", optarg);
         return -1;
     case 'm':
         return pass_on(c, "--model", optarg);
@@ -195,8 +194,8 @@ static int settle(struct bench_cli *c)
     if (stat(c->b.level, &st) != 0 || !S_ISDIR(st.st_mode))
         return cli_usage_error("bench", "LEVEL_DIR %s is not a directory of problem files",
                                c->level);
-    if (c->replay && (status = absolute("--replay", c->replay, c->b.replay,
-                                        sizeof(c->b.replay))) >= 0)
+    if (c->replay &&
+        (status = absolute("--replay", c->replay, c->b.replay, sizeof(c->b.replay))) >= 0)
         return status;
     if (c->workloads && (status = absolute("--workloads", c->workloads, c->b.workloads,
                                            sizeof(c->b.workloads))) >= 0)

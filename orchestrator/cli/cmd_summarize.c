@@ -92,8 +92,7 @@ static void print_json(char **runs, const struct fastp_problem *probs, size_t n,
         for (size_t i = 0; json_is_object(fp) && i < t->n; i++) {
             char key[32];
             snprintf(key, sizeof(key), "%g", t->p[i]);
-            json_object_set_new(fp, key,
-                                json_real(fastp_fraction_vs(probs, n, t->p[i], VS[v].vs)));
+            json_object_set_new(fp, key, json_real(fastp_fraction_vs(probs, n, t->p[i], VS[v].vs)));
         }
         json_object_set_new(doc, VS[v].json_key, fp);
     }

@@ -42,8 +42,7 @@ static enum kiln_rc get_positive(const json_t *o, const char *key, const char *w
         return KILN_OK;
     double x = json_number_value(v);
     if (!json_is_number(v) || !isfinite(x) || x < 0)
-        return kiln_fail(err, KILN_E_PARSE, "summary.json: %s must be a number >= 0 or null",
-                         what);
+        return kiln_fail(err, KILN_E_PARSE, "summary.json: %s must be a number >= 0 or null", what);
     *out = x;
     return KILN_OK;
 }
@@ -105,8 +104,8 @@ enum kiln_rc fastp_summary_parse(const void *buf, size_t len, struct fastp_probl
         goto done;
     }
     if ((rc = get_name(best, "candidate", out->best, err)) != KILN_OK ||
-        (rc = get_positive(best, "speedup_vs_reference", "best.speedup_vs_reference",
-                           &out->speedup, err)) != KILN_OK ||
+        (rc = get_positive(best, "speedup_vs_reference", "best.speedup_vs_reference", &out->speedup,
+                           err)) != KILN_OK ||
         (rc = get_positive(best, "geomean_ms", "best.geomean_ms", &out->best_ms, err)) != KILN_OK)
         goto done;
     out->correct = true;

@@ -17,14 +17,16 @@ LEVEL=$KILN_SOURCE_DIR/tests/pipeline_kernelbench/level_fixture
 
 # The problems with recorded replies, imported once (the bench takes them
 # with --workloads), and the replies written against their signatures.
-for s in 19_ReLU 20_LeakyReLU 23_Softmax; do
+mkdir -p "$T/wl"
+for s in 19_ReLU 20_LeakyReLU; do
     run_kiln "$T/out" "$T/err" import kernelbench "$LEVEL/$s.py" -o "$T/wl/$s" --no-check
     expect_rc 0 "importing $s"
 done
 # 19: a correct kernel; 20: a no-op over the poisoned output (a known reward
-# hack), then a correct one; 23: its input copied (wrong); 21, 47: none.
+# hack), then a correct one; 21, 23, 47: none (two runs keep the test short;
+# tests/evaluator_adversarial/kernelbench judges wrong kernels).
 python3 "$KILN_SOURCE_DIR/bench/kernelbench-replies" "$T/wl" "$T/replay" --lang c \
-    19_ReLU=relu 20_LeakyReLU=noop,leaky_relu 23_Softmax=copy_input >"$T/out" ||
+    19_ReLU=relu 20_LeakyReLU=noop,leaky_relu >"$T/out" ||
     fail "bench/kernelbench-replies: $(cat "$T/out")"
 B=$T/bench
 BENCH=(bench kernelbench "$LEVEL" --proposer replay --replay "$T/replay" --workloads "$T/wl"
@@ -61,14 +63,14 @@ expect_rc 0 "the resumed bench"
 expect_json "$B/runs/20_LeakyReLU/run-001/history.json" '[h["status"] for h in d]' \
     '["wrong_answer", "pass"]'
 expect_json "$B/bench.json" '[p["state"] for p in d["problems"]]' \
-    '["archived", "archived", "skipped", "archived", "skipped"]'
-for s in 19_ReLU 20_LeakyReLU 23_Softmax; do
+    '["archived", "archived", "skipped", "skipped", "skipped"]'
+for s in 19_ReLU 20_LeakyReLU; do
     [ -s "$B/archives/$s.tar.zst" ] || fail "no archive of $s"
 done
 # The table, sorted by problem number; fast_p over all five problems.
 contains "$T/out" "vs torch eager  : fast_0 0.400"
 grep -q "^  19   19_ReLU.py  *correct " "$T/out" || fail "row 19: $(cat "$T/out")"
-grep -q "^  23   23_Softmax.py  *incorrect " "$T/out" || fail "row 23: $(cat "$T/out")"
+grep -q "^  23   23_Softmax.py  *skipped " "$T/out" || fail "row 23: $(cat "$T/out")"
 contains "$T/out" "1 output left unwritten (poisoned outputs)"
 
 # A finished bench prints its table without running anything.
@@ -76,9 +78,9 @@ run_kiln "$T/out" "$T/err" "${BENCH[@]}" --json
 expect_rc 0 "the finished bench, --json"
 expect_json "$T/out" '[r["number"] for r in d["rows"]]' '[19, 20, 21, 23, 47]'
 expect_json "$T/out" '[r["status"] for r in d["rows"]]' \
-    '["correct", "correct", "skipped", "incorrect", "skipped"]'
+    '["correct", "correct", "skipped", "skipped", "skipped"]'
 expect_json "$T/out" 'd["complete"] and d["fast_p"]["torch_eager"]["0"]' 0.4
-expect_json "$T/out" 'd["fast_p"]["torch_eager"]["timed"]' 3
+expect_json "$T/out" 'd["fast_p"]["torch_eager"]["timed"]' 2
 # fast_1 is what the rows' speedups say (timings are the host's: not asserted).
 expect_json "$T/out" 'd["fast_p"]["torch_eager"]["1"] == sum(1 for r in d["rows"] if r["status"] == "correct" and (r["speedup_vs_torch_eager"] or 0) > 1) / 5' True
 expect_json "$T/out" '[(e["class"][:2], e["candidates"]) for e in d["exploits_refused"]]' \

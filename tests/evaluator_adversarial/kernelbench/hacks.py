@@ -13,8 +13,19 @@ the imported workload's own signature (its sizes and tensors, in order), so
 they follow whatever arguments the importer makes of a problem's constants.
 EXPECT_STAGE and PHRASE ("-": any) pin the defence that stops each one.
 """
+import importlib.machinery
+import importlib.util
 import json
+import os
 import sys
+
+# signature() of bench/kernelbench-replies, which makes kernels the same way.
+_LOADER = importlib.machinery.SourceFileLoader(
+    "kernelbench_replies", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                        "..", "bench", "kernelbench-replies"))
+_REPLIES = importlib.util.module_from_spec(importlib.util.spec_from_loader(_LOADER.name, _LOADER))
+_LOADER.exec_module(_REPLIES)
+signature = _REPLIES.signature
 
 # name: (backend, problem stem, expected status, stage, phrase of the reason)
 HACKS = {
@@ -131,22 +142,6 @@ CU_GLOBALS = {
                          "__device__ float kiln_hack_cache[1 << 20];\n",
     "cached_heap_cu": "__device__ float *kiln_hack_heap;\n",
 }
-
-
-def signature(wl):
-    params, names = [], []
-    for a in wl["signature"]:
-        names.append(a["name"])
-        if a["kind"] == "scalar":
-            params.append("long long %s" % a["name"])
-        elif a["role"] == "in":
-            params.append("const float *%s" % a["name"])
-        else:
-            params.append("float *%s" % a["name"])
-    tensors = [a for a in wl["signature"] if a["kind"] == "tensor"]
-    x = [a for a in tensors if a["role"] == "in"][0]
-    out = [a for a in tensors if a["role"] == "out"][0]
-    return names, params, x, out
 
 
 def seen(wl, x):

@@ -29,6 +29,7 @@ list=$(python3 "$HERE/hacks.py" list "$backend")
 
 # Each problem imported once; on the cpu backend listed for it too (until
 # the importer lists it itself: kiln bench does the same).
+mkdir -p "$T/wl"
 for p in $(echo "$list" | awk '{print $2}' | sort -u); do
     run_kiln "$T/out" "$T/err" import kernelbench "$LEVEL/$p.py" -o "$T/wl/$p" --no-check
     expect_rc 0 "importing $p"
