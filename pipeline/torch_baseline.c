@@ -75,9 +75,9 @@ static json_t *plan_head(bool cuda, const char *mode, int warmups, int iteration
 {
     return json_pack("{s:i, s:s, s:s, s:i, s:i, s:b, s:I}", "kiln_torch_plan", 1, "device",
                      cuda ? "cuda" : "cpu", "mode", mode, "warmups",
-                     warmups == EVAL_NO_WARMUPS ? 0 : eval_warmups_resolved(warmups),
-                     "iterations", eval_iterations_resolved(iterations), "l2_flush", flush,
-                     "flush_bytes", (json_int_t)(cuda ? 0 : cpu_flush_bytes()));
+                     warmups == EVAL_NO_WARMUPS ? 0 : eval_warmups_resolved(warmups), "iterations",
+                     eval_iterations_resolved(iterations), "l2_flush", flush, "flush_bytes",
+                     (json_int_t)(cuda ? 0 : cpu_flush_bytes()));
 }
 
 /* Writes `doc` (taken, NULL: out of memory) to `path`. */

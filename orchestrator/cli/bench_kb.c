@@ -21,7 +21,6 @@
 #include "clock.h"
 #include "fsutil.h"
 #include "json_strict.h"
-#include "cli.h"
 
 #define BENCH_JSON_MAX (16u << 20)
 #define BENCH_VERSION  1
@@ -260,7 +259,7 @@ static enum kiln_rc same_settings(const struct bench *b, const json_t *doc, stru
     return KILN_OK;
 }
 
-static enum kiln_rc read_record(struct bench *b, const char *text, size_t len, struct kiln_err *err)
+enum kiln_rc bench_record_parse(struct bench *b, const char *text, size_t len, struct kiln_err *err)
 {
     static const char *const keys[] = {"version",   "level", "backend",  "proposer", "replay",
                                        "workloads", "args",  "problems", NULL};
@@ -294,7 +293,7 @@ enum kiln_rc bench_open(struct bench *b, struct kiln_err *err)
     if (rc == KILN_OK)
         rc = beneath_read_file(b->out, "bench.json", BENCH_JSON_MAX, &text, &len, err);
     if (rc == KILN_OK) {
-        rc = read_record(b, text, len, err);
+        rc = bench_record_parse(b, text, len, err);
     } else if (rc == KILN_E_NOTFOUND) {
         kiln_err_clear(err);
         rc = bench_list_level(b, err);
@@ -410,6 +409,18 @@ static bool stopped(int status, const struct bench_run_opts *o)
     return status == 130 || status == 143 || (o->stop && *o->stop);
 }
 
+/* Whether dir/rel is there (beneath dir, no link followed): reading at
+ * most one byte says it without reading it. */
+static bool exists_beneath(const char *dir, const char *rel)
+{
+    char *text = NULL;
+    size_t len = 0;
+    struct kiln_err e = KILN_ERR_INIT;
+    enum kiln_rc rc = beneath_read_file(dir, rel, 1, &text, &len, &e);
+    free(text);
+    return rc != KILN_E_NOTFOUND;
+}
+
 /* The latest run of an earlier bench (--replay) that recorded model
  * replies for `stem`: REPLAY/runs/<stem>/run-NNN; false when none. */
 static bool replay_run(const struct bench *b, const char *stem, char *out, size_t cap)
@@ -423,16 +434,13 @@ static bool replay_run(const struct bench *b, const char *stem, char *out, size_
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         char rel[320];
-        long n = -1;
-        if (strncmp(e->d_name, "run-", 4) != 0 || cli_parse_long(e->d_name + 4, 1, 99999, &n))
+        char *end = NULL;
+        long n = strncmp(e->d_name, "run-", 4) == 0 ? strtol(e->d_name + 4, &end, 10) : -1;
+        if (n < 1 || n > 99999 || !end || *end)
             continue;
         snprintf(rel, sizeof(rel), "%s/candidates/001/exchange.json", e->d_name);
-        struct kiln_err ignore = KILN_ERR_INIT;
-        char *text = NULL;
-        size_t len = 0;
-        if (n > best && beneath_read_file(dir, rel, 1, &text, &len, &ignore) != KILN_E_NOTFOUND)
-            best = n; /* present (too big for 1 byte is fine: it exists) */
-        free(text);
+        if (n > best && exists_beneath(dir, rel))
+            best = n;
     }
     closedir(d);
     if (best < 0)
@@ -613,18 +621,14 @@ static enum kiln_rc step_run(struct bench *b, struct bench_problem *p,
     if (stopped(st, o))
         return kiln_fail(err, KILN_E_CANCELLED, "stopped while running %s (%s continues it)",
                          p->file, p->run);
-    char *text = NULL;
-    size_t len = 0;
     char rel[sizeof(p->run) + 16];
     snprintf(rel, sizeof(rel), "%s/summary.json", p->run);
-    if (st == 0 && beneath_read_file(b->out, rel, 1, &text, &len, err) != KILN_E_NOTFOUND) {
+    if (st == 0 && exists_beneath(b->out, rel)) {
         p->state = BENCH_RAN;
     } else {
         p->state = BENCH_FAILED;
         last_line(log, p->reason, sizeof(p->reason));
     }
-    kiln_err_clear(err);
-    free(text);
     return KILN_OK;
 }
 

@@ -97,6 +97,11 @@ struct bench_run_opts {
  * proposer, replay, workloads, args) and completed here; bench_free releases it. */
 enum kiln_rc bench_open(struct bench *b, struct kiln_err *err) KILN_NODISCARD;
 
+/* bench.json's one reader (`len` bytes of `text`, at most 16 MiB): into
+ * b->p, checked as bench_open says. Exposed for the fuzzer. */
+enum kiln_rc bench_record_parse(struct bench *b, const char *text, size_t len,
+                                struct kiln_err *err) KILN_NODISCARD;
+
 /* LEVEL_DIR's regular *.py files (links are not problems) into b->p, in
  * problem-number order, with their stems. */
 enum kiln_rc bench_list_level(struct bench *b, struct kiln_err *err) KILN_NODISCARD;
