@@ -92,4 +92,20 @@ expect_json "$B/runs/19_ReLU/run-001/summary.json" \
 expect_json "$B/runs/19_ReLU/run-001/summary.json" \
     'd["baseline"]["compile"]["status"] == "ok" or "torch.compile" in d["baseline"]["compile"]["detail"]' True
 [ ! -e "$B/logs/21_Sigmoid-run.log" ] || fail "a problem without replies was run"
+
+# --baseline-only: KernelBench's own baseline, every problem of a level at
+# its own sizes in one sandbox, sorted by number; a problem that fails to
+# load says why and costs only its own row.
+mkdir -p "$T/lvl"
+cp "$LEVEL"/*.py "$T/lvl/"
+printf 'import torch\nraise RuntimeError("kiln test: this problem does not load")\n' \
+    >"$T/lvl/3_Broken.py"
+run_kiln "$T/out" "$T/err" bench kernelbench "$T/lvl" --baseline-only --backend cpu \
+    -o "$T/eager" --warmups 1 --iterations 5 --timeout 400
+expect_rc 0 "bench --baseline-only"
+expect_json "$T/eager/eager.json" '[(r["number"], r["torch_eager_ms"] is not None and r["torch_eager_ms"] > 0) for r in d["rows"]]' \
+    '[[3, false], [19, true], [20, true], [21, true], [23, true], [47, true]]'
+expect_json "$T/eager/eager.json" '[d["problems"], d["timed"], d["detail"]]' '[6, 5, ""]'
+expect_json "$T/eager/eager.json" '"this problem does not load" in d["rows"][0]["reason"]' True
+contains "$T/out" "5 of 6 problems timed"
 echo "ok: bench"
