@@ -28,15 +28,22 @@ list=$(python3 "$HERE/hacks.py" list "$backend")
 [ -n "$list" ] || fail "no hacks listed for $backend"
 
 # Each problem imported once; on the cpu backend listed for it too (until
-# the importer lists it itself: kiln bench does the same).
+# the importer lists it itself: kiln bench does the same). On a cpu run the
+# cuda backend is listed as well, on every performance case: an importer
+# without a GPU writes cpu-only cases, and the heap-cache row is refused at
+# compile, before any case runs.
 mkdir -p "$T/wl"
 for p in $(echo "$list" | awk '{print $2}' | sort -u); do
     run_kiln "$T/out" "$T/err" import kernelbench "$LEVEL/$p.py" -o "$T/wl/$p" --no-check
     expect_rc 0 "importing $p"
-    python3 - "$T/wl/$p/workload.json" <<'PY' || fail "adding the cpu backend to $p"
+    python3 - "$T/wl/$p/workload.json" "$backend" <<'PY' || fail "adding the cpu backend to $p"
 import json, sys
 w = json.load(open(sys.argv[1]))
-w["backends"] = sorted(set(w["backends"]) | {"cpu"})
+add = {"cpu", "cuda"} if sys.argv[2] == "cpu" else {"cpu"}
+w["backends"] = sorted(set(w["backends"]) | add)
+for c in w["cases"]:
+    if sys.argv[2] == "cpu" and c.get("kind") == "performance" and "backends" in c:
+        c["backends"] = sorted(set(c["backends"]) | add)
 json.dump(w, open(sys.argv[1], "w"), indent=1)
 PY
 done
