@@ -777,6 +777,7 @@ static enum kiln_rc parse_baseline(struct ctx *c, json_t *j)
 {
     static const char *const gemm[] = {"kind", "m", "n", "k", NULL};
     static const char *const memcpy_keys[] = {"kind", "bytes", NULL};
+    static const char *const torch_keys[] = {"kind", NULL};
     struct workload *w = c->w;
     enum kiln_rc rc = want(c, j, JSON_OBJECT, "baseline", "an object");
     if (rc != KILN_OK)
@@ -796,10 +797,13 @@ static enum kiln_rc parse_baseline(struct ctx *c, json_t *j)
     } else if (strcmp(json_string_value(kind), "memcpy") == 0) {
         w->baseline = WL_BASELINE_MEMCPY;
         keys = memcpy_keys;
+    } else if (strcmp(json_string_value(kind), "torch") == 0) {
+        w->baseline = WL_BASELINE_TORCH; /* the problem's Model: no expressions */
+        keys = torch_keys;
     } else {
         char q[72];
         return fail(c, KILN_E_PARSE, "baseline.kind",
-                    "unknown baseline \"%s\" (cublas_sgemm, cublaslt_bf16, memcpy)",
+                    "unknown baseline \"%s\" (cublas_sgemm, cublaslt_bf16, memcpy, torch)",
                     safe(json_string_value(kind), q, sizeof(q)));
     }
     if ((rc = check_keys(c, j, "baseline", keys, keys)) != KILN_OK)

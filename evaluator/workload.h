@@ -57,11 +57,14 @@ enum wl_scalar_type { WL_SCALAR_INT32, WL_SCALAR_INT64, WL_SCALAR_FLOAT32, WL_SC
 enum wl_case_kind { WL_CASE_CORRECTNESS, WL_CASE_PERFORMANCE, WL_CASE_HELD_OUT };
 /* A matrix-product baseline takes m, n, k (cuBLAS SGEMM; cuBLASLt bf16 with
  * fp32 compute); memcpy takes bytes. */
+/* TORCH: the problem's torch Model of a workload `kiln import kernelbench`
+ * wrote, eager and compiled (pipeline/torch_baseline.h). */
 enum wl_baseline_kind {
     WL_BASELINE_NONE,
     WL_BASELINE_CUBLAS_SGEMM,
     WL_BASELINE_MEMCPY,
     WL_BASELINE_CUBLASLT_BF16,
+    WL_BASELINE_TORCH,
 };
 /* Who wrote the workload: a person (no "provenance" key), or a model
  * ("provenance": "model-generated"), whose reference is then no independent

@@ -20,6 +20,7 @@
 #include "sbexec.h"
 #include "stats.h"
 #include "timings.h"
+#include "torch_baseline.h"
 
 const char *eval_baseline_kind_name(enum wl_baseline_kind k)
 {
@@ -30,6 +31,8 @@ const char *eval_baseline_kind_name(enum wl_baseline_kind k)
         return "cublas_sgemm";
     case WL_BASELINE_CUBLASLT_BF16:
         return "cublaslt_bf16";
+    case WL_BASELINE_TORCH:
+        return "torch";
     case WL_BASELINE_NONE:
         break;
     }
@@ -49,16 +52,29 @@ const char *eval_baseline_state_name(enum eval_baseline_state s)
     return "none";
 }
 
+static void note_in(char *detail, size_t cap, const char *fmt, ...) KILN_PRINTF(3, 4);
 static void note(struct eval_baseline *b, const char *fmt, ...) KILN_PRINTF(2, 3);
 
 /* Keeps the first reason a case has no baseline time (the rest are alike). */
-static void note(struct eval_baseline *b, const char *fmt, ...)
+static void vnote_in(char *detail, size_t cap, const char *fmt, va_list ap)
 {
-    if (b->detail[0])
-        return;
+    if (!detail[0])
+        vsnprintf(detail, cap, fmt, ap);
+}
+
+static void note_in(char *detail, size_t cap, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(b->detail, sizeof(b->detail), fmt, ap);
+    vnote_in(detail, cap, fmt, ap);
+    va_end(ap);
+}
+
+static void note(struct eval_baseline *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vnote_in(b->detail, sizeof(b->detail), fmt, ap);
     va_end(ap);
 }
 
@@ -110,8 +126,10 @@ static enum kiln_rc build_plan(const struct eval_baseline_request *req, struct e
     return KILN_OK;
 }
 
-/* Reads status.json and timings.json from the harness's out_dir. */
-static void judge(const char *out_dir, struct eval_baseline *b)
+/* Reads status.json and timings.json from the baseline's out_dir: a
+ * median per case that was timed (the geometric mean of its sets'
+ * medians, as for candidates), the first reason one was not in `detail`. */
+static void judge(const char *out_dir, struct eval_medians *m, char *detail, size_t cap)
 {
     char path[PATH_MAX];
     char *text = NULL;
@@ -123,7 +141,7 @@ static void judge(const char *out_dir, struct eval_baseline *b)
     snprintf(path, sizeof(path), "%s/status.json", out_dir);
     if (fs_read_file(path, HSTATUS_MAX_BYTES, &text, &len, &e) != KILN_OK ||
         hstatus_parse(text, len, &st, &e) != KILN_OK) {
-        note(b, "the harness's status.json: %s", e.msg);
+        note_in(detail, cap, "the baseline's status.json: %s", e.msg);
         goto done;
     }
     free(text);
@@ -131,35 +149,61 @@ static void judge(const char *out_dir, struct eval_baseline *b)
     snprintf(path, sizeof(path), "%s/timings.json", out_dir);
     if (fs_read_file(path, TIMINGS_MAX_BYTES, &text, &len, &e) != KILN_OK ||
         timings_parse(text, len, &tm, &e) != KILN_OK) {
-        note(b, "the harness's timings.json: %s", e.msg);
+        note_in(detail, cap, "the baseline's timings.json: %s", e.msg);
         goto done;
     }
-    for (size_t i = 0; i < st.ncases && b->medians.n < EVAL_MAX_CASE_REFS; i++) {
+    for (size_t i = 0; i < st.ncases && m->n < EVAL_MAX_CASE_REFS; i++) {
         const struct hstatus_case *c = &st.cases[i];
-        const struct timings_case *tc = timings_find(&tm, c->name, 0);
-        struct stats_summary sum;
         if (c->failed || strcmp(c->status, "ok") != 0) {
             /* "baseline unavailable: ..." comes from the harness itself. */
             if (c->kind == FK_UNAVAILABLE)
-                note(b, "%s", c->detail);
+                note_in(detail, cap, "%s", c->detail);
             else
-                note(b, "case %s: %s%s%s (%s): %s", c->name,
-                     c->kind ? failure_kind_name(c->kind) : c->status, c->cuda_error[0] ? " " : "",
-                     c->cuda_error, c->phase, c->detail);
+                note_in(detail, cap, "case %s: %s%s%s (%s): %s", c->name,
+                        c->kind ? failure_kind_name(c->kind) : c->status,
+                        c->cuda_error[0] ? " " : "", c->cuda_error, c->phase, c->detail);
             continue;
         }
-        if (!tc || stats_compute(tc->samples_ms, tc->nsamples, &sum, &e) != KILN_OK) {
-            note(b, "case %s: no timings reported", c->name);
+        double ms = eval_case_median(&tm, c->name);
+        if (!(ms > 0)) {
+            note_in(detail, cap, "case %s: no timings reported", c->name);
             continue;
         }
-        struct eval_case_ms *m = &b->medians.cases[b->medians.n++];
-        snprintf(m->name, sizeof(m->name), "%s", c->name);
-        m->ms = sum.median;
+        struct eval_case_ms *cm = &m->cases[m->n++];
+        snprintf(cm->name, sizeof(cm->name), "%s", c->name);
+        cm->ms = ms;
     }
 done:
     free(text);
     hstatus_free(&st);
     timings_free(&tm);
+}
+
+enum kiln_rc eval_baseline_sandboxed(const struct sbexec_step *step, const char *what,
+                                     struct eval_medians *m, char *detail, size_t cap,
+                                     double *t_run, struct kiln_err *err)
+{
+    struct sbexec_result sr;
+    struct kiln_err e;
+    kiln_err_clear(&e);
+    double t0 = clock_mono_s();
+    enum kiln_rc rc = sbexec_run(step, &sr, &e);
+    *t_run += clock_mono_s() - t0;
+    if (rc == KILN_E_NOMEM || rc == KILN_E_CANCELLED) { /* kiln's state, not the baseline's */
+        sbexec_result_free(&sr);
+        return kiln_fail(err, rc, "%s", e.msg);
+    }
+    if (rc != KILN_OK) {
+        note_in(detail, cap, "%s could not run: %s", what, e.msg);
+    } else if (sr.sb.verdict != SANDBOX_EXITED || !sr.exited_ok) {
+        char d[400];
+        sbexec_describe(&sr, d, sizeof(d));
+        note_in(detail, cap, "%s failed: %s; %s", what, sr.line, d);
+    } else {
+        judge(step->out_dir, m, detail, cap);
+    }
+    sbexec_result_free(&sr);
+    return KILN_OK;
 }
 
 /* The harness in the gpu-run sandbox, as for a candidate but with no
@@ -189,27 +233,8 @@ static enum kiln_rc run_sandboxed(const struct eval_baseline_request *req, const
     step.spec.limits.out_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
     step.spec.limits.tar_bytes = 3ll * TIMINGS_MAX_BYTES + (16ll << 20);
     step.spec.limits.fsize_bytes = TIMINGS_MAX_BYTES + (1 << 20);
-    struct sbexec_result sr;
-    struct kiln_err e;
-    kiln_err_clear(&e);
-    double t0 = clock_mono_s();
-    enum kiln_rc rc = sbexec_run(&step, &sr, &e);
-    b->t_run = clock_mono_s() - t0;
-    if (rc == KILN_E_NOMEM || rc == KILN_E_CANCELLED) { /* kiln's state, not the baseline's */
-        sbexec_result_free(&sr);
-        return kiln_fail(err, rc, "%s", e.msg);
-    }
-    if (rc != KILN_OK) {
-        note(b, "the baseline harness could not run: %s", e.msg);
-    } else if (sr.sb.verdict != SANDBOX_EXITED || !sr.exited_ok) {
-        char d[400];
-        sbexec_describe(&sr, d, sizeof(d));
-        note(b, "the baseline harness failed: %s; %s", sr.line, d);
-    } else {
-        judge(out_dir, b);
-    }
-    sbexec_result_free(&sr);
-    return KILN_OK;
+    return eval_baseline_sandboxed(&step, "the baseline harness", &b->medians, b->detail,
+                                   sizeof(b->detail), &b->t_run, err);
 }
 
 enum kiln_rc eval_baseline_run(const struct eval_baseline_request *req, struct eval_baseline *out,
@@ -219,6 +244,8 @@ enum kiln_rc eval_baseline_run(const struct eval_baseline_request *req, struct e
     out->kind = req->wl->baseline;
     if (out->kind == WL_BASELINE_NONE)
         return KILN_OK;
+    if (out->kind == WL_BASELINE_TORCH)
+        return torch_baseline_run(req, out, err);
     out->state = EVAL_BASELINE_UNAVAILABLE;
     if (out->kind == WL_BASELINE_CUBLAS_SGEMM && req->backend != KILN_BACKEND_CUDA) {
         /* What the cpu harness would answer, without starting it. */
@@ -256,13 +283,27 @@ enum kiln_rc eval_baseline_run(const struct eval_baseline_request *req, struct e
     return rc;
 }
 
-json_t *eval_baseline_json(const struct eval_baseline *b)
+static json_t *medians_json(const struct eval_medians *m)
 {
     json_t *ms = json_object();
+    for (size_t i = 0; ms && i < m->n; i++)
+        json_object_set_new(ms, m->cases[i].name, json_real(m->cases[i].ms));
+    return ms ? ms : json_null();
+}
+
+json_t *eval_baseline_json(const struct eval_baseline *b)
+{
     const char *kind = eval_baseline_kind_name(b->kind);
-    for (size_t i = 0; ms && i < b->medians.n; i++)
-        json_object_set_new(ms, b->medians.cases[i].name, json_real(b->medians.cases[i].ms));
-    return json_pack("{s:o, s:s, s:s, s:o}", "kind", kind ? json_string(kind) : json_null(),
-                     "status", eval_baseline_state_name(b->state), "detail", b->detail, "ms",
-                     ms ? ms : json_null());
+    json_t *doc = json_pack("{s:o, s:s, s:s, s:o}", "kind", kind ? json_string(kind) : json_null(),
+                            "status", eval_baseline_state_name(b->state), "detail", b->detail, "ms",
+                            medians_json(&b->medians));
+    if (doc && b->kind == WL_BASELINE_TORCH &&
+        json_object_set_new(doc, "compile",
+                            json_pack("{s:s, s:s, s:o}", "status",
+                                      eval_baseline_state_name(b->compile_state), "detail",
+                                      b->compile_detail, "ms", medians_json(&b->compile))) != 0) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
 }

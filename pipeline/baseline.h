@@ -7,6 +7,9 @@
  * gpu-run sandbox, with the same warmups, iterations and cache flush as the
  * candidates. Its medians become each verdict's `baseline_ms`.
  *
+ * Workloads imported from KernelBench declare the torch baseline instead
+ * (torch_baseline.h): the problem's Model, eager and compiled.
+ *
  * A baseline that cannot be timed (none declared, cuBLAS on the cpu
  * backend, libcublas missing, a case too large, the process failing) is a
  * state with a reason, never an error of the candidate or of the session:
@@ -35,6 +38,12 @@ struct eval_baseline {
     char detail[512];            /* why (some) cases have no time; "" when all do */
     struct eval_medians medians; /* per performance case that was timed */
     double t_run;                /* seconds in the sandbox */
+    /* kind torch only (torch_baseline.h): `medians` are torch eager's, and
+     * these torch.compile's, a column of their own that verdicts do not
+     * divide by. compile_state is NONE for every other kind. */
+    enum eval_baseline_state compile_state;
+    char compile_detail[512];
+    struct eval_medians compile;
 };
 
 struct sbexec_runner; /* sbexec.h */
@@ -49,6 +58,9 @@ struct eval_baseline_request {
     bool hot;
     long long run_timeout_ms;           /* 0: the gpu-run policy's default */
     const struct sbexec_runner *runner; /* where the harness runs; NULL: this host */
+    /* kind torch: the visible sets (laid out is enough: their cases and
+     * seeds), so torch runs on the values the candidates get */
+    const struct input_sets *sets;
 };
 
 /* Times the baseline of every performance case of `req->backend`. KILN_OK
@@ -57,14 +69,27 @@ struct eval_baseline_request {
 enum kiln_rc eval_baseline_run(const struct eval_baseline_request *req, struct eval_baseline *out,
                                struct kiln_err *err) KILN_NODISCARD;
 
-/* "memcpy", "cublas_sgemm", "cublaslt_bf16", or NULL for none. */
+/* For the baselines' own modules (torch_baseline.c): runs `step` (its
+ * out_dir receives status.json and timings.json in the harness's formats)
+ * and adds a median per case that was timed to *m (the geometric mean of
+ * its sets' medians, as for candidates) and the first reason a case was
+ * not to `detail` (`what` names the step: "the baseline harness"). Adds
+ * the sandbox's wall time to *t_run. KILN_OK whatever the baseline did. */
+struct sbexec_step; /* sbexec.h */
+enum kiln_rc eval_baseline_sandboxed(const struct sbexec_step *step, const char *what,
+                                     struct eval_medians *m, char *detail, size_t cap,
+                                     double *t_run, struct kiln_err *err) KILN_NODISCARD;
+
+/* "memcpy", "cublas_sgemm", "cublaslt_bf16", "torch", or NULL for none. */
 const char *eval_baseline_kind_name(enum wl_baseline_kind k);
 
 /* "none", "ok", "unavailable". */
 const char *eval_baseline_state_name(enum eval_baseline_state s);
 
-/* {"kind": "memcpy" | "cublas_sgemm" | "cublaslt_bf16" | null, "status": "ok" | "unavailable"
- * | "none", "detail": "...", "ms": {case: median, ...}}; NULL on ENOMEM. */
+/* {"kind": "memcpy" | "cublas_sgemm" | "cublaslt_bf16" | "torch" | null, "status": "ok" |
+ * "unavailable" | "none", "detail": "...", "ms": {case: median, ...}}, and
+ * for torch "compile": {"status", "detail", "ms"} (torch.compile's; "ms" is
+ * torch eager's); NULL on ENOMEM. */
 json_t *eval_baseline_json(const struct eval_baseline *b);
 
 #endif

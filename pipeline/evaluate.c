@@ -382,7 +382,7 @@ static enum kiln_rc verify_set(const struct eval_request *req, const struct inpu
  * medians, the statistic a verdict's case_ms and score use, so that the
  * starting kernel and the candidates are summarised alike (a pooled median
  * over all sets differs from it and made the start disagree with itself). */
-static double case_median(const struct timings *t, const char *name)
+double eval_case_median(const struct timings *t, const char *name)
 {
     double lsum = 0;
     size_t n = 0;
@@ -601,7 +601,7 @@ static void collect_medians(const struct workload *wl, const struct timings *tm,
 {
     for (size_t i = 0; i < wl->ncases + wl->nheld_out && out->medians.n < EVAL_MAX_CASE_REFS; i++) {
         const struct wl_case *c = i < wl->ncases ? &wl->cases[i] : &wl->held_out[i - wl->ncases];
-        double m = case_median(tm, c->name);
+        double m = eval_case_median(tm, c->name);
         if (m > 0) {
             struct eval_case_ms *e = &out->medians.cases[out->medians.n++];
             snprintf(e->name, sizeof(e->name), "%s", c->name);

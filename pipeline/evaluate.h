@@ -56,6 +56,12 @@ struct eval_medians {
 /* Case `name`'s median in `m` (NULL: none), 0 when absent. */
 double eval_medians_find(const struct eval_medians *m, const char *name);
 
+/* A case's median in `t` (timings.h): the geometric mean of its input
+ * sets' medians, the statistic of a verdict's case_ms and of every
+ * reference and baseline; 0 when the case has no samples. */
+struct timings;
+double eval_case_median(const struct timings *t, const char *name);
+
 /* Split evaluation, for `kiln optimize --jobs` (a compile worker process
  * runs the first half while the parent runs an earlier candidate). */
 enum eval_mode {

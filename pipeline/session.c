@@ -683,7 +683,8 @@ enum kiln_rc eval_session_baseline(struct eval_session *s, struct kiln_err *err)
                                         .iterations = s->opts.iterations,
                                         .hot = s->opts.hot,
                                         .run_timeout_ms = s->opts.run_timeout_ms,
-                                        .runner = s->opts.runner};
+                                        .runner = s->opts.runner,
+                                        .sets = &s->visible};
     if (s->opts.verbose && s->wl->baseline != WL_BASELINE_NONE)
         plog_printf(s->opts.log, "kiln: timing the vendor baseline (%s)\n",
                     eval_baseline_kind_name(s->wl->baseline));

@@ -147,21 +147,34 @@ static json_t *start_json(const struct eval_session *s)
     return json_string(workload_file_name(workload_kernel_file(eval_session_backend(s))));
 }
 
-/* One line on the vendor baseline under the table. */
+/* The medians of one baseline column, then why some case has none. */
+static void print_medians(enum eval_baseline_state state, const struct eval_medians *m,
+                          const char *detail)
+{
+    if (state == EVAL_BASELINE_OK) {
+        for (size_t i = 0; i < m->n; i++)
+            printf("%s%s %.4f ms", i ? ", " : "", m->cases[i].name, m->cases[i].ms);
+        printf("%s", detail[0] ? "; " : "");
+    }
+    text_fputs_escaped(stdout, detail, strlen(detail));
+    printf("\n");
+}
+
+/* One line on the vendor baseline under the table (torch: eager, then a
+ * line for torch.compile, which "vs baseline" does not divide by). */
 static void print_baseline(const struct eval_baseline *b)
 {
     if (!b || b->kind == WL_BASELINE_NONE) {
         printf("  vendor baseline: none declared by the workload\n");
         return;
     }
-    printf("  vendor baseline (%s): ", eval_baseline_kind_name(b->kind));
-    if (b->state == EVAL_BASELINE_OK) {
-        for (size_t i = 0; i < b->medians.n; i++)
-            printf("%s%s %.4f ms", i ? ", " : "", b->medians.cases[i].name, b->medians.cases[i].ms);
-        printf("%s", b->detail[0] ? "; " : "");
+    printf("  vendor baseline (%s%s): ", eval_baseline_kind_name(b->kind),
+           b->kind == WL_BASELINE_TORCH ? " eager" : "");
+    print_medians(b->state, &b->medians, b->detail);
+    if (b->kind == WL_BASELINE_TORCH) {
+        printf("  torch.compile: ");
+        print_medians(b->compile_state, &b->compile, b->compile_detail);
     }
-    text_fputs_escaped(stdout, b->detail, strlen(b->detail));
-    printf("\n");
 }
 
 /* Where the data came from when not from the workload (given.h). */

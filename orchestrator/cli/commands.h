@@ -20,6 +20,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 int cmd_sandbox(int argc, char **argv);
 /* kiln sandbox's table entry, shared by both executables (front.c). */

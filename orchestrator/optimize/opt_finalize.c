@@ -141,9 +141,25 @@ static json_t *ratio_or_null(double x)
     return x > 0 ? json_real(x) : json_null();
 }
 
+/* The geometric mean of `m` over the performance cases; null unless every
+ * one has a time. */
+static json_t *geomean_over(const struct eval_medians *m, const json_t *perf_cases)
+{
+    double lsum = 0;
+    size_t n = 0, want = json_array_size(perf_cases);
+    for (size_t i = 0; m && i < want; i++)
+        for (size_t k = 0; k < m->n; k++)
+            if (!strcmp(m->cases[k].name, json_string_value(json_array_get(perf_cases, i)))) {
+                lsum += log(m->cases[k].ms);
+                n++;
+            }
+    return n > 0 && n == want ? json_real(exp(lsum / (double)n)) : json_null();
+}
+
 /* summary.json's "baseline": the vendor baseline's kind, status, reason and
  * per-case medians, plus their geometric mean over the performance cases
- * ("geomean_ms", null unless every one has a time). */
+ * ("geomean_ms", null unless every one has a time); the torch baseline's
+ * "compile" column likewise. */
 static json_t *baseline_summary_json(const struct opt_run *r, const json_t *perf_cases)
 {
     const struct eval_baseline *b = eval_session_baseline_result(r->s);
@@ -151,18 +167,12 @@ static json_t *baseline_summary_json(const struct opt_run *r, const json_t *perf
     memset(&none, 0, sizeof(none));
     none.kind = eval_session_workload(r->s)->baseline;
     json_t *j = eval_baseline_json(b ? b : &none);
-    double lsum = 0;
-    size_t n = 0, want = json_array_size(perf_cases);
-    for (size_t i = 0; b && i < want; i++)
-        for (size_t k = 0; k < b->medians.n; k++)
-            if (!strcmp(b->medians.cases[k].name,
-                        json_string_value(json_array_get(perf_cases, i)))) {
-                lsum += log(b->medians.cases[k].ms);
-                n++;
-            }
     if (j)
-        json_object_set_new(j, "geomean_ms",
-                            n > 0 && n == want ? json_real(exp(lsum / (double)n)) : json_null());
+        json_object_set_new(j, "geomean_ms", geomean_over(b ? &b->medians : NULL, perf_cases));
+    json_t *compile = j ? json_object_get(j, "compile") : NULL;
+    if (compile)
+        json_object_set_new(compile, "geomean_ms",
+                            geomean_over(b ? &b->compile : NULL, perf_cases));
     return j;
 }
 

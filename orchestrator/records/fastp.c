@@ -31,20 +31,42 @@ static enum kiln_rc get_name(const json_t *o, const char *key, char *dst, struct
     return KILN_OK;
 }
 
-/* speedup_vs_reference: a positive number, or null / 0 (older runs wrote 0
- * for "no reference") meaning unknown. */
-static enum kiln_rc get_speedup(const json_t *best, double *out, struct kiln_err *err)
+/* A number > 0, or null / absent / 0 (older runs wrote 0 for "none")
+ * meaning unknown: *out 0. `what` names it in the message. */
+static enum kiln_rc get_positive(const json_t *o, const char *key, const char *what, double *out,
+                                 struct kiln_err *err)
 {
-    const json_t *v = json_object_get(best, "speedup_vs_reference");
+    const json_t *v = json_object_get(o, key);
     *out = 0;
     if (!v || json_is_null(v))
         return KILN_OK;
     double x = json_number_value(v);
     if (!json_is_number(v) || !isfinite(x) || x < 0)
-        return kiln_fail(err, KILN_E_PARSE,
-                         "summary.json: best.speedup_vs_reference must be a number >= 0 or null");
+        return kiln_fail(err, KILN_E_PARSE, "summary.json: %s must be a number >= 0 or null", what);
     *out = x;
     return KILN_OK;
+}
+
+/* "baseline": absent, null, or an object; only a torch baseline's
+ * geomeans are read (another kind is no torch time). */
+static enum kiln_rc get_torch(const json_t *doc, struct fastp_problem *out, struct kiln_err *err)
+{
+    const json_t *b = json_object_get(doc, "baseline");
+    if (!b || json_is_null(b))
+        return KILN_OK;
+    if (!json_is_object(b))
+        return kiln_fail(err, KILN_E_PARSE, "summary.json: \"baseline\" must be an object or null");
+    const json_t *kind = json_object_get(b, "kind");
+    if (!json_is_string(kind) || strcmp(json_string_value(kind), "torch") != 0)
+        return KILN_OK;
+    const json_t *c = json_object_get(b, "compile");
+    if (c && !json_is_null(c) && !json_is_object(c))
+        return kiln_fail(err, KILN_E_PARSE,
+                         "summary.json: baseline.compile must be an object or null");
+    enum kiln_rc rc = get_positive(b, "geomean_ms", "baseline.geomean_ms", &out->eager_ms, err);
+    if (rc == KILN_OK && json_is_object(c))
+        rc = get_positive(c, "geomean_ms", "baseline.compile.geomean_ms", &out->compile_ms, err);
+    return rc;
 }
 
 enum kiln_rc fastp_summary_parse(const void *buf, size_t len, struct fastp_problem *out,
@@ -71,7 +93,8 @@ enum kiln_rc fastp_summary_parse(const void *buf, size_t len, struct fastp_probl
     }
     if (ver)
         out->version = (int)json_integer_value(ver);
-    if ((rc = get_name(doc, "workload", out->workload, err)) != KILN_OK)
+    if ((rc = get_name(doc, "workload", out->workload, err)) != KILN_OK ||
+        (rc = get_torch(doc, out, err)) != KILN_OK)
         goto done;
     const json_t *best = json_object_get(doc, "best");
     if (!best || json_is_null(best))
@@ -81,7 +104,9 @@ enum kiln_rc fastp_summary_parse(const void *buf, size_t len, struct fastp_probl
         goto done;
     }
     if ((rc = get_name(best, "candidate", out->best, err)) != KILN_OK ||
-        (rc = get_speedup(best, &out->speedup, err)) != KILN_OK)
+        (rc = get_positive(best, "speedup_vs_reference", "best.speedup_vs_reference", &out->speedup,
+                           err)) != KILN_OK ||
+        (rc = get_positive(best, "geomean_ms", "best.geomean_ms", &out->best_ms, err)) != KILN_OK)
         goto done;
     out->correct = true;
 done:
@@ -89,12 +114,49 @@ done:
     return rc;
 }
 
-double fastp_fraction(const struct fastp_problem *probs, size_t n, double p)
+/* a / b, or 0 when either is unknown or the ratio is not a finite number. */
+static double ratio(double a, double b)
+{
+    double r = a > 0 && b > 0 ? a / b : 0;
+    return isfinite(r) ? r : 0;
+}
+
+double fastp_speedup(const struct fastp_problem *p, enum fastp_vs vs)
+{
+    if (!p->correct)
+        return 0;
+    switch (vs) {
+    case FASTP_VS_EAGER:
+        return ratio(p->eager_ms, p->best_ms);
+    case FASTP_VS_COMPILE:
+        return ratio(p->compile_ms, p->best_ms);
+    case FASTP_VS_REFERENCE:
+        break;
+    }
+    return p->speedup;
+}
+
+double fastp_fraction_vs(const struct fastp_problem *probs, size_t n, double p, enum fastp_vs vs)
 {
     if (n == 0)
         return 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        k += probs[i].correct && (p <= 0 || probs[i].speedup > p);
+        k += probs[i].correct && (p <= 0 || fastp_speedup(&probs[i], vs) > p);
     return (double)k / (double)n;
+}
+
+double fastp_fraction(const struct fastp_problem *probs, size_t n, double p)
+{
+    return fastp_fraction_vs(probs, n, p, FASTP_VS_REFERENCE);
+}
+
+size_t fastp_timed(const struct fastp_problem *probs, size_t n, enum fastp_vs vs)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += (vs == FASTP_VS_EAGER     ? probs[i].eager_ms
+              : vs == FASTP_VS_COMPILE ? probs[i].compile_ms
+                                       : probs[i].speedup) > 0;
+    return k;
 }

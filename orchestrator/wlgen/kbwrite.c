@@ -346,7 +346,8 @@ static void json_tail(struct strbuf *b, const struct kb_probe *pr, const struct 
     bool cuda = case_index(pr, "kb") < pr->ncases, cpu = case_index(pr, "cpu") < pr->ncases;
     strbuf_printf(b, "},\n  \"backends\": [%s%s%s],\n", cuda ? "\"cuda\"" : "",
                   cuda && cpu ? ", " : "", cpu ? "\"cpu\"" : "");
-    strbuf_printf(b, "  \"scripts\": {\"memory_per_byte\": %d}\n}\n", pr->memory_per_byte);
+    strbuf_printf(b, "  \"scripts\": {\"memory_per_byte\": %d},\n", pr->memory_per_byte);
+    strbuf_printf(b, "  \"baseline\": {\"kind\": \"torch\"}\n}\n");
 }
 
 /* ---- inputs.py and reference.py ---- */

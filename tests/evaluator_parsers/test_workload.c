@@ -44,6 +44,19 @@ static void mutate_bad(const char *from, const char *to, enum kiln_rc want, cons
     parse_bad(buf, want, msg);
 }
 
+/* "baseline": {"kind": "torch"}: the problem's Model, no expressions. */
+static void torch_baseline(void **state)
+{
+    (void)state;
+    static char buf[8192];
+    fixture_replace(buf, sizeof(buf), "{\"kind\": \"memcpy\", \"bytes\": \"12*n\"}",
+                    "{\"kind\": \"torch\"}");
+    struct workload *w = parse_ok(buf);
+    assert_int_equal(w->baseline, WL_BASELINE_TORCH);
+    assert_null(w->baseline_expr[0]);
+    workload_free(w);
+}
+
 static void saxpy_example(void **state)
 {
     (void)state;
@@ -276,6 +289,14 @@ static void hostile_fields(void **state)
                KILN_E_REJECTED,
                "workload.json: case prime: baseline value 3 = 4096012288 is out of range "
                "(1..2^31-1)");
+    /* The torch baseline (imported KernelBench workloads) takes no sizes. */
+    mutate_bad("{\"kind\": \"memcpy\", \"bytes\": \"12*n\"}",
+               "{\"kind\": \"torch\", \"bytes\": \"12*n\"}", KILN_E_PARSE,
+               "workload.json: baseline: unknown key \"bytes\"");
+    mutate_bad("{\"kind\": \"memcpy\", \"bytes\": \"12*n\"}", "{\"kind\": \"pytorch\"}",
+               KILN_E_PARSE,
+               "workload.json: baseline.kind: unknown baseline \"pytorch\" (cublas_sgemm, "
+               "memcpy, torch)");
     /* The held-out rule: a held-out case with visible sizes proves nothing. */
     mutate_bad("{\"n\": 7340033}", "{\"n\": 1000003}", KILN_E_PARSE,
                "workload.json: held_out: no held-out case of the cuda backend has sizes that "
@@ -535,6 +556,7 @@ int main(void)
         cmocka_unit_test(every_problem_at_once),
         cmocka_unit_test(problems_beyond_the_list),
         cmocka_unit_test(math_units),
+        cmocka_unit_test(torch_baseline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

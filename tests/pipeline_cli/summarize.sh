@@ -33,11 +33,44 @@ contains "$T/out" "softmax"
 
 run_kiln "$T/out" "$T/err" summarize "${runs[@]}" --csv
 expect_rc 0 "four runs (csv)"
-[ "$(cat "$T/out")" = "$(printf 'p,fast_p,count,problems\n0,0.75,3,4\n1,0.5,2,4\n2,0.25,1,4')" ] ||
+[ "$(cat "$T/out")" = "$(printf 'p,fast_p,count,problems,vs\n0,0.75,3,4,reference\n1,0.5,2,4,reference\n2,0.25,1,4,reference')" ] ||
     fail "--csv printed: $(cat "$T/out")"
 run_kiln "$T/out" "$T/err" summarize "${runs[@]}" --markdown
 expect_rc 0 "four runs (markdown)"
-contains "$T/out" "| 1 | 0.5 | 2 | 4 |"
+contains "$T/out" "| 1 | 0.5 | 2 | 4 | reference |"
+not_contains "$T/out" "torch_eager"
+
+# Against torch (KernelBench's table): runs of imported problems whose
+# summary.json has the torch baseline's geomeans (synthetic timings).
+torch_run() # NAME WORKLOAD BEST_MS|null EAGER_MS COMPILE_MS|null
+{
+    local best=null
+    [ "$3" = null ] || best="{\"candidate\": \"001\", \"geomean_ms\": $3, \"speedup_vs_reference\": null}"
+    run_dir "$1" "{\"version\": 2, \"workload\": \"$2\", \"best\": $best, \"baseline\": {\"kind\": \"torch\", \"status\": \"ok\", \"detail\": \"\", \"ms\": {}, \"geomean_ms\": $4, \"compile\": {\"status\": \"ok\", \"detail\": \"\", \"ms\": {}, \"geomean_ms\": $5}}}"
+}
+torch_run t1 kb_a 1.0 2.5 1.5
+torch_run t2 kb_b 2.0 3.0 null
+torch_run t3 kb_c null 1.0 1.0
+run_dir t4 '{"version": 2, "workload": "kb_d", "best": {"candidate": "002", "geomean_ms": 1.0}, "baseline": {"kind": "memcpy", "geomean_ms": 0.5}}'
+truns=("$T/t1" "$T/t2" "$T/t3" "$T/t4")
+run_kiln "$T/out" "$T/err" summarize "${truns[@]}" --json
+expect_rc 0 "runs with torch times"
+expect_json "$T/out" 'd["fast_p_vs_torch_eager"] == {"0": 0.75, "1": 0.5, "2": 0.25}' True
+expect_json "$T/out" 'd["fast_p_vs_torch_compile"] == {"0": 0.75, "1": 0.25, "2": 0.0}' True
+expect_json "$T/out" '[r["speedup_vs_torch_eager"] for r in d["runs"]]' '[2.5, 1.5, null, null]'
+expect_json "$T/out" '[r["speedup_vs_torch_compile"] for r in d["runs"]]' '[1.5, null, null, null]'
+expect_json "$T/out" '[r["torch_eager_ms"] for r in d["runs"]]' '[2.5, 3.0, 1.0, null]'
+run_kiln "$T/out" "$T/err" summarize "${truns[@]}" --csv
+expect_rc 0 "runs with torch times (csv)"
+contains "$T/out" "1,0.5,2,4,torch_eager"
+contains "$T/out" "1,0.25,1,4,torch_compile"
+run_kiln "$T/out" "$T/err" summarize "${truns[@]}"
+expect_rc 0 "runs with torch times (text)"
+contains "$T/out" "fast_0 0.750  fast_1 0.500  fast_2 0.250  (fraction of workloads correct and more than p times as fast as torch eager; 3 of 4 with a torch eager time)"
+contains "$T/out" "fast_0 0.750  fast_1 0.250  fast_2 0.000  (fraction of workloads correct and more than p times as fast as torch.compile; 2 of 4 with a torch.compile time)"
+# The runs without torch times print no torch rows, in --json null.
+run_kiln "$T/out" "$T/err" summarize "${runs[@]}" --json
+expect_json "$T/out" 'd["fast_p_vs_torch_eager"]' None
 
 run_kiln "$T/out" "$T/err" summarize "${runs[@]}" --quiet
 expect_rc 0 "--quiet"

@@ -73,7 +73,7 @@ static int teardown(void **state)
 static void test_shipped_policies_compile(void **state)
 {
     (void)state;
-    const char *names[] = {"script", "compile", "gpu-run", "nvrtc"};
+    const char *names[] = {"script", "compile", "gpu-run", "nvrtc", "torch-gpu"};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
         struct sandbox_policy p;
         struct kiln_err err;
@@ -81,7 +81,8 @@ static void test_shipped_policies_compile(void **state)
         assert_int_equal(policy_load(src_dir(), names[i], &p, &err), KILN_OK);
         assert_int_equal(policy_compile(&p, &err), KILN_OK);
         assert_true(p.bpf_len > 10);
-        assert_int_equal(p.allow_gpu, !strcmp(names[i], "gpu-run"));
+        assert_int_equal(p.allow_gpu,
+                         !strcmp(names[i], "gpu-run") || !strcmp(names[i], "torch-gpu"));
         assert_true(p.limits.timeout_ms > 0 && p.limits.output_bytes > 0);
         policy_free(&p);
     }
