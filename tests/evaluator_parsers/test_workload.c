@@ -296,7 +296,7 @@ static void hostile_fields(void **state)
     mutate_bad("{\"kind\": \"memcpy\", \"bytes\": \"12*n\"}", "{\"kind\": \"pytorch\"}",
                KILN_E_PARSE,
                "workload.json: baseline.kind: unknown baseline \"pytorch\" (cublas_sgemm, "
-               "memcpy, torch)");
+               "cublaslt_bf16, memcpy, torch)");
     /* The held-out rule: a held-out case with visible sizes proves nothing. */
     mutate_bad("{\"n\": 7340033}", "{\"n\": 1000003}", KILN_E_PARSE,
                "workload.json: held_out: no held-out case of the cuda backend has sizes that "
