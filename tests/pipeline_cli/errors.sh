@@ -139,7 +139,10 @@ json_key)
     run_kiln "$T/out" "$T/err" workload check "$T/wl" --backend cpu
     [ "$rc" != 0 ] || fail "a mistyped key was accepted"
     cat "$T/out" "$T/err" >"$T/all"
-    contains "$T/all" 'workload.json: (top level): unknown key "descripton"; did you mean "description"?'
+    # Named with every other problem of the file (issue 35 item 11).
+    contains "$T/all" 'workload.json: 2 problems:'
+    contains "$T/all" '(top level): unknown key "descripton"; did you mean "description"?'
+    contains "$T/all" '(top level): missing required key "description"'
     ;;
 param_type)
     # A kernel's `int n` where the signature passes an int64 (issue 35 item
