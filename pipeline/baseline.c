@@ -55,6 +55,8 @@ const char *eval_baseline_state_name(enum eval_baseline_state s)
 static void note_in(char *detail, size_t cap, const char *fmt, ...) KILN_PRINTF(3, 4);
 static void note(struct eval_baseline *b, const char *fmt, ...) KILN_PRINTF(2, 3);
 
+static void vnote_in(char *detail, size_t cap, const char *fmt, va_list ap) KILN_PRINTF(3, 0);
+
 /* Keeps the first reason a case has no baseline time (the rest are alike). */
 static void vnote_in(char *detail, size_t cap, const char *fmt, va_list ap)
 {

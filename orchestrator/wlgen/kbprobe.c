@@ -14,6 +14,9 @@
 #include "kbprobe_py.h" /* generated: kbprobe_py[], the bytes of kbprobe.py */
 #include "sbexec.h"
 
+/* Here, not in kbwrite.c: the probe parser (and its fuzz target) reads them. */
+const char *const kbp_case_names[KBP_MAX_CASES] = {"small", "odd", "held", "cpu", "kb"};
+
 #define KBP_REPORT_MAX (1u << 20)
 /* Tensor bytes of the correctness cases (inputs, parameters and output);
  * the performance cases' budgets come with the plan (kbprobe.h). */

@@ -16,8 +16,6 @@
 #include "kbprobe.h"
 #include "strbuf.h"
 
-const char *const kbp_case_names[KBP_MAX_CASES] = {"small", "odd", "held", "cpu", "kb"};
-
 /* The workload's sizes: the probe's (one per distinct constant), then
  * derived sizes for dimensions no expression gives. */
 struct sizes {
