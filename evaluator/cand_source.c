@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <ctype.h>
 #include <string.h>
 
 /* A token of C or CUDA text: what the checks below need, no more. */
@@ -123,41 +122,31 @@ static bool is(const struct tok *t, const char *text)
     return t->n == strlen(text) && !memcmp(t->p, text, t->n);
 }
 
-/* Marks the tunables named as words of one `// kiln: launch` line
- * (src[at .. end)): a grid of min(..., GRID_CAP) uses GRID_CAP although the
- * lexer above never sees inside comments. */
-static void launch_line_uses(const char *src, size_t at, size_t end, const struct candidate *c,
-                             bool *used)
+/* Marks the tunables `s` (len bytes) names outside comments and strings. */
+static void mark_uses(const char *s, size_t len, const struct candidate *c, bool *used)
 {
-    while (at < end) {
-        if (!isalpha((unsigned char)src[at]) && src[at] != '_') {
-            at++;
-            continue;
-        }
-        size_t w = at;
-        while (at < end && (isalnum((unsigned char)src[at]) || src[at] == '_'))
-            at++;
-        for (size_t k = 0; k < c->ntunables; k++)
-            used[k] |= strlen(c->tunables[k].name) == at - w &&
-                       memcmp(src + w, c->tunables[k].name, at - w) == 0;
-    }
+    struct lex x = {.s = s, .len = len, .line = 1, .bol = true};
+    for (struct tok t = lex_next(&x); t.kind != T_END; t = lex_next(&x))
+        for (size_t k = 0; t.kind == T_IDENT && k < c->ntunables; k++)
+            used[k] |= is(&t, c->tunables[k].name);
 }
 
 void cand_source_tunables_used(const char *src, size_t len, const struct candidate *c, bool *used)
 {
     memset(used, 0, c->ntunables * sizeof(*used));
-    struct lex x = {.s = src, .len = len, .line = 1, .bol = true};
-    for (struct tok t = lex_next(&x); t.kind != T_END; t = lex_next(&x))
-        for (size_t k = 0; t.kind == T_IDENT && k < c->ntunables; k++)
-            used[k] |= is(&t, c->tunables[k].name);
+    mark_uses(src, len, c, used);
+    /* A `// kiln: launch` line is a comment to the lexer, yet its grid
+     * (min(..., GRID_CAP)) uses tunables: lex its text on its own. */
     static const char directive[] = "kiln: launch";
     for (size_t at = 0; at < len;) {
         size_t end = at;
         while (end < len && src[end] != '\n')
             end++;
         const char *hit = memmem(src + at, end - at, directive, sizeof(directive) - 1);
-        if (hit)
-            launch_line_uses(src, (size_t)(hit - src) + sizeof(directive) - 1, end, c, used);
+        if (hit) {
+            const char *rest = hit + sizeof(directive) - 1;
+            mark_uses(rest, (size_t)(src + end - rest), c, used);
+        }
         at = end + 1;
     }
 }
